@@ -1,0 +1,72 @@
+#include "base/files.h"
+
+#include <cerrno>
+#include <random>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace sriovdra {
+
+Result<std::string> readFile(const std::string& path, size_t max_bytes) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::fromErrno(errno, "reading " + path);
+  std::string out;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return Status::fromErrno(err, "reading " + path);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
+      return Status(Code::kInvalidArgument,
+                    path + " is larger than " + std::to_string(max_bytes) + " bytes");
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+Status writeFileAtomic(const std::string& path, std::string_view content, int mode) {
+  std::string tmp = path + ".tmp-" + std::to_string(std::random_device{}());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  if (fd < 0) return Status::fromErrno(errno, "creating " + tmp);
+  size_t off = 0;
+  while (off < content.size()) {
+    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status::fromErrno(err, "writing " + tmp);
+    }
+    off += static_cast<size_t>(n);
+  }
+  int sync_rc = ::fsync(fd);
+  int sync_err = errno;
+  if (::close(fd) != 0 && sync_rc == 0) {
+    sync_rc = -1;
+    sync_err = errno;
+  }
+  if (sync_rc != 0) {
+    int err = sync_err;
+    ::unlink(tmp.c_str());
+    return Status::fromErrno(err, "writing " + tmp);
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return Status::fromErrno(err, "renaming " + tmp + " to " + path);
+  }
+  return Status::ok();
+}
+
+}  // namespace sriovdra

@@ -1,0 +1,14 @@
+#pragma once
+// Whole-file reads and atomic writes (write to a temporary file in the same directory, fsync,
+// rename), so a crash never leaves a half-written file behind.
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace sriovdra {
+
+Result<std::string> readFile(const std::string& path, size_t max_bytes = 64u << 20);
+Status writeFileAtomic(const std::string& path, std::string_view content, int mode = 0644);
+
+}  // namespace sriovdra

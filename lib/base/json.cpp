@@ -1,0 +1,96 @@
+#include "base/json.h"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace sriovdra::json {
+namespace {
+
+Value::ConstMemberIterator find(const Value& obj, std::string_view key) {
+  return obj.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+}
+
+}  // namespace
+
+Result<Document> parse(std::string_view text) {
+  Document doc;
+  doc.Parse<rapidjson::kParseStopWhenDoneFlag>(text.data(), text.size());
+  if (doc.HasParseError()) {
+    return Status(Code::kInvalidArgument, "invalid JSON at byte " +
+                                              std::to_string(doc.GetErrorOffset()) + ": " +
+                                              rapidjson::GetParseError_En(doc.GetParseError()));
+  }
+  return doc;
+}
+
+std::string dump(const Value& v) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buf);
+  v.Accept(writer);
+  return {buf.GetString(), buf.GetSize()};
+}
+
+const Value* member(const Value& obj, std::string_view key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = find(obj, key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+const Value* objectMember(const Value& obj, std::string_view key) {
+  const Value* v = member(obj, key);
+  return v != nullptr && v->IsObject() ? v : nullptr;
+}
+
+const Value* arrayMember(const Value& obj, std::string_view key) {
+  const Value* v = member(obj, key);
+  return v != nullptr && v->IsArray() ? v : nullptr;
+}
+
+std::string_view stringOr(const Value& obj, std::string_view key, std::string_view fallback) {
+  const Value* v = member(obj, key);
+  if (v == nullptr || !v->IsString()) return fallback;
+  return {v->GetString(), v->GetStringLength()};
+}
+
+int64_t intOr(const Value& obj, std::string_view key, int64_t fallback) {
+  const Value* v = member(obj, key);
+  return v != nullptr && v->IsInt64() ? v->GetInt64() : fallback;
+}
+
+bool boolOr(const Value& obj, std::string_view key, bool fallback) {
+  const Value* v = member(obj, key);
+  return v != nullptr && v->IsBool() ? v->GetBool() : fallback;
+}
+
+const Value* at(const Value& v, std::initializer_list<std::string_view> path) {
+  const Value* cur = &v;
+  for (std::string_view key : path) {
+    cur = member(*cur, key);
+    if (cur == nullptr) return nullptr;
+  }
+  return cur;
+}
+
+void set(Value& obj, std::string_view key, Value value, Allocator& a) {
+  SDRA_CHECK(obj.IsObject());
+  auto it = obj.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+  if (it != obj.MemberEnd()) {
+    it->value = std::move(value);
+    return;
+  }
+  obj.AddMember(str(key, a), std::move(value), a);
+}
+
+Value& ensureObject(Value& obj, std::string_view key, Allocator& a) {
+  SDRA_CHECK(obj.IsObject());
+  auto it = obj.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+  if (it == obj.MemberEnd()) {
+    obj.AddMember(str(key, a), Value(rapidjson::kObjectType), a);
+    return (obj.MemberEnd() - 1)->value;
+  }
+  if (!it->value.IsObject()) it->value.SetObject();
+  return it->value;
+}
+
+}  // namespace sriovdra::json

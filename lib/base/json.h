@@ -1,0 +1,44 @@
+#pragma once
+// Small helpers over RapidJSON: parse with a useful error, compact serialisation, and
+// null-safe typed reads of object members (a missing or mistyped member yields nullptr/fallback).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "base/status.h"
+
+namespace sriovdra::json {
+
+using Value = rapidjson::Value;
+using Document = rapidjson::Document;
+using Allocator = rapidjson::Document::AllocatorType;
+
+// Parses a complete JSON text; the error names the byte offset and RapidJSON's reason.
+Result<Document> parse(std::string_view text);
+
+// Compact serialisation.
+std::string dump(const Value& v);
+
+const Value* member(const Value& obj, std::string_view key);
+const Value* objectMember(const Value& obj, std::string_view key);
+const Value* arrayMember(const Value& obj, std::string_view key);
+std::string_view stringOr(const Value& obj, std::string_view key, std::string_view fallback = {});
+int64_t intOr(const Value& obj, std::string_view key, int64_t fallback);
+bool boolOr(const Value& obj, std::string_view key, bool fallback);
+// Follows a path of object keys: at(v, {"metadata", "name"}).
+const Value* at(const Value& v, std::initializer_list<std::string_view> path);
+
+inline rapidjson::Value str(std::string_view s, Allocator& a) {
+  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+}
+// Sets obj[key] = value, replacing an existing member.
+void set(Value& obj, std::string_view key, Value value, Allocator& a);
+inline void setString(Value& obj, std::string_view key, std::string_view s, Allocator& a) {
+  set(obj, key, str(s, a), a);
+}
+// Returns obj[key] as an object, creating it (or replacing a non-object) when needed.
+Value& ensureObject(Value& obj, std::string_view key, Allocator& a);
+
+}  // namespace sriovdra::json

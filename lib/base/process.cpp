@@ -1,0 +1,205 @@
+#include "base/process.h"
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace sriovdra {
+namespace {
+
+// Builds the child's environment: ours, with spec.env overriding or adding entries.
+std::vector<std::string> childEnv(const ProcessSpec& spec) {
+  std::map<std::string, std::string> vars;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    vars[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
+  }
+  for (const auto& [k, v] : spec.env) vars[k] = v;
+  std::vector<std::string> out;
+  out.reserve(vars.size());
+  for (const auto& [k, v] : vars) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+class FileActions {
+ public:
+  FileActions() { posix_spawn_file_actions_init(&fa_); }
+  ~FileActions() { posix_spawn_file_actions_destroy(&fa_); }
+  FileActions(const FileActions&) = delete;
+  FileActions& operator=(const FileActions&) = delete;
+  posix_spawn_file_actions_t* get() { return &fa_; }
+
+ private:
+  posix_spawn_file_actions_t fa_{};
+};
+
+Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa) {
+  if (spec.argv.empty()) return Status(Code::kInvalidArgument, "no command given");
+  std::vector<std::string> argv = spec.argv;
+  std::vector<std::string> env = childEnv(spec);
+  auto argvp = pointers(argv);
+  auto envp = pointers(env);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGINT);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, argv[0].c_str(), fa.get(), &attr, argvp.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) return Status::fromErrno(rc, "starting " + spec.argv[0]);
+  return pid;
+}
+
+}  // namespace
+
+Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseconds timeout,
+                                 size_t max_output) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Status::fromErrno(errno, "pipe");
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    ::close(out_pipe[0]);
+    ::close(out_pipe[1]);
+    return Status::fromErrno(errno, "pipe");
+  }
+  FileActions fa;
+  posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(fa.get(), out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(fa.get(), err_pipe[1], STDERR_FILENO);
+  auto pid = spawnWith(spec, fa);
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  if (!pid.ok()) {
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    return std::move(pid).takeStatus();
+  }
+
+  ProcessOutput result;
+  std::array<pollfd, 2> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0}};
+  std::array<std::string*, 2> sinks{&result.out, &result.err};
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status failure;
+  int open_fds = 2;
+  while (open_fds > 0 && failure.isOk()) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      failure = Status(Code::kTimeout, spec.argv[0] + " did not finish within " +
+                                           std::to_string(timeout.count()) + " ms");
+      break;
+    }
+    int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    if (n < 0 && errno != EINTR) failure = Status::fromErrno(errno, "poll");
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      char buf[8192];
+      ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(got));
+        if (sinks[i]->size() > max_output) {
+          failure = Status(Code::kInvalidArgument, spec.argv[0] + " wrote more than " +
+                                                       std::to_string(max_output) + " bytes");
+        }
+      } else if (got == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) ::close(f.fd);
+  }
+  if (!failure.isOk()) ::kill(*pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!failure.isOk()) return failure;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+Result<ChildProcess> ChildProcess::spawn(const ProcessSpec& spec) {
+  FileActions fa;
+  posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (!spec.stdout_path.empty()) {
+    posix_spawn_file_actions_addopen(fa.get(), STDOUT_FILENO, spec.stdout_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  if (!spec.stderr_path.empty()) {
+    posix_spawn_file_actions_addopen(fa.get(), STDERR_FILENO, spec.stderr_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+  }
+  auto pid = spawnWith(spec, fa);
+  if (!pid.ok()) return std::move(pid).takeStatus();
+  return ChildProcess(*pid);
+}
+
+ChildProcess& ChildProcess::operator=(ChildProcess&& other) noexcept {
+  if (this != &other) {
+    stop(SIGKILL);
+    pid_ = std::exchange(other.pid_, -1);
+  }
+  return *this;
+}
+
+ChildProcess::~ChildProcess() { stop(SIGKILL); }
+
+void ChildProcess::stop(int sig, std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return;
+  ::kill(pid_, sig);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!exited()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid_, SIGKILL);
+      while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      pid_ = -1;
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool ChildProcess::exited(int* status) {
+  if (pid_ <= 0) return true;
+  int st = 0;
+  pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    if (status != nullptr) *status = st;
+    pid_ = -1;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace sriovdra

@@ -1,0 +1,55 @@
+#pragma once
+// Child processes without a shell: argv is passed to execvp unchanged, so no user-controlled
+// string is ever interpreted by /bin/sh. Used for kubeconfig exec credential plugins and by the
+// test harness (etcd, kube-apiserver).
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "base/status.h"
+
+namespace sriovdra {
+
+struct ProcessSpec {
+  std::vector<std::string> argv;                         // argv[0] is looked up in PATH
+  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) environ
+  std::string stdout_path;  // spawn(): append stdout here ("" = inherit); run(): ignored
+  std::string stderr_path;  // spawn(): append stderr here ("" = inherit); run(): ignored
+};
+
+struct ProcessOutput {
+  int exit_code = -1;  // -1 when killed by a signal
+  std::string out;
+  std::string err;
+};
+
+// Runs to completion with stdin from /dev/null, capturing stdout and stderr (each bounded by
+// max_output bytes; more is an error). The child is killed when the timeout passes.
+Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseconds timeout,
+                                 size_t max_output = 1 << 20);
+
+// A background child; the destructor kills it (SIGKILL) and reaps it.
+class ChildProcess {
+ public:
+  static Result<ChildProcess> spawn(const ProcessSpec& spec);
+  ChildProcess() = default;
+  ChildProcess(ChildProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+  ChildProcess& operator=(ChildProcess&& other) noexcept;
+  ~ChildProcess();
+
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+  // Sends sig; with wait, reaps the child (SIGKILL after grace if it does not exit).
+  void stop(int sig, std::chrono::milliseconds grace = std::chrono::seconds(10));
+  // Non-blocking: true (and the exit status) once the child has exited.
+  bool exited(int* status = nullptr);
+
+ private:
+  explicit ChildProcess(pid_t pid) : pid_(pid) {}
+  pid_t pid_ = -1;
+};
+
+}  // namespace sriovdra

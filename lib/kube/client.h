@@ -1,0 +1,144 @@
+#pragma once
+// The Kubernetes REST client: verbs on any resource, JSON in and out (RapidJSON documents).
+// Failures come back as Status with the HTTP status and the metav1.Status reason and message of
+// the server (kNotFound, kConflict, kAlreadyExists, kInvalid, kForbidden, kUnauthorized, kGone,
+// kTooManyRequests with retryAfter(), ...). 429 and 5xx answers that carry Retry-After are retried
+// within the request's deadline; a 401 refreshes rotating credentials and retries once.
+// Every request is counted in rest_client_requests_total{code,method,host}.
+// Thread-safe; share one Client per process.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/json.h"
+#include "base/status.h"
+#include "kube/config.h"
+#include "kube/credentials.h"
+#include "kube/object_meta.h"
+#include "kube/resource.h"
+#include "kube/transport.h"
+
+namespace sriovdra::kube {
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int64_t limit = 0;
+  std::string continue_token;
+  std::string resource_version;        // "" = most recent (quorum read), "0" = any (watch cache)
+  std::string resource_version_match;  // "", "NotOlderThan", "Exact"
+  std::optional<int> timeout_seconds;  // watch: server-side end of the stream
+  bool allow_watch_bookmarks = false;
+};
+
+struct DeleteOptions {
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  std::string propagation_policy;  // "", "Foreground", "Background", "Orphan"
+  std::optional<int64_t> grace_period_seconds;
+};
+
+struct WriteOptions {
+  std::string field_manager;  // required for apply
+  bool force = false;         // apply: take ownership of conflicting fields
+  bool dry_run = false;
+};
+
+enum class PatchType { kMerge, kJson, kStrategicMerge, kApply };
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+std::string_view watchEventTypeName(WatchEventType t);
+
+struct WatchEvent {
+  WatchEventType type;
+  json::Document doc;  // the whole event line; object() is its "object" member
+  const json::Value& object() const;
+};
+
+// One watch stream. next() blocks for the next event.
+class Watch {
+ public:
+  Watch(std::unique_ptr<HttpStream> stream, std::string description);
+  // nullopt: the server ended the stream (timeoutSeconds reached). kTimeout: nothing, not even a
+  // bookmark, arrived within idle_timeout. kCancelled: cancel() was called.
+  Result<std::optional<WatchEvent>> next(std::chrono::milliseconds idle_timeout);
+  // Thread-safe.
+  void cancel();
+
+ private:
+  std::unique_ptr<HttpStream> stream_;
+  std::string description_;
+  std::string buffer_;
+  size_t scanned_ = 0;
+};
+
+struct ClientOptions {
+  TransportOptions transport;
+  int max_retry_after_retries = 5;
+};
+
+class Client {
+ public:
+  static Result<std::shared_ptr<Client>> create(const RestConfig& config,
+                                                ClientOptions options = {});
+
+  Result<json::Document> get(const ResourceType& rt, std::string_view ns, std::string_view name,
+                             std::string_view subresource = {});
+  // One page; follow metadata.continue for more.
+  Result<json::Document> list(const ResourceType& rt, std::string_view ns,
+                              const ListOptions& options = {});
+  Result<json::Document> create(const ResourceType& rt, std::string_view ns,
+                                const json::Value& object, const WriteOptions& options = {});
+  // PUT; the name comes from object.metadata.name and metadata.resourceVersion guards it.
+  Result<json::Document> update(const ResourceType& rt, std::string_view ns,
+                                const json::Value& object, const WriteOptions& options = {},
+                                std::string_view subresource = {});
+  Result<json::Document> updateStatus(const ResourceType& rt, std::string_view ns,
+                                      const json::Value& object, const WriteOptions& options = {}) {
+    return update(rt, ns, object, options, "status");
+  }
+  Result<json::Document> patch(const ResourceType& rt, std::string_view ns, std::string_view name,
+                               PatchType type, std::string_view body,
+                               const WriteOptions& options = {}, std::string_view subresource = {});
+  // Server-side apply of the object (name from metadata.name) under options.field_manager.
+  Result<json::Document> apply(const ResourceType& rt, std::string_view ns,
+                               const json::Value& object, const WriteOptions& options,
+                               std::string_view subresource = {});
+  Status remove(const ResourceType& rt, std::string_view ns, std::string_view name,
+                const DeleteOptions& options = {});
+  Result<std::unique_ptr<Watch>> watch(const ResourceType& rt, std::string_view ns,
+                                       const ListOptions& options);
+
+  // A request to any path ("/readyz", "/version"): the raw response, with auth and metrics.
+  Result<HttpResponse> raw(const std::string& method, const std::string& path,
+                           std::string_view body = {}, std::string_view content_type = {},
+                           std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+
+  const RestConfig& config() const { return config_; }
+  const std::string& host() const { return transport_->hostPort(); }
+
+  Client(RestConfig config, ClientOptions options, std::shared_ptr<Transport> transport,
+         std::unique_ptr<CredentialProvider> credentials);
+
+ private:
+  Result<HttpRequest> prepare(HttpRequest req);
+  Result<HttpResponse> send(HttpRequest req, std::chrono::milliseconds timeout);
+  Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
+                                      std::string_view path);
+
+  const RestConfig config_;
+  const ClientOptions options_;
+  std::shared_ptr<Transport> transport_;
+  std::unique_ptr<CredentialProvider> credentials_;
+  std::mutex cert_mu_;
+  std::string applied_cert_;  // client certificate from an exec plugin now in the transport
+};
+
+// Turns a non-2xx answer into a Status carrying the server's reason and message.
+Status apiError(int http_status, std::string_view body, std::string_view verb,
+                std::string_view path);
+
+}  // namespace sriovdra::kube

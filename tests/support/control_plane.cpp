@@ -1,0 +1,383 @@
+#include "support/control_plane.h"
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "base/log.h"
+#include "base/yaml.h"
+#include "kube/discovery.h"
+
+namespace sriovdra::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+[[noreturn]] void fatal(const std::string& what) { throw std::runtime_error(what); }
+
+std::string randomHex(size_t bytes) {
+  static std::mutex mu;
+  static std::mt19937_64 rng(std::random_device{}());
+  std::lock_guard lock(mu);
+  std::string out;
+  const char* hex = "0123456789abcdef";
+  for (size_t i = 0; i < bytes; ++i) {
+    auto b = static_cast<unsigned>(rng() & 0xff);
+    out += hex[b >> 4];
+    out += hex[b & 0xf];
+  }
+  return out;
+}
+
+int freePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    fatal("cannot bind a loopback port");
+  }
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+void writeFile(const std::string& path, const std::string& content) {
+  Status st = writeFileAtomic(path, content, 0600);
+  if (!st.isOk()) fatal(st.toString());
+}
+
+std::string apiserverBinary() {
+  if (const char* env = std::getenv("SRIOV_DRA_KUBE_APISERVER"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::string cache;
+  if (const char* c = std::getenv("SRIOV_DRA_CACHE"); c != nullptr && *c != '\0') {
+    cache = c;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+    cache = std::string(x) + "/sriov-dra";
+  } else {
+    cache = std::string(std::getenv("HOME") != nullptr ? std::getenv("HOME") : "/root") +
+            "/.cache/sriov-dra";
+  }
+  std::string bin = cache + "/envtest/bin/kube-apiserver";
+  if (!fs::exists(bin)) {
+    fatal("kube-apiserver not found at " + bin +
+          "; run scripts/build-kube-apiserver.sh (or scripts/test.sh) first, or set "
+          "SRIOV_DRA_KUBE_APISERVER");
+  }
+  return bin;
+}
+
+std::string makeTempDir(const std::string& base, const std::string& prefix) {
+  std::string tmpl = base + "/" + prefix + "XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) fatal("mkdtemp " + tmpl + " failed");
+  return tmpl;
+}
+
+}  // namespace
+
+std::string sourceDir() { return SRIOV_DRA_SOURCE_DIR; }
+
+void eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout,
+                const std::function<std::string()>& describe) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      FAIL("condition not reached within " << timeout.count() << " ms: " << describe());
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+}
+
+ControlPlane& ControlPlane::shared() {
+  static std::unique_ptr<ControlPlane> instance = start();
+  return *instance;
+}
+
+std::unique_ptr<ControlPlane> ControlPlane::start(ControlPlaneOptions options) {
+  std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(options)));
+  cp->startEtcd();
+  cp->apiserver_ = cp->launchApiServer(cp->port_, "apiserver.log");
+  cp->waitReady(cp->server(), 90s);
+  if (cp->options_.install_test_crds) {
+    for (const auto& entry : fs::directory_iterator(sourceDir() + "/tests/crds")) {
+      if (entry.path().extension() == ".yaml") cp->applyYamlFile(entry.path().string());
+    }
+  }
+  return cp;
+}
+
+ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(options)) {
+  const char* tmp = std::getenv("TMPDIR");
+  dir_ = makeTempDir(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "sriov-dra-cp-");
+  etcd_dir_ = fs::is_directory("/dev/shm") && ::access("/dev/shm", W_OK) == 0
+                  ? makeTempDir("/dev/shm", "sriov-dra-etcd-")
+                  : makeTempDir(dir_, "etcd-");
+  port_ = freePort();
+  etcd_port_ = freePort();
+
+  ca_ = makeCa("sriov-dra-test-ca");
+  Pem serving = makeCert(ca_, {.common_name = "kube-apiserver",
+                               .dns_names = {"localhost", "kubernetes.default.svc"},
+                               .ip_addresses = {"127.0.0.1"},
+                               .server = true,
+                               .client = false});
+  client_ca_ = makeCa("sriov-dra-test-client-ca");
+  Pem sa = makeKeyPair();
+  writeFile(dir_ + "/ca.crt", ca_.cert);
+  writeFile(dir_ + "/serving.crt", serving.cert);
+  writeFile(dir_ + "/serving.key", serving.key);
+  writeFile(dir_ + "/client-ca.crt", client_ca_.cert);
+  writeFile(dir_ + "/sa.key", sa.key);
+  writeFile(dir_ + "/sa.pub", sa.cert);
+
+  std::string csv;
+  auto addUser = [&](const std::string& name, const std::vector<std::string>& groups) {
+    std::string token = randomHex(16);
+    tokens_.emplace_back(name, token);
+    std::string g;
+    for (const auto& group : groups) g += (g.empty() ? "" : ",") + group;
+    csv += token + "," + name + "," + name + ",\"" + g + "\"\n";
+  };
+  addUser("admin", {"system:masters"});
+  for (const auto& u : options_.users) addUser(u.name, u.groups);
+  writeFile(dir_ + "/tokens.csv", csv);
+}
+
+ControlPlane::~ControlPlane() {
+  second_apiserver_.stop(SIGTERM, 5s);
+  apiserver_.stop(SIGTERM, 10s);
+  etcd_.stop(SIGTERM, 5s);
+  std::error_code ec;
+  fs::remove_all(etcd_dir_, ec);
+  const char* keep = std::getenv("SRIOV_DRA_KEEP_TEST_DIRS");
+  if (keep == nullptr || *keep == '\0') fs::remove_all(dir_, ec);
+}
+
+std::string ControlPlane::server() const { return "https://127.0.0.1:" + std::to_string(port_); }
+
+const std::string& ControlPlane::token(const std::string& user) const {
+  for (const auto& [name, token] : tokens_) {
+    if (name == user) return token;
+  }
+  fatal("no test user " + user);
+}
+
+void ControlPlane::startEtcd() {
+  int peer = freePort();
+  std::string client_url = "http://127.0.0.1:" + std::to_string(etcd_port_);
+  std::string peer_url = "http://127.0.0.1:" + std::to_string(peer);
+  ProcessSpec spec;
+  spec.argv = {"etcd",
+               "--data-dir=" + etcd_dir_ + "/data",
+               "--name=test",
+               "--listen-client-urls=" + client_url,
+               "--advertise-client-urls=" + client_url,
+               "--listen-peer-urls=" + peer_url,
+               "--initial-advertise-peer-urls=" + peer_url,
+               "--initial-cluster=test=" + peer_url,
+               "--log-level=warn"};
+  spec.stdout_path = dir_ + "/etcd.log";
+  spec.stderr_path = dir_ + "/etcd.log";
+  auto child = ChildProcess::spawn(spec);
+  if (!child.ok()) fatal("starting etcd: " + child.status().toString());
+  etcd_ = std::move(*child);
+}
+
+ChildProcess ControlPlane::launchApiServer(int port, const std::string& log_name) {
+  ProcessSpec spec;
+  spec.argv = {apiserverBinary(),
+               "--etcd-servers=http://127.0.0.1:" + std::to_string(etcd_port_),
+               "--bind-address=127.0.0.1",
+               "--secure-port=" + std::to_string(port),
+               "--advertise-address=10.0.0.1",
+               "--tls-cert-file=" + dir_ + "/serving.crt",
+               "--tls-private-key-file=" + dir_ + "/serving.key",
+               "--client-ca-file=" + dir_ + "/client-ca.crt",
+               "--token-auth-file=" + dir_ + "/tokens.csv",
+               "--authorization-mode=RBAC",
+               "--service-account-issuer=https://kubernetes.default.svc",
+               "--service-account-key-file=" + dir_ + "/sa.pub",
+               "--service-account-signing-key-file=" + dir_ + "/sa.key",
+               "--service-cluster-ip-range=10.0.0.0/24",
+               "--disable-admission-plugins=ServiceAccount",
+               "--cert-dir=" + dir_ + "/certs"};
+  for (const auto& a : options_.extra_apiserver_args) spec.argv.push_back(a);
+  spec.stdout_path = dir_ + "/" + log_name;
+  spec.stderr_path = dir_ + "/" + log_name;
+  auto child = ChildProcess::spawn(spec);
+  if (!child.ok()) fatal("starting kube-apiserver: " + child.status().toString());
+  return std::move(*child);
+}
+
+void ControlPlane::waitReady(const std::string& server, std::chrono::seconds timeout) const {
+  kube::RestConfig cfg = restConfig();
+  cfg.server = server;
+  cfg.timeout = 5s;
+  auto client = kube::Client::create(cfg);
+  if (!client.ok()) fatal(client.status().toString());
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string last;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto resp = (*client)->raw("GET", "/readyz");
+    if (resp.ok() && resp->status == 200) return;
+    last = resp.ok() ? "HTTP " + std::to_string(resp->status) + " " + resp->body.substr(0, 300)
+                     : resp.status().toString();
+    std::this_thread::sleep_for(100ms);
+  }
+  fatal("kube-apiserver at " + server + " did not become ready (" + last + "); see " + dir_);
+}
+
+kube::RestConfig ControlPlane::restConfig(const std::string& user) const {
+  kube::RestConfig cfg;
+  cfg.server = server();
+  cfg.tls.ca_pem = ca_.cert;
+  cfg.bearer_token = token(user);
+  cfg.description = "test control plane (" + user + ")";
+  return cfg;
+}
+
+std::shared_ptr<kube::Client> ControlPlane::client(const std::string& user) const {
+  auto c = kube::Client::create(restConfig(user));
+  if (!c.ok()) fatal(c.status().toString());
+  return *c;
+}
+
+std::string ControlPlane::kubeconfig(const std::string& user) const {
+  std::string path = dir_ + "/kubeconfig-" + user;
+  std::string text =
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n"
+      "    server: " +
+      server() + "\n    certificate-authority: " + dir_ +
+      "/ca.crt\ncontexts:\n- name: test\n  context: {cluster: test, user: " + user +
+      "}\ncurrent-context: test\nusers:\n- name: " + user +
+      "\n  user:\n"
+      "    token: " +
+      token(user) + "\n";
+  writeFile(path, text);
+  return path;
+}
+
+Pem ControlPlane::clientCertificate(const std::string& user,
+                                    const std::vector<std::string>& groups) const {
+  return makeCert(client_ca_,
+                  {.common_name = user, .organizations = groups, .server = false, .client = true});
+}
+
+void ControlPlane::stopApiServer(int sig) { apiserver_.stop(sig, 15s); }
+
+void ControlPlane::startApiServer() {
+  apiserver_ = launchApiServer(port_, "apiserver.log");
+  waitReady(server(), 90s);
+}
+
+std::string ControlPlane::startSecondApiServer() {
+  second_port_ = freePort();
+  second_apiserver_ = launchApiServer(second_port_, "apiserver-2.log");
+  std::string url = "https://127.0.0.1:" + std::to_string(second_port_);
+  waitReady(url, 90s);
+  return url;
+}
+
+void ControlPlane::stopSecondApiServer() { second_apiserver_.stop(SIGTERM, 15s); }
+
+int64_t ControlPlane::compactEtcd() {
+  auto transport = kube::Transport::create("http://127.0.0.1:" + std::to_string(etcd_port_), {});
+  if (!transport.ok()) fatal(transport.status().toString());
+  auto post = [&](const std::string& path, const std::string& body) {
+    kube::HttpRequest req{"POST", path, body, "application/json"};
+    auto resp = (*transport)->send(req, 10s);
+    if (!resp.ok() || resp->status != 200) {
+      fatal(
+          "etcd " + path + " failed: " +
+          (resp.ok() ? std::to_string(resp->status) + " " + resp->body : resp.status().toString()));
+    }
+    return resp->body;
+  };
+  auto range = json::parse(post("/v3/kv/range", R"({"key":"AA==","limit":1})"));
+  if (!range.ok()) fatal("etcd range answer: " + range.status().toString());
+  const json::Value* rev = json::at(*range, {"header", "revision"});
+  if (rev == nullptr || !rev->IsString()) fatal("etcd range answer has no revision");
+  std::string revision = rev->GetString();
+  post("/v3/kv/compaction", R"({"revision":")" + revision + R"(","physical":true})");
+  return std::stoll(revision);
+}
+
+std::string ControlPlane::newNamespace(const std::string& prefix) {
+  std::string name = prefix + "-" + std::to_string(++namespace_counter_) + "-" + randomHex(3);
+  json::Document ns(rapidjson::kObjectType);
+  auto& a = ns.GetAllocator();
+  json::setString(ns, "apiVersion", "v1", a);
+  json::setString(ns, "kind", "Namespace", a);
+  json::Value md(rapidjson::kObjectType);
+  json::setString(md, "name", name, a);
+  ns.AddMember("metadata", md, a);
+  auto created = client()->create(kube::resources::kNamespaces, "", ns);
+  if (!created.ok()) fatal("creating namespace " + name + ": " + created.status().toString());
+  return name;
+}
+
+void ControlPlane::applyYamlFile(const std::string& path) {
+  auto text = readFile(path);
+  if (!text.ok()) fatal(text.status().toString());
+  applyYaml(*text);
+}
+
+void ControlPlane::applyYaml(const std::string& yaml) {
+  auto docs = yamlToJson(yaml);
+  if (!docs.ok()) fatal(docs.status().toString());
+  auto admin = client();
+  kube::Discovery discovery(admin);
+  for (auto& doc : *docs) {
+    auto rt = discovery.resourceFor(doc);
+    if (!rt.ok()) fatal("applying YAML: " + rt.status().toString());
+    kube::ObjectMeta meta = kube::ObjectMeta::decode(doc);
+    auto created = admin->create(*rt, meta.namespace_, doc);
+    if (!created.ok() && created.status().code() == Code::kAlreadyExists) {
+      auto current = admin->get(*rt, meta.namespace_, meta.name);
+      if (!current.ok()) fatal(current.status().toString());
+      auto& md = json::ensureObject(doc, "metadata", doc.GetAllocator());
+      json::setString(md, "resourceVersion", kube::ObjectMeta::decode(*current).resource_version,
+                      doc.GetAllocator());
+      created = admin->update(*rt, meta.namespace_, doc);
+    }
+    if (!created.ok())
+      fatal("applying " + rt->kind + " " + meta.name + ": " + created.status().toString());
+    if (rt->kind == "CustomResourceDefinition") {
+      auto deadline = std::chrono::steady_clock::now() + 30s;
+      for (;;) {
+        auto crd = admin->get(*rt, "", meta.name);
+        bool established = false;
+        if (crd.ok()) {
+          if (const json::Value* conds = json::at(*crd, {"status", "conditions"})) {
+            for (const auto& c : conds->GetArray()) {
+              if (json::stringOr(c, "type") == "Established" &&
+                  json::stringOr(c, "status") == "True") {
+                established = true;
+              }
+            }
+          }
+        }
+        if (established) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+          fatal("CRD " + meta.name + " was not established within 30 s");
+        }
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+  }
+}
+
+}  // namespace sriovdra::testing

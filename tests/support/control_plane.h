@@ -1,0 +1,99 @@
+#pragma once
+// A real Kubernetes control plane for integration tests: Debian's etcd 3.4 and kube-apiserver
+// v1.20.2 (built by scripts/build-kube-apiserver.sh) on free loopback ports, with TLS from a
+// test CA, token and client-certificate authentication, RBAC, and service-account tokens.
+// Identities: "admin" (system:masters) and the users in ControlPlaneOptions::users (no
+// permissions until a test binds roles to them). The test-only resource.k8s.io/v1 CRDs
+// (tests/crds) are installed at start.
+// shared() starts one control plane per test binary and stops it at exit; each test works in
+// its own namespace (newNamespace()).
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/process.h"
+#include "kube/client.h"
+#include "support/pki.h"
+
+namespace sriovdra::testing {
+
+struct TestUser {
+  std::string name;
+  std::vector<std::string> groups;
+};
+
+struct ControlPlaneOptions {
+  std::vector<TestUser> users = {{"restricted", {}}, {"user-a", {}}, {"user-b", {}}};
+  std::vector<std::string> extra_apiserver_args;
+  bool install_test_crds = true;
+};
+
+class ControlPlane {
+ public:
+  static ControlPlane& shared();
+  static std::unique_ptr<ControlPlane> start(ControlPlaneOptions options = {});
+  ~ControlPlane();
+  ControlPlane(const ControlPlane&) = delete;
+  ControlPlane& operator=(const ControlPlane&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  std::string server() const;
+  int port() const { return port_; }
+  const Pem& ca() const { return ca_; }
+  const std::string& token(const std::string& user) const;
+
+  kube::RestConfig restConfig(const std::string& user = "admin") const;
+  std::shared_ptr<kube::Client> client(const std::string& user = "admin") const;
+  // Writes a kubeconfig for the user (token auth) and returns its path.
+  std::string kubeconfig(const std::string& user = "admin") const;
+  // A client certificate for user/groups signed by the API server's client CA.
+  Pem clientCertificate(const std::string& user, const std::vector<std::string>& groups) const;
+
+  // Stops kube-apiserver (etcd keeps running) and starts it again on the same port.
+  void stopApiServer(int sig = SIGTERM);
+  void startApiServer();
+  // A second kube-apiserver on the same etcd, on its own port; returns its server URL.
+  std::string startSecondApiServer();
+  void stopSecondApiServer();
+  // Compacts etcd's history up to its current revision; returns that revision.
+  int64_t compactEtcd();
+
+  // Creates a namespace with a unique name starting with prefix.
+  std::string newNamespace(const std::string& prefix = "test");
+  // Applies every object of the YAML files (create or replace) as admin; CRDs are waited for.
+  void applyYamlFile(const std::string& path);
+  void applyYaml(const std::string& yaml);
+
+ private:
+  explicit ControlPlane(ControlPlaneOptions options);
+  void startEtcd();
+  ChildProcess launchApiServer(int port, const std::string& log_name);
+  void waitReady(const std::string& server, std::chrono::seconds timeout) const;
+
+  ControlPlaneOptions options_;
+  std::string dir_;
+  std::string etcd_dir_;
+  int port_ = 0;
+  int second_port_ = 0;
+  int etcd_port_ = 0;
+  Pem ca_;
+  Pem client_ca_;
+  std::vector<std::pair<std::string, std::string>> tokens_;  // user -> token
+  ChildProcess etcd_;
+  ChildProcess apiserver_;
+  ChildProcess second_apiserver_;
+  int namespace_counter_ = 0;
+};
+
+// Polls cond every 50 ms until it returns true or the timeout passes; then fails the test with
+// describe()'s account of what was seen.
+void eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout,
+                const std::function<std::string()>& describe);
+
+// The project's source directory (for tests/crds, fixtures and ../shared reference data).
+std::string sourceDir();
+
+}  // namespace sriovdra::testing

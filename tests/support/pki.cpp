@@ -1,0 +1,132 @@
+#include "support/pki.h"
+
+#include <memory>
+#include <stdexcept>
+
+#include <openssl/bn.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+namespace sriovdra::testing {
+namespace {
+
+template <typename T, void (*Free)(T*)>
+using Owned = std::unique_ptr<T, decltype([](T* p) { Free(p); })>;
+using Key = Owned<EVP_PKEY, EVP_PKEY_free>;
+using Cert = Owned<X509, X509_free>;
+using Bio = Owned<BIO, BIO_free_all>;
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::runtime_error(std::string("OpenSSL failed: ") + what);
+}
+
+std::string bioString(BIO* bio) {
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio, &data);
+  return std::string(data, static_cast<size_t>(n));
+}
+
+std::string keyPem(EVP_PKEY* key) {
+  Bio bio(BIO_new(BIO_s_mem()));
+  check(PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) == 1,
+        "write key");
+  return bioString(bio.get());
+}
+
+std::string certPem(X509* cert) {
+  Bio bio(BIO_new(BIO_s_mem()));
+  check(PEM_write_bio_X509(bio.get(), cert) == 1, "write cert");
+  return bioString(bio.get());
+}
+
+void addExt(X509* cert, X509* issuer, int nid, const std::string& value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
+  check(ext != nullptr, "extension");
+  X509_add_ext(cert, ext, -1);
+  X509_EXTENSION_free(ext);
+}
+
+Cert newCert(EVP_PKEY* key, const std::string& cn, const std::vector<std::string>& orgs) {
+  Cert cert(X509_new());
+  X509_set_version(cert.get(), 2);
+  Owned<BIGNUM, BN_free> serial(BN_new());
+  BN_rand(serial.get(), 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY);
+  BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get()));
+  X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
+  X509_set_pubkey(cert.get(), key);
+  X509_NAME* name = X509_get_subject_name(cert.get());
+  for (const auto& o : orgs) {
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(o.c_str()), -1, -1, 0);
+  }
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  return cert;
+}
+
+Key loadKey(const std::string& pem) {
+  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  Key key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  check(key != nullptr, "read key");
+  return key;
+}
+
+Cert loadCert(const std::string& pem) {
+  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  Cert cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  check(cert != nullptr, "read cert");
+  return cert;
+}
+
+}  // namespace
+
+Pem makeCa(const std::string& common_name) {
+  Key key(EVP_EC_gen("P-256"));
+  check(key != nullptr, "keygen");
+  Cert cert = newCert(key.get(), common_name, {});
+  X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get()));
+  addExt(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE");
+  addExt(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature");
+  addExt(cert.get(), cert.get(), NID_subject_key_identifier, "hash");
+  check(X509_sign(cert.get(), key.get(), EVP_sha256()) > 0, "sign");
+  return {certPem(cert.get()), keyPem(key.get())};
+}
+
+Pem makeCert(const Pem& ca, const CertSpec& spec) {
+  Key ca_key = loadKey(ca.key);
+  Cert ca_cert = loadCert(ca.cert);
+  Key key(EVP_EC_gen("P-256"));
+  check(key != nullptr, "keygen");
+  Cert cert = newCert(key.get(), spec.common_name, spec.organizations);
+  X509_set_issuer_name(cert.get(), X509_get_subject_name(ca_cert.get()));
+  addExt(cert.get(), ca_cert.get(), NID_basic_constraints, "critical,CA:FALSE");
+  addExt(cert.get(), ca_cert.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment");
+  std::string eku;
+  if (spec.server) eku += "serverAuth";
+  if (spec.client) eku += std::string(eku.empty() ? "" : ",") + "clientAuth";
+  if (!eku.empty()) addExt(cert.get(), ca_cert.get(), NID_ext_key_usage, eku);
+  std::string san;
+  for (const auto& d : spec.dns_names) san += (san.empty() ? "" : ",") + std::string("DNS:") + d;
+  for (const auto& ip : spec.ip_addresses)
+    san += (san.empty() ? "" : ",") + std::string("IP:") + ip;
+  if (!san.empty()) addExt(cert.get(), ca_cert.get(), NID_subject_alt_name, san);
+  addExt(cert.get(), ca_cert.get(), NID_authority_key_identifier, "keyid:always");
+  check(X509_sign(cert.get(), ca_key.get(), EVP_sha256()) > 0, "sign");
+  return {certPem(cert.get()), keyPem(key.get())};
+}
+
+Pem makeKeyPair() {
+  Key key(EVP_EC_gen("P-256"));
+  check(key != nullptr, "keygen");
+  Bio bio(BIO_new(BIO_s_mem()));
+  check(PEM_write_bio_PUBKEY(bio.get(), key.get()) == 1, "write pubkey");
+  return {bioString(bio.get()), keyPem(key.get())};
+}
+
+}  // namespace sriovdra::testing

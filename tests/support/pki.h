@@ -1,0 +1,29 @@
+#pragma once
+// Test PKI: a CA and certificates signed by it (ECDSA P-256, SHA-256), as PEM strings, for the
+// API server's serving certificate, client-certificate users and webhook servers.
+#include <string>
+#include <vector>
+
+namespace sriovdra::testing {
+
+struct Pem {
+  std::string cert;
+  std::string key;
+};
+
+struct CertSpec {
+  std::string common_name;
+  std::vector<std::string> organizations;  // Kubernetes groups for client certificates
+  std::vector<std::string> dns_names;
+  std::vector<std::string> ip_addresses;
+  bool server = true;
+  bool client = true;
+};
+
+Pem makeCa(const std::string& common_name);
+Pem makeCert(const Pem& ca, const CertSpec& spec);
+// A bare key pair for service-account token signing: .key is the private key, .cert the
+// public key (PEM "PUBLIC KEY").
+Pem makeKeyPair();
+
+}  // namespace sriovdra::testing
