@@ -1,7 +1,11 @@
+#include <atomic>
 #include <map>
+#include <set>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
+#include "base/yaml.h"
 #include "support/control_plane.h"
 
 using namespace sriovdra;
@@ -82,5 +86,233 @@ TEST_CASE("create, get, update and delete a ConfigMap", "[kube][integration]") {
     REQUIRE_FALSE(gone.ok());
     CHECK(gone.status().code() == Code::kNotFound);
     CHECK(gone.status().httpStatus() == 404);
+  }
+}
+
+namespace {
+
+const kube::ResourceType kWidgets{"test.sriov-dra.io", "v1", "widgets", "Widget", true};
+
+json::Document widget(const std::string& ns, const std::string& name, int size) {
+  auto docs = yamlToJson(
+      "apiVersion: test.sriov-dra.io/v1\nkind: Widget\nmetadata: {name: " + name +
+      ", namespace: " + ns + "}\nspec: {size: " + std::to_string(size) + ", color: red}\n");
+  SDRA_CHECK(docs.ok());  // also called from helper threads, where Catch2 macros are unsafe
+  return std::move(docs->at(0));
+}
+
+}  // namespace
+
+TEST_CASE("list pages through 2,000 objects with limit and continue", "[kube][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("paging");
+  constexpr int kObjects = 2000;
+  constexpr int kThreads = 4;
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < kObjects; i += kThreads) {
+        if (!client->create(kWidgets, ns, widget(ns, "w-" + std::to_string(i), i % 10)).ok()) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  REQUIRE(failures == 0);
+
+  std::set<std::string> names;
+  int pages = 0;
+  kube::ListOptions opts;
+  opts.limit = 500;
+  do {
+    auto page = client->list(kWidgets, ns, opts);
+    REQUIRE(page.ok());
+    ++pages;
+    for (const auto& item : (*page)["items"].GetArray()) {
+      names.insert(kube::ObjectMeta::decode(item).name);
+    }
+    opts.continue_token = json::stringOr(*json::at(*page, {"metadata"}), "continue");
+  } while (!opts.continue_token.empty());
+  CHECK(pages == 4);
+  CHECK(names.size() == kObjects);
+}
+
+TEST_CASE("the status subresource writes only status", "[kube][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("status");
+  auto created = client->create(kWidgets, ns, widget(ns, "s", 3));
+  REQUIRE(created.ok());
+
+  json::Document with_status;
+  with_status.CopyFrom(*created, with_status.GetAllocator());
+  auto& a = with_status.GetAllocator();
+  json::Value status(rapidjson::kObjectType);
+  json::setString(status, "phase", "Ready", a);
+  json::set(with_status, "status", std::move(status), a);
+  json::set(with_status["spec"], "size", json::Value(7), a);
+
+  auto after_status = client->updateStatus(kWidgets, ns, with_status);
+  REQUIRE(after_status.ok());
+  CHECK(json::stringOr(*json::at(*after_status, {"status"}), "phase") == "Ready");
+  CHECK(json::intOr(*json::at(*after_status, {"spec"}), "size", -1) == 3);
+
+  auto& md = with_status["metadata"];
+  json::setString(md, "resourceVersion", kube::ObjectMeta::decode(*after_status).resource_version,
+                  a);
+  json::setString(with_status["status"], "phase", "Ignored", a);
+  auto after_main = client->update(kWidgets, ns, with_status);
+  REQUIRE(after_main.ok());
+  CHECK(json::intOr(*json::at(*after_main, {"spec"}), "size", -1) == 7);
+  CHECK(json::stringOr(*json::at(*after_main, {"status"}), "phase") == "Ready");
+}
+
+TEST_CASE("API errors are typed and carry the server's message", "[kube][integration]") {
+  auto& cp = ControlPlane::shared();
+  std::string ns = cp.newNamespace("errors");
+
+  SECTION("403 for a user without permissions") {
+    auto got = cp.client("restricted")->list(kube::resources::kConfigMaps, ns);
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.status().code() == Code::kForbidden);
+    CHECK(got.status().httpStatus() == 403);
+    CHECK(got.status().message().find("User \"restricted\" cannot list resource \"configmaps\"") !=
+          std::string::npos);
+  }
+  SECTION("422 with the validation message for an invalid object") {
+    auto bad = cp.client()->create(kWidgets, ns, widget(ns, "too-big", 11));
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.status().code() == Code::kInvalid);
+    CHECK(bad.status().httpStatus() == 422);
+    CHECK(bad.status().reason() == "Invalid");
+    CHECK(bad.status().message().find("spec.size") != std::string::npos);
+    CHECK(bad.status().message().find("less than or equal to 10") != std::string::npos);
+  }
+  SECTION("401 for an unknown token") {
+    auto cfg = cp.restConfig();
+    cfg.bearer_token = "not-a-valid-token";
+    auto client = kube::Client::create(cfg);
+    REQUIRE(client.ok());
+    auto got = (*client)->get(kube::resources::kNamespaces, "", ns);
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.status().code() == Code::kUnauthorized);
+  }
+}
+
+TEST_CASE("server-side apply conflicts between managers unless forced", "[kube][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("ssa");
+  kube::WriteOptions alpha{.field_manager = "alpha"};
+  auto first =
+      client->apply(kube::resources::kConfigMaps, ns, configMap(ns, "shared", {{"k", "a"}}), alpha);
+  REQUIRE(first.ok());
+  CHECK(dataOf(*first, "k") == "a");
+
+  kube::WriteOptions beta{.field_manager = "beta"};
+  auto conflict =
+      client->apply(kube::resources::kConfigMaps, ns, configMap(ns, "shared", {{"k", "b"}}), beta);
+  REQUIRE_FALSE(conflict.ok());
+  CHECK(conflict.status().code() == Code::kConflict);
+  CHECK(conflict.status().message().find("conflict with \"alpha\"") != std::string::npos);
+
+  beta.force = true;
+  auto forced =
+      client->apply(kube::resources::kConfigMaps, ns, configMap(ns, "shared", {{"k", "b"}}), beta);
+  REQUIRE(forced.ok());
+  CHECK(dataOf(*forced, "k") == "b");
+
+  SECTION("merge and JSON patches") {
+    auto merged = client->patch(kube::resources::kConfigMaps, ns, "shared", kube::PatchType::kMerge,
+                                R"({"data":{"x":"1"}})");
+    REQUIRE(merged.ok());
+    CHECK(dataOf(*merged, "x") == "1");
+    auto patched = client->patch(kube::resources::kConfigMaps, ns, "shared", kube::PatchType::kJson,
+                                 R"([{"op":"replace","path":"/data/x","value":"2"}])");
+    REQUIRE(patched.ok());
+    CHECK(dataOf(*patched, "x") == "2");
+    CHECK(dataOf(*patched, "k") == "b");
+  }
+}
+
+TEST_CASE("a watch delivers ADDED, MODIFIED and DELETED in order", "[kube][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("watch");
+  auto list = client->list(kube::resources::kConfigMaps, ns);
+  REQUIRE(list.ok());
+  kube::ListOptions opts;
+  opts.resource_version = json::stringOr(*json::at(*list, {"metadata"}), "resourceVersion");
+  opts.allow_watch_bookmarks = true;
+  opts.timeout_seconds = 60;
+  auto watch = client->watch(kube::resources::kConfigMaps, ns, opts);
+  REQUIRE(watch.ok());
+
+  REQUIRE(client->create(kube::resources::kConfigMaps, ns, configMap(ns, "w", {{"n", "1"}})).ok());
+  REQUIRE(client
+              ->patch(kube::resources::kConfigMaps, ns, "w", kube::PatchType::kMerge,
+                      R"({"data":{"n":"2"}})")
+              .ok());
+  REQUIRE(client->remove(kube::resources::kConfigMaps, ns, "w").isOk());
+
+  std::vector<std::string> seen;
+  while (seen.size() < 3) {
+    auto ev = (*watch)->next(10s);
+    REQUIRE(ev.ok());
+    REQUIRE(ev->has_value());
+    if ((*ev)->type == kube::WatchEventType::kBookmark) continue;
+    seen.push_back(std::string(kube::watchEventTypeName((*ev)->type)) + ":" +
+                   dataOf((*ev)->object(), "n"));
+  }
+  CHECK(seen == std::vector<std::string>{"ADDED:1", "MODIFIED:2", "DELETED:2"});
+
+  SECTION("an idle watch times out on the client's idle deadline") {
+    auto ev = (*watch)->next(300ms);
+    REQUIRE_FALSE(ev.ok());
+    CHECK(ev.status().code() == Code::kTimeout);
+  }
+  SECTION("cancel() from another thread ends a blocked read") {
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(200ms);
+      (*watch)->cancel();
+    });
+    auto ev = (*watch)->next(30s);
+    canceller.join();
+    REQUIRE_FALSE(ev.ok());
+    CHECK(ev.status().code() == Code::kCancelled);
+  }
+}
+
+TEST_CASE("TLS verification failures name the reason", "[kube][integration]") {
+  auto& cp = ControlPlane::shared();
+  SECTION("a CA that did not sign the server certificate") {
+    auto cfg = cp.restConfig();
+    cfg.tls.ca_pem = testing::makeCa("some-other-ca").cert;
+    auto client = kube::Client::create(cfg);
+    REQUIRE(client.ok());
+    auto got = (*client)->raw("GET", "/version");
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.status().code() == Code::kTlsVerification);
+    CHECK(got.status().message().find("TLS verification") != std::string::npos);
+    CHECK(got.status().message().find("unable to get local issuer certificate") !=
+          std::string::npos);
+  }
+  SECTION("a server name the certificate does not carry") {
+    auto cfg = cp.restConfig();
+    cfg.tls.server_name = "wrong.example.com";
+    auto got = (*kube::Client::create(cfg))->raw("GET", "/version");
+    REQUIRE_FALSE(got.ok());
+    CHECK(got.status().code() == Code::kTlsVerification);
+    CHECK(got.status().message().find("hostname mismatch") != std::string::npos);
+  }
+  SECTION("tls-server-name that the certificate does carry") {
+    auto cfg = cp.restConfig();
+    cfg.tls.server_name = "localhost";
+    auto got = (*kube::Client::create(cfg))->raw("GET", "/version");
+    REQUIRE(got.ok());
+    CHECK(got->status == 200);
   }
 }

@@ -1,0 +1,285 @@
+#pragma once
+// A typed informer: a Reflector feeding a cache of decoded objects with optional indexes, and
+// event handlers (add/update/delete) called in the order the server reported the changes.
+// T needs `static Result<T> decode(const json::Value&)` and a `metadata` member (ObjectMeta).
+// After a relist, objects that vanished are delivered to on_delete with final_state_unknown set
+// (client-go's DeletedFinalStateUnknown); objects whose resourceVersion changed to on_update.
+// An object that fails to decode is logged and treated as absent; the informer keeps serving.
+// Handlers run one at a time on the informer's threads and must not block for long (enqueue
+// keys). Cache reads are thread-safe and return immutable snapshots (shared_ptr<const T>).
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "base/log.h"
+#include "kube/object_meta.h"
+#include "kube/reflector.h"
+
+namespace sriovdra::kube {
+
+template <typename T>
+concept KubeObject = requires(const json::Value& v, const T& t) {
+  { T::decode(v) } -> std::same_as<Result<T>>;
+  { t.metadata } -> std::convertible_to<const ObjectMeta&>;
+};
+
+template <KubeObject T>
+struct EventHandlers {
+  using Ptr = std::shared_ptr<const T>;
+  std::function<void(const Ptr&)> on_add;
+  std::function<void(const Ptr& old_obj, const Ptr& new_obj)> on_update;
+  std::function<void(const Ptr& last_known, bool final_state_unknown)> on_delete;
+};
+
+// Any object, kept as its compact JSON plus decoded metadata.
+struct Unstructured {
+  ObjectMeta metadata;
+  std::string json;
+  static Result<Unstructured> decode(const json::Value& v) {
+    return Unstructured{ObjectMeta::decode(v), json::dump(v)};
+  }
+};
+
+template <KubeObject T>
+class Informer final : private ReflectorSink {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  using IndexFunc = std::function<std::vector<std::string>(const T&)>;
+
+  Informer(std::shared_ptr<Client> client, ResourceType resource, InformerOptions options = {})
+      : resource_(resource),
+        options_(named(std::move(options), resource)),
+        reflector_(std::move(client), resource, options_, *this) {}
+  ~Informer() override { stop(); }
+
+  // Before start().
+  void addHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
+  void addIndex(const std::string& name, IndexFunc fn) { index_funcs_[name] = std::move(fn); }
+
+  void start() {
+    reflector_.start();
+    if (options_.resync_period.count() > 0) {
+      resync_thread_ = std::jthread([this](std::stop_token stop) { resyncLoop(stop); });
+    }
+  }
+  void stop() {
+    reflector_.stop();
+    if (resync_thread_.joinable()) {
+      resync_thread_.request_stop();
+      resync_thread_.join();
+    }
+  }
+  bool hasSynced() const { return reflector_.hasSynced(); }
+  // Blocks until synced or the timeout passes; returns hasSynced().
+  bool waitForSync(std::chrono::milliseconds timeout) const {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!reflector_.hasSynced() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return reflector_.hasSynced();
+  }
+  const Reflector& reflector() const { return reflector_; }
+
+  Ptr get(const std::string& key) const {
+    std::shared_lock lock(mu_);
+    auto it = items_.find(key);
+    return it == items_.end() ? nullptr : it->second;
+  }
+  Ptr get(std::string_view ns, std::string_view name) const { return get(objectKey(ns, name)); }
+  std::vector<Ptr> list() const {
+    std::shared_lock lock(mu_);
+    std::vector<Ptr> out;
+    out.reserve(items_.size());
+    for (const auto& [k, v] : items_) out.push_back(v);
+    return out;
+  }
+  std::vector<std::string> keys() const {
+    std::shared_lock lock(mu_);
+    std::vector<std::string> out;
+    out.reserve(items_.size());
+    for (const auto& [k, v] : items_) out.push_back(k);
+    return out;
+  }
+  size_t size() const {
+    std::shared_lock lock(mu_);
+    return items_.size();
+  }
+  std::vector<Ptr> byIndex(const std::string& index, const std::string& value) const {
+    std::shared_lock lock(mu_);
+    std::vector<Ptr> out;
+    auto idx = indexes_.find(index);
+    SDRA_CHECK(idx != indexes_.end() || index_funcs_.count(index) != 0);
+    if (idx == indexes_.end()) return out;
+    auto keys = idx->second.find(value);
+    if (keys == idx->second.end()) return out;
+    for (const auto& k : keys->second) out.push_back(items_.at(k));
+    return out;
+  }
+
+ private:
+  static InformerOptions named(InformerOptions o, const ResourceType& rt) {
+    if (o.name.empty()) o.name = rt.qualifiedName();
+    return o;
+  }
+
+  Ptr decode(const json::Value& obj) {
+    auto decoded = T::decode(obj);
+    if (!decoded.ok()) {
+      ObjectMeta meta = ObjectMeta::decode(obj);
+      SDRA_LOG_WARN << "informer " << options_.name << ": ignoring " << resource_.kind << " "
+                    << meta.key() << " (resourceVersion " << meta.resource_version
+                    << "): " << decoded.status().message();
+      return nullptr;
+    }
+    return std::make_shared<const T>(std::move(*decoded));
+  }
+
+  // Index maintenance; mu_ held exclusively.
+  void unindex(const std::string& key, const T& obj) {
+    for (const auto& [name, fn] : index_funcs_) {
+      auto& idx = indexes_[name];
+      for (const auto& v : fn(obj)) {
+        auto it = idx.find(v);
+        if (it == idx.end()) continue;
+        it->second.erase(key);
+        if (it->second.empty()) idx.erase(it);
+      }
+    }
+  }
+  void index(const std::string& key, const T& obj) {
+    for (const auto& [name, fn] : index_funcs_) {
+      auto& idx = indexes_[name];
+      for (const auto& v : fn(obj)) idx[v].insert(key);
+    }
+  }
+  void put(const std::string& key, Ptr obj) {
+    auto it = items_.find(key);
+    if (it != items_.end()) unindex(key, *it->second);
+    index(key, *obj);
+    items_[key] = std::move(obj);
+  }
+  Ptr erase(const std::string& key) {
+    auto it = items_.find(key);
+    if (it == items_.end()) return nullptr;
+    Ptr old = it->second;
+    unindex(key, *old);
+    items_.erase(it);
+    return old;
+  }
+
+  struct Change {
+    enum Kind { kAdd, kUpdate, kDelete } kind;
+    Ptr old_obj;
+    Ptr new_obj;
+    bool final_state_unknown = false;
+  };
+
+  void dispatch(const std::vector<Change>& changes) {
+    std::lock_guard lock(handler_mu_);
+    for (const auto& c : changes) {
+      for (const auto& h : handlers_) {
+        if (c.kind == Change::kAdd && h.on_add) h.on_add(c.new_obj);
+        if (c.kind == Change::kUpdate && h.on_update) h.on_update(c.old_obj, c.new_obj);
+        if (c.kind == Change::kDelete && h.on_delete) h.on_delete(c.old_obj, c.final_state_unknown);
+      }
+    }
+  }
+
+  void replace(const std::vector<const json::Value*>& items) override {
+    std::vector<Change> changes;
+    {
+      std::unique_lock lock(mu_);
+      std::set<std::string> seen;
+      for (const json::Value* item : items) {
+        Ptr obj = decode(*item);
+        if (!obj) continue;
+        std::string key = obj->metadata.key();
+        seen.insert(key);
+        auto it = items_.find(key);
+        if (it == items_.end()) {
+          changes.push_back({Change::kAdd, nullptr, obj});
+        } else if (it->second->metadata.resource_version != obj->metadata.resource_version) {
+          changes.push_back({Change::kUpdate, it->second, obj});
+        } else {
+          continue;
+        }
+        put(key, obj);
+      }
+      std::vector<std::string> gone;
+      for (const auto& [key, obj] : items_) {
+        if (seen.count(key) == 0) gone.push_back(key);
+      }
+      for (const auto& key : gone) changes.push_back({Change::kDelete, erase(key), nullptr, true});
+    }
+    dispatch(changes);
+  }
+
+  void apply(WatchEventType type, const json::Value& object) override {
+    std::vector<Change> changes;
+    {
+      std::unique_lock lock(mu_);
+      if (type == WatchEventType::kDeleted) {
+        Ptr last = decode(object);
+        std::string key = ObjectMeta::decode(object).key();
+        Ptr old = erase(key);
+        if (old) changes.push_back({Change::kDelete, last ? last : old, nullptr, false});
+      } else {
+        Ptr obj = decode(object);
+        std::string key = ObjectMeta::decode(object).key();
+        if (!obj) {
+          Ptr old = erase(key);
+          if (old) changes.push_back({Change::kDelete, old, nullptr, true});
+        } else {
+          Ptr old = getLocked(key);
+          changes.push_back(old ? Change{Change::kUpdate, old, obj}
+                                : Change{Change::kAdd, nullptr, obj});
+          put(key, obj);
+        }
+      }
+    }
+    dispatch(changes);
+  }
+
+  Ptr getLocked(const std::string& key) const {
+    auto it = items_.find(key);
+    return it == items_.end() ? nullptr : it->second;
+  }
+
+  void resyncLoop(std::stop_token stop) {
+    std::mutex m;
+    std::condition_variable_any cv;
+    for (;;) {
+      {
+        std::unique_lock lock(m);
+        if (cv.wait_for(lock, stop, options_.resync_period, [] { return false; }) ||
+            stop.stop_requested()) {
+          return;
+        }
+      }
+      if (!hasSynced()) continue;
+      std::vector<Change> changes;
+      for (const auto& obj : list()) changes.push_back({Change::kUpdate, obj, obj});
+      dispatch(changes);
+    }
+  }
+
+  const ResourceType resource_;
+  const InformerOptions options_;
+  Reflector reflector_;
+  std::vector<EventHandlers<T>> handlers_;
+  std::map<std::string, IndexFunc> index_funcs_;
+  mutable std::shared_mutex mu_;
+  std::unordered_map<std::string, Ptr> items_;
+  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
+  std::mutex handler_mu_;
+  std::jthread resync_thread_;
+};
+
+}  // namespace sriovdra::kube

@@ -1,0 +1,193 @@
+#include "kube/reflector.h"
+
+#include <condition_variable>
+#include <random>
+
+#include "base/log.h"
+
+namespace sriovdra::kube {
+namespace {
+
+using namespace std::chrono_literals;
+
+int randomWatchTimeoutSeconds() {
+  thread_local std::mt19937 rng(std::random_device{}());
+  return std::uniform_int_distribution<int>(300, 600)(rng);
+}
+
+// Sleeps for d unless stop is requested first; returns false when stopping.
+bool sleepFor(std::stop_token stop, std::chrono::milliseconds d) {
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+}
+
+}  // namespace
+
+Reflector::Reflector(std::shared_ptr<Client> client, ResourceType resource, InformerOptions options,
+                     ReflectorSink& sink)
+    : client_(std::move(client)),
+      resource_(std::move(resource)),
+      options_(std::move(options)),
+      sink_(sink) {}
+
+Reflector::~Reflector() { stop(); }
+
+void Reflector::start() {
+  SDRA_CHECK(!thread_.joinable());
+  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+}
+
+void Reflector::stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  {
+    std::lock_guard lock(mu_);
+    if (active_watch_) active_watch_->cancel();
+  }
+  thread_.join();
+}
+
+std::string Reflector::lastSyncResourceVersion() const {
+  std::lock_guard lock(mu_);
+  return resource_version_;
+}
+
+void Reflector::setResourceVersion(std::string rv) {
+  std::lock_guard lock(mu_);
+  resource_version_ = std::move(rv);
+}
+
+void Reflector::run(std::stop_token stop) {
+  Backoff backoff(options_.backoff);
+  const std::string& name = options_.name;
+  bool need_list = true;
+  while (!stop.stop_requested()) {
+    if (need_list) {
+      Status st = list();
+      if (st.code() == Code::kGone) {
+        // Our resourceVersion is older than the server's history: list the latest state now.
+        SDRA_LOG_INFO << "informer " << name << ": " << st.message()
+                      << "; listing the latest state";
+        continue;
+      }
+      if (!st.isOk()) {
+        auto delay = backoff.next();
+        SDRA_LOG_WARN << "informer " << name << ": list failed, retrying in " << delay.count()
+                      << " ms: " << st.toString();
+        if (!sleepFor(stop, delay)) return;
+        continue;
+      }
+      need_list = false;
+    }
+    Status st = watch(stop);
+    if (stop.stop_requested()) return;
+    if (st.code() == Code::kGone) {
+      SDRA_LOG_INFO << "informer " << name << ": watch history expired (" << st.message()
+                    << "); relisting";
+      need_list = true;
+      continue;
+    }
+    if (st.isOk()) {
+      backoff.reset();
+      continue;  // the server ended the stream; resume from the last resourceVersion
+    }
+    auto delay = backoff.next();
+    SDRA_LOG_WARN << "informer " << name << ": watch failed, resuming in " << delay.count()
+                  << " ms: " << st.toString();
+    if (!sleepFor(stop, delay)) return;
+  }
+}
+
+Status Reflector::list() {
+  std::string rv;
+  {
+    std::lock_guard lock(mu_);
+    rv = resource_version_unavailable_ ? "" : (resource_version_.empty() ? "0" : resource_version_);
+  }
+  std::vector<json::Document> pages;
+  ListOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  opts.limit = options_.page_size;
+  opts.resource_version = rv;
+  std::string list_rv;
+  for (;;) {
+    auto page = client_->list(resource_, options_.namespace_, opts);
+    if (!page.ok()) {
+      if (page.status().code() == Code::kGone) {
+        // The resourceVersion (or the continue token) is too old: list the latest state.
+        std::lock_guard lock(mu_);
+        resource_version_unavailable_ = true;
+      }
+      return page.status();
+    }
+    const json::Value* md = json::objectMember(*page, "metadata");
+    std::string next = md != nullptr ? std::string(json::stringOr(*md, "continue")) : "";
+    if (md != nullptr) list_rv = json::stringOr(*md, "resourceVersion");
+    pages.push_back(std::move(*page));
+    if (next.empty()) break;
+    opts.continue_token = next;
+    opts.resource_version.clear();  // the continue token pins the snapshot
+  }
+  std::vector<const json::Value*> items;
+  for (const auto& page : pages) {
+    if (const json::Value* list = json::arrayMember(page, "items")) {
+      for (const auto& item : list->GetArray()) items.push_back(&item);
+    }
+  }
+  sink_.replace(items);
+  {
+    std::lock_guard lock(mu_);
+    resource_version_ = list_rv;
+    resource_version_unavailable_ = false;
+  }
+  ++lists_;
+  synced_ = true;
+  SDRA_VLOG(1) << "informer " << options_.name << ": listed " << items.size()
+               << " objects at resourceVersion " << list_rv;
+  return Status::ok();
+}
+
+Status Reflector::watch(std::stop_token stop) {
+  ListOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  opts.resource_version = lastSyncResourceVersion();
+  opts.allow_watch_bookmarks = true;
+  opts.timeout_seconds = randomWatchTimeoutSeconds();
+  auto opened = client_->watch(resource_, options_.namespace_, opts);
+  if (!opened.ok()) return opened.status();
+  {
+    std::lock_guard lock(mu_);
+    active_watch_ = std::move(*opened);
+    if (stop.stop_requested()) active_watch_->cancel();
+  }
+  Watch* w = active_watch_.get();
+  Status result;
+  for (;;) {
+    auto ev = w->next(options_.watch_idle_timeout);
+    if (!ev.ok()) {
+      result = ev.status();
+      break;
+    }
+    if (!ev->has_value()) break;  // server-side timeout: a normal end
+    WatchEvent& event = **ev;
+    const json::Value& obj = event.object();
+    if (event.type == WatchEventType::kError) {
+      int code = static_cast<int>(json::intOr(obj, "code", 500));
+      result = apiError(code, json::dump(obj), "WATCH", resource_.qualifiedName());
+      break;
+    }
+    const json::Value* md = json::objectMember(obj, "metadata");
+    std::string rv = md != nullptr ? std::string(json::stringOr(*md, "resourceVersion")) : "";
+    if (event.type != WatchEventType::kBookmark) sink_.apply(event.type, obj);
+    if (!rv.empty()) setResourceVersion(std::move(rv));
+  }
+  std::lock_guard lock(mu_);
+  active_watch_.reset();
+  return result;
+}
+
+}  // namespace sriovdra::kube
