@@ -6,7 +6,7 @@
 #include <boost/url/rfc/unreserved_chars.hpp>
 
 #include "base/log.h"
-#include "metrics/registry.h"
+#include "kube/metrics.h"
 
 namespace sriovdra::kube {
 namespace {
@@ -16,18 +16,10 @@ using std::chrono::milliseconds;
 constexpr size_t kMaxWatchEventBytes = 64u << 20;
 constexpr size_t kMaxWatchErrorBody = 1u << 20;
 
-prometheus::Family<prometheus::Counter>& requestsTotal() {
-  static auto& family = prometheus::BuildCounter()
-                            .Name("rest_client_requests_total")
-                            .Help(
-                                "Number of HTTP requests, partitioned by status code, method, "
-                                "and host.")
-                            .Register(metrics::registry());
-  return family;
-}
-
 void countRequest(const std::string& code, const std::string& method, const std::string& host) {
-  requestsTotal().Add({{"code", code}, {"method", method}, {"host", host}}).Increment();
+  metrics::restClientRequests()
+      .Add({{"code", code}, {"method", method}, {"host", host}})
+      .Increment();
 }
 
 std::string encode(std::string_view v) {

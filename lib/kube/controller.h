@@ -1,0 +1,61 @@
+#pragma once
+// Runs a reconcile function over the keys of a WorkQueue with N workers, with
+// controller-runtime's result semantics:
+//   error         -> addRateLimited(key)                 result="error"
+//   requeue_after -> forget(key), addAfter(key, after)   result="requeue_after"
+//   requeue       -> addRateLimited(key)                 result="requeue"
+//   success       -> forget(key)                         result="success"
+// An exception escaping the reconciler is logged, counted as a panic and treated as an error.
+// Metrics: controller_runtime_reconcile_total{controller,result}, _errors_total, _panics_total,
+// _reconcile_time_seconds, _max_concurrent_reconciles, _active_workers.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "kube/workqueue.h"
+
+namespace sriovdra::kube {
+
+struct ReconcileResult {
+  std::chrono::milliseconds requeue_after{0};
+  bool requeue = false;
+  static ReconcileResult done() { return {}; }
+  static ReconcileResult after(std::chrono::milliseconds d) { return {d, false}; }
+};
+
+using Reconciler = std::function<Result<ReconcileResult>(const std::string& key)>;
+
+struct ControllerOptions {
+  int workers = 1;
+  std::unique_ptr<RateLimiter> rate_limiter;  // default: defaultControllerRateLimiter()
+};
+
+class Controller {
+ public:
+  Controller(std::string name, Reconciler reconciler, ControllerOptions options = {});
+  ~Controller();
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  WorkQueue& queue() { return queue_; }
+  const std::string& name() const { return name_; }
+  void start();
+  // Stops taking work, lets running reconciles finish, joins the workers. Idempotent.
+  void stop();
+
+ private:
+  void work();
+  void reconcileOne(const std::string& key);
+
+  const std::string name_;
+  Reconciler reconciler_;
+  const int workers_;
+  WorkQueue queue_;
+  std::vector<std::jthread> threads_;
+};
+
+}  // namespace sriovdra::kube

@@ -1,0 +1,96 @@
+// Two processes campaign for one Lease on the real API server.
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include "base/files.h"
+#include "base/process.h"
+#include "base/time.h"
+#include "support/control_plane.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::ControlPlane;
+using sriovdra::testing::eventually;
+
+namespace {
+
+struct Candidate {
+  std::string identity;
+  std::string out;
+  ChildProcess process;
+  bool said(const std::string& line) const {
+    auto text = readFile(out);
+    return text.ok() && text->find(line + "\n") != std::string::npos;
+  }
+};
+
+Candidate launch(const ControlPlane& cp, const std::string& ns, const std::string& identity) {
+  Candidate c{identity, cp.dir() + "/" + ns + "-" + identity + ".out", {}};
+  ProcessSpec spec;
+  spec.argv = {std::string(SRIOV_DRA_TEST_TOOLS) + "/leader_probe", cp.kubeconfig(), ns,
+               "probe-lease", identity};
+  spec.stdout_path = c.out;
+  spec.stderr_path = cp.dir() + "/" + ns + "-" + identity + ".log";
+  auto child = ChildProcess::spawn(spec);
+  REQUIRE(child.ok());
+  c.process = std::move(*child);
+  return c;
+}
+
+std::string holder(kube::Client& client, const std::string& ns) {
+  auto lease = client.get(kube::resources::kLeases, ns, "probe-lease");
+  if (!lease.ok()) return "<" + lease.status().toString() + ">";
+  return std::string(json::stringOr(*json::at(*lease, {"spec"}), "holderIdentity"));
+}
+
+}  // namespace
+
+TEST_CASE("exactly one of two candidates leads; the other takes over when it dies or leaves",
+          "[leaderelection][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("leader");
+  Candidate a = launch(cp, ns, "candidate-a");
+  Candidate b = launch(cp, ns, "candidate-b");
+
+  eventually([&] { return a.said("started-leading") || b.said("started-leading"); }, 30s,
+             [&] { return "no candidate leads; lease holder: " + holder(*client, ns); });
+  Candidate& leader = a.said("started-leading") ? a : b;
+  Candidate& standby = &leader == &a ? b : a;
+  CHECK(holder(*client, ns) == leader.identity);
+  // The standby keeps polling for a while and must not lead while the leader renews.
+  std::this_thread::sleep_for(5s);
+  CHECK_FALSE(standby.said("started-leading"));
+  CHECK(standby.said("new-leader " + leader.identity));
+
+  SECTION("SIGKILL: the standby leads within lease duration + retry period (with jitter)") {
+    auto killed_at = std::chrono::steady_clock::now();
+    leader.process.stop(SIGKILL);
+    // Bound: 15 s lease, plus up to one jittered retry period (2 s x 2.2) before the standby
+    // notices the expiry, plus one retry period of observation lag and 1 s of API latency.
+    eventually([&] { return standby.said("started-leading"); }, 23s,
+               [&] { return "standby did not take over; holder " + holder(*client, ns); });
+    auto took = std::chrono::steady_clock::now() - killed_at;
+    WARN("failover after SIGKILL took "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    CHECK(took >= 10s);  // the dead leader's lease was honoured, not stolen
+    CHECK(holder(*client, ns) == standby.identity);
+  }
+  SECTION("SIGTERM: the leader releases the lease and the standby leads at once") {
+    auto stopped_at = std::chrono::steady_clock::now();
+    leader.process.stop(SIGTERM);
+    CHECK(leader.said("stopped-leading"));
+    CHECK(leader.said("exit"));
+    eventually([&] { return standby.said("started-leading"); }, 7s,
+               [&] { return "standby did not take over; holder " + holder(*client, ns); });
+    auto took = std::chrono::steady_clock::now() - stopped_at;
+    WARN("hand-over after SIGTERM took "
+         << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+    CHECK(holder(*client, ns) == standby.identity);
+    auto lease = client->get(kube::resources::kLeases, ns, "probe-lease");
+    REQUIRE(lease.ok());
+    CHECK(json::intOr(*json::at(*lease, {"spec"}), "leaseTransitions", -1) == 1);
+  }
+}
