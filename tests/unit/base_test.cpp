@@ -1,0 +1,107 @@
+#include <catch2/catch.hpp>
+
+#include "base/base64.h"
+#include "base/json.h"
+#include "base/process.h"
+#include "base/time.h"
+#include "base/yaml.h"
+
+using namespace sriovdra;
+
+TEST_CASE("YAML scalars resolve to JSON types; quoted ones stay strings", "[yaml][unit]") {
+  struct Row {
+    std::string yaml;
+    std::string json;
+  };
+  std::vector<Row> rows = {
+      {"a: 1", R"({"a":1})"},
+      {"a: -7", R"({"a":-7})"},
+      {"a: \"1\"", R"({"a":"1"})"},
+      {"a: true", R"({"a":true})"},
+      {"a: 'true'", R"({"a":"true"})"},
+      {"a: null", R"({"a":null})"},
+      {"a: ~", R"({"a":null})"},
+      {"a: 1.5", R"({"a":1.5})"},
+      {"a: 0000:0e:00.0", R"({"a":"0000:0e:00.0"})"},
+      {"a: ibp14s0#0-3", R"({"a":"ibp14s0#0-3"})"},
+      {"a: [x, 2]", R"({"a":["x",2]})"},
+      {"a: {b: {c: d}}", R"({"a":{"b":{"c":"d"}}})"},
+      {"a: 99999999999999999999", R"({"a":"99999999999999999999"})"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.yaml);
+    auto docs = yamlToJson(row.yaml);
+    REQUIRE(docs.ok());
+    REQUIRE(docs->size() == 1);
+    CHECK(json::dump(docs->at(0)) == row.json);
+  }
+}
+
+TEST_CASE("YAML streams give one document per non-empty document", "[yaml][unit]") {
+  auto docs = yamlToJson("---\na: 1\n---\n---\nb: 2\n");
+  REQUIRE(docs.ok());
+  CHECK(docs->size() == 2);
+  auto bad = yamlToJson("a: [1, 2\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().code() == Code::kInvalidArgument);
+  CHECK(bad.status().message().find("invalid YAML") != std::string::npos);
+}
+
+TEST_CASE("JSON printed as YAML reads back as the same JSON", "[yaml][unit]") {
+  std::string text =
+      R"({"s":"x","n":3,"f":2.5,"t":true,"z":null,"q":"123","e":"","l":[1,"true"],"o":{"k":"v"}})";
+  auto doc = json::parse(text);
+  REQUIRE(doc.ok());
+  auto back = yamlToJson(jsonToYaml(*doc));
+  REQUIRE(back.ok());
+  CHECK(json::dump(back->at(0)) == text);
+}
+
+TEST_CASE("RFC 3339 times parse and print as Kubernetes writes them", "[time][unit]") {
+  auto t = parseRfc3339("2026-11-30T09:38:48Z");
+  REQUIRE(t.ok());
+  CHECK(formatRfc3339(*t) == "2026-11-30T09:38:48Z");
+  auto micro = parseRfc3339("2026-11-30T09:38:48.123456Z");
+  REQUIRE(micro.ok());
+  CHECK(formatRfc3339Micro(*micro) == "2026-11-30T09:38:48.123456Z");
+  auto offset = parseRfc3339("2026-11-30T10:38:48+01:00");
+  REQUIRE(offset.ok());
+  CHECK(*offset == *t);
+  for (const char* bad : {"", "2026-11-30", "2026-13-01T00:00:00Z", "2026-11-30T09:38:48",
+                          "2026-11-30T09:38:48Zjunk"}) {
+    INFO(bad);
+    CHECK_FALSE(parseRfc3339(bad).ok());
+  }
+}
+
+TEST_CASE("base64 round-trips and rejects garbage", "[base64][unit]") {
+  for (const std::string& s :
+       std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
+    auto back = base64Decode(base64Encode(s));
+    REQUIRE(back.ok());
+    CHECK(*back == s);
+  }
+  CHECK(*base64Decode("aGVs\nbG8=") == "hello");
+  CHECK_FALSE(base64Decode("abc").ok());
+  CHECK_FALSE(base64Decode("@@@@").ok());
+}
+
+TEST_CASE("child processes get argv verbatim, with no shell in between", "[process][unit]") {
+  auto out =
+      runProcess({.argv = {"printf", "%s|", "$HOME", "a b;c", "`id`"}}, std::chrono::seconds(5));
+  REQUIRE(out.ok());
+  CHECK(out->exit_code == 0);
+  CHECK(out->out == "$HOME|a b;c|`id`|");
+
+  auto env = runProcess({.argv = {"sh", "-c", "printf %s \"$X\""}, .env = {{"X", "from-env"}}},
+                        std::chrono::seconds(5));
+  REQUIRE(env.ok());
+  CHECK(env->out == "from-env");
+
+  auto missing = runProcess({.argv = {"/nonexistent/plugin"}}, std::chrono::seconds(5));
+  CHECK((!missing.ok() || missing->exit_code == 127));
+
+  auto slow = runProcess({.argv = {"sleep", "10"}}, std::chrono::milliseconds(200));
+  REQUIRE_FALSE(slow.ok());
+  CHECK(slow.status().code() == Code::kTimeout);
+}
