@@ -29,7 +29,7 @@ std::vector<std::string> childEnv(const ProcessSpec& spec) {
   for (const auto& [k, v] : spec.env) vars[k] = v;
   std::vector<std::string> out;
   out.reserve(vars.size());
-  for (const auto& [k, v] : vars) out.push_back(k + "=" + v);
+  for (const auto& [k, v] : vars) out.push_back(std::string(k).append("=").append(v));
   return out;
 }
 

@@ -202,7 +202,8 @@ Result<std::shared_ptr<Client>> Client::create(const RestConfig& config, ClientO
                                   makeCredentialProvider(config));
 }
 
-Result<HttpRequest> Client::prepare(HttpRequest req) {
+Result<HttpRequest> Client::prepare(
+    HttpRequest req) {  // NOLINT(performance-unnecessary-value-param): returned
   if (!credentials_) return req;
   auto creds = credentials_->get();
   if (!creds.ok()) return std::move(creds).takeStatus();
@@ -218,7 +219,7 @@ Result<HttpRequest> Client::prepare(HttpRequest req) {
   return req;
 }
 
-Result<HttpResponse> Client::send(HttpRequest req, milliseconds timeout) {
+Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool refreshed = false;
   int retries = 0;
@@ -264,7 +265,7 @@ Result<HttpResponse> Client::raw(const std::string& method, const std::string& p
   req.target = path;
   req.body = std::string(body);
   req.content_type = std::string(content_type);
-  return send(std::move(req), timeout.value_or(config_.timeout));
+  return send(req, timeout.value_or(config_.timeout));
 }
 
 Result<json::Document> Client::expectObject(const Result<HttpResponse>& resp, std::string_view verb,

@@ -125,7 +125,7 @@ class Client {
 
  private:
   Result<HttpRequest> prepare(HttpRequest req);
-  Result<HttpResponse> send(HttpRequest req, std::chrono::milliseconds timeout);
+  Result<HttpResponse> send(const HttpRequest& req, std::chrono::milliseconds timeout);
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path);
 

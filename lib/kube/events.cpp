@@ -39,7 +39,7 @@ EventRecorder::EventRecorder(std::shared_ptr<Client> client, std::string compone
       component_(std::move(component)),
       host_(host.empty() ? hostName() : std::move(host)),
       clock_(clock),
-      thread_([this](std::stop_token stop) { loop(stop); }) {}
+      thread_([this](const std::stop_token& stop) { loop(stop); }) {}
 
 EventRecorder::~EventRecorder() {
   flush(std::chrono::seconds(5));
@@ -117,7 +117,7 @@ bool EventRecorder::flush(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && in_flight_ == 0; });
 }
 
-void EventRecorder::loop(std::stop_token stop) {
+void EventRecorder::loop(const std::stop_token& stop) {
   for (;;) {
     Pending p;
     {

@@ -58,7 +58,7 @@ class EventRecorder {
  private:
   struct Pending {
     ObjectReference object;
-    EventType type;
+    EventType type = EventType::kNormal;
     std::string reason;
     std::string message;
     std::string dedup_key;
@@ -79,7 +79,7 @@ class EventRecorder {
     Clock::Steady::time_point last;
   };
 
-  void loop(std::stop_token stop);
+  void loop(const std::stop_token& stop);
   void pruneLocked(Clock::Steady::time_point now);
   Status write(const Pending& p);
   std::string sourceKey(const ObjectReference& o) const;

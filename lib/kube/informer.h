@@ -66,7 +66,7 @@ class Informer final : private ReflectorSink {
   void start() {
     reflector_.start();
     if (options_.resync_period.count() > 0) {
-      resync_thread_ = std::jthread([this](std::stop_token stop) { resyncLoop(stop); });
+      resync_thread_ = std::jthread([this](const std::stop_token& stop) { resyncLoop(stop); });
     }
   }
   void stop() {
@@ -252,7 +252,7 @@ class Informer final : private ReflectorSink {
     return it == items_.end() ? nullptr : it->second;
   }
 
-  void resyncLoop(std::stop_token stop) {
+  void resyncLoop(const std::stop_token& stop) {
     std::mutex m;
     std::condition_variable_any cv;
     for (;;) {

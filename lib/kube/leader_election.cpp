@@ -10,7 +10,7 @@
 namespace sriovdra::kube {
 namespace {
 
-bool sleepFor(std::stop_token stop, std::chrono::milliseconds d) {
+bool sleepFor(const std::stop_token& stop, std::chrono::milliseconds d) {
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
@@ -183,7 +183,7 @@ void LeaderElector::release() {
   }
 }
 
-void LeaderElector::run(std::stop_token stop) {
+void LeaderElector::run(const std::stop_token& stop) {
   const std::string lease = config_.lease_namespace + "/" + config_.lease_name;
   SDRA_LOG_INFO << "leader election: " << config_.identity << " campaigning for lease " << lease;
   // Acquire.

@@ -45,7 +45,7 @@ class LeaderElector {
 
   // Campaigns, leads and renews until stop is requested or leadership is lost; returns then.
   // on_started_leading runs on this thread and must return promptly (start work elsewhere).
-  void run(std::stop_token stop);
+  void run(const std::stop_token& stop);
 
   bool isLeader() const { return leading_.load(); }
   std::string leader() const;

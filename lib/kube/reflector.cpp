@@ -16,7 +16,7 @@ int randomWatchTimeoutSeconds() {
 }
 
 // Sleeps for d unless stop is requested first; returns false when stopping.
-bool sleepFor(std::stop_token stop, std::chrono::milliseconds d) {
+bool sleepFor(const std::stop_token& stop, std::chrono::milliseconds d) {
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
@@ -36,7 +36,7 @@ Reflector::~Reflector() { stop(); }
 
 void Reflector::start() {
   SDRA_CHECK(!thread_.joinable());
-  thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
+  thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
 }
 
 void Reflector::stop() {
@@ -59,7 +59,7 @@ void Reflector::setResourceVersion(std::string rv) {
   resource_version_ = std::move(rv);
 }
 
-void Reflector::run(std::stop_token stop) {
+void Reflector::run(const std::stop_token& stop) {
   Backoff backoff(options_.backoff);
   const std::string& name = options_.name;
   bool need_list = true;
@@ -150,7 +150,7 @@ Status Reflector::list() {
   return Status::ok();
 }
 
-Status Reflector::watch(std::stop_token stop) {
+Status Reflector::watch(const std::stop_token& stop) {
   ListOptions opts;
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;

@@ -55,9 +55,9 @@ class Reflector {
   int64_t listCount() const { return lists_.load(); }
 
  private:
-  void run(std::stop_token stop);
+  void run(const std::stop_token& stop);
   Status list();
-  Status watch(std::stop_token stop);
+  Status watch(const std::stop_token& stop);
   void setResourceVersion(std::string rv);
 
   std::shared_ptr<Client> client_;

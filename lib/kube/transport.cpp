@@ -30,7 +30,7 @@ using ErrorCode = boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
 using Deadline = SteadyClock::time_point;
 
-constexpr size_t kStreamReadChunk = 64 * 1024;
+constexpr size_t kStreamReadChunk = size_t{64} * 1024;
 constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 
 struct ServerInfo {

@@ -27,7 +27,7 @@ WorkQueue::WorkQueue(std::string name, std::unique_ptr<RateLimiter> limiter)
       retries_(metrics::workqueueRetries().Add(labelsFor(name_))),
       unfinished_(metrics::workqueueUnfinishedWork().Add(labelsFor(name_))),
       longest_running_(metrics::workqueueLongestRunningProcessor().Add(labelsFor(name_))),
-      waiting_thread_([this](std::stop_token stop) { waitingLoop(stop); }) {}
+      waiting_thread_([this](const std::stop_token& stop) { waitingLoop(stop); }) {}
 
 WorkQueue::~WorkQueue() {
   shutDown();
@@ -149,7 +149,7 @@ void WorkQueue::updateUnfinishedLocked() {
   longest_running_.Set(longest);
 }
 
-void WorkQueue::waitingLoop(std::stop_token stop) {
+void WorkQueue::waitingLoop(const std::stop_token& stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested() && !shutting_down_) {
     auto now = Clock::now();

@@ -60,7 +60,7 @@ class WorkQueue {
  private:
   using Clock = std::chrono::steady_clock;
   void addLocked(const std::string& item);
-  void waitingLoop(std::stop_token stop);
+  void waitingLoop(const std::stop_token& stop);
   void updateUnfinishedLocked();
 
   const std::string name_;

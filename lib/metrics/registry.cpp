@@ -1,6 +1,5 @@
 #include "metrics/registry.h"
 
-#include <cmath>
 #include <limits>
 #include <sstream>
 
@@ -45,12 +44,12 @@ prometheus::Histogram::BucketBoundaries exponentialBuckets(double start, double 
 
 prometheus::Histogram::BucketBoundaries reconcileTimeBuckets() {
   prometheus::Histogram::BucketBoundaries b{0.005, 0.01, 0.025, 0.05};
-  for (double v = 0.1; v <= 0.5001; v += 0.05) b.push_back(std::round(v * 100) / 100);
-  for (double v = 0.6; v <= 1.0001; v += 0.1) b.push_back(std::round(v * 10) / 10);
-  for (double v = 1.25; v <= 2.0001; v += 0.25) b.push_back(v);
-  for (double v = 2.5; v <= 5.0001; v += 0.5) b.push_back(v);
-  for (double v = 6; v <= 10; v += 1) b.push_back(v);
-  for (double v = 15; v <= 30; v += 5) b.push_back(v);
+  for (int i = 10; i <= 50; i += 5) b.push_back(i / 100.0);  // 0.1 .. 0.5
+  for (int i = 6; i <= 10; ++i) b.push_back(i / 10.0);       // 0.6 .. 1.0
+  for (int i = 5; i <= 8; ++i) b.push_back(i / 4.0);         // 1.25 .. 2.0
+  for (int i = 5; i <= 10; ++i) b.push_back(i / 2.0);        // 2.5 .. 5.0
+  for (int i = 6; i <= 10; ++i) b.push_back(i);              // 6 .. 10
+  for (int i = 15; i <= 30; i += 5) b.push_back(i);          // 15 .. 30
   b.push_back(40);
   b.push_back(50);
   b.push_back(60);

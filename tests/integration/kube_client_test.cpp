@@ -1,4 +1,5 @@
 #include <atomic>
+#include <cmath>
 #include <map>
 #include <set>
 #include <thread>
@@ -6,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/yaml.h"
+#include "metrics/registry.h"
 #include "support/control_plane.h"
 
 using namespace sriovdra;
@@ -15,7 +17,7 @@ using sriovdra::testing::ControlPlane;
 namespace {
 
 json::Document configMap(const std::string& ns, const std::string& name,
-                         std::map<std::string, std::string> data) {
+                         const std::map<std::string, std::string>& data) {
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   json::setString(doc, "apiVersion", "v1", a);
@@ -110,6 +112,7 @@ TEST_CASE("list pages through 2,000 objects with limit and continue", "[kube][in
   constexpr int kObjects = 2000;
   constexpr int kThreads = 4;
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::atomic<int> failures{0};
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
@@ -315,4 +318,22 @@ TEST_CASE("TLS verification failures name the reason", "[kube][integration]") {
     REQUIRE(got.ok());
     CHECK(got->status == 200);
   }
+}
+
+TEST_CASE("requests are counted in rest_client_requests_total", "[kube][metrics][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  auto series = [&](const std::string& code, const std::string& method) {
+    return "rest_client_requests_total{code=\"" + code + "\",host=\"" + client->host() +
+           "\",method=\"" + method + "\"}";
+  };
+  double before_ok = metrics::sampleValue(metrics::renderText(), series("200", "GET"));
+  double before_404 = metrics::sampleValue(metrics::renderText(), series("404", "GET"));
+  REQUIRE(client->get(kube::resources::kNamespaces, "", "default").ok());
+  REQUIRE_FALSE(client->get(kube::resources::kNamespaces, "", "does-not-exist").ok());
+  std::string text = metrics::renderText();
+  CHECK(metrics::sampleValue(text, series("200", "GET")) ==
+        (std::isnan(before_ok) ? 0 : before_ok) + 1);
+  CHECK(metrics::sampleValue(text, series("404", "GET")) ==
+        (std::isnan(before_404) ? 0 : before_404) + 1);
 }

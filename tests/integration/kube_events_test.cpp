@@ -14,9 +14,8 @@ std::vector<json::Document> eventsIn(kube::Client& client, const std::string& ns
   REQUIRE(list.ok());
   std::vector<json::Document> out;
   for (const auto& item : (*list)["items"].GetArray()) {
-    json::Document d;
-    d.CopyFrom(item, d.GetAllocator());
-    out.push_back(std::move(d));
+    out.emplace_back();
+    out.back().CopyFrom(item, out.back().GetAllocator());
   }
   return out;
 }

@@ -56,7 +56,8 @@ std::string describe(const std::map<std::string, std::string>& server,
   for (const auto& [k, v] : server) {
     auto it = cache.find(k);
     if ((it == cache.end() || it->second != v) && shown++ < 5) {
-      out += "; " + k + " rv " + v + " cached as " + (it == cache.end() ? "missing" : it->second);
+      out.append("; ").append(k).append(" rv ").append(v).append(" cached as ");
+      out.append(it == cache.end() ? "missing" : it->second);
     }
   }
   return out;
@@ -111,6 +112,7 @@ TEST_CASE("an informer over 2,000 objects converges to the server's state",
   auto client = cp.client();
   std::string ns = cp.newNamespace("informer");
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::atomic<int> failures{0};
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
@@ -226,4 +228,26 @@ TEST_CASE(
   CHECK(inf.reflector().listCount() > lists_before);
   CHECK(inf.get(ns, "keep") != nullptr);
   CHECK(inf.get(ns, "n9") != nullptr);
+}
+
+TEST_CASE("resync replays the cache to update handlers without contacting the server",
+          "[informer][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("resync");
+  REQUIRE(client->create(kube::resources::kConfigMaps, ns, configMap(ns, "steady", "0")).ok());
+  std::atomic<int> same_version_updates{0};
+  auto opts = inNamespace(ns);
+  opts.resync_period = 200ms;
+  kube::Informer<kube::Unstructured> inf(client, kube::resources::kConfigMaps, opts);
+  inf.addHandlers({.on_update = [&](const auto& old_obj, const auto& new_obj) {
+    if (old_obj->metadata.resource_version == new_obj->metadata.resource_version) {
+      ++same_version_updates;
+    }
+  }});
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+  eventually([&] { return same_version_updates >= 2; }, 10s,
+             [&] { return std::to_string(same_version_updates) + " resync updates"; });
+  CHECK(inf.reflector().listCount() == 1);
 }

@@ -7,6 +7,8 @@
 #include "base/files.h"
 #include "base/process.h"
 #include "base/time.h"
+#include "kube/leader_election.h"
+#include "metrics/registry.h"
 #include "support/control_plane.h"
 
 using namespace sriovdra;
@@ -39,8 +41,9 @@ Candidate launch(const ControlPlane& cp, const std::string& ns, const std::strin
   return c;
 }
 
-std::string holder(kube::Client& client, const std::string& ns) {
-  auto lease = client.get(kube::resources::kLeases, ns, "probe-lease");
+std::string holder(kube::Client& client, const std::string& ns,
+                   const std::string& lease_name = "probe-lease") {
+  auto lease = client.get(kube::resources::kLeases, ns, lease_name);
   if (!lease.ok()) return "<" + lease.status().toString() + ">";
   return std::string(json::stringOr(*json::at(*lease, {"spec"}), "holderIdentity"));
 }
@@ -93,4 +96,34 @@ TEST_CASE("exactly one of two candidates leads; the other takes over when it die
     REQUIRE(lease.ok());
     CHECK(json::intOr(*json::at(*lease, {"spec"}), "leaseTransitions", -1) == 1);
   }
+}
+
+TEST_CASE("a leader reports itself in metrics and health, and releases on stop",
+          "[leaderelection][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("leader-inproc");
+  std::atomic<bool> started{false};
+  std::atomic<bool> stopped{false};
+  kube::LeaderElector elector(client,
+                              {.lease_namespace = ns, .lease_name = "inproc", .identity = "me"},
+                              {.on_started_leading = [&] { started = true; },
+                               .on_stopped_leading = [&] { stopped = true; }});
+  std::jthread runner([&](std::stop_token stop) { elector.run(stop); });
+  eventually([&] { return started.load(); }, 10s, [] { return "never started leading"; });
+  CHECK(elector.isLeader());
+  CHECK(elector.leader() == "me");
+  CHECK(elector.check().isOk());
+  auto status = [] {
+    return metrics::sampleValue(metrics::renderText(),
+                                "leader_election_master_status{name=\"inproc\"}");
+  };
+  CHECK(status() == 1);
+
+  runner.request_stop();
+  runner.join();
+  CHECK(stopped);
+  CHECK_FALSE(elector.isLeader());
+  CHECK(status() == 0);
+  CHECK(holder(*client, ns, "inproc").empty());  // released, not left to expire
 }

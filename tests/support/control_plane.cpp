@@ -5,7 +5,6 @@
 #include <random>
 #include <thread>
 
-#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -68,8 +67,8 @@ std::string apiserverBinary() {
   } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
     cache = std::string(x) + "/sriov-dra";
   } else {
-    cache = std::string(std::getenv("HOME") != nullptr ? std::getenv("HOME") : "/root") +
-            "/.cache/sriov-dra";
+    const char* home = std::getenv("HOME");
+    cache = std::string(home != nullptr ? home : "/root") + "/.cache/sriov-dra";
   }
   std::string bin = cache + "/envtest/bin/kube-apiserver";
   if (!fs::exists(bin)) {
@@ -89,17 +88,6 @@ std::string makeTempDir(const std::string& base, const std::string& prefix) {
 }  // namespace
 
 std::string sourceDir() { return SRIOV_DRA_SOURCE_DIR; }
-
-void eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout,
-                const std::function<std::string()>& describe) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      FAIL("condition not reached within " << timeout.count() << " ms: " << describe());
-    }
-    std::this_thread::sleep_for(50ms);
-  }
-}
 
 ControlPlane& ControlPlane::shared() {
   static std::unique_ptr<ControlPlane> instance = start();

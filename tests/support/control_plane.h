@@ -16,6 +16,7 @@
 
 #include "base/process.h"
 #include "kube/client.h"
+#include "support/eventually.h"
 #include "support/pki.h"
 
 namespace sriovdra::testing {
@@ -87,11 +88,6 @@ class ControlPlane {
   ChildProcess second_apiserver_;
   int namespace_counter_ = 0;
 };
-
-// Polls cond every 50 ms until it returns true or the timeout passes; then fails the test with
-// describe()'s account of what was seen.
-void eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout,
-                const std::function<std::string()>& describe);
 
 // The project's source directory (for tests/crds, fixtures and ../shared reference data).
 std::string sourceDir();

@@ -10,7 +10,7 @@
 int main(int argc, char* argv[]) {
   std::signal(SIGPIPE, SIG_IGN);
   if (const char* v = std::getenv("SRIOV_DRA_TEST_V"); v != nullptr) {
-    sriovdra::log::setVerbosity(std::atoi(v));
+    sriovdra::log::setVerbosity(static_cast<int>(std::strtol(v, nullptr, 10)));
   }
   return Catch::Session().run(argc, argv);
 }

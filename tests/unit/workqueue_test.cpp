@@ -102,6 +102,7 @@ TEST_CASE("no item is processed by two workers at the same time", "[workqueue][u
   std::atomic<int> violations{0};
   std::atomic<int> processed{0};
   std::vector<std::thread> workers;
+  workers.reserve(4);
   for (int w = 0; w < 4; ++w) {
     workers.emplace_back([&] {
       while (auto item = q.get()) {
