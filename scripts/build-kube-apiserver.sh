@@ -16,8 +16,12 @@ trap 'rm -rf "$work"' EXIT
 export DEBIAN_FRONTEND=noninteractive
 # Source packages come from the same Debian archive as the binaries.
 if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
-  sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-    >/etc/apt/sources.list.d/debian-src.sources
+  if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+      >/etc/apt/sources.list.d/debian-src.sources
+  else
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >/etc/apt/sources.list.d/debian-src.list
+  fi
 fi
 apt-get update -qq >&2
 # Go, rsync (used by `make generated_files`), and the two Go libraries whose copies vendored
