@@ -311,6 +311,14 @@ TEST_CASE("TLS verification failures name the reason", "[kube][integration]") {
     CHECK(got.status().code() == Code::kTlsVerification);
     CHECK(got.status().message().find("hostname mismatch") != std::string::npos);
   }
+  SECTION("insecure-skip-tls-verify, when the kubeconfig sets it, connects without a CA") {
+    auto cfg = cp.restConfig();
+    cfg.tls.ca_pem.clear();
+    cfg.tls.insecure_skip_verify = true;
+    auto got = (*kube::Client::create(cfg))->raw("GET", "/version");
+    REQUIRE(got.ok());
+    CHECK(got->status == 200);
+  }
   SECTION("tls-server-name that the certificate does carry") {
     auto cfg = cp.restConfig();
     cfg.tls.server_name = "localhost";
