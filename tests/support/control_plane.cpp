@@ -1,5 +1,6 @@
 #include "support/control_plane.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -99,10 +100,16 @@ std::unique_ptr<ControlPlane> ControlPlane::start(ControlPlaneOptions options) {
   cp->startEtcd();
   cp->apiserver_ = cp->launchApiServer(cp->port_, "apiserver.log");
   cp->waitReady(cp->server(), 90s);
-  if (cp->options_.install_test_crds) {
-    for (const auto& entry : fs::directory_iterator(sourceDir() + "/tests/crds")) {
-      if (entry.path().extension() == ".yaml") cp->applyYamlFile(entry.path().string());
+  std::vector<std::string> crd_dirs;
+  if (cp->options_.install_test_crds) crd_dirs.push_back(sourceDir() + "/tests/crds");
+  if (cp->options_.install_product_crds) crd_dirs.push_back(sourceDir() + "/crds");
+  for (const auto& dir : crd_dirs) {
+    std::vector<std::string> files;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
     }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) cp->applyYamlFile(f);
   }
   return cp;
 }

@@ -4,7 +4,7 @@
 // test CA, token and client-certificate authentication, RBAC, and service-account tokens.
 // Identities: "admin" (system:masters) and the users in ControlPlaneOptions::users (no
 // permissions until a test binds roles to them). The test-only resource.k8s.io/v1 CRDs
-// (tests/crds) are installed at start.
+// (tests/crds) and the product's CRDs (crds/) are installed at start.
 // shared() starts one control plane per test binary and stops it at exit; each test works in
 // its own namespace (newNamespace()).
 #include <chrono>
@@ -29,7 +29,8 @@ struct TestUser {
 struct ControlPlaneOptions {
   std::vector<TestUser> users = {{"restricted", {}}, {"user-a", {}}, {"user-b", {}}};
   std::vector<std::string> extra_apiserver_args;
-  bool install_test_crds = true;
+  bool install_test_crds = true;     // tests/crds: resource.k8s.io/v1 and test kinds
+  bool install_product_crds = true;  // crds/: the four kinds this project serves
 };
 
 class ControlPlane {

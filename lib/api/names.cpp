@@ -1,0 +1,39 @@
+#include "api/names.h"
+
+#include <algorithm>
+#include <string>
+
+namespace sriovdra::api {
+
+namespace resources {
+const kube::ResourceType kSriovNetworkNodePolicies{
+    "sriovnetwork.openshift.io", "v1", "sriovnetworknodepolicies", "SriovNetworkNodePolicy", true};
+const kube::ResourceType kSriovResourcePolicies{"sriovnetwork.k8snetworkplumbingwg.io", "v1alpha1",
+                                                "sriovresourcepolicies", "SriovResourcePolicy",
+                                                true};
+const kube::ResourceType kDeviceAttributes{"sriovnetwork.k8snetworkplumbingwg.io", "v1alpha1",
+                                           "deviceattributes", "DeviceAttributes", true};
+const kube::ResourceType kSriovNodeStates{"sriovnetwork.k8snetworkplumbingwg.io", "v1alpha1",
+                                          "sriovnodestates", "SriovNodeState", true};
+const kube::ResourceType kDeviceClasses{"resource.k8s.io", "v1", "deviceclasses", "DeviceClass",
+                                        false};
+const kube::ResourceType kResourceSlices{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
+                                         false};
+const kube::ResourceType kResourceClaims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
+                                         true};
+const kube::ResourceType kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",
+                                                 "ResourceClaimTemplate", true};
+}  // namespace resources
+
+bool attr::isReserved(std::string_view name) {
+  return std::find(kReserved.begin(), kReserved.end(), name) != kReserved.end();
+}
+
+std::string deviceName(std::string_view pci_address) {
+  std::string out(pci_address);
+  std::replace(out.begin(), out.end(), ':', '-');
+  std::replace(out.begin(), out.end(), '.', '-');
+  return out;
+}
+
+}  // namespace sriovdra::api

@@ -1,0 +1,57 @@
+#pragma once
+// The names users and other components see: API groups and resources, the DRA driver name and
+// the device attribute names of the reference SR-IOV DRA driver (exact spelling matters).
+#include <array>
+#include <string_view>
+
+#include "kube/resource.h"
+
+namespace sriovdra::api {
+
+inline constexpr std::string_view kDriverName = "sriovnetwork.k8snetworkplumbingwg.io";
+inline constexpr std::string_view kDraGroup = "sriovnetwork.k8snetworkplumbingwg.io";
+inline constexpr std::string_view kOperatorGroup = "sriovnetwork.openshift.io";
+
+namespace resources {
+extern const kube::ResourceType kSriovNetworkNodePolicies;
+extern const kube::ResourceType kSriovResourcePolicies;
+extern const kube::ResourceType kDeviceAttributes;
+extern const kube::ResourceType kSriovNodeStates;
+extern const kube::ResourceType kDeviceClasses;
+extern const kube::ResourceType kResourceSlices;
+extern const kube::ResourceType kResourceClaims;
+extern const kube::ResourceType kResourceClaimTemplates;
+}  // namespace resources
+
+// Device attributes published for every VF (reference driver, `resourceslice-sriov-observed.json`).
+namespace attr {
+inline constexpr std::string_view kVendor = "sriovnetwork.k8snetworkplumbingwg.io/vendor";
+inline constexpr std::string_view kDeviceId = "sriovnetwork.k8snetworkplumbingwg.io/deviceID";
+inline constexpr std::string_view kPfDeviceId = "sriovnetwork.k8snetworkplumbingwg.io/pfDeviceID";
+inline constexpr std::string_view kPciAddress = "sriovnetwork.k8snetworkplumbingwg.io/pciAddress";
+inline constexpr std::string_view kPfPciAddress =
+    "sriovnetwork.k8snetworkplumbingwg.io/pfPciAddress";
+inline constexpr std::string_view kPfName = "sriovnetwork.k8snetworkplumbingwg.io/PFName";
+inline constexpr std::string_view kEswitchMode = "sriovnetwork.k8snetworkplumbingwg.io/EswitchMode";
+inline constexpr std::string_view kVfId = "sriovnetwork.k8snetworkplumbingwg.io/vfID";
+inline constexpr std::string_view kLinkType = "sriovnetwork.k8snetworkplumbingwg.io/linkType";
+inline constexpr std::string_view kRdmaCapable = "sriovnetwork.k8snetworkplumbingwg.io/rdmaCapable";
+inline constexpr std::string_view kResourceName =
+    "sriovnetwork.k8snetworkplumbingwg.io/resourceName";
+inline constexpr std::string_view kCniDeviceId = "k8s.cni.cncf.io/deviceID";
+inline constexpr std::string_view kCniResourceName = "k8s.cni.cncf.io/resourceName";
+inline constexpr std::string_view kPcieRoot = "resource.kubernetes.io/pcieRoot";
+inline constexpr std::string_view kPciBusId = "resource.kubernetes.io/pciBusID";
+inline constexpr std::string_view kNumaNode = "dra.net/numaNode";
+
+// Discovery attributes that policies can never override.
+inline constexpr std::array<std::string_view, 14> kReserved = {
+    kVendor, kDeviceId, kPfDeviceId,   kPciAddress, kCniDeviceId, kPfName,      kEswitchMode,
+    kVfId,   kPcieRoot, kPfPciAddress, kPciBusId,   kLinkType,    kRdmaCapable, kNumaNode};
+bool isReserved(std::string_view name);
+}  // namespace attr
+
+// "0000:c7:00.1" -> "0000-c7-00-1": a DNS label, as the reference driver names devices.
+std::string deviceName(std::string_view pci_address);
+
+}  // namespace sriovdra::api

@@ -1,0 +1,162 @@
+#pragma once
+// SriovNodeState (sriovnetwork.k8snetworkplumbingwg.io/v1alpha1), one per node, name = node
+// name: the only contract between the operator (writes spec) and the node agent (writes status).
+// spec.interfaces and status.interfaces keep the upstream SriovNetworkNodeState field names
+// (Vfs, totalvfs, vfRange "a-b", ...) so SR-IOV operator users and tools read them unchanged;
+// spec.devices, GPUs, the PCIe tree and the alignment summary are this project's additions.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/meta.h"
+#include "api/policies.h"
+#include "kube/object_meta.h"
+
+namespace sriovdra::api {
+
+struct VfGroup {
+  std::string resource_name;
+  std::string device_type;
+  std::string vf_range;  // "first-last"
+  std::string policy_name;
+  int64_t mtu = 0;
+  bool is_rdma = false;
+  std::string vdpa_type;
+  bool operator==(const VfGroup&) const = default;
+};
+
+struct Interface {
+  std::string pci_address;
+  std::string name;
+  int64_t num_vfs = 0;
+  int64_t mtu = 0;
+  std::string link_type;
+  std::string eswitch_mode;
+  bool externally_managed = false;
+  std::vector<VfGroup> vf_groups;
+  bool operator==(const Interface&) const = default;
+};
+
+// A VF to advertise, with the attributes the policies give it (discovery attributes are added
+// by the agent when it publishes the ResourceSlice).
+struct Device {
+  std::string name;  // deviceName(pci_address)
+  std::string pci_address;
+  Attributes attributes;
+  bool operator==(const Device&) const = default;
+};
+
+struct SriovNodeStateSpec {
+  std::vector<Interface> interfaces;
+  std::vector<Device> devices;
+  bool operator==(const SriovNodeStateSpec&) const = default;
+  static SriovNodeStateSpec decode(const Reader& r);
+  void encode(Writer w) const;
+};
+
+struct VirtualFunction {
+  std::string name;  // netdev
+  std::string mac;
+  std::string driver;
+  std::string pci_address;
+  std::string vendor;
+  std::string device_id;
+  int64_t mtu = 0;
+  int64_t vf_id = 0;
+  std::string rdma_device;  // ours: e.g. mlx5_3
+  std::string iommu_group;  // ours
+  bool operator==(const VirtualFunction&) const = default;
+};
+
+struct InterfaceExt {
+  std::string name;
+  std::string mac;
+  std::string driver;
+  std::string pci_address;
+  std::string vendor;
+  std::string device_id;
+  std::string net_filter;
+  int64_t mtu = 0;
+  int64_t num_vfs = 0;
+  std::string link_speed;        // "200000 Mb/s"
+  std::string link_type;         // "ETH" or "IB"
+  std::string link_admin_state;  // "up" or "down"
+  std::string eswitch_mode;
+  bool externally_managed = false;
+  int64_t total_vfs = 0;
+  std::vector<VirtualFunction> vfs;
+  std::vector<std::string> alt_names;
+  // Ours: topology of the PF, shared by its VFs.
+  std::string pcie_root;    // "pci0000:b9"
+  int64_t numa_node = -1;   // -1 = no affinity
+  std::string pcie_switch;  // BDF of the switch's upstream port, "" when directly on the root
+  std::string rdma_device;
+  std::string vf_device_id;  // the device id its VFs carry
+  bool operator==(const InterfaceExt&) const = default;
+};
+
+struct Gpu {
+  std::string pci_address;
+  std::string vendor;
+  std::string device_id;
+  std::string driver;
+  std::string pcie_root;
+  int64_t numa_node = -1;
+  std::string pcie_switch;
+  bool operator==(const Gpu&) const = default;
+};
+
+struct PcieSwitch {
+  std::string pci_address;           // upstream port
+  std::vector<std::string> devices;  // BDFs of GPUs and PFs below it
+  bool operator==(const PcieSwitch&) const = default;
+};
+
+struct PcieRoot {
+  std::string name;  // "pci0000:b9"
+  int64_t numa_node = -1;
+  std::vector<PcieSwitch> switches;
+  std::vector<std::string> devices;  // GPUs and PFs not behind a switch
+  bool operator==(const PcieRoot&) const = default;
+};
+
+struct GpuAlignment {
+  std::string gpu;  // BDF
+  std::string pcie_root;
+  std::vector<std::string> same_root_vfs;    // advertised device names
+  std::vector<std::string> same_switch_vfs;  // advertised device names
+  bool operator==(const GpuAlignment&) const = default;
+};
+
+struct Alignment {
+  // False when some PCIe root holds more than one switch with GPUs or NICs: there, a matching
+  // pcieRoot attribute does not guarantee that GPU and VF share a switch.
+  bool root_implies_switch = true;
+  std::vector<GpuAlignment> gpus;
+  bool operator==(const Alignment&) const = default;
+};
+
+struct SriovNodeStateStatus {
+  std::vector<InterfaceExt> interfaces;
+  std::vector<Gpu> gpus;
+  std::vector<PcieRoot> pcie_roots;
+  Alignment alignment;
+  std::string sync_status;  // Succeeded, InProgress, Failed
+  std::string last_sync_error;
+  std::vector<Condition> conditions;
+  int64_t observed_generation = 0;
+  int64_t advertised_vfs = 0;
+  int64_t gpu_count = 0;
+  bool operator==(const SriovNodeStateStatus&) const = default;
+  static SriovNodeStateStatus decode(const Reader& r);
+  void encode(Writer w) const;
+};
+
+struct SriovNodeState {
+  kube::ObjectMeta metadata;
+  SriovNodeStateSpec spec;
+  SriovNodeStateStatus status;
+  static Result<SriovNodeState> decode(const json::Value& v);
+};
+
+}  // namespace sriovdra::api
