@@ -1,0 +1,84 @@
+#pragma once
+// Renders the desired configuration of one node (SriovNodeState.spec) from the policies that
+// select it and what the agent discovered there. Pure: no I/O, no clocks, no globals; the same
+// inputs give byte-identical output whatever order they come in.
+//
+// interfaces: SriovNetworkNodePolicy semantics of the SR-IOV network operator: policies apply
+//   from priority 99 down to 0 (0 is the highest), ties by name; a PF takes one VF group per
+//   policy; an earlier group survives a later policy only with a different resourceName and a
+//   disjoint VF range; mtu and numVfs are the maximum when groups are kept or priorities are
+//   equal; linkType, eSwitchMode and externallyManaged come from the last (winning) policy.
+//   Unlike upstream, "equal priority" compares the priority of the policies that configured
+//   the PF, not of the previous policy in the sort.
+// devices: VFs in a node policy's VF group are advertised with
+//   sriovnetwork.k8snetworkplumbingwg.io/resourceName (and k8s.cni.cncf.io/resourceName =
+//   <prefix>/<resourceName> when a resource prefix is set). SriovResourcePolicies (by name, then
+//   configs in order; the first match wins a VF) may advertise any discovered VF and stamp the
+//   attributes of the DeviceAttributes their selector picks (merged by name, the later name
+//   wins a key). Where both apply, DeviceAttributes win a key and a differing resourceName is
+//   reported. Built-in discovery attributes are never overridden.
+// Conflicts never fail the render: they are returned with the policy that lost, the winner and
+// why. Invalid policies must be filtered out by the caller (see validate.h).
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "api/node_state.h"
+#include "api/objects.h"
+#include "api/policies.h"
+
+namespace sriovdra::policy {
+
+inline constexpr const char* kNodePolicyKind = "SriovNetworkNodePolicy";
+inline constexpr const char* kResourcePolicyKind = "SriovResourcePolicy";
+inline constexpr const char* kDeviceAttributesKind = "DeviceAttributes";
+
+struct PolicyRef {
+  std::string kind;
+  std::string name;
+  auto operator<=>(const PolicyRef&) const = default;
+};
+
+struct Conflict {
+  PolicyRef loser;
+  std::string winner;
+  std::string target;  // "ibp14s0 (0000:0e:00.0)" or "3 VFs on ibp14s0"
+  std::string reason;
+  bool operator==(const Conflict&) const = default;
+};
+
+struct Warning {
+  PolicyRef policy;
+  std::string message;
+  bool operator==(const Warning&) const = default;
+};
+
+struct RenderOptions {
+  std::string resource_prefix;  // --resource-prefix; "" = no k8s.cni.cncf.io/resourceName
+};
+
+struct RenderInput {
+  const api::Node& node;
+  std::vector<const api::SriovNetworkNodePolicy*> node_policies;
+  std::vector<const api::SriovResourcePolicy*> resource_policies;
+  std::vector<const api::DeviceAttributes*> device_attributes;
+  const api::SriovNodeStateStatus& discovered;
+  RenderOptions options;
+};
+
+struct RenderResult {
+  api::SriovNodeStateSpec spec;
+  std::vector<Conflict> conflicts;
+  std::vector<Warning> warnings;
+  // Policies that apply to this node (node selector matched; for DeviceAttributes: picked for at
+  // least one VF), with the number of VFs they configure or advertise here.
+  std::map<PolicyRef, int64_t> matches;
+};
+
+RenderResult render(const RenderInput& in);
+
+// "ibp14s0 (0000:0e:00.0)".
+std::string describePf(const api::InterfaceExt& pf);
+
+}  // namespace sriovdra::policy

@@ -1,0 +1,209 @@
+#include "policy/resource_policies.h"
+
+#include <algorithm>
+#include <set>
+
+#include "api/names.h"
+#include "policy/selectors.h"
+#include "policy/validate.h"
+#include "policy/vf_range.h"
+
+namespace sriovdra::policy {
+namespace {
+
+constexpr size_t kMaxAttributesPerDevice = 32;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+std::string hexId(const std::string& s) {
+  std::string l = lower(s);
+  return l.rfind("0x", 0) == 0 ? l.substr(2) : l;
+}
+
+std::string linkTypeName(const std::string& t) {
+  std::string l = lower(t);
+  if (l == "eth" || l == "ethernet") return "ethernet";
+  if (l == "ib" || l == "infiniband") return "infiniband";
+  return l.empty() ? "" : "unknown";
+}
+
+template <typename Fn>
+bool anyOf(const std::vector<std::string>& list, Fn fn) {
+  return list.empty() || std::any_of(list.begin(), list.end(), fn);
+}
+
+std::string quote(const std::string& s) { return "\"" + s + "\""; }
+
+struct Candidate {
+  const api::InterfaceExt* pf;
+  const api::VirtualFunction* vf;
+};
+
+}  // namespace
+
+bool filterMatches(const api::ResourceFilter& f, const api::InterfaceExt& pf,
+                   const api::VirtualFunction& vf) {
+  return anyOf(f.vendors, [&](const auto& v) { return hexId(v) == hexId(pf.vendor); }) &&
+         anyOf(f.devices, [&](const auto& d) { return hexId(d) == hexId(vf.device_id); }) &&
+         anyOf(f.pci_addresses, [&](const auto& a) { return lower(a) == lower(vf.pci_address); }) &&
+         anyOf(f.pf_names,
+               [&](const auto& n) {
+                 return n == pf.name || std::find(pf.alt_names.begin(), pf.alt_names.end(), n) !=
+                                            pf.alt_names.end();
+               }) &&
+         anyOf(f.pf_pci_addresses,
+               [&](const auto& a) { return lower(a) == lower(pf.pci_address); }) &&
+         anyOf(f.drivers, [&](const auto& d) { return d == vf.driver; }) &&
+         (f.link_type.empty() || linkTypeName(f.link_type) == linkTypeName(pf.link_type));
+}
+
+DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interface>& interfaces) {
+  DevicesResult out;
+  std::vector<Candidate> candidates;
+  for (const auto& pf : in.discovered.interfaces) {
+    for (const auto& vf : pf.vfs) candidates.push_back({&pf, &vf});
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a.vf->pci_address < b.vf->pci_address; });
+
+  // 1. VFs in node-policy VF groups.
+  struct Source {
+    std::string node_policy;  // VF group that configures it
+    const api::SriovResourcePolicy* rp = nullptr;
+    const api::ResourcePolicyConfig* config = nullptr;
+  };
+  std::map<std::string, Source> sources;  // by VF PCI address
+  std::map<std::string, api::Attributes> attrs;
+  for (const auto& c : candidates) {
+    for (const auto& itf : interfaces) {
+      if (itf.pci_address != c.pf->pci_address) continue;
+      for (const auto& g : itf.vf_groups) {
+        auto r = parseVfRange(g.vf_range);
+        if (!r.ok() || !r->contains(c.vf->vf_id) || c.vf->vf_id >= itf.num_vfs) continue;
+        sources[c.vf->pci_address].node_policy = g.policy_name;
+        auto& a = attrs[c.vf->pci_address];
+        a[std::string(api::attr::kResourceName)] = api::AttributeValue::ofString(g.resource_name);
+        if (!in.options.resource_prefix.empty()) {
+          a[std::string(api::attr::kCniResourceName)] =
+              api::AttributeValue::ofString(in.options.resource_prefix + "/" + g.resource_name);
+        }
+      }
+    }
+  }
+
+  // 2. Resource policies, by name; the first matching config of the first policy wins a VF.
+  auto policies = in.resource_policies;
+  std::sort(policies.begin(), policies.end(),
+            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+  std::vector<const api::SriovResourcePolicy*> applicable;
+  for (const auto* p : policies) {
+    if (p->node_selector &&
+        !matchesNodeSelector(*p->node_selector, in.node.metadata.name, in.node.metadata.labels)) {
+      continue;
+    }
+    applicable.push_back(p);
+    out.matches.emplace(PolicyRef{kResourcePolicyKind, p->metadata.name}, 0);
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> lost;  // (loser, winner)
+  for (const auto& c : candidates) {
+    for (const auto* p : applicable) {
+      const api::ResourcePolicyConfig* hit = nullptr;
+      for (const auto& config : p->configs) {
+        bool match = config.resource_filters.empty() ||
+                     std::any_of(config.resource_filters.begin(), config.resource_filters.end(),
+                                 [&](const auto& f) { return filterMatches(f, *c.pf, *c.vf); });
+        if (match) {
+          hit = &config;
+          break;
+        }
+      }
+      if (hit == nullptr) continue;
+      Source& s = sources[c.vf->pci_address];
+      if (s.rp == nullptr) {
+        s.rp = p;
+        s.config = hit;
+        out.matches[{kResourcePolicyKind, p->metadata.name}]++;
+      } else {
+        lost[{p->metadata.name, s.rp->metadata.name}].push_back(c.vf->pci_address);
+      }
+    }
+  }
+  for (const auto& [who, vfs] : lost) {
+    std::string list;
+    for (size_t i = 0; i < vfs.size() && i < 3; ++i) list += (i ? ", " : "") + vfs[i];
+    if (vfs.size() > 3) list += ", ...";
+    out.conflicts.push_back(
+        {{kResourcePolicyKind, who.first},
+         who.second,
+         std::to_string(vfs.size()) + " VF(s): " + list,
+         "these VFs are advertised by policy " + quote(who.second) +
+             ", which comes first in name order (the first matching policy wins a VF)"});
+  }
+
+  // 3. DeviceAttributes of the winning config, merged in name order.
+  auto das = in.device_attributes;
+  std::sort(das.begin(), das.end(),
+            [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
+  std::set<std::pair<std::string, std::string>> reported;  // (DA, key) reserved warnings
+  for (auto& [pci, s] : sources) {
+    if (s.rp == nullptr || !s.config->device_attributes_selector) continue;
+    auto& a = attrs[pci];
+    std::string from_node_policy;
+    if (auto it = a.find(std::string(api::attr::kResourceName)); it != a.end()) {
+      from_node_policy = it->second.string_value;
+    }
+    for (const auto* da : das) {
+      if (!matchesLabelSelector(*s.config->device_attributes_selector, da->metadata.labels))
+        continue;
+      out.matches[{kDeviceAttributesKind, da->metadata.name}]++;
+      for (const auto& [key, value] : da->attributes) {
+        std::string name = qualifiedAttributeName(key);
+        if (api::attr::isReserved(name)) {
+          if (reported.insert({da->metadata.name, name}).second) {
+            out.warnings.push_back({{kDeviceAttributesKind, da->metadata.name},
+                                    "attribute " + quote(name) +
+                                        " is a built-in discovery attribute and was not applied; "
+                                        "remove it"});
+          }
+          continue;
+        }
+        a[name] = value;
+      }
+    }
+    if (!s.node_policy.empty()) {
+      auto it = a.find(std::string(api::attr::kResourceName));
+      if (it != a.end() && it->second.string_value != from_node_policy) {
+        out.warnings.push_back({{kResourcePolicyKind, s.rp->metadata.name},
+                                "VF " + pci + ": resourceName " + quote(it->second.toString()) +
+                                    " from DeviceAttributes overrides " + quote(from_node_policy) +
+                                    " of SriovNetworkNodePolicy " + quote(s.node_policy)});
+      }
+    }
+  }
+
+  // 4. The advertised devices.
+  for (const auto& c : candidates) {
+    auto it = sources.find(c.vf->pci_address);
+    if (it == sources.end()) continue;
+    api::Device d{api::deviceName(c.vf->pci_address), c.vf->pci_address, attrs[c.vf->pci_address]};
+    size_t budget = kMaxAttributesPerDevice - api::attr::kReserved.size();
+    while (d.attributes.size() > budget) {
+      auto last = std::prev(d.attributes.end());
+      PolicyRef who = it->second.rp ? PolicyRef{kResourcePolicyKind, it->second.rp->metadata.name}
+                                    : PolicyRef{kNodePolicyKind, it->second.node_policy};
+      out.warnings.push_back({who, "VF " + c.vf->pci_address + ": attribute " + quote(last->first) +
+                                       " dropped: a device carries at most 32 attributes, 14 of "
+                                       "them built in"});
+      d.attributes.erase(last);
+    }
+    out.devices.push_back(std::move(d));
+  }
+  std::sort(out.devices.begin(), out.devices.end(),
+            [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+}  // namespace sriovdra::policy

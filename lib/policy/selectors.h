@@ -1,0 +1,36 @@
+#pragma once
+// Pure selector semantics.
+// * Label maps (SriovNetworkNodePolicy.nodeSelector): every key must be present with the value;
+//   an empty map selects everything.
+// * metav1.LabelSelector (DeviceAttributes selection): matchLabels and matchExpressions ANDed;
+//   In, NotIn, Exists, DoesNotExist; an empty selector selects everything.
+// * core/v1.NodeSelector (SriovResourcePolicy.nodeSelector): terms ORed, requirements in a term
+//   ANDed; In, NotIn, Exists, DoesNotExist, Gt, Lt; matchFields supports metadata.name; a term
+//   with no requirements matches nothing; a selector with no terms matches nothing.
+// Invalid selectors are reported by validate*() with a message saying what to change; the
+// matchers treat an invalid requirement as not matching.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/meta.h"
+
+namespace sriovdra::policy {
+
+using Labels = std::map<std::string, std::string>;
+
+bool matchesLabelMap(const Labels& selector, const Labels& labels);
+bool matchesLabelSelector(const api::LabelSelector& selector, const Labels& labels);
+bool matchesNodeSelector(const api::NodeSelector& selector, const std::string& node_name,
+                         const Labels& labels);
+
+// Problems with a selector, each a complete sentence prefixed with `path`.
+std::vector<std::string> validateLabelSelector(const api::LabelSelector& selector,
+                                               const std::string& path);
+std::vector<std::string> validateNodeSelector(const api::NodeSelector& selector,
+                                              const std::string& path);
+// Kubernetes label key and value syntax.
+bool isValidLabelKey(const std::string& key);
+bool isValidLabelValue(const std::string& value);
+
+}  // namespace sriovdra::policy

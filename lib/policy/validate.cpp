@@ -1,0 +1,374 @@
+#include "policy/validate.h"
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "api/names.h"
+#include "policy/selectors.h"
+#include "policy/vf_range.h"
+
+namespace sriovdra::policy {
+namespace {
+
+const std::regex kResourceName("[a-zA-Z0-9]([a-zA-Z0-9_-]*[a-zA-Z0-9])?");
+const std::regex kHexId("[0-9a-fA-F]{4}");
+const std::regex kPciAddress("[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]");
+const std::regex kCIdentifier("[A-Za-z_][A-Za-z0-9_]*");
+const std::regex kDnsSubdomain("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+const std::regex kSemver(
+    "(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)"
+    "(-((0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*"
+    "))*))?"
+    "(\\+([0-9a-zA-Z-]+(\\.[0-9a-zA-Z-]+)*))?");
+
+constexpr size_t kMaxAttributesPerDevice = 32;
+constexpr size_t kMaxValueLength = 64;
+
+std::string quote(const std::string& s) { return "\"" + s + "\""; }
+
+bool selectorsCanShareNode(const api::SriovNetworkNodePolicy& a,
+                           const api::SriovNetworkNodePolicy& b,
+                           const std::vector<const api::Node*>& nodes, std::string* node_name) {
+  for (const api::Node* n : nodes) {
+    if (matchesLabelMap(a.spec.node_selector, n->metadata.labels) &&
+        matchesLabelMap(b.spec.node_selector, n->metadata.labels)) {
+      *node_name = n->metadata.name;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void Findings::merge(Findings other) {
+  errors.insert(errors.end(), other.errors.begin(), other.errors.end());
+  warnings.insert(warnings.end(), other.warnings.begin(), other.warnings.end());
+}
+
+bool effectiveIsRdma(const api::SriovNetworkNodePolicySpec& spec) {
+  if (spec.is_rdma) return *spec.is_rdma;
+  return spec.isInfiniband() && spec.effectiveDeviceType() != "vfio-pci";
+}
+
+NodePolicyDefaults nodePolicyDefaults(const api::SriovNetworkNodePolicySpec& spec) {
+  NodePolicyDefaults d;
+  d.set_priority = !spec.priority.has_value();
+  bool rdma = effectiveIsRdma(spec);
+  if (!spec.is_rdma.has_value() || (*spec.is_rdma != rdma)) d.set_is_rdma = rdma;
+  // Upstream forces isRdma on for InfiniBand netdevice VFs even when it was written false.
+  if (spec.isInfiniband() && spec.effectiveDeviceType() != "vfio-pci" && spec.is_rdma == false) {
+    d.set_is_rdma = true;
+  }
+  return d;
+}
+
+Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
+  Findings f;
+  const auto& s = p.spec;
+  auto err = [&](const std::string& m) { f.errors.push_back(m); };
+  if (s.resource_name.empty()) {
+    err("spec.resourceName is required; it names the resource and its DeviceClass");
+  } else if (s.resource_name.size() > 63 || !std::regex_match(s.resource_name, kResourceName)) {
+    err("spec.resourceName " + quote(s.resource_name) +
+        " must be at most 63 characters of letters, digits, '_' and '-', starting and ending "
+        "with a letter or digit");
+  }
+  const auto& nic = s.nic_selector;
+  if (nic.empty()) {
+    err("spec.nicSelector selects nothing; set at least one of vendor, deviceID, pfNames, "
+        "rootDevices or netFilter");
+  }
+  if (!nic.net_filter.empty()) {
+    if (!nic.vendor.empty() || !nic.device_id.empty() || !nic.pf_names.empty() ||
+        !nic.root_devices.empty()) {
+      err("spec.nicSelector.netFilter cannot be combined with vendor, deviceID, pfNames or "
+          "rootDevices; use one or the other");
+    }
+    if (!s.eswitch_mode.empty()) err("spec.eSwitchMode is not supported with netFilter");
+    if (s.has_bridge) err("spec.bridge is not supported with netFilter");
+    if (!s.link_type.empty() && s.link_type != "eth" && s.link_type != "ETH") {
+      err("spec.linkType must be eth with netFilter");
+    }
+  }
+  if (!nic.vendor.empty() && !std::regex_match(nic.vendor, kHexId)) {
+    err("spec.nicSelector.vendor " + quote(nic.vendor) +
+        " must be a 4-digit hex PCI vendor id without 0x, e.g. 15b3 or 8086");
+  }
+  if (!nic.device_id.empty() && !std::regex_match(nic.device_id, kHexId)) {
+    err("spec.nicSelector.deviceID " + quote(nic.device_id) +
+        " must be the PF's 4-digit hex PCI device id without 0x, e.g. 101b");
+  }
+  for (const auto& rd : nic.root_devices) {
+    if (!std::regex_match(rd, kPciAddress)) {
+      err("spec.nicSelector.rootDevices entry " + quote(rd) +
+          " must be a PCI address like 0000:0e:00.0");
+    }
+  }
+  for (const auto& entry : nic.pf_names) {
+    auto parsed = parsePfName(entry);
+    if (!parsed.ok()) {
+      err("spec.nicSelector." + parsed.status().message());
+      continue;
+    }
+    if (parsed->range && parsed->range->last >= s.num_vfs) {
+      err("spec.nicSelector.pfNames entry " + quote(entry) + ": the range ends at VF " +
+          std::to_string(parsed->range->last) + " but numVfs is " + std::to_string(s.num_vfs) +
+          "; VFs are numbered 0 to numVfs-1");
+    }
+  }
+  std::string device_type = s.effectiveDeviceType();
+  if (device_type != "netdevice" && device_type != "vfio-pci") {
+    err("spec.deviceType " + quote(s.device_type) + " must be netdevice or vfio-pci");
+  }
+  if (device_type == "vfio-pci" && s.is_rdma == true) {
+    err("spec.isRdma cannot be true with deviceType vfio-pci: a VF bound to vfio-pci has no "
+        "RDMA device; set isRdma: false or deviceType: netdevice");
+  }
+  if (!s.link_type.empty() && s.link_type != "eth" && s.link_type != "ETH" && s.link_type != "ib" &&
+      s.link_type != "IB") {
+    err("spec.linkType " + quote(s.link_type) + " must be eth, ETH, ib or IB");
+  }
+  if (!s.eswitch_mode.empty() && s.eswitch_mode != "legacy" && s.eswitch_mode != "switchdev") {
+    err("spec.eSwitchMode " + quote(s.eswitch_mode) + " must be legacy or switchdev");
+  }
+  if (s.eswitch_mode == "switchdev" && s.isInfiniband()) {
+    err("spec.eSwitchMode switchdev needs an Ethernet link; set linkType: eth or remove it");
+  }
+  if (!s.vdpa_type.empty()) {
+    if (s.vdpa_type != "virtio" && s.vdpa_type != "vhost") {
+      err("spec.vdpaType " + quote(s.vdpa_type) + " must be virtio or vhost");
+    }
+    if (device_type != "netdevice" || s.eswitch_mode != "switchdev") {
+      err("spec.vdpaType needs deviceType: netdevice and eSwitchMode: switchdev");
+    }
+  }
+  if (s.has_bridge) {
+    if (s.eswitch_mode != "switchdev") err("spec.bridge needs eSwitchMode: switchdev");
+    if (s.externally_managed) err("spec.bridge cannot be combined with externallyManaged");
+    f.warnings.push_back(
+        "spec.bridge (OVS software bridges) is not managed by sriov-dra-operator "
+        "and is ignored");
+  }
+  if (s.num_vfs < 0) err("spec.numVfs must not be negative");
+  if (s.num_vfs == 0) {
+    f.warnings.push_back("spec.numVfs is 0: this policy configures no VFs");
+  }
+  if (s.priority && (*s.priority < 0 || *s.priority > 99)) {
+    err("spec.priority must be between 0 (highest) and 99 (lowest)");
+  }
+  if (s.mtu && *s.mtu < 1) err("spec.mtu must be at least 1");
+  if (p.metadata.name == "default") {
+    f.warnings.push_back(
+        "a SriovNetworkNodePolicy named \"default\" is ignored (the name is "
+        "reserved by the SR-IOV network operator); rename it");
+  }
+  return f;
+}
+
+Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
+                                   const std::vector<const api::SriovNetworkNodePolicy*>& others,
+                                   const std::vector<const api::Node*>& nodes) {
+  Findings f;
+  for (const auto* o : others) {
+    if (o->metadata.name == p.metadata.name) continue;
+    std::string node;
+    if (!selectorsCanShareNode(p, *o, nodes, &node)) continue;
+    std::string where = " on node " + node;
+    for (const auto& mine : p.spec.nic_selector.pf_names) {
+      auto a = parsePfName(mine);
+      if (!a.ok()) continue;
+      for (const auto& theirs : o->spec.nic_selector.pf_names) {
+        auto b = parsePfName(theirs);
+        if (!b.ok() || a->name != b->name) continue;
+        bool overlap =
+            (!a->range && !b->range) || (a->range && b->range && a->range->overlaps(*b->range));
+        if (overlap) {
+          f.errors.push_back("policy " + quote(p.metadata.name) + ": VF range " + mine +
+                             " overlaps policy " + quote(o->metadata.name) + " (" + theirs + ")" +
+                             where + "; give them disjoint ranges such as " + a->name +
+                             "#0-3 and " + a->name + "#4-7");
+        }
+        if (p.spec.externally_managed != o->spec.externally_managed) {
+          f.errors.push_back("policy " + quote(p.metadata.name) + ": PF " + a->name +
+                             " is shared with policy " + quote(o->metadata.name) + where +
+                             ", which disagrees on externallyManaged; set it the same in "
+                             "both");
+        }
+      }
+    }
+    for (const auto& rd : p.spec.nic_selector.root_devices) {
+      const auto& theirs = o->spec.nic_selector.root_devices;
+      if (std::find(theirs.begin(), theirs.end(), rd) != theirs.end()) {
+        f.errors.push_back("policy " + quote(p.metadata.name) + ": rootDevices " + rd +
+                           " is also selected by policy " + quote(o->metadata.name) + where +
+                           "; select each PF by address in one policy only (or use pfNames "
+                           "ranges to share it)");
+      }
+    }
+    if (o->spec.resource_name == p.spec.resource_name &&
+        o->spec.exclude_topology != p.spec.exclude_topology) {
+      f.errors.push_back("policy " + quote(p.metadata.name) +
+                         ": excludeTopology differs from "
+                         "policy " +
+                         quote(o->metadata.name) + ", which has the same resourceName " +
+                         quote(p.spec.resource_name) + "; set it the same in both");
+    }
+  }
+  return f;
+}
+
+std::string qualifiedAttributeName(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  return std::string(api::kDriverName) + "/" + name;
+}
+
+std::vector<std::string> validateAttributeName(const std::string& name) {
+  std::vector<std::string> out;
+  auto slash = name.find('/');
+  std::string id = slash == std::string::npos ? name : name.substr(slash + 1);
+  if (slash != std::string::npos) {
+    std::string domain = name.substr(0, slash);
+    if (id.find('/') != std::string::npos) {
+      out.push_back("attribute " + quote(name) + " has more than one '/'; write domain/name");
+      return out;
+    }
+    if (domain.empty() || domain.size() > 63 || !std::regex_match(domain, kDnsSubdomain)) {
+      out.push_back("attribute " + quote(name) + ": the domain " + quote(domain) +
+                    " must be a lower-case DNS subdomain of at most 63 characters");
+    }
+    if (domain == "kubernetes.io" ||
+        (domain.size() > 14 && domain.compare(domain.size() - 14, 14, ".kubernetes.io") == 0)) {
+      if (!api::attr::isReserved(name)) {
+        out.push_back("attribute " + quote(name) +
+                      ": the kubernetes.io domain is reserved for "
+                      "Kubernetes' standard attributes; use your own domain");
+      }
+    }
+  }
+  if (id.empty() || id.size() > 32 || !std::regex_match(id, kCIdentifier)) {
+    out.push_back("attribute " + quote(name) + ": the name " + quote(id) +
+                  " must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) of at most 32 characters");
+  }
+  if (api::attr::isReserved(qualifiedAttributeName(name))) {
+    out.push_back("attribute " + quote(name) +
+                  " is a built-in discovery attribute and cannot be set by a policy; remove it");
+  }
+  return out;
+}
+
+bool isSemver(const std::string& v) { return std::regex_match(v, kSemver); }
+
+std::vector<std::string> validateAttributeValue(const std::string& name,
+                                                const api::AttributeValue& v) {
+  using T = api::AttributeValue::Type;
+  std::vector<std::string> out;
+  auto checkString = [&](const std::string& s) {
+    if (s.size() > kMaxValueLength) {
+      out.push_back("attribute " + quote(name) + ": " + quote(s.substr(0, 20) + "...") +
+                    " is longer than 64 characters");
+    }
+  };
+  auto checkVersion = [&](const std::string& s) {
+    checkString(s);
+    if (!isSemver(s)) {
+      out.push_back("attribute " + quote(name) + ": " + quote(s) +
+                    " is not a semantic version (semver.org 2.0.0, e.g. 1.2.3, no leading v)");
+    }
+  };
+  switch (v.type) {
+    case T::kString:
+      checkString(v.string_value);
+      break;
+    case T::kVersion:
+      checkVersion(v.string_value);
+      break;
+    case T::kStrings:
+      for (const auto& s : v.string_values) checkString(s);
+      break;
+    case T::kVersions:
+      for (const auto& s : v.string_values) checkVersion(s);
+      break;
+    default:
+      break;
+  }
+  bool empty_list = (v.type == T::kInts && v.int_values.empty()) ||
+                    (v.type == T::kBools && v.bool_values.empty()) ||
+                    ((v.type == T::kStrings || v.type == T::kVersions) && v.string_values.empty());
+  if (empty_list) out.push_back("attribute " + quote(name) + ": a list value must not be empty");
+  return out;
+}
+
+Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
+  Findings f;
+  if (p.node_selector) {
+    auto problems = validateNodeSelector(*p.node_selector, "spec.nodeSelector");
+    f.errors.insert(f.errors.end(), problems.begin(), problems.end());
+  }
+  if (p.configs.empty()) {
+    f.warnings.push_back(
+        "spec.configs is empty: this policy advertises no VF (use configs: [{}] "
+        "to advertise every VF)");
+  }
+  for (size_t i = 0; i < p.configs.size(); ++i) {
+    const auto& c = p.configs[i];
+    std::string cp = "spec.configs[" + std::to_string(i) + "]";
+    if (c.device_attributes_selector) {
+      auto problems =
+          validateLabelSelector(*c.device_attributes_selector, cp + ".deviceAttributesSelector");
+      f.errors.insert(f.errors.end(), problems.begin(), problems.end());
+    }
+    for (size_t j = 0; j < c.resource_filters.size(); ++j) {
+      const auto& rf = c.resource_filters[j];
+      std::string fp = cp + ".resourceFilters[" + std::to_string(j) + "]";
+      static const std::set<std::string> kLinkTypes = {"", "eth", "ethernet", "ib", "infiniband"};
+      if (kLinkTypes.count(rf.link_type) == 0) {
+        f.errors.push_back(fp + ".linkType " + quote(rf.link_type) +
+                           " must be eth, ethernet, ib or infiniband");
+      }
+      for (const auto& a : rf.pci_addresses) {
+        if (!std::regex_match(a, kPciAddress)) {
+          f.errors.push_back(fp + ".pciAddresses entry " + quote(a) +
+                             " must be a PCI address like 0000:0e:00.1");
+        }
+      }
+      for (const auto& a : rf.pf_pci_addresses) {
+        if (!std::regex_match(a, kPciAddress)) {
+          f.errors.push_back(fp + ".pfPciAddresses entry " + quote(a) +
+                             " must be a PCI address like 0000:0e:00.0");
+        }
+      }
+    }
+  }
+  return f;
+}
+
+Findings validateDeviceAttributes(const api::DeviceAttributes& d) {
+  Findings f;
+  size_t budget = kMaxAttributesPerDevice - api::attr::kReserved.size();
+  if (d.attributes.size() > budget) {
+    f.errors.push_back("spec.attributes has " + std::to_string(d.attributes.size()) +
+                       " attributes; a device carries at most 32, of which 14 are built in, so "
+                       "use at most " +
+                       std::to_string(budget));
+  }
+  for (const auto& [name, value] : d.attributes) {
+    for (auto& e : validateAttributeName(name)) f.errors.push_back("spec.attributes: " + e);
+    for (auto& e : validateAttributeValue(name, value)) f.errors.push_back("spec.attributes: " + e);
+    if (value.isList()) {
+      f.warnings.push_back("spec.attributes: " + quote(name) + " is a list (" +
+                           std::string(value.typeName()) +
+                           "), which needs the DRAListTypeAttributes feature gate (alpha in "
+                           "Kubernetes 1.36)");
+    }
+    if (name.find('/') == std::string::npos) {
+      f.warnings.push_back("spec.attributes: " + quote(name) +
+                           " has no domain and is published as " +
+                           quote(qualifiedAttributeName(name)) + "; write the domain explicitly");
+    }
+  }
+  return f;
+}
+
+}  // namespace sriovdra::policy

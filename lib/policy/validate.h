@@ -1,0 +1,49 @@
+#pragma once
+// The admission rules for the three policy kinds, shared by the validating webhook, the
+// operator (which marks invalid objects Degraded when the webhook is off) and
+// `sriov-dra validate`. Each problem is one sentence naming the field and what to change.
+// Warnings are admitted but reported (AdmissionReview warnings, policy conditions).
+#include <string>
+#include <vector>
+
+#include "api/objects.h"
+#include "api/policies.h"
+
+namespace sriovdra::policy {
+
+struct Findings {
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+  bool ok() const { return errors.empty(); }
+  void merge(Findings other);
+};
+
+Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p);
+// Rules between policies on nodes both select: pfNames VF ranges must not overlap (as upstream:
+// two entries without a range on one PF overlap; an entry without a range does not conflict
+// with a ranged one), rootDevices must differ, externallyManaged must agree on a shared PF, and
+// excludeTopology must agree for one resourceName.
+Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
+                                   const std::vector<const api::SriovNetworkNodePolicy*>& others,
+                                   const std::vector<const api::Node*>& nodes);
+Findings validateResourcePolicy(const api::SriovResourcePolicy& p);
+Findings validateDeviceAttributes(const api::DeviceAttributes& d);
+
+// DRA rules for attribute names and values (resource.k8s.io/v1 validation).
+std::vector<std::string> validateAttributeName(const std::string& name);
+std::vector<std::string> validateAttributeValue(const std::string& name,
+                                                const api::AttributeValue& v);
+bool isSemver(const std::string& v);
+// The attribute name with the driver's domain made explicit ("vfID" -> "<driver>/vfID").
+std::string qualifiedAttributeName(const std::string& name);
+
+// The defaults the mutating webhook writes (and the operator assumes when it is off).
+struct NodePolicyDefaults {
+  bool set_priority = false;        // priority: 99
+  std::optional<bool> set_is_rdma;  // isRdma value to write, if any
+};
+NodePolicyDefaults nodePolicyDefaults(const api::SriovNetworkNodePolicySpec& spec);
+// isRdma as the operator applies it: explicit value, else true for InfiniBand netdevice VFs.
+bool effectiveIsRdma(const api::SriovNetworkNodePolicySpec& spec);
+
+}  // namespace sriovdra::policy

@@ -1,0 +1,178 @@
+// The admission rules, as the webhook, the operator and `sriov-dra validate` apply them.
+#include "policy/validate.h"
+
+#include <catch2/catch.hpp>
+
+#include "policy/device_classes.h"
+#include "support/policy_fixtures.h"
+
+using namespace sriovdra;
+using namespace sriovdra::testing::fixture;
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += s + "\n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("node policy rules name the field and the fix", "[policy][validate][unit]") {
+  struct Row {
+    std::string name;
+    api::SriovNetworkNodePolicy policy;
+    std::string expected;  // "" = valid
+  };
+  auto base = [] { return NodePolicy("p").vendor("15b3").numVfs(4).resource("cx6_vfs"); };
+  auto with = [&](auto fn) {
+    auto p = base().get();
+    fn(p.spec);
+    return p;
+  };
+  std::vector<Row> rows = {
+      {"valid", base().get(), ""},
+      {"valid with a dash", base().resource("cx6-vfs").get(), ""},
+      {"resourceName with a dot", base().resource("cx6.vfs").get(),
+       "spec.resourceName \"cx6.vfs\""},
+      {"resourceName too long", base().resource(std::string(64, 'a')).get(), "at most 63"},
+      {"empty nicSelector", NodePolicy("p").numVfs(4).get(), "spec.nicSelector selects nothing"},
+      {"range without #", base().pf("ibp14s0#0-3#4").get(), "more than one '#'"},
+      {"range with a list", base().pf("ibp14s0#0,2-3").get(), "one range per entry"},
+      {"range backwards", base().pf("ibp14s0#3-1").get(), "ends before it starts"},
+      {"range past numVfs", base().pf("ibp14s0#0-4").get(), "numVfs is 4"},
+      {"range not numbers", base().pf("ibp14s0#a-b").get(), "two non-negative integers"},
+      {"vfio-pci with RDMA", base().deviceType("vfio-pci").rdma(true).get(),
+       "isRdma cannot be true with deviceType vfio-pci"},
+      {"bad vendor", base().vendor("0x15b3").get(), "4-digit hex PCI vendor id"},
+      {"bad root device", base().rootDevice("0e:00.0").get(), "PCI address like"},
+      {"switchdev on IB", with([](auto& s) {
+         s.eswitch_mode = "switchdev";
+         s.link_type = "ib";
+       }),
+       "switchdev needs an Ethernet link"},
+      {"netFilter with vendor",
+       with([](auto& s) { s.nic_selector.net_filter = "aws/NetworkID:x"; }),
+       "netFilter cannot be combined"},
+      {"vdpa without switchdev", with([](auto& s) { s.vdpa_type = "virtio"; }),
+       "vdpaType needs deviceType: netdevice and eSwitchMode: switchdev"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto f = policy::validateNodePolicy(row.policy);
+    if (row.expected.empty()) {
+      CHECK(f.errors.empty());
+    } else {
+      CHECK_THAT(joined(f.errors), Catch::Contains(row.expected));
+    }
+  }
+}
+
+TEST_CASE("overlapping VF ranges between policies on a shared node are rejected",
+          "[policy][validate][unit]") {
+  auto n = node("n1", {{"sriov", "true"}});
+  auto mine = NodePolicy("cx6-a").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
+  auto overlapping = NodePolicy("cx6-b").pf("ibp14s0#2-5").get();
+  auto disjoint = NodePolicy("cx6-c").pf("ibp14s0#4-7").get();
+  auto elsewhere = NodePolicy("cx6-d").pf("ibp14s0#0-7").nodeSelector({{"sriov", "false"}}).get();
+  std::vector<const api::SriovNetworkNodePolicy*> others = {&overlapping, &disjoint, &elsewhere};
+  auto f = policy::validateNodePolicyAgainst(mine, others, {&n});
+  REQUIRE(f.errors.size() == 1);
+  CHECK(
+      f.errors[0] ==
+      "policy \"cx6-a\": VF range ibp14s0#0-3 overlaps policy \"cx6-b\" (ibp14s0#2-5) on node n1; "
+      "give them disjoint ranges such as ibp14s0#0-3 and ibp14s0#4-7");
+
+  SECTION("as upstream, two entries without a range on one PF overlap, a ranged one does not") {
+    auto whole_a = NodePolicy("a").pf("ibp14s0").get();
+    auto whole_b = NodePolicy("b").pf("ibp14s0").get();
+    auto ranged = NodePolicy("c").pf("ibp14s0#0-1").get();
+    CHECK(policy::validateNodePolicyAgainst(whole_a, {&whole_b}, {&n}).errors.size() == 1);
+    CHECK(policy::validateNodePolicyAgainst(whole_a, {&ranged}, {&n}).errors.empty());
+  }
+}
+
+TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit]") {
+  SECTION("selectors") {
+    api::SriovResourcePolicy p = ResourcePolicy("p").config({}).get();
+    p.node_selector = api::NodeSelector{{{{{"cpus", "Gt", {"many"}}}, {}}, {{}, {}}}};
+    p.configs[0].device_attributes_selector = api::LabelSelector{{}, {{"pool", "In", {}}}};
+    p.configs[0].resource_filters = {{.link_type = "roce"}};
+    auto f = policy::validateResourcePolicy(p);
+    std::string all = joined(f.errors);
+    CHECK_THAT(all, Catch::Contains("operator Gt needs exactly one integer value"));
+    CHECK_THAT(all, Catch::Contains("nodeSelectorTerms[1]: an empty term selects no node"));
+    CHECK_THAT(all, Catch::Contains("operator In needs at least one value"));
+    CHECK_THAT(all, Catch::Contains("linkType \"roce\" must be eth, ethernet, ib or infiniband"));
+  }
+  SECTION("attribute names and values follow the DRA rules") {
+    auto d = deviceAttributes(
+        "d", {},
+        {{"example.com/ok", api::AttributeValue::ofString("fine")},
+         {"example.com/long", api::AttributeValue::ofString(std::string(65, 'x'))},
+         {"example.com/fw", api::AttributeValue::ofVersion("v1.2")},
+         {"Bad_Domain.com/x", api::AttributeValue::ofBool(true)},
+         {"example.com/a/b", api::AttributeValue::ofBool(true)},
+         {"resource.kubernetes.io/pcieRoot", api::AttributeValue::ofString("pci0000:00")},
+         {"resource.kubernetes.io/mine", api::AttributeValue::ofString("x")},
+         {"example.com/this_name_is_far_too_long_for_dra_rules", api::AttributeValue::ofInt(1)}});
+    auto f = policy::validateDeviceAttributes(d);
+    std::string all = joined(f.errors);
+    CHECK_THAT(all, !Catch::Contains("example.com/ok"));
+    CHECK_THAT(all, Catch::Contains("longer than 64 characters"));
+    CHECK_THAT(all, Catch::Contains("\"v1.2\" is not a semantic version"));
+    CHECK_THAT(all,
+               Catch::Contains("the domain \"Bad_Domain.com\" must be a lower-case DNS subdomain"));
+    CHECK_THAT(all, Catch::Contains("has more than one '/'"));
+    CHECK_THAT(all, Catch::Contains(
+                        "\"resource.kubernetes.io/pcieRoot\" is a built-in discovery attribute"));
+    CHECK_THAT(all, Catch::Contains("kubernetes.io domain is reserved"));
+    CHECK_THAT(all, Catch::Contains("at most 32 characters"));
+  }
+  SECTION("semantic versions") {
+    for (const char* good : {"1.2.3", "0.0.0", "1.0.0-rc.1", "1.0.0+build.5", "22.31.1014"}) {
+      CHECK(policy::isSemver(good));
+    }
+    for (const char* bad : {"v1.2.3", "1.2", "01.2.3", "1.2.3-", ""})
+      CHECK_FALSE(policy::isSemver(bad));
+  }
+}
+
+TEST_CASE("webhook defaults: priority 99, isRdma for InfiniBand", "[policy][validate][unit]") {
+  auto plain = NodePolicy("p").vendor("8086").get();
+  plain.spec.priority.reset();
+  auto d = policy::nodePolicyDefaults(plain.spec);
+  CHECK(d.set_priority);
+  CHECK(d.set_is_rdma == false);
+  auto ib = NodePolicy("p").vendor("15b3").linkType("IB").priority(5).rdma(false).get();
+  auto d2 = policy::nodePolicyDefaults(ib.spec);
+  CHECK_FALSE(d2.set_priority);
+  CHECK(d2.set_is_rdma == true);
+  auto vfio = NodePolicy("p").vendor("15b3").linkType("ib").deviceType("vfio-pci").get();
+  CHECK(policy::nodePolicyDefaults(vfio.spec).set_is_rdma == false);
+}
+
+TEST_CASE("device classes: one for the driver, one per resource name",
+          "[policy][deviceclass][unit]") {
+  auto a = NodePolicy("a").resource("cx6_vfs").get();
+  auto b = NodePolicy("b").resource("E810").get();
+  auto da = deviceAttributes("d", {},
+                             {{"sriovnetwork.k8snetworkplumbingwg.io/resourceName",
+                               api::AttributeValue::ofString("cx6_vfs")}});
+  auto classes = policy::renderDeviceClasses({&a, &b}, {&da}, "");
+  REQUIRE(classes.size() == 3);
+  CHECK(classes[0].name == "cx6-vfs.sriovnetwork.k8snetworkplumbingwg.io");
+  CHECK(classes[0].spec.cel_selectors[0] ==
+        "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io' && 'resourceName' in "
+        "device.attributes['sriovnetwork.k8snetworkplumbingwg.io'] && "
+        "device.attributes['sriovnetwork.k8snetworkplumbingwg.io'].resourceName == 'cx6_vfs'");
+  CHECK_FALSE(classes[0].spec.extended_resource_name.has_value());
+  CHECK(classes[1].name == "e810.sriovnetwork.k8snetworkplumbingwg.io");
+  CHECK(classes[2].name == "sriovnetwork.k8snetworkplumbingwg.io");
+  CHECK(classes[2].spec.cel_selectors[0] ==
+        "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io'");
+
+  auto prefixed = policy::renderDeviceClasses({&a}, {}, "openshift.io");
+  CHECK(prefixed[0].spec.extended_resource_name == "openshift.io/cx6_vfs");
+}
