@@ -1,8 +1,10 @@
 #include "base/yaml.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <regex>
+#include <set>
 
 #include <yaml-cpp/yaml.h>
 
@@ -69,11 +71,17 @@ void emit(YAML::Emitter& out, const json::Value& v) {
       break;
     case rapidjson::kStringType: {
       std::string s(v.GetString(), v.GetStringLength());
-      // Quote strings that would otherwise read back as another type.
-      static const std::regex kNumberLike(R"([-+]?[0-9.eE+-]+)");
-      bool ambiguous = s.empty() || s == "true" || s == "false" || s == "null" || s == "~" ||
-                       s == "True" || s == "False" || s == "yes" || s == "no" ||
-                       std::regex_match(s, kNumberLike);
+      // Quote strings that a YAML 1.1 or 1.2 reader (kubectl's is 1.1) could take for another
+      // type: booleans and nulls in any spelling, and anything starting like a number, which
+      // covers 1.1's sexagesimal floats such as a PCI address 0000:11:00.0.
+      static const std::set<std::string> kWords = {"true", "false", "yes", "no",   "on",
+                                                   "off",  "y",     "n",   "null", "~"};
+      std::string lowered = s;
+      std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      bool ambiguous = s.empty() || kWords.count(lowered) != 0 ||
+                       std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' ||
+                       s[0] == '+' || s[0] == '.';
       if (ambiguous) {
         out << YAML::DoubleQuoted << s;
       } else {
@@ -82,11 +90,13 @@ void emit(YAML::Emitter& out, const json::Value& v) {
       break;
     }
     case rapidjson::kArrayType:
+      if (v.Empty()) out << YAML::Flow;
       out << YAML::BeginSeq;
       for (const auto& item : v.GetArray()) emit(out, item);
       out << YAML::EndSeq;
       break;
     case rapidjson::kObjectType:
+      if (v.MemberCount() == 0) out << YAML::Flow;
       out << YAML::BeginMap;
       for (const auto& m : v.GetObject()) {
         out << YAML::Key << std::string(m.name.GetString(), m.name.GetStringLength());

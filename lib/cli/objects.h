@@ -1,0 +1,26 @@
+#pragma once
+// Objects read from YAML/JSON files given on the command line ("-" is standard input), decoded
+// into the typed kinds the offline commands understand. Other kinds are listed in `skipped`.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "api/objects.h"
+#include "api/policies.h"
+
+namespace sriovdra::cli {
+
+struct ObjectBundle {
+  std::vector<api::SriovNetworkNodePolicy> node_policies;
+  std::vector<api::SriovResourcePolicy> resource_policies;
+  std::vector<api::DeviceAttributes> device_attributes;
+  std::vector<api::Node> nodes;
+  std::vector<api::SriovNodeState> node_states;  // also upstream SriovNetworkNodeState
+  std::vector<std::string> skipped;              // "ConfigMap/foo (file.yaml)"
+};
+
+// Reads every document of every file; an undecodable object is an error naming file and field.
+Result<ObjectBundle> loadObjects(const std::vector<std::string>& paths, std::istream& stdin_stream);
+
+}  // namespace sriovdra::cli

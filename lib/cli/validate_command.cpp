@@ -1,0 +1,68 @@
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/objects.h"
+#include "policy/policy_set.h"
+
+namespace sriovdra::cli {
+
+int runValidate(const ValidateArgs& args, Streams io) {
+  if (args.files.empty()) {
+    io.err << "error: give the files to check with -f\n";
+    return 1;
+  }
+  auto bundle = loadObjects(args.files, io.in);
+  if (!bundle.ok()) {
+    io.err << "error: " << bundle.status().message() << "\n";
+    return 1;
+  }
+  struct Line {
+    std::string object;
+    std::string level;  // error | warning
+    std::string message;
+  };
+  std::vector<Line> lines;
+  int checked = 0;
+  auto report = [&](const std::string& object, const policy::Findings& f) {
+    ++checked;
+    for (const auto& e : f.errors) lines.push_back({object, "error", e});
+    for (const auto& w : f.warnings) lines.push_back({object, "warning", w});
+  };
+  std::vector<const api::SriovNetworkNodePolicy*> snnps;
+  for (const auto& p : bundle->node_policies) snnps.push_back(&p);
+  std::vector<const api::Node*> nodes;
+  for (const auto& n : bundle->nodes) nodes.push_back(&n);
+  for (const auto& p : bundle->node_policies) {
+    auto f = policy::validateNodePolicy(p);
+    f.merge(policy::validateNodePolicyAgainst(p, snnps, nodes));
+    report("SriovNetworkNodePolicy/" + p.metadata.name, f);
+  }
+  for (const auto& p : bundle->resource_policies) {
+    report("SriovResourcePolicy/" + p.metadata.name, policy::validateResourcePolicy(p));
+  }
+  for (const auto& d : bundle->device_attributes) {
+    report("DeviceAttributes/" + d.metadata.name, policy::validateDeviceAttributes(d));
+  }
+  int errors = 0;
+  for (const auto& l : lines) errors += l.level == "error" ? 1 : 0;
+  if (args.output == "json") {
+    json::Document doc(rapidjson::kArrayType);
+    auto& a = doc.GetAllocator();
+    for (const auto& l : lines) {
+      json::Value o(rapidjson::kObjectType);
+      json::setString(o, "object", l.object, a);
+      json::setString(o, "level", l.level, a);
+      json::setString(o, "message", l.message, a);
+      doc.PushBack(o, a);
+    }
+    io.out << json::dump(doc) << "\n";
+  } else {
+    for (const auto& l : lines) io.out << l.object << ": " << l.level << ": " << l.message << "\n";
+    io.out << checked << " object(s) checked, " << errors << " error(s), "
+           << (lines.size() - static_cast<size_t>(errors)) << " warning(s)\n";
+  }
+  for (const auto& s : bundle->skipped) io.err << "note: ignored " << s << "\n";
+  return errors == 0 ? 0 : 1;
+}
+
+}  // namespace sriovdra::cli

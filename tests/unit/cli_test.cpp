@@ -1,0 +1,122 @@
+// The offline commands, through their functions (no process): render and validate.
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "base/yaml.h"
+#include "cli/commands.h"
+#include "support/control_plane.h"
+
+using namespace sriovdra;
+
+namespace {
+
+std::string fixture(const std::string& rel) {
+  return testing::sourceDir() + "/tests/fixtures/" + rel;
+}
+
+struct Run {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Run render(cli::RenderArgs args) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = cli::runRender(args, {in, out, err});
+  return {code, out.str(), err.str()};
+}
+
+cli::RenderArgs referenceArgs() {
+  cli::RenderArgs a;
+  a.node_file = fixture("cluster/node-a100-04.yaml");
+  a.state_file = fixture("cluster/nodestate-a100-04.yaml");
+  a.policy_files = {fixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml"),
+                    fixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml"),
+                    fixture("reference/deviceattributes-cx6-vfs-attrs.yaml")};
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("sriov-dra render prints the reference node's spec", "[cli][unit]") {
+  auto run = render(referenceArgs());
+  REQUIRE(run.code == 0);
+  auto docs = yamlToJson(run.out);
+  REQUIRE(docs.ok());
+  const auto& doc = docs->at(0);
+  const json::Value* spec = json::at(doc, {"nodeState", "spec"});
+  REQUIRE(spec != nullptr);
+  CHECK((*spec)["interfaces"].Size() == 8);
+  CHECK((*spec)["devices"].Size() == 8);
+  CHECK(json::stringOr((*spec)["devices"][6], "name") == "0000-c7-00-1");
+  CHECK(doc["conflicts"].Size() == 0);
+  CHECK(doc["invalid"].Size() == 0);
+
+  auto as_json = referenceArgs();
+  as_json.output = "json";
+  auto j = render(as_json);
+  REQUIRE(j.code == 0);
+  auto parsed = json::parse(j.out);
+  REQUIRE(parsed.ok());
+  CHECK(json::dump(*parsed) == json::dump(doc));  // same content in both formats
+}
+
+TEST_CASE("sriov-dra render shows who lost an overlapping range and why", "[cli][unit]") {
+  auto args = referenceArgs();
+  args.policy_files = {fixture("policies/overlapping.yaml")};
+  auto run = render(args);
+  REQUIRE(run.code == 0);
+  auto doc = yamlToJson(run.out);
+  REQUIRE(doc.ok());
+  const auto& conflicts = doc->at(0)["conflicts"];
+  REQUIRE(conflicts.Size() == 1);
+  CHECK(json::stringOr(conflicts[0]["loser"], "name") == "low");
+  CHECK(json::stringOr(conflicts[0], "winner") == "high");
+  CHECK_THAT(std::string(json::stringOr(conflicts[0], "reason")),
+             Catch::Contains("higher priority (10 beats 50"));
+}
+
+TEST_CASE("sriov-dra render leaves invalid policies out and says why", "[cli][unit]") {
+  auto args = referenceArgs();
+  args.policy_files.push_back(fixture("policies/invalid.yaml"));
+  auto run = render(args);
+  REQUIRE(run.code == 0);
+  auto doc = yamlToJson(run.out);
+  REQUIRE(doc.ok());
+  CHECK(doc->at(0)["invalid"].Size() == 3);
+  CHECK(json::at(doc->at(0), {"nodeState", "spec"})->operator[]("devices").Size() == 8);
+}
+
+TEST_CASE("sriov-dra render explains unreadable input", "[cli][unit]") {
+  auto args = referenceArgs();
+  args.node_file = fixture("reference/aligned-resourceclaimtemplate.yaml");
+  auto run = render(args);
+  CHECK(run.code == 1);
+  CHECK_THAT(run.err, Catch::Contains("--node must hold exactly one Node"));
+}
+
+TEST_CASE("sriov-dra validate applies the webhook's rules", "[cli][unit]") {
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = cli::runValidate({{fixture("policies/invalid.yaml")}, "text"}, {in, out, err});
+  CHECK(code == 1);
+  std::string text = out.str();
+  CHECK_THAT(text,
+             Catch::Contains("SriovNetworkNodePolicy/bad-range: error: spec.nicSelector.pfNames "
+                             "entry \"ibp14s0#2-9\": the range ends at VF 9 but numVfs is 4"));
+  CHECK_THAT(
+      text, Catch::Contains("SriovNetworkNodePolicy/vfio-rdma: error: spec.isRdma cannot be true"));
+  CHECK_THAT(text, Catch::Contains("DeviceAttributes/overrides-builtin: error"));
+  CHECK_THAT(text, Catch::Contains("3 object(s) checked, 3 error(s)"));
+
+  std::ostringstream ok_out;
+  int ok = cli::runValidate({{fixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml"),
+                              fixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml"),
+                              fixture("reference/deviceattributes-cx6-vfs-attrs.yaml")},
+                             "text"},
+                            {in, ok_out, err});
+  CHECK(ok == 0);
+  CHECK_THAT(ok_out.str(), Catch::Contains("3 object(s) checked, 0 error(s)"));
+}
