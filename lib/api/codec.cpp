@@ -166,6 +166,12 @@ Writer& Writer::value(std::string_view key, json::Value v) {
   json::set(obj_, key, std::move(v), a_);
   return *this;
 }
+Writer& Writer::nonEmpty(std::string_view key, json::Value v) {
+  bool empty = (v.IsArray() && v.Empty()) || (v.IsObject() && v.MemberCount() == 0);
+  if (!empty) json::set(obj_, key, std::move(v), a_);
+  return *this;
+}
+
 Writer Writer::object(std::string_view key) {
   return Writer(json::ensureObject(obj_, key, a_), a_);
 }

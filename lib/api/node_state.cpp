@@ -44,28 +44,29 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
 
 void SriovNodeStateSpec::encode(Writer w) const {
   auto& a = w.allocator();
-  w.value("interfaces", encodeList(interfaces, a, [&](const Interface& i, Writer o) {
-            o.strAlways("pciAddress", i.pci_address)
-                .str("name", i.name)
-                .i64("numVfs", i.num_vfs)
-                .optI64("mtu", i.mtu > 0 ? std::optional<int64_t>(i.mtu) : std::nullopt)
-                .str("linkType", i.link_type)
-                .str("eSwitchMode", i.eswitch_mode)
-                .trueOnly("externallyManaged", i.externally_managed);
-            o.value("vfGroups", encodeList(i.vf_groups, a, [](const VfGroup& g, Writer go) {
-                      go.strAlways("resourceName", g.resource_name)
-                          .strAlways("deviceType", g.device_type)
-                          .strAlways("vfRange", g.vf_range)
-                          .strAlways("policyName", g.policy_name)
-                          .optI64("mtu", g.mtu > 0 ? std::optional<int64_t>(g.mtu) : std::nullopt)
-                          .trueOnly("isRdma", g.is_rdma)
-                          .str("vdpaType", g.vdpa_type);
-                    }));
-          }));
-  w.value("devices", encodeList(devices, a, [&](const Device& d, Writer o) {
-            o.strAlways("name", d.name).strAlways("pciAddress", d.pci_address);
-            o.value("attributes", encodeAttributes(d.attributes, a));
-          }));
+  w.nonEmpty("interfaces", encodeList(interfaces, a, [&](const Interface& i, Writer o) {
+               o.strAlways("pciAddress", i.pci_address)
+                   .str("name", i.name)
+                   .i64("numVfs", i.num_vfs)
+                   .optI64("mtu", i.mtu > 0 ? std::optional<int64_t>(i.mtu) : std::nullopt)
+                   .str("linkType", i.link_type)
+                   .str("eSwitchMode", i.eswitch_mode)
+                   .trueOnly("externallyManaged", i.externally_managed);
+               o.nonEmpty("vfGroups", encodeList(i.vf_groups, a, [](const VfGroup& g, Writer go) {
+                            go.strAlways("resourceName", g.resource_name)
+                                .strAlways("deviceType", g.device_type)
+                                .strAlways("vfRange", g.vf_range)
+                                .strAlways("policyName", g.policy_name)
+                                .optI64("mtu",
+                                        g.mtu > 0 ? std::optional<int64_t>(g.mtu) : std::nullopt)
+                                .trueOnly("isRdma", g.is_rdma)
+                                .str("vdpaType", g.vdpa_type);
+                          }));
+             }));
+  w.nonEmpty("devices", encodeList(devices, a, [&](const Device& d, Writer o) {
+               o.strAlways("name", d.name).strAlways("pciAddress", d.pci_address);
+               o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
+             }));
 }
 
 SriovNodeStateStatus SriovNodeStateStatus::decode(const Reader& r) {
@@ -128,67 +129,68 @@ SriovNodeStateStatus SriovNodeStateStatus::decode(const Reader& r) {
 
 void SriovNodeStateStatus::encode(Writer w) const {
   auto& a = w.allocator();
-  w.value("interfaces", encodeList(interfaces, a, [&](const InterfaceExt& x, Writer o) {
-            o.str("name", x.name)
-                .str("mac", x.mac)
-                .str("driver", x.driver)
-                .strAlways("pciAddress", x.pci_address)
-                .str("vendor", x.vendor)
-                .str("deviceID", x.device_id)
-                .str("netFilter", x.net_filter)
-                .i64("mtu", x.mtu)
-                .i64("numVfs", x.num_vfs)
-                .str("linkSpeed", x.link_speed)
-                .str("linkType", x.link_type)
-                .str("linkAdminState", x.link_admin_state)
-                .str("eSwitchMode", x.eswitch_mode)
-                .trueOnly("externallyManaged", x.externally_managed)
-                .i64("totalvfs", x.total_vfs)
-                .strings("altNames", x.alt_names)
-                .str("pcieRoot", x.pcie_root)
-                .i64("numaNode", x.numa_node)
-                .str("pcieSwitch", x.pcie_switch)
-                .str("rdmaDevice", x.rdma_device)
-                .str("vfDeviceID", x.vf_device_id);
-            o.value("Vfs", encodeList(x.vfs, a, [](const VirtualFunction& v, Writer vo) {
-                      vo.str("name", v.name)
-                          .str("mac", v.mac)
-                          .str("driver", v.driver)
-                          .strAlways("pciAddress", v.pci_address)
-                          .str("vendor", v.vendor)
-                          .str("deviceID", v.device_id)
-                          .i64("vfID", v.vf_id)
-                          .str("rdmaDevice", v.rdma_device)
-                          .str("iommuGroup", v.iommu_group);
-                      if (v.mtu > 0) vo.i64("mtu", v.mtu);
-                    }));
-          }));
-  w.value("gpus", encodeList(gpus, a, [](const Gpu& g, Writer o) {
-            o.strAlways("pciAddress", g.pci_address)
-                .str("vendor", g.vendor)
-                .str("deviceID", g.device_id)
-                .str("driver", g.driver)
-                .str("pcieRoot", g.pcie_root)
-                .i64("numaNode", g.numa_node)
-                .str("pcieSwitch", g.pcie_switch);
-          }));
-  w.value("pcieRoots", encodeList(pcie_roots, a, [&](const PcieRoot& r, Writer o) {
-            o.strAlways("name", r.name).i64("numaNode", r.numa_node).strings("devices", r.devices);
-            o.value("switches", encodeList(r.switches, a, [](const PcieSwitch& s, Writer so) {
-                      so.strAlways("pciAddress", s.pci_address).strings("devices", s.devices);
-                    }));
-          }));
+  w.nonEmpty("interfaces", encodeList(interfaces, a, [&](const InterfaceExt& x, Writer o) {
+               o.str("name", x.name)
+                   .str("mac", x.mac)
+                   .str("driver", x.driver)
+                   .strAlways("pciAddress", x.pci_address)
+                   .str("vendor", x.vendor)
+                   .str("deviceID", x.device_id)
+                   .str("netFilter", x.net_filter)
+                   .i64("mtu", x.mtu)
+                   .i64("numVfs", x.num_vfs)
+                   .str("linkSpeed", x.link_speed)
+                   .str("linkType", x.link_type)
+                   .str("linkAdminState", x.link_admin_state)
+                   .str("eSwitchMode", x.eswitch_mode)
+                   .trueOnly("externallyManaged", x.externally_managed)
+                   .i64("totalvfs", x.total_vfs)
+                   .strings("altNames", x.alt_names)
+                   .str("pcieRoot", x.pcie_root)
+                   .i64("numaNode", x.numa_node)
+                   .str("pcieSwitch", x.pcie_switch)
+                   .str("rdmaDevice", x.rdma_device)
+                   .str("vfDeviceID", x.vf_device_id);
+               o.nonEmpty("Vfs", encodeList(x.vfs, a, [](const VirtualFunction& v, Writer vo) {
+                            vo.str("name", v.name)
+                                .str("mac", v.mac)
+                                .str("driver", v.driver)
+                                .strAlways("pciAddress", v.pci_address)
+                                .str("vendor", v.vendor)
+                                .str("deviceID", v.device_id)
+                                .i64("vfID", v.vf_id)
+                                .str("rdmaDevice", v.rdma_device)
+                                .str("iommuGroup", v.iommu_group);
+                            if (v.mtu > 0) vo.i64("mtu", v.mtu);
+                          }));
+             }));
+  w.nonEmpty("gpus", encodeList(gpus, a, [](const Gpu& g, Writer o) {
+               o.strAlways("pciAddress", g.pci_address)
+                   .str("vendor", g.vendor)
+                   .str("deviceID", g.device_id)
+                   .str("driver", g.driver)
+                   .str("pcieRoot", g.pcie_root)
+                   .i64("numaNode", g.numa_node)
+                   .str("pcieSwitch", g.pcie_switch);
+             }));
+  w.nonEmpty(
+      "pcieRoots", encodeList(pcie_roots, a, [&](const PcieRoot& r, Writer o) {
+        o.strAlways("name", r.name).i64("numaNode", r.numa_node).strings("devices", r.devices);
+        o.nonEmpty("switches", encodeList(r.switches, a, [](const PcieSwitch& s, Writer so) {
+                     so.strAlways("pciAddress", s.pci_address).strings("devices", s.devices);
+                   }));
+      }));
   Writer al = w.object("alignment");
   al.boolean("pcieRootImpliesSwitch", alignment.root_implies_switch);
-  al.value("gpus", encodeList(alignment.gpus, a, [](const GpuAlignment& g, Writer o) {
-             o.strAlways("gpu", g.gpu)
-                 .str("pcieRoot", g.pcie_root)
-                 .strings("sameRootVfs", g.same_root_vfs)
-                 .strings("sameSwitchVfs", g.same_switch_vfs);
-           }));
+  al.nonEmpty("gpus", encodeList(alignment.gpus, a, [](const GpuAlignment& g, Writer o) {
+                o.strAlways("gpu", g.gpu)
+                    .str("pcieRoot", g.pcie_root)
+                    .strings("sameRootVfs", g.same_root_vfs)
+                    .strings("sameSwitchVfs", g.same_switch_vfs);
+              }));
   w.str("syncStatus", sync_status)
       .str("lastSyncError", last_sync_error)
-      .value("conditions", encodeConditions(conditions, a))
+      .nonEmpty("conditions", encodeConditions(conditions, a))
       .i64("observedGeneration", observed_generation)
       .i64("advertisedVfs", advertised_vfs)
       .i64("gpuCount", gpu_count);

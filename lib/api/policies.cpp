@@ -196,7 +196,7 @@ void PolicyStatus::encode(Writer w) const {
         .str("reason", c.reason);
     arr.PushBack(o, w.allocator());
   }
-  w.value("conflicts", std::move(arr));
+  w.nonEmpty("conflicts", std::move(arr));
 }
 
 Result<SriovNetworkNodePolicy> SriovNetworkNodePolicy::decode(const json::Value& v) {

@@ -31,7 +31,8 @@ bool boolOr(const Value& obj, std::string_view key, bool fallback);
 const Value* at(const Value& v, std::initializer_list<std::string_view> path);
 
 inline rapidjson::Value str(std::string_view s, Allocator& a) {
-  return rapidjson::Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
+  // An empty string_view may have a null data(), which RapidJSON would turn into null.
+  return rapidjson::Value(s.empty() ? "" : s.data(), static_cast<rapidjson::SizeType>(s.size()), a);
 }
 // Sets obj[key] = value, replacing an existing member.
 void set(Value& obj, std::string_view key, Value value, Allocator& a);

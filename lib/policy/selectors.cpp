@@ -175,3 +175,80 @@ std::vector<std::string> validateNodeSelector(const api::NodeSelector& selector,
 }
 
 }  // namespace sriovdra::policy
+
+namespace sriovdra::policy {
+
+Result<api::LabelSelector> parseLabelSelector(const std::string& text) {
+  api::LabelSelector out;
+  auto trim = [](std::string s) {
+    size_t b = s.find_first_not_of(" \t");
+    size_t e = s.find_last_not_of(" \t");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  // Split on commas outside parentheses.
+  std::vector<std::string> parts;
+  int depth = 0;
+  std::string cur;
+  for (char c : text) {
+    if (c == '(') ++depth;
+    if (c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      parts.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!trim(cur).empty() || !parts.empty()) parts.push_back(trim(cur));
+  auto bad = [&](const std::string& part, const std::string& why) {
+    return Status(Code::kInvalidArgument,
+                  "label selector \"" + text + "\": \"" + part + "\" " + why);
+  };
+  for (const auto& part : parts) {
+    if (part.empty()) return bad(part, "is empty (stray comma?)");
+    auto setOp = [&](const std::string& op) -> Result<bool> {
+      auto pos = part.find(" " + op + " ");
+      if (pos == std::string::npos) return false;
+      std::string key = trim(part.substr(0, pos));
+      std::string rest = trim(part.substr(pos + op.size() + 2));
+      if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') {
+        return bad(part, "needs a value list in parentheses, e.g. (a,b)");
+      }
+      std::vector<std::string> values;
+      std::string list = rest.substr(1, rest.size() - 2);
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        if (comma == std::string::npos) comma = list.size();
+        std::string v = trim(list.substr(start, comma - start));
+        if (!v.empty()) values.push_back(v);
+        start = comma + 1;
+      }
+      out.match_expressions.push_back({key, op == "in" ? "In" : "NotIn", values});
+      return true;
+    };
+    auto in = setOp("notin");
+    if (!in.ok()) return in.status();
+    if (*in) continue;
+    in = setOp("in");
+    if (!in.ok()) return in.status();
+    if (*in) continue;
+    if (auto pos = part.find("!="); pos != std::string::npos) {
+      out.match_expressions.push_back(
+          {trim(part.substr(0, pos)), "NotIn", {trim(part.substr(pos + 2))}});
+    } else if (auto eq = part.find('='); eq != std::string::npos) {
+      size_t skip = part.compare(eq, 2, "==") == 0 ? 2 : 1;
+      out.match_labels[trim(part.substr(0, eq))] = trim(part.substr(eq + skip));
+    } else if (part[0] == '!') {
+      out.match_expressions.push_back({trim(part.substr(1)), "DoesNotExist", {}});
+    } else {
+      out.match_expressions.push_back({part, "Exists", {}});
+    }
+  }
+  auto problems = validateLabelSelector(out, "selector");
+  if (!problems.empty())
+    return Status(Code::kInvalidArgument, "label selector \"" + text + "\": " + problems[0]);
+  return out;
+}
+
+}  // namespace sriovdra::policy

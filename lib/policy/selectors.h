@@ -34,3 +34,8 @@ bool isValidLabelKey(const std::string& key);
 bool isValidLabelValue(const std::string& value);
 
 }  // namespace sriovdra::policy
+
+namespace sriovdra::policy {
+// kubectl's label selector syntax: "a=b,c!=d,e,!f,g in (x,y),h notin (z)" ("" selects all).
+Result<api::LabelSelector> parseLabelSelector(const std::string& text);
+}  // namespace sriovdra::policy

@@ -37,6 +37,8 @@ std::string randomHex(size_t bytes) {
   return out;
 }
 
+}  // namespace
+
 int freePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -52,6 +54,8 @@ int freePort() {
   ::close(fd);
   return ntohs(addr.sin_port);
 }
+
+namespace {
 
 void writeFile(const std::string& path, const std::string& content) {
   Status st = writeFileAtomic(path, content, 0600);
@@ -149,6 +153,9 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(opt
   addUser("admin", {"system:masters"});
   for (const auto& u : options_.users) addUser(u.name, u.groups);
   writeFile(dir_ + "/tokens.csv", csv);
+  writeFile(dir_ + "/audit-policy.yaml",
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived, "
+            "ResponseStarted]\nrules:\n- level: Metadata\n");
 }
 
 ControlPlane::~ControlPlane() {
@@ -209,6 +216,11 @@ ChildProcess ControlPlane::launchApiServer(int port, const std::string& log_name
                "--service-cluster-ip-range=10.0.0.0/24",
                "--disable-admission-plugins=ServiceAccount",
                "--cert-dir=" + dir_ + "/certs"};
+  if (options_.audit_log) {
+    spec.argv.push_back("--audit-policy-file=" + dir_ + "/audit-policy.yaml");
+    spec.argv.push_back("--audit-log-path=" + dir_ + "/audit.log");
+    spec.argv.push_back("--audit-log-format=json");
+  }
   for (const auto& a : options_.extra_apiserver_args) spec.argv.push_back(a);
   spec.stdout_path = dir_ + "/" + log_name;
   spec.stderr_path = dir_ + "/" + log_name;
@@ -324,13 +336,62 @@ std::string ControlPlane::newNamespace(const std::string& prefix) {
   return name;
 }
 
-void ControlPlane::applyYamlFile(const std::string& path) {
+void ControlPlane::applyYamlFile(const std::string& path, const std::string& namespace_override) {
   auto text = readFile(path);
   if (!text.ok()) fatal(text.status().toString());
-  applyYaml(*text);
+  applyYaml(*text, namespace_override);
 }
 
-void ControlPlane::applyYaml(const std::string& yaml) {
+void ControlPlane::grantOperatorRbac(const std::string& user, const std::string& ns) {
+  applyYamlFile(sourceDir() + "/config/rbac/role.yaml", ns);
+  applyYamlFile(sourceDir() + "/config/rbac/leader_election_role.yaml", ns);
+  std::string subject =
+      "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: " + user + "}\n";
+  applyYaml(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: "
+      "{name: sriov-dra-operator-" +
+      ns + "-" + user +
+      "}\nroleRef: {apiGroup: "
+      "rbac.authorization.k8s.io, kind: ClusterRole, name: sriov-dra-operator}\n" +
+      subject);
+  for (const char* role : {"sriov-dra-operator", "sriov-dra-operator-leader-election"}) {
+    applyYaml(std::string("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n") +
+              "metadata: {name: " + role + "-" + user + ", namespace: " + ns + "}\n" +
+              "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: " + role + "}\n" +
+              subject);
+  }
+}
+
+std::vector<AuditEvent> ControlPlane::auditEvents() const {
+  std::vector<AuditEvent> out;
+  auto text = readFile(dir_ + "/audit.log", 1u << 30);
+  if (!text.ok()) return out;
+  size_t start = 0;
+  while (start < text->size()) {
+    size_t end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    auto doc = json::parse(std::string_view(*text).substr(start, end - start));
+    start = end + 1;
+    if (!doc.ok() || json::stringOr(*doc, "stage") != "ResponseComplete") continue;
+    AuditEvent e;
+    if (const json::Value* u = json::objectMember(*doc, "user"))
+      e.user = json::stringOr(*u, "username");
+    e.verb = json::stringOr(*doc, "verb");
+    if (const json::Value* r = json::objectMember(*doc, "objectRef")) {
+      e.resource = json::stringOr(*r, "resource");
+      e.subresource = json::stringOr(*r, "subresource");
+      e.namespace_ = json::stringOr(*r, "namespace");
+      e.name = json::stringOr(*r, "name");
+    }
+    if (const json::Value* st = json::objectMember(*doc, "responseStatus")) {
+      e.code = static_cast<int>(json::intOr(*st, "code", 0));
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void ControlPlane::applyYaml(const std::string& yaml, const std::string& namespace_override) {
   auto docs = yamlToJson(yaml);
   if (!docs.ok()) fatal(docs.status().toString());
   auto admin = client();
@@ -339,6 +400,11 @@ void ControlPlane::applyYaml(const std::string& yaml) {
     auto rt = discovery.resourceFor(doc);
     if (!rt.ok()) fatal("applying YAML: " + rt.status().toString());
     kube::ObjectMeta meta = kube::ObjectMeta::decode(doc);
+    if (rt->namespaced && !namespace_override.empty() && meta.namespace_.empty()) {
+      json::setString(json::ensureObject(doc, "metadata", doc.GetAllocator()), "namespace",
+                      namespace_override, doc.GetAllocator());
+      meta.namespace_ = namespace_override;
+    }
     auto created = admin->create(*rt, meta.namespace_, doc);
     if (!created.ok() && created.status().code() == Code::kAlreadyExists) {
       auto current = admin->get(*rt, meta.namespace_, meta.name);

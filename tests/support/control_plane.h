@@ -31,6 +31,22 @@ struct ControlPlaneOptions {
   std::vector<std::string> extra_apiserver_args;
   bool install_test_crds = true;     // tests/crds: resource.k8s.io/v1 and test kinds
   bool install_product_crds = true;  // crds/: the four kinds this project serves
+  bool audit_log = false;            // record every request (Metadata level) for auditEvents()
+};
+
+// One request as the API server's audit log recorded it (ResponseComplete stage).
+struct AuditEvent {
+  std::string user;
+  std::string verb;  // get, list, watch, create, update, patch, delete
+  std::string resource;
+  std::string subresource;
+  std::string namespace_;
+  std::string name;
+  int code = 0;
+  bool isWrite() const {
+    return verb == "create" || verb == "update" || verb == "patch" || verb == "delete" ||
+           verb == "deletecollection";
+  }
 };
 
 class ControlPlane {
@@ -66,8 +82,14 @@ class ControlPlane {
   // Creates a namespace with a unique name starting with prefix.
   std::string newNamespace(const std::string& prefix = "test");
   // Applies every object of the YAML files (create or replace) as admin; CRDs are waited for.
-  void applyYamlFile(const std::string& path);
-  void applyYaml(const std::string& yaml);
+  // namespace_override: put namespaced objects without a namespace into this one.
+  void applyYamlFile(const std::string& path, const std::string& namespace_override = "");
+  void applyYaml(const std::string& yaml, const std::string& namespace_override = "");
+  // Binds the operator's RBAC (config/rbac roles, applied into ns) to a test user, so the
+  // operator runs with exactly the permissions it has in production.
+  void grantOperatorRbac(const std::string& user, const std::string& ns);
+  // Requests recorded so far (audit_log must be on).
+  std::vector<AuditEvent> auditEvents() const;
 
  private:
   explicit ControlPlane(ControlPlaneOptions options);
@@ -89,6 +111,9 @@ class ControlPlane {
   ChildProcess second_apiserver_;
   int namespace_counter_ = 0;
 };
+
+// A loopback TCP port that was free a moment ago.
+int freePort();
 
 // The project's source directory (for tests/crds, fixtures and ../shared reference data).
 std::string sourceDir();

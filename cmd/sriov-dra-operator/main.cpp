@@ -1,0 +1,180 @@
+// sriov-dra-operator: renders policies into per-node SriovNodeStates, maintains DeviceClasses,
+// reports policy status, serves the admission webhook. Thin: flags -> wiring.
+#include <condition_variable>
+#include <fstream>
+#include <random>
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "base/log.h"
+#include "base/signals.h"
+#include "http/server.h"
+#include "kube/leader_election.h"
+#include "metrics/registry.h"
+#include "operator/operator.h"
+#include "policy/selectors.h"
+
+using namespace sriovdra;
+
+namespace {
+
+std::string identity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::mt19937 rng(std::random_device{}());
+  return std::string(host) + "_" + std::to_string(rng() % 1000000);
+}
+
+int fail(const std::string& message) {
+  SDRA_LOG_ERROR << message;
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ShutdownSignals signals;
+  CLI::App app{
+      "sriov-dra-operator: SR-IOV policies -> per-node device configuration and DRA "
+      "DeviceClasses"};
+  kube::KubeconfigOptions kubeconfig;
+  std::string ns, metrics_addr = "0", probe_addr = ":8081", cert_dir, prefix, agent_selector;
+  std::string lease_name = "sriov-dra-operator", lease_ns;
+  bool leader_elect = false;
+  int webhook_port = 9443, max_unavailable = 1, workers = 4, verbosity = 0;
+  cert_dir = "/tmp/k8s-webhook-server/serving-certs";
+  app.add_option("--kubeconfig", kubeconfig.path,
+                 "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
+  app.add_option("--context", kubeconfig.context, "kubeconfig context");
+  app.add_option("--namespace", ns,
+                 "the only namespace whose policies count (default: the pod's namespace)");
+  app.add_flag("--leader-elect", leader_elect, "run controllers only on the elected leader");
+  app.add_option("--leader-election-id", lease_name, "name of the Lease")->capture_default_str();
+  app.add_option("--leader-election-namespace", lease_ns,
+                 "namespace of the Lease (default: --namespace)");
+  app.add_option("--metrics-bind-address", metrics_addr, "address for /metrics, \"0\" disables")
+      ->capture_default_str();
+  app.add_option("--health-probe-bind-address", probe_addr, "address for /healthz and /readyz")
+      ->capture_default_str();
+  app.add_option("--webhook-port", webhook_port, "admission webhook HTTPS port, 0 disables")
+      ->capture_default_str();
+  app.add_option("--webhook-cert-dir", cert_dir, "directory with tls.crt and tls.key")
+      ->capture_default_str();
+  app.add_option("--resource-prefix", prefix,
+                 "also publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus) and "
+                 "set extendedResourceName on per-resource DeviceClasses");
+  app.add_option("--agent-node-selector", agent_selector,
+                 "label selector of the nodes that run the agent, e.g. "
+                 "\"node-role.kubernetes.io/worker\" (default: every node)");
+  app.add_option("--max-unavailable", max_unavailable,
+                 "nodes that may recreate existing VFs at the same time")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--workers", workers, "concurrent node reconciles")->capture_default_str();
+  app.add_option("-v,--v", verbosity, "log verbosity");
+  CLI11_PARSE(app, argc, argv);
+  log::setVerbosity(verbosity);
+
+  auto config = kube::loadConfig(kubeconfig);
+  if (!config.ok()) return fail(config.status().message());
+  if (ns.empty()) ns = config->default_namespace;
+  if (const char* env = std::getenv("POD_NAMESPACE"); ns.empty() && env != nullptr) ns = env;
+  if (ns.empty()) return fail("no namespace: pass --namespace (or run in a pod)");
+  if (lease_ns.empty()) lease_ns = ns;
+  auto selector = policy::parseLabelSelector(agent_selector);
+  if (!selector.ok()) return fail("--agent-node-selector: " + selector.status().message());
+  auto client = kube::Client::create(*config);
+  if (!client.ok()) return fail(client.status().message());
+
+  kube::EventRecorder events(*client, "sriov-dra-operator");
+  op::Operator operator_(*client,
+                         {.namespace_ = ns,
+                          .resource_prefix = prefix,
+                          .agent_node_selector = *selector,
+                          .max_unavailable = max_unavailable,
+                          .workers = workers},
+                         events);
+  int code = 0;
+  std::unique_ptr<kube::LeaderElector> elector;
+  std::string id = identity();
+  if (leader_elect) {
+    elector = std::make_unique<kube::LeaderElector>(
+        *client,
+        kube::LeaderElectionConfig{
+            .lease_namespace = lease_ns, .lease_name = lease_name, .identity = id},
+        kube::LeaderCallbacks{.on_started_leading = [&] { operator_.startControllers(); },
+                              .on_stopped_leading =
+                                  [&] {
+                                    if (!signals.token().stop_requested()) {
+                                      SDRA_LOG_ERROR << "lost leadership; exiting so that a fresh "
+                                                        "process campaigns again";
+                                      code = 1;
+                                    }
+                                  }});
+  }
+
+  auto probes = http::Server::start(
+      {.bind_address = probe_addr, .name = "probes"},
+      {{"/healthz",
+        [&](const http::Request&) {
+          Status st = elector ? elector->check() : Status::ok();
+          return st.isOk() ? http::Response::text(200, "ok\n")
+                           : http::Response::text(500, st.message() + "\n");
+        }},
+       {"/readyz", [&](const http::Request&) {
+          return operator_.synced() ? http::Response::text(200, "ok\n")
+                                    : http::Response::text(500, "informers not synced\n");
+        }}});
+  if (!probes.ok()) return fail("health probes: " + probes.status().message());
+  std::unique_ptr<http::Server> metrics_server;
+  if (metrics_addr != "0") {
+    auto m = http::Server::start(
+        {.bind_address = metrics_addr, .name = "metrics"},
+        {{"/metrics", [](const http::Request&) {
+            return http::Response{
+                200, "text/plain; version=0.0.4; charset=utf-8", metrics::renderText(), {}};
+          }}});
+    if (!m.ok()) return fail("metrics: " + m.status().message());
+    metrics_server = std::move(*m);
+  }
+  std::unique_ptr<http::Server> webhook;
+  if (webhook_port != 0) {
+    auto w = http::Server::start(
+        {.bind_address = ":" + std::to_string(webhook_port),
+         .tls = http::TlsFiles{cert_dir + "/tls.crt", cert_dir + "/tls.key"},
+         .name = "webhook"},
+        {{"/mutating-custom-resource",
+          [&](const http::Request& r) { return operator_.handleMutate(r); }},
+         {"/validating-custom-resource",
+          [&](const http::Request& r) { return operator_.handleValidate(r); }}});
+    if (!w.ok()) {
+      return fail("admission webhook: " + w.status().message() +
+                  " (provide tls.crt/tls.key in --webhook-cert-dir, or --webhook-port=0)");
+    }
+    webhook = std::move(*w);
+  }
+
+  operator_.startInformers();
+  if (!operator_.waitForSync(std::chrono::minutes(2))) {
+    return fail("informers did not sync within 2 minutes; check RBAC and API server access");
+  }
+  SDRA_LOG_INFO << "sriov-dra-operator " << id << " watching namespace " << ns;
+
+  if (elector) {
+    elector->run(signals.token());  // returns on shutdown or when leadership is lost
+  } else {
+    operator_.startControllers();
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait(lock, signals.token(), [] { return false; });
+  }
+  operator_.stop();
+  events.flush(std::chrono::seconds(5));
+  if (webhook) webhook->stop();
+  if (metrics_server) metrics_server->stop();
+  (*probes)->stop();
+  return code;
+}

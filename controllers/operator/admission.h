@@ -1,0 +1,44 @@
+#pragma once
+// Admission review for the policy kinds (pure): AdmissionReview v1 in, AdmissionReview out.
+// Mutating (SriovNetworkNodePolicy): the upstream defaults, priority 99 and isRdma (true for
+// InfiniBand netdevice VFs), as a JSON patch.
+// Validating: the rules of policy/validate.h, with messages that say what to change; a policy
+// outside the operator's namespace is admitted with a warning that it is not used.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/objects.h"
+#include "api/policies.h"
+
+namespace sriovdra::op {
+
+struct AdmissionRequest {
+  std::string uid;
+  std::string kind;       // request.kind.kind
+  std::string operation;  // CREATE, UPDATE, DELETE, CONNECT
+  std::string namespace_;
+  json::Document object;  // request.object (null for DELETE)
+};
+
+struct AdmissionDecision {
+  bool allowed = true;
+  int code = 200;
+  std::string message;
+  std::vector<std::string> warnings;
+  std::string json_patch;  // a JSON array, "" = none
+};
+
+Result<AdmissionRequest> parseAdmissionReview(std::string_view body);
+std::string admissionReviewResponse(const std::string& uid, const AdmissionDecision& d);
+
+AdmissionDecision mutatePolicy(const AdmissionRequest& req);
+
+struct ValidationContext {
+  std::string operator_namespace;
+  std::vector<const api::SriovNetworkNodePolicy*> node_policies;  // in the operator namespace
+  std::vector<const api::Node*> nodes;
+};
+AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationContext& ctx);
+
+}  // namespace sriovdra::op

@@ -1,0 +1,106 @@
+#pragma once
+// The operator's controllers: watches the policy kinds, Nodes, SriovNodeStates and its
+// DeviceClasses, and keeps
+//   * one SriovNodeState per selected node, whose spec is the render of the policies (written
+//     with server-side apply, only when it changes; removed when the node goes away), respecting
+//     --max-unavailable for changes that tear down existing VFs;
+//   * the DeviceClasses of the driver and of every resourceName in use;
+//   * status, conditions and Events on every policy: what it matched, what it lost and why.
+// Informers run on every replica (for the admission webhook and fast fail-over); controllers only
+// run on the leader (startControllers()).
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "api/node_state.h"
+#include "api/objects.h"
+#include "api/policies.h"
+#include "http/server.h"
+#include "kube/controller.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "policy/policy_set.h"
+
+namespace prometheus {
+class Gauge;
+}
+
+namespace sriovdra::op {
+
+inline constexpr const char* kFieldManager = "sriov-dra-operator";
+inline constexpr const char* kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr const char* kManagedByValue = "sriov-dra-operator";
+// On SriovNodeState: "true" while the spec written last tears down existing VFs.
+inline constexpr const char* kDisruptiveAnnotation =
+    "sriovnetwork.k8snetworkplumbingwg.io/disruptive-change";
+
+struct OperatorOptions {
+  std::string namespace_;
+  std::string resource_prefix;
+  api::LabelSelector agent_node_selector;  // empty = every node
+  int max_unavailable = 1;
+  int workers = 4;
+  std::chrono::milliseconds rollout_retry{std::chrono::seconds(5)};
+};
+
+class Operator {
+ public:
+  Operator(std::shared_ptr<kube::Client> client, OperatorOptions options,
+           kube::EventRecorder& events);
+  ~Operator();
+  Operator(const Operator&) = delete;
+  Operator& operator=(const Operator&) = delete;
+
+  void startInformers();
+  bool waitForSync(std::chrono::milliseconds timeout);
+  bool synced() const;
+  void startControllers();
+  void stop();
+
+  http::Response handleMutate(const http::Request& req);
+  http::Response handleValidate(const http::Request& req);
+
+ private:
+  struct PolicySnapshot;
+  struct NodeFacts;
+
+  std::shared_ptr<const PolicySnapshot> policies();
+  void policiesChanged(const std::string& kind, const std::string& name);
+  void enqueueAllNodes();
+
+  Result<kube::ReconcileResult> reconcileNode(const std::string& name);
+  Result<kube::ReconcileResult> reconcileDeviceClasses(const std::string& key);
+  Result<kube::ReconcileResult> reconcilePolicyStatus(const std::string& key);
+
+  Status applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
+                        bool disruptive);
+  Status deleteNodeState(const std::string& name);
+  int disruptiveInFlight(const std::string& except) const;
+  void setFacts(const std::string& node, std::optional<NodeFacts> facts);
+  void updateMetricsLocked();
+
+  std::shared_ptr<kube::Client> client_;
+  const OperatorOptions options_;
+  kube::EventRecorder& events_;
+
+  kube::Informer<api::Node> nodes_;
+  kube::Informer<api::SriovNetworkNodePolicy> node_policies_;
+  kube::Informer<api::SriovResourcePolicy> resource_policies_;
+  kube::Informer<api::DeviceAttributes> device_attributes_;
+  kube::Informer<api::SriovNodeState> states_;
+  kube::Informer<api::DeviceClass> classes_;
+
+  kube::Controller node_controller_;
+  kube::Controller class_controller_;
+  kube::Controller status_controller_;
+
+  std::mutex policies_mu_;
+  std::shared_ptr<const PolicySnapshot> snapshot_;  // null = rebuild
+  std::mutex facts_mu_;
+  std::map<std::string, NodeFacts> facts_;
+  std::map<std::string, int64_t> desired_total_, advertised_total_;  // by resource, for metrics
+};
+
+}  // namespace sriovdra::op

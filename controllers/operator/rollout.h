@@ -1,0 +1,18 @@
+#pragma once
+// Rollout rules for reconfiguring nodes (pure). Changing a PF that already has VFs tears its VFs
+// down (sysfs needs 0 before a new count), so at most --max-unavailable nodes may be in such a
+// change at once; going from 0 VFs to N, raising an MTU, or changing only the advertised devices
+// is not limited.
+#include "api/node_state.h"
+
+namespace sriovdra::op {
+
+// True if applying `desired` over `current` changes a PF whose VFs exist (per status): its
+// numVfs, VF groups, eSwitch mode or link type, or its removal from the spec.
+bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeStateSpec& desired,
+                  const api::SriovNodeStateStatus& status);
+
+// True while the agent has not finished applying the latest spec.
+bool isReconfiguring(const api::SriovNodeState& state);
+
+}  // namespace sriovdra::op

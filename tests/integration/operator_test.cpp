@@ -1,0 +1,131 @@
+// The operator process against the real API server, under its own RBAC: the reference policies
+// render the reference node, labels and policy deletion take effect, conflicts are explained.
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "support/eventually.h"
+#include "support/operator_env.h"
+#include "support/policy_fixtures.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::conditionSummary;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+const char* kCx6Class = "cx6-vfs.sriovnetwork.k8snetworkplumbingwg.io";
+
+std::string describeState(const OperatorEnv& env, const std::string& node) {
+  auto s = env.nodeState(node);
+  if (!s) return node + ": no SriovNodeState";
+  return node + ": " + std::to_string(s->spec.interfaces.size()) + " interfaces, " +
+         std::to_string(s->spec.devices.size()) + " devices";
+}
+
+void applyReference(OperatorEnv& env) {
+  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+}
+
+}  // namespace
+
+TEST_CASE("the reference policies configure the labelled node and create its DeviceClass",
+          "[operator][integration]") {
+  OperatorEnv env("ref");
+  auto op = env.startOperator();
+  std::string labelled = env.createNode("a100-04", {{"dra-sriov-cx6", "true"}});
+  std::string other = env.createNode("a100-05", {});
+  applyReference(env);
+  env.reportStatus(labelled, testing::fixture::a100Status(1));
+  env.reportStatus(other, testing::fixture::a100Status(1));
+
+  eventually(
+      [&] {
+        auto s = env.nodeState(labelled);
+        return s && s->spec.interfaces.size() == 8 && s->spec.devices.size() == 8;
+      },
+      30s, [&] { return describeState(env, labelled) + "\n" + op->logs(); });
+  auto state = *env.nodeState(labelled);
+  for (const auto& i : state.spec.interfaces) {
+    CHECK(i.num_vfs == 1);
+    CHECK(i.link_type == "ib");
+    REQUIRE(i.vf_groups.size() == 1);
+    CHECK(i.vf_groups[0].is_rdma);
+  }
+  for (const auto& d : state.spec.devices) {
+    CHECK(d.attributes == api::Attributes{{std::string(api::attr::kResourceName),
+                                           api::AttributeValue::ofString("cx6_vfs")}});
+  }
+  CHECK(state.metadata.labels.at("app.kubernetes.io/managed-by") == "sriov-dra-operator");
+  REQUIRE(state.metadata.owner_references.size() == 1);
+  CHECK(state.metadata.owner_references[0].kind == "Node");
+
+  auto unlabelled = env.nodeState(other);
+  REQUIRE(unlabelled);
+  CHECK(unlabelled->spec.interfaces.empty());
+  CHECK(unlabelled->spec.devices.empty());
+
+  eventually([&] { return env.deviceClassExists(kCx6Class); }, 30s, [&] { return op->logs(); });
+  CHECK(env.deviceClassExists("sriovnetwork.k8snetworkplumbingwg.io"));
+  eventually(
+      [&] {
+        auto s = env.policyStatus(api::resources::kSriovNetworkNodePolicies, "cx6-vfs");
+        auto ready = s ? api::findCondition(s->conditions, "Ready") : nullptr;
+        return ready && ready->status == "True" && s->matched_devices == 8 && s->matched_nodes == 1;
+      },
+      30s,
+      [&] {
+        auto s = env.policyStatus(api::resources::kSriovNetworkNodePolicies, "cx6-vfs");
+        return s ? conditionSummary(*s) : "no status";
+      });
+
+  SECTION("removing the node label empties that node's spec") {
+    env.setNodeLabel(labelled, "dra-sriov-cx6", std::nullopt);
+    eventually(
+        [&] {
+          auto s = env.nodeState(labelled);
+          return s && s->spec.interfaces.empty() && s->spec.devices.empty();
+        },
+        30s, [&] { return describeState(env, labelled); });
+  }
+  SECTION("deleting the policies removes the resource's DeviceClass") {
+    REQUIRE(
+        env.admin().remove(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs").isOk());
+    REQUIRE(
+        env.admin().remove(api::resources::kDeviceAttributes, env.ns(), "cx6-vfs-attrs").isOk());
+    eventually([&] { return !env.deviceClassExists(kCx6Class); }, 30s, [&] { return op->logs(); });
+    CHECK(env.deviceClassExists("sriovnetwork.k8snetworkplumbingwg.io"));
+  }
+  CHECK(op->logs().find("Forbidden") == std::string::npos);
+}
+
+TEST_CASE("the policy that loses an overlapping range says which policy won and why",
+          "[operator][integration]") {
+  OperatorEnv env("overlap");
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  env.applyFixture("policies/overlapping.yaml");
+  env.reportStatus(node, testing::fixture::a100Status(8));
+  eventually(
+      [&] {
+        auto s = env.policyStatus(api::resources::kSriovNetworkNodePolicies, "low");
+        return s && s->conflicts.size() == 1;
+      },
+      30s, [&] { return op->logs(); });
+  auto status = *env.policyStatus(api::resources::kSriovNetworkNodePolicies, "low");
+  CHECK(status.conflicts[0].node == node);
+  CHECK(status.conflicts[0].winner == "high");
+  CHECK(status.conflicts[0].target == "ibp14s0 (0000:0e:00.0)");
+  CHECK_THAT(status.conflicts[0].reason,
+             Catch::Contains("overlaps") && Catch::Contains("higher priority (10 beats 50"));
+  const auto* degraded = api::findCondition(status.conditions, "Degraded");
+  REQUIRE(degraded != nullptr);
+  CHECK(degraded->status == "True");
+  CHECK(degraded->reason == "ConflictLost");
+  CHECK_THAT(degraded->message, Catch::Contains("to \"high\""));
+  auto winner = *env.policyStatus(api::resources::kSriovNetworkNodePolicies, "high");
+  CHECK(api::findCondition(winner.conditions, "Degraded")->status == "False");
+}

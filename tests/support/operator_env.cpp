@@ -1,0 +1,115 @@
+#include "support/operator_env.h"
+
+#include <stdexcept>
+#include <thread>
+
+#include "api/names.h"
+#include "kube/discovery.h"
+#include "support/fixtures.h"
+
+namespace sriovdra::testing {
+
+ControlPlane& operatorControlPlane() {
+  static std::unique_ptr<ControlPlane> cp = ControlPlane::start(
+      {.users = {{"operator", {}}, {"operator-b", {}}, {"restricted", {}}}, .audit_log = true});
+  return *cp;
+}
+
+OperatorEnv::OperatorEnv(const std::string& prefix)
+    : cp_(operatorControlPlane()), ns_(cp_.newNamespace(prefix)), admin_(cp_.client()) {
+  cp_.grantOperatorRbac("operator", ns_);
+  cp_.grantOperatorRbac("operator-b", ns_);
+}
+
+std::unique_ptr<OperatorProcess> OperatorEnv::startOperator(OperatorProcessOptions o) {
+  o.namespace_ = ns_;
+  o.name = ns_ + "-" + o.name;
+  o.extra_args.push_back("--agent-node-selector=sriov-dra-test=" + ns_);
+  auto p = OperatorProcess::start(cp_, std::move(o));
+  p->waitReady();
+  return p;
+}
+
+std::string OperatorEnv::createNode(const std::string& suffix,
+                                    std::map<std::string, std::string> labels) {
+  std::string name = ns_ + "-" + suffix;
+  labels["sriov-dra-test"] = ns_;
+  std::string yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels:\n";
+  for (const auto& [k, v] : labels) yaml += "    " + k + ": \"" + v + "\"\n";
+  auto created = admin_->create(kube::resources::kNodes, "", yamlObject(yaml));
+  if (!created.ok()) throw std::runtime_error("creating node: " + created.status().toString());
+  return name;
+}
+
+void OperatorEnv::setNodeLabel(const std::string& node, const std::string& key,
+                               const std::optional<std::string>& value) {
+  std::string patch = R"({"metadata":{"labels":{")" + key +
+                      "\":" + (value ? "\"" + *value + "\"" : std::string("null")) + "}}}";
+  auto r = admin_->patch(kube::resources::kNodes, "", node, kube::PatchType::kMerge, patch);
+  if (!r.ok()) throw std::runtime_error("labelling node: " + r.status().toString());
+}
+
+void OperatorEnv::applyObject(json::Document obj) {
+  retarget(obj, ns_);
+  kube::Discovery discovery(admin_);
+  auto rt = discovery.resourceFor(obj);
+  if (!rt.ok()) throw std::runtime_error(rt.status().toString());
+  auto created = admin_->create(*rt, ns_, obj);
+  if (!created.ok()) throw std::runtime_error("creating: " + created.status().toString());
+}
+
+void OperatorEnv::applyFixture(const std::string& relative) {
+  for (auto& doc : loadFixture(relative)) applyObject(std::move(doc));
+}
+
+std::optional<api::SriovNodeState> OperatorEnv::nodeState(const std::string& node) const {
+  auto got = admin_->get(api::resources::kSriovNodeStates, ns_, node);
+  if (!got.ok()) return std::nullopt;
+  auto s = api::SriovNodeState::decode(*got);
+  if (!s.ok()) return std::nullopt;
+  return std::move(*s);
+}
+
+void OperatorEnv::reportStatus(const std::string& node, api::SriovNodeStateStatus status) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::optional<api::SriovNodeState> state;
+  while (!(state = nodeState(node)) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!state) throw std::runtime_error("the operator never created the SriovNodeState of " + node);
+  status.observed_generation = state->metadata.generation;
+  if (status.sync_status.empty()) status.sync_status = "Succeeded";
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  api::Writer(doc, a)
+      .strAlways("apiVersion", api::resources::kSriovNodeStates.apiVersion())
+      .strAlways("kind", "SriovNodeState");
+  api::Writer(doc, a).object("metadata").strAlways("name", node).strAlways("namespace", ns_);
+  status.encode(api::Writer(doc, a).object("status"));
+  auto r = admin_->apply(api::resources::kSriovNodeStates, ns_, doc,
+                         {.field_manager = "sriov-dra-agent", .force = true}, "status");
+  if (!r.ok()) throw std::runtime_error("writing status: " + r.status().toString());
+}
+
+std::optional<api::PolicyStatus> OperatorEnv::policyStatus(const kube::ResourceType& rt,
+                                                           const std::string& name) const {
+  auto got = admin_->get(rt, ns_, name);
+  if (!got.ok()) return std::nullopt;
+  return api::PolicyStatus::decode(api::Reader(&*got, "").object("status"));
+}
+
+bool OperatorEnv::deviceClassExists(const std::string& name) const {
+  return admin_->get(api::resources::kDeviceClasses, "", name).ok();
+}
+
+std::string conditionSummary(const api::PolicyStatus& s) {
+  std::string out = "nodes=" + std::to_string(s.matched_nodes) +
+                    " devices=" + std::to_string(s.matched_devices) +
+                    " conflicts=" + std::to_string(s.conflicts.size());
+  for (const auto& c : s.conditions) {
+    out += " " + c.type + "=" + c.status + "(" + c.reason + ": " + c.message + ")";
+  }
+  return out;
+}
+
+}  // namespace sriovdra::testing

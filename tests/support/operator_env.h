@@ -1,0 +1,53 @@
+#pragma once
+// An operator test environment: a namespace of its own, the operator's RBAC bound to test users,
+// nodes labelled for this test only, and helpers that play the agent's part (writing
+// SriovNodeState status) and read what the operator wrote.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/node_state.h"
+#include "api/policies.h"
+#include "support/control_plane.h"
+#include "support/operator_process.h"
+
+namespace sriovdra::testing {
+
+// A control plane with an audit log and the users "operator" and "operator-b".
+ControlPlane& operatorControlPlane();
+
+class OperatorEnv {
+ public:
+  explicit OperatorEnv(const std::string& prefix);
+  ControlPlane& cp() const { return cp_; }
+  const std::string& ns() const { return ns_; }
+  kube::Client& admin() const { return *admin_; }
+
+  // Starts the operator process for this namespace, selecting only this test's nodes.
+  std::unique_ptr<OperatorProcess> startOperator(OperatorProcessOptions o = {});
+
+  // A Node named <ns>-<suffix> carrying this test's label plus `labels`.
+  std::string createNode(const std::string& suffix, std::map<std::string, std::string> labels);
+  void setNodeLabel(const std::string& node, const std::string& key,
+                    const std::optional<std::string>& value);
+  // Applies policy objects from a fixture file into this namespace.
+  void applyFixture(const std::string& relative);
+  void applyObject(json::Document obj);
+
+  std::optional<api::SriovNodeState> nodeState(const std::string& node) const;
+  // Waits for the operator to create the node's SriovNodeState, then writes `status` as the
+  // agent would (its own field manager, observedGeneration = the state's generation).
+  void reportStatus(const std::string& node, api::SriovNodeStateStatus status);
+  std::optional<api::PolicyStatus> policyStatus(const kube::ResourceType& rt,
+                                                const std::string& name) const;
+  bool deviceClassExists(const std::string& name) const;
+
+ private:
+  ControlPlane& cp_;
+  std::string ns_;
+  std::shared_ptr<kube::Client> admin_;
+};
+
+std::string conditionSummary(const api::PolicyStatus& s);
+
+}  // namespace sriovdra::testing

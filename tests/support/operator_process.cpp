@@ -1,0 +1,70 @@
+#include "support/operator_process.h"
+
+#include <stdexcept>
+#include <thread>
+
+#include "base/files.h"
+#include "kube/transport.h"
+
+namespace sriovdra::testing {
+
+std::string binDir() { return SRIOV_DRA_BIN_DIR; }
+
+std::unique_ptr<OperatorProcess> OperatorProcess::start(const ControlPlane& cp,
+                                                        OperatorProcessOptions o) {
+  std::unique_ptr<OperatorProcess> p(new OperatorProcess());
+  p->probe_port_ = freePort();
+  p->metrics_port_ = freePort();
+  p->log_path_ = cp.dir() + "/" + o.name + ".log";
+  ProcessSpec spec;
+  spec.argv = {binDir() + "/sriov-dra-operator",
+               "--kubeconfig=" + cp.kubeconfig(o.user),
+               "--namespace=" + o.namespace_,
+               "--health-probe-bind-address=127.0.0.1:" + std::to_string(p->probe_port_),
+               "--metrics-bind-address=127.0.0.1:" + std::to_string(p->metrics_port_),
+               "--v=1"};
+  if (o.webhook_cert_dir.empty()) {
+    spec.argv.push_back("--webhook-port=0");
+  } else {
+    p->webhook_port_ = freePort();
+    spec.argv.push_back("--webhook-port=" + std::to_string(p->webhook_port_));
+    spec.argv.push_back("--webhook-cert-dir=" + o.webhook_cert_dir);
+  }
+  if (o.leader_elect) spec.argv.push_back("--leader-elect");
+  spec.argv.insert(spec.argv.end(), o.extra_args.begin(), o.extra_args.end());
+  spec.stdout_path = p->log_path_;
+  spec.stderr_path = p->log_path_;
+  auto child = ChildProcess::spawn(spec);
+  if (!child.ok()) throw std::runtime_error(child.status().toString());
+  p->process_ = std::move(*child);
+  return p;
+}
+
+OperatorProcess::~OperatorProcess() { process_.stop(SIGTERM, std::chrono::seconds(10)); }
+
+void OperatorProcess::stop(int sig) { process_.stop(sig, std::chrono::seconds(15)); }
+
+int OperatorProcess::probeStatus(const std::string& path) const {
+  auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(probe_port_), {});
+  if (!t.ok()) return 0;
+  auto resp = (*t)->send({"GET", path, "", "", "*/*", {}}, std::chrono::seconds(2));
+  return resp.ok() ? resp->status : 0;
+}
+
+bool OperatorProcess::healthy() const { return probeStatus("/healthz") == 200; }
+
+void OperatorProcess::waitReady() const {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (probeStatus("/readyz") == 200) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("operator did not become ready; log:\n" + logs());
+}
+
+std::string OperatorProcess::logs() const {
+  auto text = readFile(log_path_);
+  return text.ok() ? *text : "(no log)";
+}
+
+}  // namespace sriovdra::testing
