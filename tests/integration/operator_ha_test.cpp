@@ -1,0 +1,119 @@
+// Two operator replicas with leader election, and an idle operator that must not write.
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "support/eventually.h"
+#include "support/operator_env.h"
+#include "support/policy_fixtures.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+// Writes by `user` in `ns`, except Lease renewals (and, when asked, Events).
+int writesBy(const testing::ControlPlane& cp, const std::string& user, const std::string& ns,
+             bool count_events = true) {
+  int n = 0;
+  for (const auto& e : cp.auditEvents()) {
+    if (e.user != user || !e.isWrite() || e.resource == "leases") continue;
+    if (!count_events && e.resource == "events") continue;
+    if (e.namespace_ == ns || e.namespace_.empty()) ++n;
+  }
+  return n;
+}
+
+int leaseWritesBy(const testing::ControlPlane& cp, const std::string& user) {
+  int n = 0;
+  for (const auto& e : cp.auditEvents())
+    n += e.user == user && e.isWrite() && e.resource == "leases";
+  return n;
+}
+
+void applyReference(OperatorEnv& env) {
+  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+}
+
+bool converged(const OperatorEnv& env, const std::string& node) {
+  auto s = env.nodeState(node);
+  if (!s || s->spec.devices.size() != 8) return false;
+  for (const auto& [rt, name] : {std::pair{&api::resources::kSriovNetworkNodePolicies, "cx6-vfs"},
+                                 {&api::resources::kSriovResourcePolicies, "cx6-advertise-vfs"},
+                                 {&api::resources::kDeviceAttributes, "cx6-vfs-attrs"}}) {
+    auto st = env.policyStatus(*rt, name);
+    auto ready = st ? api::findCondition(st->conditions, "Ready") : nullptr;
+    if (!ready || ready->status != "True") return false;
+  }
+  return env.deviceClassExists("cx6-vfs.sriovnetwork.k8snetworkplumbingwg.io");
+}
+
+bool leads(const testing::OperatorProcess& p) {
+  return p.logs().find("acquired lease") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("with two replicas only the leader writes; after SIGKILL the other takes over",
+          "[operator][leaderelection][integration]") {
+  OperatorEnv env("ha");
+  auto a = env.startOperator({.user = "operator", .leader_elect = true, .name = "replica-a"});
+  auto b = env.startOperator({.user = "operator-b", .leader_elect = true, .name = "replica-b"});
+  eventually([&] { return leads(*a) || leads(*b); }, 30s, [] { return "nobody leads"; });
+  auto& leader = leads(*a) ? a : b;
+  auto& follower = leads(*a) ? b : a;
+  std::string leader_user = leads(*a) ? "operator" : "operator-b";
+  std::string follower_user = leads(*a) ? "operator-b" : "operator";
+
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  applyReference(env);
+  env.reportStatus(node, testing::fixture::a100Status(1));
+  eventually([&] { return converged(env, node); }, 30s, [&] { return leader->logs(); });
+  CHECK(writesBy(env.cp(), leader_user, env.ns()) > 0);
+  CHECK(writesBy(env.cp(), follower_user, env.ns()) == 0);
+  CHECK_FALSE(leads(*follower));
+
+  leader->stop(SIGKILL);
+  env.setNodeLabel(node, "dra-sriov-cx6", std::nullopt);
+  // Lease duration (15 s) plus the follower's retry period and a reconcile.
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->spec.devices.empty();
+      },
+      40s, [&] { return follower->logs(); });
+  CHECK(leads(*follower));
+  CHECK(writesBy(env.cp(), follower_user, env.ns()) > 0);
+}
+
+TEST_CASE("an idle operator writes nothing but Lease renewals", "[operator][idle][integration]") {
+  OperatorEnv env("idle");
+  auto op = env.startOperator({.leader_elect = true});
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  applyReference(env);
+  env.reportStatus(node, testing::fixture::a100Status(1));
+  eventually([&] { return converged(env, node); }, 30s, [&] { return op->logs(); });
+  // Let writes already in flight (status, Events) land, then measure a quiet minute.
+  int before = writesBy(env.cp(), "operator", env.ns());
+  eventually(
+      [&] {
+        std::this_thread::sleep_for(2s);
+        int now = writesBy(env.cp(), "operator", env.ns());
+        bool quiet = now == before;
+        before = now;
+        return quiet;
+      },
+      30s, [] { return "the operator kept writing after convergence"; });
+  int leases_before = leaseWritesBy(env.cp(), "operator");
+  std::this_thread::sleep_for(60s);  // measuring the absence of writes: nothing to poll for
+  int after = writesBy(env.cp(), "operator", env.ns());
+  int lease_writes = leaseWritesBy(env.cp(), "operator") - leases_before;
+  CHECK(after == before);
+  CHECK(lease_writes > 0);
+  WARN("idle minute: " << after - before << " writes, " << lease_writes << " Lease renewals");
+}

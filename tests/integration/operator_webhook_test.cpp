@@ -1,0 +1,161 @@
+// The admission webhook through the real API server's admission chain, and the same invalid
+// object with the webhook off: Degraded status, everything else keeps reconciling.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "base/base64.h"
+#include "base/files.h"
+#include "support/eventually.h"
+#include "support/fixtures.h"
+#include "support/operator_env.h"
+#include "support/pki.h"
+#include "support/policy_fixtures.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+using sriovdra::testing::yamlObject;
+
+namespace {
+
+std::string webhookConfigs(const std::string& ns, int port, const std::string& ca) {
+  std::string common =
+      "  clientConfig:\n    url: https://127.0.0.1:" + std::to_string(port) + "/PATH\n" +
+      "    caBundle: " + base64Encode(ca) + "\n" +
+      "  rules:\n  - apiGroups: [sriovnetwork.openshift.io, sriovnetwork.k8snetworkplumbingwg.io]\n"
+      "    apiVersions: ['*']\n    operations: [CREATE, UPDATE]\n"
+      "    resources: [sriovnetworknodepolicies, sriovresourcepolicies, deviceattributes]\n"
+      "  namespaceSelector: {matchLabels: {sriov-dra-webhook-test: " +
+      ns +
+      "}}\n"
+      "  failurePolicy: Fail\n  sideEffects: None\n  admissionReviewVersions: [v1]\n"
+      "  timeoutSeconds: 10\n";
+  auto with = [&](const std::string& path) {
+    std::string c = common;
+    c.replace(c.find("PATH"), 4, path.substr(1));
+    return c;
+  };
+  return "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\n"
+         "metadata: {name: sriov-dra-" +
+         ns + "}\nwebhooks:\n- name: mutate.sriov-dra.io\n" + with("/mutating-custom-resource") +
+         "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\n"
+         "metadata: {name: sriov-dra-" +
+         ns + "}\nwebhooks:\n- name: validate.sriov-dra.io\n" + with("/validating-custom-resource");
+}
+
+json::Document badRange(const std::string& name) {
+  return yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: )" +
+                    name + R"(}
+spec:
+  resourceName: bad
+  numVfs: 4
+  nodeSelector: {dra-sriov-cx6: "true"}
+  nicSelector: {pfNames: ["ibp14s0#2-9"]}
+)");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the webhook rejects invalid policies with a message that says what to change; "
+    "without it the policy is Degraded and the rest keeps working",
+    "[operator][webhook][integration]") {
+  OperatorEnv env("webhook");
+  std::string certs = env.cp().dir() + "/webhook-" + env.ns();
+  std::filesystem::create_directories(certs);
+  auto ca = testing::makeCa("webhook-ca");
+  auto serving = testing::makeCert(ca, {.common_name = "sriov-dra-webhook",
+                                        .ip_addresses = {"127.0.0.1"},
+                                        .server = true,
+                                        .client = false});
+  REQUIRE(writeFileAtomic(certs + "/tls.crt", serving.cert).isOk());
+  REQUIRE(writeFileAtomic(certs + "/tls.key", serving.key, 0600).isOk());
+  auto op = env.startOperator({.webhook_cert_dir = certs});
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  REQUIRE(env.admin()
+              .patch(kube::resources::kNamespaces, "", env.ns(), kube::PatchType::kMerge,
+                     R"({"metadata":{"labels":{"sriov-dra-webhook-test":")" + env.ns() + "\"}}}")
+              .ok());
+  env.cp().applyYaml(webhookConfigs(env.ns(), op->webhookPort(), ca.cert));
+
+  // The API server picks up new webhook configurations asynchronously.
+  Status rejected;
+  eventually(
+      [&] {
+        auto obj = badRange("bad-range");
+        testing::retarget(obj, env.ns());
+        auto created = env.admin().create(api::resources::kSriovNetworkNodePolicies, env.ns(), obj);
+        if (created.ok()) {
+          (void)env.admin().remove(api::resources::kSriovNetworkNodePolicies, env.ns(),
+                                   "bad-range");
+          return false;
+        }
+        rejected = created.status();
+        return true;
+      },
+      20s, [&] { return "never rejected; operator log:\n" + op->logs(); });
+  CHECK(rejected.code() == Code::kInvalid);
+  CHECK_THAT(rejected.message(),
+             Catch::Contains("denied the request") &&
+                 Catch::Contains("spec.nicSelector.pfNames entry \"ibp14s0#2-9\": the range ends "
+                                 "at VF 9 but numVfs is 4; VFs are numbered 0 to numVfs-1"));
+
+  // The mutating webhook adds isRdma for an InfiniBand policy that leaves it out.
+  env.applyObject(yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: ib}
+spec:
+  resourceName: ib_vfs
+  numVfs: 2
+  linkType: ib
+  nodeSelector: {dra-sriov-cx6: "true"}
+  nicSelector: {pfNames: [ibp17s0]}
+)"));
+  auto ib = env.admin().get(api::resources::kSriovNetworkNodePolicies, env.ns(), "ib");
+  REQUIRE(ib.ok());
+  auto decoded = api::SriovNetworkNodePolicy::decode(*ib);
+  REQUIRE(decoded.ok());
+  CHECK(decoded->spec.is_rdma == true);
+  CHECK(decoded->spec.priority == 99);
+
+  // Without the webhook the API server accepts the same object; its status says what is wrong.
+  for (const auto* rt : {&kube::resources::kValidatingWebhookConfigurations,
+                         &kube::resources::kMutatingWebhookConfigurations}) {
+    REQUIRE(env.admin().remove(*rt, "", "sriov-dra-" + env.ns()).isOk());
+  }
+  eventually(
+      [&] {
+        auto obj = badRange("bad-range-2");
+        testing::retarget(obj, env.ns());
+        auto created = env.admin().create(api::resources::kSriovNetworkNodePolicies, env.ns(), obj);
+        return created.ok() || created.status().code() == Code::kAlreadyExists;
+      },
+      20s, [] { return "the API server still calls the removed webhook"; });
+  env.reportStatus(node, testing::fixture::a100Status(2));
+  eventually(
+      [&] {
+        auto s = env.policyStatus(api::resources::kSriovNetworkNodePolicies, "bad-range-2");
+        auto d = s ? api::findCondition(s->conditions, "Degraded") : nullptr;
+        return d && d->status == "True" && d->reason == "InvalidSpec";
+      },
+      30s, [&] { return op->logs(); });
+  auto s = *env.policyStatus(api::resources::kSriovNetworkNodePolicies, "bad-range-2");
+  CHECK_THAT(api::findCondition(s.conditions, "Degraded")->message,
+             Catch::Contains("the range ends at VF 9 but numVfs is 4"));
+  CHECK(api::findCondition(s.conditions, "Ready")->status == "False");
+  // The valid policy still configures the node.
+  eventually(
+      [&] {
+        auto state = env.nodeState(node);
+        return state && state->spec.interfaces.size() == 1 &&
+               state->spec.interfaces[0].name == "ibp17s0" && state->spec.devices.size() == 2;
+      },
+      30s, [&] { return op->logs(); });
+}

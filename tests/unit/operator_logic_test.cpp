@@ -1,0 +1,174 @@
+// The operator's pure decisions: rollout, policy status, admission reviews.
+#include <catch2/catch.hpp>
+
+#include "base/base64.h"
+#include "operator/admission.h"
+#include "operator/policy_status.h"
+#include "operator/rollout.h"
+#include "support/policy_fixtures.h"
+
+using namespace sriovdra;
+using namespace sriovdra::testing::fixture;
+
+TEST_CASE("only changes to PFs that already have VFs are disruptive", "[operator][rollout][unit]") {
+  auto status = a100Status(1);
+  status.interfaces[1].num_vfs = 0;  // ibp17s0 has no VFs yet
+  api::Interface pf0{
+      "0000:0e:00.0", "ibp14s0", 1,     0,
+      "ib",           "",        false, {{"cx6_vfs", "netdevice", "0-0", "p", 0, true, ""}}};
+  api::SriovNodeStateSpec current{{pf0}, {}};
+  struct Row {
+    std::string name;
+    std::function<void(api::SriovNodeStateSpec&)> change;
+    bool disruptive;
+  };
+  std::vector<Row> rows = {
+      {"nothing", [](auto&) {}, false},
+      {"more VFs on a PF with VFs", [](auto& s) { s.interfaces[0].num_vfs = 4; }, true},
+      {"another resource on it", [](auto& s) { s.interfaces[0].vf_groups[0].resource_name = "x"; },
+       true},
+      {"a raised MTU", [](auto& s) { s.interfaces[0].mtu = 9000; }, false},
+      {"the PF leaves the spec", [](auto& s) { s.interfaces.clear(); }, true},
+      {"a new PF without VFs",
+       [](auto& s) {
+         s.interfaces.push_back({"0000:11:00.0", "ibp17s0", 4, 0, "ib", "", false, {}});
+       },
+       false},
+      {"only advertised devices",
+       [](auto& s) {
+         s.devices.push_back({"d", "0000:0e:00.1", {}});
+       },
+       false},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto desired = current;
+    row.change(desired);
+    CHECK(op::isDisruptive(current, desired, status) == row.disruptive);
+  }
+}
+
+TEST_CASE("a node is reconfiguring until the agent reports the latest generation",
+          "[operator][rollout][unit]") {
+  api::SriovNodeState s;
+  s.metadata.generation = 3;
+  s.status.observed_generation = 2;
+  s.status.sync_status = "Succeeded";
+  CHECK(op::isReconfiguring(s));
+  s.status.observed_generation = 3;
+  CHECK_FALSE(op::isReconfiguring(s));
+  s.status.sync_status = "InProgress";
+  CHECK(op::isReconfiguring(s));
+}
+
+TEST_CASE("policy status conditions say why", "[operator][status][unit]") {
+  op::PolicyFacts f{{policy::kNodePolicyKind, "p"}, 4};
+  const std::string t0 = "2026-11-30T10:00:00Z", t1 = "2026-11-30T11:00:00Z";
+  auto cond = [](const api::PolicyStatus& s, const char* type) {
+    return *api::findCondition(s.conditions, type);
+  };
+  SECTION("no node") {
+    auto s = op::computePolicyStatus(f, {}, t0);
+    CHECK(cond(s, "Ready").reason == "NoMatchingNodes");
+    CHECK(cond(s, "Degraded").status == "False");
+    CHECK(s.observed_generation == 4);
+  }
+  SECTION("nodes but no PF") {
+    f.matched_nodes = 2;
+    auto s = op::computePolicyStatus(f, {}, t0);
+    CHECK(cond(s, "Ready").reason == "NoMatchingDevices");
+    CHECK(cond(s, "Ready").message ==
+          "selects 2 nodes, but no PF on them matches spec.nicSelector (or numVfs is 0)");
+  }
+  SECTION("applied, then a conflict lost, keeping Ready's transition time") {
+    f.matched_nodes = 1;
+    f.matched_devices = 8;
+    auto s = op::computePolicyStatus(f, {}, t0);
+    CHECK(cond(s, "Ready").status == "True");
+    CHECK(cond(s, "Ready").message == "configures 8 VFs on 1 node");
+    f.conflicts = {{"n1", "ibp14s0 (0000:0e:00.0)", "high", "overlap"}};
+    auto s2 = op::computePolicyStatus(f, s, t1);
+    CHECK(cond(s2, "Degraded").status == "True");
+    CHECK(cond(s2, "Degraded").reason == "ConflictLost");
+    CHECK(cond(s2, "Degraded").message ==
+          "lost 1 conflict on 1 node to \"high\"; see status.conflicts");
+    CHECK(cond(s2, "Degraded").last_transition_time == t1);
+    CHECK(cond(s2, "Ready").last_transition_time == t0);
+    CHECK(op::computePolicyStatus(f, s2, t1) == s2);  // stable: nothing to write again
+  }
+  SECTION("invalid") {
+    f.errors = {"spec.numVfs must not be negative"};
+    auto s = op::computePolicyStatus(f, {}, t0);
+    CHECK(cond(s, "Degraded").reason == "InvalidSpec");
+    CHECK(cond(s, "Degraded").message == "spec.numVfs must not be negative");
+    CHECK(cond(s, "Ready").status == "False");
+  }
+  SECTION("status keeps at most 20 conflicts") {
+    f.matched_nodes = 30;
+    f.matched_devices = 1;
+    for (int i = 0; i < 30; ++i) f.conflicts.push_back({"n" + std::to_string(i), "pf", "w", "r"});
+    auto s = op::computePolicyStatus(f, {}, t0);
+    CHECK(s.conflicts.size() == op::kMaxStatusConflicts);
+    CHECK_THAT(cond(s, "Degraded").message, Catch::StartsWith("lost 30 conflicts on 30 nodes"));
+  }
+}
+
+namespace {
+
+std::string review(const std::string& kind, const std::string& ns, const std::string& object) {
+  return R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-1",)"
+         R"("kind":{"group":"x","version":"v1","kind":")" +
+         kind +
+         R"("},"operation":"CREATE",)"
+         R"("namespace":")" +
+         ns + R"(","object":)" + object + "}}";
+}
+
+}  // namespace
+
+TEST_CASE("admission: defaults, rejections and the wrong namespace",
+          "[operator][admission][unit]") {
+  op::ValidationContext ctx{"sriov-dra", {}, {}};
+  SECTION("mutation adds priority and isRdma for InfiniBand") {
+    auto req = op::parseAdmissionReview(
+        review("SriovNetworkNodePolicy", "sriov-dra",
+               R"({"metadata":{"name":"p"},"spec":{"resourceName":"r","numVfs":1,"linkType":"ib",)"
+               R"("nodeSelector":{},"nicSelector":{"vendor":"15b3"}}})"));
+    REQUIRE(req.ok());
+    auto d = op::mutatePolicy(*req);
+    CHECK(
+        d.json_patch ==
+        R"([{"op":"add","path":"/spec/priority","value":99},{"op":"add","path":"/spec/isRdma","value":true}])");
+    auto out = json::parse(op::admissionReviewResponse(req->uid, d));
+    REQUIRE(out.ok());
+    CHECK(json::stringOr((*out)["response"], "patchType") == "JSONPatch");
+    CHECK(*base64Decode(json::stringOr((*out)["response"], "patch")) == d.json_patch);
+  }
+  SECTION("validation rejects with a 422 and the rule's message") {
+    auto req = op::parseAdmissionReview(
+        review("SriovNetworkNodePolicy", "sriov-dra",
+               R"({"metadata":{"name":"p"},"spec":{"resourceName":"r.x","numVfs":1,)"
+               R"("nodeSelector":{},"nicSelector":{"vendor":"15b3"}}})"));
+    auto d = op::validatePolicy(*req, ctx);
+    CHECK_FALSE(d.allowed);
+    CHECK(d.code == 422);
+    CHECK_THAT(d.message,
+               Catch::StartsWith("SriovNetworkNodePolicy \"p\" is invalid: spec.resourceName"));
+    auto out = json::parse(op::admissionReviewResponse("u-1", d));
+    CHECK(json::intOr((*out)["response"]["status"], "code", 0) == 422);
+  }
+  SECTION("a valid policy elsewhere is admitted with a warning that it is not used") {
+    auto req = op::parseAdmissionReview(
+        review("DeviceAttributes", "default",
+               R"({"metadata":{"name":"d"},"spec":{"attributes":{"example.com/x":{"int":1}}}})"));
+    auto d = op::validatePolicy(*req, ctx);
+    CHECK(d.allowed);
+    REQUIRE(d.warnings.size() == 1);
+    CHECK_THAT(d.warnings[0],
+               Catch::Contains("is not used: only policies in namespace \"sriov-dra\" count"));
+  }
+  SECTION("garbage is not an AdmissionReview") {
+    CHECK_FALSE(op::parseAdmissionReview("{}").ok());
+    CHECK_FALSE(op::parseAdmissionReview("nope").ok());
+  }
+}
