@@ -316,11 +316,21 @@ void Operator::updateMetricsLocked() {
 }
 
 int Operator::disruptiveInFlight(const std::string& except) const {
+  // rollout_mu_ held.
   int n = 0;
+  std::set<std::string> seen;
   for (const auto& s : states_.list()) {
-    if (s->metadata.name == except) continue;
-    auto it = s->metadata.annotations.find(kDisruptiveAnnotation);
-    if (it != s->metadata.annotations.end() && it->second == "true" && isReconfiguring(*s)) ++n;
+    const std::string& name = s->metadata.name;
+    seen.insert(name);
+    if (name == except) continue;
+    auto a = s->metadata.annotations.find(kDisruptiveAnnotation);
+    bool busy = a != s->metadata.annotations.end() && a->second == "true" && isReconfiguring(*s);
+    auto w = disruptive_written_.find(name);
+    bool cache_behind = w != disruptive_written_.end() && s->metadata.generation < w->second;
+    if (busy || cache_behind) ++n;
+  }
+  for (const auto& [name, gen] : disruptive_written_) {
+    if (name != except && seen.count(name) == 0) ++n;
   }
   return n;
 }
@@ -366,20 +376,34 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
 
   if (state && state->spec == result.spec) return ReconcileResult::done();
   bool disruptive = state && isDisruptive(state->spec, result.spec, state->status);
-  if (disruptive) {
+  if (!disruptive) {
+    auto written = applyNodeState(*node, result.spec, false);
+    if (!written.ok()) return written.status();
+  } else {
+    std::lock_guard lock(rollout_mu_);
     int busy = disruptiveInFlight(name);
     if (busy >= options_.max_unavailable) {
       events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
                      "WaitingForRollout",
                      "the new configuration recreates VFs on this node; waiting because " +
-                         std::to_string(busy) +
-                         " node(s) are being reconfigured and "
-                         "--max-unavailable is " +
-                         std::to_string(options_.max_unavailable));
+                         std::to_string(busy) + " node(s) are being reconfigured and " +
+                         "--max-unavailable is " + std::to_string(options_.max_unavailable));
       return ReconcileResult::after(options_.rollout_retry);
     }
+    auto written = applyNodeState(*node, result.spec, true);
+    if (!written.ok()) return written.status();
+    disruptive_written_[name] = *written;
   }
-  SDRA_RETURN_IF_ERROR(applyNodeState(*node, result.spec, disruptive));
+  {
+    // Forget writes the cache has caught up with; the annotation speaks for them from now on.
+    std::lock_guard lock(rollout_mu_);
+    for (auto it = disruptive_written_.begin(); it != disruptive_written_.end();) {
+      auto cached = states_.get(options_.namespace_, it->first);
+      bool caught_up = cached && cached->metadata.generation >= it->second;
+      bool node_gone = nodes_.get("", it->first) == nullptr;
+      it = caught_up || node_gone ? disruptive_written_.erase(it) : std::next(it);
+    }
+  }
   if (disruptive) {
     events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
                    "Reconfiguring", "the new configuration recreates VFs on PFs of this node");
@@ -389,8 +413,8 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
   return ReconcileResult::done();
 }
 
-Status Operator::applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
-                                bool disruptive) {
+Result<int64_t> Operator::applyNodeState(const api::Node& node,
+                                         const api::SriovNodeStateSpec& spec, bool disruptive) {
   auto doc = applyObject(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name);
   auto& a = doc.GetAllocator();
   api::Writer md(doc["metadata"], a);
@@ -410,7 +434,8 @@ Status Operator::applyNodeState(const api::Node& node, const api::SriovNodeState
   spec.encode(api::Writer(doc, a).object("spec"));
   auto applied = client_->apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
                                 {.field_manager = kFieldManager, .force = true});
-  return applied.ok() ? Status::ok() : applied.status();
+  if (!applied.ok()) return applied.status();
+  return kube::ObjectMeta::decode(*applied).generation;
 }
 
 Status Operator::deleteNodeState(const std::string& name) {

@@ -74,8 +74,9 @@ class Operator {
   Result<kube::ReconcileResult> reconcileDeviceClasses(const std::string& key);
   Result<kube::ReconcileResult> reconcilePolicyStatus(const std::string& key);
 
-  Status applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
-                        bool disruptive);
+  // Returns the generation of the written object.
+  Result<int64_t> applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
+                                 bool disruptive);
   Status deleteNodeState(const std::string& name);
   int disruptiveInFlight(const std::string& except) const;
   void setFacts(const std::string& node, std::optional<NodeFacts> facts);
@@ -96,6 +97,10 @@ class Operator {
   kube::Controller class_controller_;
   kube::Controller status_controller_;
 
+  // Disruptive changes are decided and written one at a time, and remembered until the cache
+  // shows them, so concurrent workers never exceed --max-unavailable.
+  std::mutex rollout_mu_;
+  std::map<std::string, int64_t> disruptive_written_;  // node -> generation written
   std::mutex policies_mu_;
   std::shared_ptr<const PolicySnapshot> snapshot_;  // null = rebuild
   std::mutex facts_mu_;

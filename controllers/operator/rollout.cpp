@@ -15,11 +15,16 @@ bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeSt
     auto a = after.find(pf.pci_address);
     const api::Interface* old_itf = b == before.end() ? nullptr : b->second;
     const api::Interface* new_itf = a == after.end() ? nullptr : a->second;
-    if (old_itf == nullptr && new_itf == nullptr) continue;
-    if (old_itf == nullptr || new_itf == nullptr) return true;
-    if (old_itf->num_vfs != new_itf->num_vfs || old_itf->vf_groups != new_itf->vf_groups ||
-        old_itf->eswitch_mode != new_itf->eswitch_mode ||
-        old_itf->link_type != new_itf->link_type) {
+    if (new_itf == nullptr) {
+      if (old_itf != nullptr && !old_itf->externally_managed) return true;  // reset to 0 VFs
+      continue;
+    }
+    // A different VF count recreates every VF of the PF.
+    if (!new_itf->externally_managed && new_itf->num_vfs != pf.num_vfs) return true;
+    // Rebinding drivers or switching modes disturbs VFs that may be in use.
+    if (old_itf != nullptr &&
+        (old_itf->vf_groups != new_itf->vf_groups || old_itf->eswitch_mode != new_itf->eswitch_mode ||
+         old_itf->link_type != new_itf->link_type)) {
       return true;
     }
   }

@@ -7,8 +7,9 @@
 
 namespace sriovdra::op {
 
-// True if applying `desired` over `current` changes a PF whose VFs exist (per status): its
-// numVfs, VF groups, eSwitch mode or link type, or its removal from the spec.
+// True if applying `desired` over `current` disturbs VFs that exist (per status): a VF count
+// other than the PF's current one, changed VF groups, eSwitch mode or link type of a PF that was
+// already configured, or removing a configured PF from the spec (it is reset to 0 VFs).
 bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeStateSpec& desired,
                   const api::SriovNodeStateStatus& status);
 

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,7 +149,50 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
   return result;
 }
 
+namespace {
+
+// fork + exec with PR_SET_PDEATHSIG. Everything the child needs is prepared before fork(); the
+// child only calls async-signal-safe functions.
+Result<pid_t> forkWithDeathSignal(const ProcessSpec& spec) {
+  if (spec.argv.empty()) return Status(Code::kInvalidArgument, "no command given");
+  std::vector<std::string> argv = spec.argv;
+  std::vector<std::string> env = childEnv(spec);
+  auto argvp = pointers(argv);
+  auto envp = pointers(env);
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::fromErrno(errno, "fork");
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGPIPE, SIG_DFL);
+    int in = ::open("/dev/null", O_RDONLY);
+    if (in >= 0) ::dup2(in, STDIN_FILENO);
+    if (!spec.stdout_path.empty()) {
+      int out = ::open(spec.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (out >= 0) ::dup2(out, STDOUT_FILENO);
+    }
+    if (!spec.stderr_path.empty()) {
+      int err = ::open(spec.stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (err >= 0) ::dup2(err, STDERR_FILENO);
+    }
+    ::execvpe(argvp[0], argvp.data(), envp.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+}  // namespace
+
 Result<ChildProcess> ChildProcess::spawn(const ProcessSpec& spec) {
+  if (spec.kill_with_parent) {
+    auto pid = forkWithDeathSignal(spec);
+    if (!pid.ok()) return std::move(pid).takeStatus();
+    return ChildProcess(*pid);
+  }
   FileActions fa;
   posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   if (!spec.stdout_path.empty()) {

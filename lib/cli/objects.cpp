@@ -1,5 +1,7 @@
 #include "cli/objects.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 
@@ -20,9 +22,33 @@ Status decodeInto(const json::Value& obj, const std::string& where, std::vector<
 
 }  // namespace
 
-Result<ObjectBundle> loadObjects(const std::vector<std::string>& paths, std::istream& in) {
+// Files as given; a directory stands for its *.yaml, *.yml and *.json files in name order.
+std::vector<std::string> expandPaths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (p == "-" || !std::filesystem::is_directory(p, ec)) {
+      out.push_back(p);
+      continue;
+    }
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::directory_iterator(p, ec)) {
+      auto ext = e.path().extension().string();
+      auto name = e.path().filename().string();
+      if (name == "kustomization.yaml" || name == "kustomization.yml") continue;
+      if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+        files.push_back(e.path().string());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
+Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::istream& in) {
   ObjectBundle bundle;
-  for (const auto& path : paths) {
+  for (const auto& path : expandPaths(given)) {
     std::string text;
     if (path == "-") {
       text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());

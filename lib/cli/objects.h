@@ -1,5 +1,6 @@
 #pragma once
-// Objects read from YAML/JSON files given on the command line ("-" is standard input), decoded
+// Objects read from YAML/JSON files given on the command line ("-" is standard input, a
+// directory means its *.yaml/*.yml/*.json files), decoded
 // into the typed kinds the offline commands understand. Other kinds are listed in `skipped`.
 #include <iosfwd>
 #include <string>

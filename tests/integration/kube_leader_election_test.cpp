@@ -33,6 +33,7 @@ Candidate launch(const ControlPlane& cp, const std::string& ns, const std::strin
   ProcessSpec spec;
   spec.argv = {std::string(SRIOV_DRA_TEST_TOOLS) + "/leader_probe", cp.kubeconfig(), ns,
                "probe-lease", identity};
+  spec.kill_with_parent = true;
   spec.stdout_path = c.out;
   spec.stderr_path = cp.dir() + "/" + ns + "-" + identity + ".log";
   auto child = ChildProcess::spawn(spec);

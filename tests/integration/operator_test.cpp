@@ -129,3 +129,51 @@ TEST_CASE("the policy that loses an overlapping range says which policy won and 
   auto winner = *env.policyStatus(api::resources::kSriovNetworkNodePolicies, "high");
   CHECK(api::findCondition(winner.conditions, "Degraded")->status == "False");
 }
+
+TEST_CASE("changes that recreate VFs roll out at most --max-unavailable nodes at a time",
+          "[operator][rollout][integration]") {
+  OperatorEnv env("rollout");
+  auto op = env.startOperator();
+  std::string n1 = env.createNode("a", {{"dra-sriov-cx6", "true"}});
+  std::string n2 = env.createNode("b", {{"dra-sriov-cx6", "true"}});
+  applyReference(env);
+  auto numVfs = [&](const std::string& node) -> int64_t {
+    auto s = env.nodeState(node);
+    return s && !s->spec.interfaces.empty() ? s->spec.interfaces[0].num_vfs : -1;
+  };
+  for (const auto& n : {n1, n2}) env.reportStatus(n, testing::fixture::a100Status(1));
+  eventually([&] { return numVfs(n1) == 1 && numVfs(n2) == 1; }, 30s, [&] { return op->logs(); });
+  // Both agents have applied the current spec.
+  for (const auto& n : {n1, n2}) env.reportStatus(n, testing::fixture::a100Status(1));
+
+  REQUIRE(env.admin()
+              .patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs",
+                     kube::PatchType::kMerge, R"({"spec":{"numVfs":4}})")
+              .ok());
+  eventually([&] { return numVfs(n1) == 4 || numVfs(n2) == 4; }, 30s, [&] { return op->logs(); });
+  std::string first = numVfs(n1) == 4 ? n1 : n2;
+  std::string second = first == n1 ? n2 : n1;
+  auto waiting = [&] {
+    auto events = env.admin().list(kube::resources::kEvents, env.ns());
+    if (!events.ok()) return false;
+    for (const auto& e : (*events)["items"].GetArray()) {
+      if (json::stringOr(e, "reason") == "WaitingForRollout" &&
+          json::stringOr(e["involvedObject"], "name") == second) {
+        return true;
+      }
+    }
+    return false;
+  };
+  eventually(waiting, 30s, [&] {
+    return "numVfs " + first + "=" + std::to_string(numVfs(first)) + " " + second + "=" +
+           std::to_string(numVfs(second));
+  });
+  CHECK(numVfs(second) == 1);
+  auto first_state = *env.nodeState(first);
+  CHECK(first_state.metadata.annotations.at("sriovnetwork.k8snetworkplumbingwg.io/disruptive-change") ==
+        "true");
+
+  // The first node's agent finishes: the second node may go.
+  env.reportStatus(first, testing::fixture::a100Status(4));
+  eventually([&] { return numVfs(second) == 4; }, 30s, [&] { return op->logs(); });
+}

@@ -191,6 +191,7 @@ void ControlPlane::startEtcd() {
                "--initial-advertise-peer-urls=" + peer_url,
                "--initial-cluster=test=" + peer_url,
                "--log-level=warn"};
+  spec.kill_with_parent = true;
   spec.stdout_path = dir_ + "/etcd.log";
   spec.stderr_path = dir_ + "/etcd.log";
   auto child = ChildProcess::spawn(spec);
@@ -222,6 +223,7 @@ ChildProcess ControlPlane::launchApiServer(int port, const std::string& log_name
     spec.argv.push_back("--audit-log-format=json");
   }
   for (const auto& a : options_.extra_apiserver_args) spec.argv.push_back(a);
+  spec.kill_with_parent = true;
   spec.stdout_path = dir_ + "/" + log_name;
   spec.stderr_path = dir_ + "/" + log_name;
   auto child = ChildProcess::spawn(spec);

@@ -32,6 +32,7 @@ std::unique_ptr<OperatorProcess> OperatorProcess::start(const ControlPlane& cp,
   }
   if (o.leader_elect) spec.argv.push_back("--leader-elect");
   spec.argv.insert(spec.argv.end(), o.extra_args.begin(), o.extra_args.end());
+  spec.kill_with_parent = true;
   spec.stdout_path = p->log_path_;
   spec.stderr_path = p->log_path_;
   auto child = ChildProcess::spawn(spec);
