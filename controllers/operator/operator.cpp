@@ -413,8 +413,8 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
   return ReconcileResult::done();
 }
 
-Result<int64_t> Operator::applyNodeState(const api::Node& node,
-                                         const api::SriovNodeStateSpec& spec, bool disruptive) {
+Result<int64_t> Operator::applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
+                                         bool disruptive) {
   auto doc = applyObject(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name);
   auto& a = doc.GetAllocator();
   api::Writer md(doc["metadata"], a);

@@ -22,9 +22,9 @@ bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeSt
     // A different VF count recreates every VF of the PF.
     if (!new_itf->externally_managed && new_itf->num_vfs != pf.num_vfs) return true;
     // Rebinding drivers or switching modes disturbs VFs that may be in use.
-    if (old_itf != nullptr &&
-        (old_itf->vf_groups != new_itf->vf_groups || old_itf->eswitch_mode != new_itf->eswitch_mode ||
-         old_itf->link_type != new_itf->link_type)) {
+    if (old_itf != nullptr && (old_itf->vf_groups != new_itf->vf_groups ||
+                               old_itf->eswitch_mode != new_itf->eswitch_mode ||
+                               old_itf->link_type != new_itf->link_type)) {
       return true;
     }
   }

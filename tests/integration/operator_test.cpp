@@ -170,8 +170,8 @@ TEST_CASE("changes that recreate VFs roll out at most --max-unavailable nodes at
   });
   CHECK(numVfs(second) == 1);
   auto first_state = *env.nodeState(first);
-  CHECK(first_state.metadata.annotations.at("sriovnetwork.k8snetworkplumbingwg.io/disruptive-change") ==
-        "true");
+  CHECK(first_state.metadata.annotations.at(
+            "sriovnetwork.k8snetworkplumbingwg.io/disruptive-change") == "true");
 
   // The first node's agent finishes: the second node may go.
   env.reportStatus(first, testing::fixture::a100Status(4));

@@ -32,6 +32,7 @@ class OperatorProcess {
   std::string logs() const;
   int webhookPort() const { return webhook_port_; }
   int metricsPort() const { return metrics_port_; }
+  pid_t pid() const { return process_.pid(); }
 
  private:
   OperatorProcess() = default;

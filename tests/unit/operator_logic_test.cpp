@@ -40,10 +40,14 @@ TEST_CASE("only changes to PFs that already have VFs are disruptive", "[operator
        },
        false},
       {"a PF whose VFs exist enters the spec with the same count",
-       [](auto& s) { s.interfaces.push_back({"0000:52:00.0", "ibp82s0", 1, 0, "ib", "", false, {}}); },
+       [](auto& s) {
+         s.interfaces.push_back({"0000:52:00.0", "ibp82s0", 1, 0, "ib", "", false, {}});
+       },
        false},
       {"a PF whose VFs exist enters the spec with another count",
-       [](auto& s) { s.interfaces.push_back({"0000:52:00.0", "ibp82s0", 4, 0, "ib", "", false, {}}); },
+       [](auto& s) {
+         s.interfaces.push_back({"0000:52:00.0", "ibp82s0", 4, 0, "ib", "", false, {}});
+       },
        true},
   };
   for (const auto& row : rows) {
