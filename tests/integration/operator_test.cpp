@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "kube/transport.h"
+#include "metrics/registry.h"
 #include "support/eventually.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
@@ -82,6 +84,26 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
         return s ? conditionSummary(*s) : "no status";
       });
 
+  SECTION("metrics count nodes and VFs per resource") {
+    auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(op->metricsPort()), {});
+    REQUIRE(t.ok());
+    std::string text;
+    eventually(
+        [&] {
+          auto r = (*t)->send({"GET", "/metrics", "", "", "*/*", {}}, 5s);
+          text = r.ok() ? r->body : "";
+          return metrics::sampleValue(text,
+                                      "sriov_dra_vfs{resource=\"cx6_vfs\",state=\"desired\"}") == 8;
+        },
+        30s, [&] { return text; });
+    CHECK(metrics::sampleValue(text, "sriov_dra_nodes") == 2);
+    CHECK(metrics::sampleValue(text, "sriov_dra_policy_conflicts") == 0);
+    CHECK(metrics::sampleValue(text,
+                               "controller_runtime_reconcile_total{controller=\"sriovnodestate\","
+                               "result=\"success\"}") > 0);
+    CHECK(metrics::sampleValue(
+              text, "workqueue_depth{controller=\"sriovnodestate\",name=\"sriovnodestate\"}") >= 0);
+  }
   SECTION("removing the node label empties that node's spec") {
     env.setNodeLabel(labelled, "dra-sriov-cx6", std::nullopt);
     eventually(
@@ -126,6 +148,20 @@ TEST_CASE("the policy that loses an overlapping range says which policy won and 
   CHECK(degraded->status == "True");
   CHECK(degraded->reason == "ConflictLost");
   CHECK_THAT(degraded->message, Catch::Contains("to \"high\""));
+  eventually(
+      [&] {
+        auto events = env.admin().list(kube::resources::kEvents, env.ns());
+        if (!events.ok()) return false;
+        for (const auto& e : (*events)["items"].GetArray()) {
+          if (json::stringOr(e, "reason") == "ConflictLost" &&
+              json::stringOr(e, "type") == "Warning" &&
+              json::stringOr(e["involvedObject"], "name") == "low") {
+            return true;
+          }
+        }
+        return false;
+      },
+      30s, [] { return "no ConflictLost event on policy low"; });
   auto winner = *env.policyStatus(api::resources::kSriovNetworkNodePolicies, "high");
   CHECK(api::findCondition(winner.conditions, "Degraded")->status == "False");
 }

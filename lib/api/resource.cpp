@@ -1,0 +1,258 @@
+#include "api/resource.h"
+
+namespace sriovdra::api {
+namespace {
+
+OpaqueConfig decodeOpaque(const Reader& r) {
+  Reader o = r.object("opaque");
+  const json::Value* params = o.raw("parameters");
+  return {o.str("driver"), params != nullptr ? json::dump(*params) : "{}"};
+}
+
+void encodeOpaque(const OpaqueConfig& c, Writer w) {
+  Writer o = w.object("opaque");
+  o.strAlways("driver", c.driver);
+  auto params = json::parse(c.parameters_json);
+  json::Value v(rapidjson::kObjectType);
+  if (params.ok()) v.CopyFrom(*params, w.allocator());
+  o.value("parameters", std::move(v));
+}
+
+std::vector<std::string> decodeSelectors(const Reader& r) {
+  std::vector<std::string> out;
+  for (const auto& s : r.array("selectors")) out.push_back(s.object("cel").str("expression"));
+  return out;
+}
+
+json::Value encodeSelectors(const std::vector<std::string>& selectors, json::Allocator& a) {
+  json::Value arr(rapidjson::kArrayType);
+  for (const auto& e : selectors) {
+    json::Value s(rapidjson::kObjectType);
+    Writer(s, a).object("cel").strAlways("expression", e);
+    arr.PushBack(s, a);
+  }
+  return arr;
+}
+
+DeviceSubRequest decodeSub(const Reader& r) {
+  DeviceSubRequest s;
+  s.name = r.str("name");
+  s.device_class_name = r.str("deviceClassName");
+  s.selectors = decodeSelectors(r);
+  s.allocation_mode = r.str("allocationMode", "ExactCount");
+  s.count = r.i64("count", s.allocation_mode == "All" ? 0 : 1);
+  return s;
+}
+
+void encodeSub(const DeviceSubRequest& s, Writer w, bool with_name) {
+  if (with_name) w.strAlways("name", s.name);
+  w.strAlways("deviceClassName", s.device_class_name);
+  w.nonEmpty("selectors", encodeSelectors(s.selectors, w.allocator()));
+  w.strAlways("allocationMode", s.allocation_mode);
+  if (s.allocation_mode != "All") w.i64("count", s.count);
+}
+
+template <typename T, typename Fn>
+json::Value list(const std::vector<T>& items, json::Allocator& a, Fn fn) {
+  json::Value arr(rapidjson::kArrayType);
+  for (const auto& i : items) {
+    json::Value o(rapidjson::kObjectType);
+    fn(i, Writer(o, a));
+    arr.PushBack(o, a);
+  }
+  return arr;
+}
+
+}  // namespace
+
+void ResourceSliceSpec::encode(Writer w) const {
+  auto& a = w.allocator();
+  w.strAlways("driver", driver);
+  w.object("pool")
+      .strAlways("name", pool.name)
+      .i64("generation", pool.generation)
+      .i64("resourceSliceCount", pool.resource_slice_count);
+  if (!node_name.empty()) w.strAlways("nodeName", node_name);
+  if (all_nodes) w.boolean("allNodes", true);
+  if (node_selector) node_selector->encode(w.object("nodeSelector"));
+  w.nonEmpty("devices", list(devices, a, [&](const SliceDevice& d, Writer o) {
+               o.strAlways("name", d.name);
+               o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
+               json::Value cap(rapidjson::kObjectType);
+               for (const auto& [k, v] : d.capacity) {
+                 json::Value c(rapidjson::kObjectType);
+                 Writer(c, a).strAlways("value", v);
+                 cap.AddMember(json::str(k, a), c, a);
+               }
+               o.nonEmpty("capacity", std::move(cap));
+             }));
+}
+
+Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
+  Reader root(&v, "");
+  ResourceSlice s;
+  s.metadata = kube::ObjectMeta::decode(v);
+  Reader spec = root.object("spec");
+  s.spec.driver = spec.str("driver");
+  Reader pool = spec.object("pool");
+  s.spec.pool = {pool.str("name"), pool.i64("generation"), pool.i64("resourceSliceCount", 1)};
+  s.spec.node_name = spec.str("nodeName");
+  s.spec.all_nodes = spec.boolean("allNodes");
+  if (spec.has("nodeSelector"))
+    s.spec.node_selector = NodeSelector::decode(spec.object("nodeSelector"));
+  for (const auto& d : spec.array("devices")) {
+    SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"), {}};
+    if (const json::Value* cap = d.raw("capacity"); cap != nullptr && cap->IsObject()) {
+      Reader caps = d.object("capacity");
+      for (const auto& m : cap->GetObject()) {
+        std::string name(m.name.GetString(), m.name.GetStringLength());
+        Reader c = caps.object(name);
+        const json::Value* value = c.raw("value");
+        if (value != nullptr && value->IsString()) {
+          dev.capacity[name] = value->GetString();
+        } else if (value != nullptr && value->IsNumber()) {
+          dev.capacity[name] = json::dump(*value);
+        }
+      }
+    }
+    s.spec.devices.push_back(std::move(dev));
+  }
+  if (!root.status().isOk()) return root.status();
+  return s;
+}
+
+ResourceClaimSpec ResourceClaimSpec::decode(const Reader& r) {
+  ResourceClaimSpec s;
+  Reader devices = r.object("devices");
+  for (const auto& req : devices.array("requests")) {
+    DeviceRequest d;
+    d.name = req.str("name");
+    if (req.has("exactly")) {
+      d.exactly = decodeSub(req.object("exactly"));
+      d.admin_access = req.object("exactly").boolean("adminAccess");
+    }
+    for (const auto& sub : req.array("firstAvailable")) d.first_available.push_back(decodeSub(sub));
+    s.requests.push_back(std::move(d));
+  }
+  for (const auto& c : devices.array("constraints")) {
+    s.constraints.push_back(
+        {c.strings("requests"), c.str("matchAttribute"), c.str("distinctAttribute")});
+  }
+  for (const auto& c : devices.array("config")) {
+    s.config.push_back({c.strings("requests"), decodeOpaque(c)});
+  }
+  return s;
+}
+
+void ResourceClaimSpec::encode(Writer w) const {
+  auto& a = w.allocator();
+  Writer devices = w.object("devices");
+  devices.nonEmpty("requests", list(requests, a, [&](const DeviceRequest& d, Writer o) {
+                     o.strAlways("name", d.name);
+                     if (d.exactly) {
+                       Writer e = o.object("exactly");
+                       encodeSub(*d.exactly, e, false);
+                       if (d.admin_access) e.boolean("adminAccess", true);
+                     }
+                     o.nonEmpty("firstAvailable", list(d.first_available, a,
+                                                       [](const DeviceSubRequest& s, Writer so) {
+                                                         encodeSub(s, so, true);
+                                                       }));
+                   }));
+  devices.nonEmpty("constraints", list(constraints, a, [](const DeviceConstraint& c, Writer o) {
+                     o.strings("requests", c.requests)
+                         .str("matchAttribute", c.match_attribute)
+                         .str("distinctAttribute", c.distinct_attribute);
+                   }));
+  devices.nonEmpty("config", list(config, a, [](const DeviceClaimConfiguration& c, Writer o) {
+                     o.strings("requests", c.requests);
+                     encodeOpaque(c.opaque, o);
+                   }));
+}
+
+std::string AllocationResult::nodeName() const {
+  if (!node_selector) return "";
+  for (const auto& t : node_selector->terms) {
+    for (const auto& f : t.match_fields) {
+      if (f.key == "metadata.name" && f.op == "In" && f.values.size() == 1) return f.values[0];
+    }
+  }
+  return "";
+}
+
+void AllocatedDeviceStatus::encode(Writer w) const {
+  w.strAlways("driver", driver).strAlways("pool", pool).strAlways("device", device);
+  w.nonEmpty("conditions", encodeConditions(conditions, w.allocator()));
+  if (!data_json.empty()) {
+    auto data = json::parse(data_json);
+    if (data.ok()) {
+      json::Value v;
+      v.CopyFrom(*data, w.allocator());
+      w.value("data", std::move(v));
+    }
+  }
+  if (network_data) {
+    Writer n = w.object("networkData");
+    n.str("interfaceName", network_data->interface_name)
+        .strings("ips", network_data->ips)
+        .str("hardwareAddress", network_data->hardware_address);
+  }
+}
+
+Result<ResourceClaim> ResourceClaim::decode(const json::Value& v) {
+  Reader root(&v, "");
+  ResourceClaim c;
+  c.metadata = kube::ObjectMeta::decode(v);
+  c.spec = ResourceClaimSpec::decode(root.object("spec"));
+  Reader status = root.object("status");
+  if (status.has("allocation")) {
+    Reader alloc = status.object("allocation");
+    AllocationResult a;
+    Reader devices = alloc.object("devices");
+    for (const auto& r : devices.array("results")) {
+      a.results.push_back({r.str("request"), r.str("driver"), r.str("pool"), r.str("device"),
+                           r.boolean("adminAccess")});
+    }
+    for (const auto& cfg : devices.array("config")) {
+      a.config.push_back({cfg.str("source"), cfg.strings("requests"), decodeOpaque(cfg)});
+    }
+    if (alloc.has("nodeSelector"))
+      a.node_selector = NodeSelector::decode(alloc.object("nodeSelector"));
+    c.status.allocation = std::move(a);
+  }
+  for (const auto& r : status.array("reservedFor")) {
+    c.status.reserved_for.push_back(
+        {r.str("apiGroup"), r.str("resource"), r.str("name"), r.str("uid")});
+  }
+  for (const auto& d : status.array("devices")) {
+    AllocatedDeviceStatus s;
+    s.driver = d.str("driver");
+    s.pool = d.str("pool");
+    s.device = d.str("device");
+    s.conditions = decodeConditions(d, "conditions");
+    if (const json::Value* data = d.raw("data")) s.data_json = json::dump(*data);
+    if (d.has("networkData")) {
+      Reader n = d.object("networkData");
+      s.network_data =
+          NetworkDeviceData{n.str("interfaceName"), n.strings("ips"), n.str("hardwareAddress")};
+    }
+    c.status.devices.push_back(std::move(s));
+  }
+  if (!root.status().isOk()) return root.status();
+  return c;
+}
+
+Result<ResourceClaimTemplate> ResourceClaimTemplate::decode(const json::Value& v) {
+  Reader root(&v, "");
+  ResourceClaimTemplate t;
+  t.metadata = kube::ObjectMeta::decode(v);
+  Reader spec = root.object("spec");
+  Reader md = spec.object("metadata");
+  t.claim_labels = md.stringMap("labels");
+  t.claim_annotations = md.stringMap("annotations");
+  t.spec = ResourceClaimSpec::decode(spec.object("spec"));
+  if (!root.status().isOk()) return root.status();
+  return t;
+}
+
+}  // namespace sriovdra::api

@@ -1,0 +1,160 @@
+#pragma once
+// resource.k8s.io/v1 objects the agent publishes and the tools read: ResourceSlice,
+// ResourceClaim (spec, allocation, device status) and ResourceClaimTemplate, with JSON codecs.
+// Fields follow the Kubernetes 1.34 v1 types; alpha fields this project does not use
+// (taints, counters, binding conditions, consumable capacity) are not modelled.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/meta.h"
+#include "api/objects.h"
+#include "api/policies.h"
+#include "kube/object_meta.h"
+
+namespace sriovdra::api {
+
+struct SliceDevice {
+  std::string name;
+  Attributes attributes;
+  std::map<std::string, std::string> capacity;  // name -> quantity ("80Gi")
+  bool operator==(const SliceDevice&) const = default;
+};
+
+struct ResourcePool {
+  std::string name;
+  int64_t generation = 0;
+  int64_t resource_slice_count = 1;
+  bool operator==(const ResourcePool&) const = default;
+};
+
+struct ResourceSliceSpec {
+  std::string driver;
+  ResourcePool pool;
+  std::string node_name;
+  bool all_nodes = false;
+  std::optional<NodeSelector> node_selector;
+  std::vector<SliceDevice> devices;
+  bool operator==(const ResourceSliceSpec&) const = default;
+  void encode(Writer w) const;
+};
+
+struct ResourceSlice {
+  kube::ObjectMeta metadata;
+  ResourceSliceSpec spec;
+  static Result<ResourceSlice> decode(const json::Value& v);
+};
+
+struct DeviceSubRequest {
+  std::string name;
+  std::string device_class_name;
+  std::vector<std::string> selectors;  // CEL expressions
+  std::string allocation_mode = "ExactCount";
+  int64_t count = 1;
+  bool operator==(const DeviceSubRequest&) const = default;
+};
+
+struct DeviceRequest {
+  std::string name;
+  std::optional<DeviceSubRequest> exactly;  // name unused inside
+  bool admin_access = false;
+  std::vector<DeviceSubRequest> first_available;
+  bool operator==(const DeviceRequest&) const = default;
+};
+
+struct DeviceConstraint {
+  std::vector<std::string> requests;
+  std::string match_attribute;
+  std::string distinct_attribute;
+  bool operator==(const DeviceConstraint&) const = default;
+};
+
+struct DeviceClaimConfiguration {
+  std::vector<std::string> requests;
+  OpaqueConfig opaque;
+  bool operator==(const DeviceClaimConfiguration&) const = default;
+};
+
+struct ResourceClaimSpec {
+  std::vector<DeviceRequest> requests;
+  std::vector<DeviceConstraint> constraints;
+  std::vector<DeviceClaimConfiguration> config;
+  bool operator==(const ResourceClaimSpec&) const = default;
+  static ResourceClaimSpec decode(const Reader& r);
+  void encode(Writer w) const;
+};
+
+struct DeviceRequestAllocationResult {
+  std::string request;
+  std::string driver;
+  std::string pool;
+  std::string device;
+  bool admin_access = false;
+  bool operator==(const DeviceRequestAllocationResult&) const = default;
+};
+
+struct DeviceAllocationConfiguration {
+  std::string source;  // FromClass | FromClaim
+  std::vector<std::string> requests;
+  OpaqueConfig opaque;
+  bool operator==(const DeviceAllocationConfiguration&) const = default;
+};
+
+struct AllocationResult {
+  std::vector<DeviceRequestAllocationResult> results;
+  std::vector<DeviceAllocationConfiguration> config;
+  std::optional<NodeSelector> node_selector;
+  bool operator==(const AllocationResult&) const = default;
+  // The node of a node-local allocation (metadata.name In [node]), or "".
+  std::string nodeName() const;
+};
+
+struct NetworkDeviceData {
+  std::string interface_name;
+  std::vector<std::string> ips;
+  std::string hardware_address;
+  bool operator==(const NetworkDeviceData&) const = default;
+};
+
+struct AllocatedDeviceStatus {
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::vector<Condition> conditions;
+  std::string data_json;  // the data object as compact JSON ("" = none)
+  std::optional<NetworkDeviceData> network_data;
+  bool operator==(const AllocatedDeviceStatus&) const = default;
+  void encode(Writer w) const;
+};
+
+struct ResourceClaimConsumer {
+  std::string api_group;
+  std::string resource;
+  std::string name;
+  std::string uid;
+  bool operator==(const ResourceClaimConsumer&) const = default;
+};
+
+struct ResourceClaimStatus {
+  std::optional<AllocationResult> allocation;
+  std::vector<ResourceClaimConsumer> reserved_for;
+  std::vector<AllocatedDeviceStatus> devices;
+  bool operator==(const ResourceClaimStatus&) const = default;
+};
+
+struct ResourceClaim {
+  kube::ObjectMeta metadata;
+  ResourceClaimSpec spec;
+  ResourceClaimStatus status;
+  static Result<ResourceClaim> decode(const json::Value& v);
+};
+
+struct ResourceClaimTemplate {
+  kube::ObjectMeta metadata;
+  std::map<std::string, std::string> claim_labels;
+  std::map<std::string, std::string> claim_annotations;
+  ResourceClaimSpec spec;
+  static Result<ResourceClaimTemplate> decode(const json::Value& v);
+};
+
+}  // namespace sriovdra::api
