@@ -13,38 +13,12 @@
 #include "kube/informer.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
+#include "support/policy_fixtures.h"
 
 using namespace sriovdra;
 using Steady = std::chrono::steady_clock;
 
 namespace {
-
-api::SriovNodeStateStatus node64() {
-  api::SriovNodeStateStatus s;
-  s.sync_status = "Succeeded";
-  for (int pf = 0; pf < 8; ++pf) {
-    char pci[16];
-    std::snprintf(pci, sizeof pci, "0000:%02x:00.0", 0x10 + pf);
-    api::InterfaceExt x{.name = "ens" + std::to_string(pf),
-                        .pci_address = pci,
-                        .vendor = "15b3",
-                        .device_id = "101d",
-                        .num_vfs = 8,
-                        .link_type = "ETH",
-                        .total_vfs = 16};
-    for (int vf = 0; vf < 8; ++vf) {
-      char vpci[16];
-      std::snprintf(vpci, sizeof vpci, "0000:%02x:00.%d", 0x10 + pf, vf + 1);
-      x.vfs.push_back({.driver = "mlx5_core",
-                       .pci_address = vpci,
-                       .vendor = "15b3",
-                       .device_id = "101e",
-                       .vf_id = vf});
-    }
-    s.interfaces.push_back(std::move(x));
-  }
-  return s;
-}
 
 std::string policiesYaml(const std::string& tier) {
   std::string y;
@@ -125,7 +99,7 @@ int main(int argc, char** argv) {
     names[i] = env.createNode("n" + std::to_string(i), {{"sriov", "true"}});
   });
   env.cp().applyYaml(policiesYaml("gold"), env.ns());
-  auto status = node64();
+  auto status = testing::fixture::ethernetStatus(8, 8);
   parallel(n, [&](size_t i) { env.reportStatus(names[i], status); });
   auto reported = Steady::now();
 

@@ -8,39 +8,13 @@
 #include <benchmark/benchmark.h>
 
 #include "policy/policy_set.h"
+#include "support/policy_fixtures.h"
 
 using namespace sriovdra;
 
 namespace {
 
 std::atomic<int64_t> g_allocations{0};
-
-api::SriovNodeStateStatus node64() {
-  api::SriovNodeStateStatus s;
-  for (int pf = 0; pf < 8; ++pf) {
-    char pci[16];
-    std::snprintf(pci, sizeof pci, "0000:%02x:00.0", 0x10 + pf);
-    api::InterfaceExt x;
-    x.name = "ens" + std::to_string(pf);
-    x.pci_address = pci;
-    x.vendor = "15b3";
-    x.device_id = "101d";
-    x.link_type = "ETH";
-    x.num_vfs = 8;
-    x.total_vfs = 16;
-    for (int vf = 0; vf < 8; ++vf) {
-      char vpci[16];
-      std::snprintf(vpci, sizeof vpci, "0000:%02x:00.%d", 0x10 + pf, vf + 1);
-      x.vfs.push_back({.driver = "mlx5_core",
-                       .pci_address = vpci,
-                       .vendor = "15b3",
-                       .device_id = "101e",
-                       .vf_id = vf});
-    }
-    s.interfaces.push_back(std::move(x));
-  }
-  return s;
-}
 
 struct Policies {
   std::vector<api::SriovNetworkNodePolicy> np;
@@ -87,7 +61,7 @@ Policies twentyPolicies() {
 }
 
 void BM_RenderOneNode(benchmark::State& state) {  // NOLINT(readability-identifier-naming)
-  auto status = node64();
+  auto status = testing::fixture::ethernetStatus(8, 8);
   auto policies = twentyPolicies();
   auto validated = policy::validatePolicies(policies.view());
   api::Node node;
@@ -104,7 +78,7 @@ void BM_RenderOneNode(benchmark::State& state) {  // NOLINT(readability-identifi
 BENCHMARK(BM_RenderOneNode);
 
 void BM_Render1000Nodes(benchmark::State& state) {  // NOLINT(readability-identifier-naming)
-  auto status = node64();
+  auto status = testing::fixture::ethernetStatus(8, 8);
   auto policies = twentyPolicies();
   std::vector<api::Node> nodes(1000);
   for (size_t i = 0; i < nodes.size(); ++i) {

@@ -31,18 +31,6 @@ kube::InformerOptions inNamespace(const std::string& ns) {
   return o;
 }
 
-// Writes apiVersion/kind/metadata of an object to apply.
-json::Document applyObject(const kube::ResourceType& rt, const std::string& ns,
-                           const std::string& name) {
-  json::Document doc(rapidjson::kObjectType);
-  auto& a = doc.GetAllocator();
-  api::Writer(doc, a).strAlways("apiVersion", rt.apiVersion()).strAlways("kind", rt.kind);
-  api::Writer md = api::Writer(doc, a).object("metadata");
-  md.strAlways("name", name);
-  if (!ns.empty()) md.strAlways("namespace", ns);
-  return doc;
-}
-
 prometheus::Family<prometheus::Gauge>& nodesGauge() {
   static auto& f = prometheus::BuildGauge()
                        .Name("sriov_dra_nodes")
@@ -415,7 +403,8 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
 
 Result<int64_t> Operator::applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
                                          bool disruptive) {
-  auto doc = applyObject(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name);
+  auto doc =
+      kube::newObject(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name);
   auto& a = doc.GetAllocator();
   api::Writer md(doc["metadata"], a);
   md.object("labels").strAlways(kManagedByLabel, kManagedByValue);
@@ -456,7 +445,7 @@ Result<ReconcileResult> Operator::reconcileDeviceClasses(const std::string&) {
     wanted.insert(d.name);
     auto existing = classes_.get("", d.name);
     if (existing && existing->spec == d.spec) continue;
-    auto doc = applyObject(api::resources::kDeviceClasses, "", d.name);
+    auto doc = kube::newObject(api::resources::kDeviceClasses, "", d.name);
     auto& a = doc.GetAllocator();
     api::Writer(doc["metadata"], a).object("labels").strAlways(kManagedByLabel, kManagedByValue);
     d.spec.encode(api::Writer(doc, a).object("spec"));
@@ -533,7 +522,7 @@ Result<ReconcileResult> Operator::reconcilePolicyStatus(const std::string& key) 
   auto computed = computePolicyStatus(facts, current, nowString());
   if (computed == current) return ReconcileResult::done();
 
-  auto doc = applyObject(*rt, options_.namespace_, name);
+  auto doc = kube::newObject(*rt, options_.namespace_, name);
   computed.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
   auto applied = client_->apply(*rt, options_.namespace_, doc,
                                 {.field_manager = kFieldManager, .force = true}, "status");

@@ -59,11 +59,7 @@ int runRender(const RenderArgs& args, Streams io) {
 
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
-  json::Value state(rapidjson::kObjectType);
-  api::Writer(state, a)
-      .strAlways("apiVersion", "sriovnetwork.k8snetworkplumbingwg.io/v1alpha1")
-      .strAlways("kind", "SriovNodeState");
-  api::Writer(state, a).object("metadata").strAlways("name", node.metadata.name);
+  json::Value state(kube::newObject(api::resources::kSriovNodeStates, "", node.metadata.name), a);
   result.spec.encode(api::Writer(state, a).object("spec"));
   doc.AddMember("nodeState", state, a);
 

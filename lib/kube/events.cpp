@@ -175,14 +175,8 @@ Status EventRecorder::write(const Pending& p) {
       static_cast<unsigned long long>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(p.at.time_since_epoch()).count()));
   std::string name = p.object.name + suffix;
-  json::Document ev(rapidjson::kObjectType);
+  json::Document ev = newObject(resources::kEvents, ns, name);
   auto& a = ev.GetAllocator();
-  json::setString(ev, "apiVersion", "v1", a);
-  json::setString(ev, "kind", "Event", a);
-  json::Value md(rapidjson::kObjectType);
-  json::setString(md, "name", name, a);
-  json::setString(md, "namespace", ns, a);
-  ev.AddMember("metadata", md, a);
   json::Value involved(rapidjson::kObjectType);
   json::setString(involved, "apiVersion", p.object.api_version, a);
   json::setString(involved, "kind", p.object.kind, a);

@@ -92,14 +92,9 @@ bool LeaderElector::tryAcquireOrRenew() {
                  now, now, 0};
   auto current = client_->get(resources::kLeases, config_.lease_namespace, config_.lease_name);
   if (!current.ok() && current.status().code() == Code::kNotFound) {
-    json::Document lease(rapidjson::kObjectType);
+    json::Document lease =
+        newObject(resources::kLeases, config_.lease_namespace, config_.lease_name);
     auto& a = lease.GetAllocator();
-    json::setString(lease, "apiVersion", "coordination.k8s.io/v1", a);
-    json::setString(lease, "kind", "Lease", a);
-    json::Value md(rapidjson::kObjectType);
-    json::setString(md, "name", config_.lease_name, a);
-    json::setString(md, "namespace", config_.lease_namespace, a);
-    lease.AddMember("metadata", md, a);
     encodeRecord(desired, lease, a);
     auto created = client_->create(resources::kLeases, config_.lease_namespace, lease);
     if (!created.ok()) {

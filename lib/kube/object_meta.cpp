@@ -86,6 +86,18 @@ void ObjectMeta::encode(json::Value& md, json::Allocator& a) const {
   }
 }
 
+json::Document newObject(const ResourceType& rt, std::string_view ns, std::string_view name) {
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  json::setString(doc, "apiVersion", rt.apiVersion(), a);
+  json::setString(doc, "kind", rt.kind, a);
+  json::Value md(rapidjson::kObjectType);
+  json::setString(md, "name", name, a);
+  if (!ns.empty()) json::setString(md, "namespace", ns, a);
+  doc.AddMember("metadata", md, a);
+  return doc;
+}
+
 std::string ObjectMeta::key() const { return objectKey(namespace_, name); }
 
 std::string objectKey(std::string_view ns, std::string_view name) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/json.h"
+#include "kube/resource.h"
 
 namespace sriovdra::kube {
 
@@ -46,6 +47,10 @@ struct ObjectMeta {
 std::string objectKey(std::string_view ns, std::string_view name);
 // Splits a key into namespace and name (namespace "" for cluster-scoped keys).
 std::pair<std::string, std::string> splitKey(std::string_view key);
+
+// A new object of the resource's kind: apiVersion, kind, metadata.name (and metadata.namespace
+// when ns is not empty). The starting point of every object this project creates or applies.
+json::Document newObject(const ResourceType& rt, std::string_view ns, std::string_view name);
 
 // A string->string map member, e.g. labels or ConfigMap data; non-string values are skipped.
 std::map<std::string, std::string> decodeStringMap(const json::Value* v);

@@ -207,13 +207,8 @@ TEST_CASE("SriovNodeState spec and status are owned by different field managers"
       {"0000-0e-00-1",
        "0000:0e:00.1",
        {{std::string(api::attr::kResourceName), api::AttributeValue::ofString("cx6_vfs")}}});
-  json::Document obj(rapidjson::kObjectType);
-  auto& a = obj.GetAllocator();
-  api::Writer(obj, a)
-      .strAlways("apiVersion", "sriovnetwork.k8snetworkplumbingwg.io/v1alpha1")
-      .strAlways("kind", "SriovNodeState");
-  api::Writer(obj, a).object("metadata").strAlways("name", "node-a").strAlways("namespace", ns);
-  spec.encode(api::Writer(obj, a).object("spec"));
+  auto obj = kube::newObject(api::resources::kSriovNodeStates, ns, "node-a");
+  spec.encode(api::Writer(obj, obj.GetAllocator()).object("spec"));
   REQUIRE(client
               ->apply(api::resources::kSriovNodeStates, ns, obj,
                       {.field_manager = "sriov-dra-operator", .force = true})
@@ -234,13 +229,8 @@ TEST_CASE("SriovNodeState spec and status are owned by different field managers"
                                         .vf_id = 0}},
                                .pcie_root = "pci0000:00",
                                .numa_node = 0});
-  json::Document st(rapidjson::kObjectType);
-  auto& sa = st.GetAllocator();
-  api::Writer(st, sa)
-      .strAlways("apiVersion", "sriovnetwork.k8snetworkplumbingwg.io/v1alpha1")
-      .strAlways("kind", "SriovNodeState");
-  api::Writer(st, sa).object("metadata").strAlways("name", "node-a").strAlways("namespace", ns);
-  status.encode(api::Writer(st, sa).object("status"));
+  auto st = kube::newObject(api::resources::kSriovNodeStates, ns, "node-a");
+  status.encode(api::Writer(st, st.GetAllocator()).object("status"));
   REQUIRE(client
               ->apply(api::resources::kSriovNodeStates, ns, st,
                       {.field_manager = "sriov-dra-agent", .force = true}, "status")

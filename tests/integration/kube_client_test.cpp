@@ -18,17 +18,8 @@ namespace {
 
 json::Document configMap(const std::string& ns, const std::string& name,
                          const std::map<std::string, std::string>& data) {
-  json::Document doc(rapidjson::kObjectType);
-  auto& a = doc.GetAllocator();
-  json::setString(doc, "apiVersion", "v1", a);
-  json::setString(doc, "kind", "ConfigMap", a);
-  kube::ObjectMeta meta;
-  meta.name = name;
-  meta.namespace_ = ns;
-  json::Value md(rapidjson::kObjectType);
-  meta.encode(md, a);
-  doc.AddMember("metadata", md, a);
-  doc.AddMember("data", kube::encodeStringMap(data, a), a);
+  json::Document doc = kube::newObject(kube::resources::kConfigMaps, ns, name);
+  doc.AddMember("data", kube::encodeStringMap(data, doc.GetAllocator()), doc.GetAllocator());
   return doc;
 }
 

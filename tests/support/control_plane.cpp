@@ -326,13 +326,7 @@ int64_t ControlPlane::compactEtcd() {
 
 std::string ControlPlane::newNamespace(const std::string& prefix) {
   std::string name = prefix + "-" + std::to_string(++namespace_counter_) + "-" + randomHex(3);
-  json::Document ns(rapidjson::kObjectType);
-  auto& a = ns.GetAllocator();
-  json::setString(ns, "apiVersion", "v1", a);
-  json::setString(ns, "kind", "Namespace", a);
-  json::Value md(rapidjson::kObjectType);
-  json::setString(md, "name", name, a);
-  ns.AddMember("metadata", md, a);
+  json::Document ns = kube::newObject(kube::resources::kNamespaces, "", name);
   auto created = client()->create(kube::resources::kNamespaces, "", ns);
   if (!created.ok()) fatal("creating namespace " + name + ": " + created.status().toString());
   return name;

@@ -79,13 +79,8 @@ void OperatorEnv::reportStatus(const std::string& node, api::SriovNodeStateStatu
   if (!state) throw std::runtime_error("the operator never created the SriovNodeState of " + node);
   status.observed_generation = state->metadata.generation;
   if (status.sync_status.empty()) status.sync_status = "Succeeded";
-  json::Document doc(rapidjson::kObjectType);
-  auto& a = doc.GetAllocator();
-  api::Writer(doc, a)
-      .strAlways("apiVersion", api::resources::kSriovNodeStates.apiVersion())
-      .strAlways("kind", "SriovNodeState");
-  api::Writer(doc, a).object("metadata").strAlways("name", node).strAlways("namespace", ns_);
-  status.encode(api::Writer(doc, a).object("status"));
+  json::Document doc = kube::newObject(api::resources::kSriovNodeStates, ns_, node);
+  status.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
   auto r = admin_->apply(api::resources::kSriovNodeStates, ns_, doc,
                          {.field_manager = "sriov-dra-agent", .force = true}, "status");
   if (!r.ok()) throw std::runtime_error("writing status: " + r.status().toString());

@@ -89,6 +89,33 @@ api::SriovNodeStateStatus e810Status(int vfs_per_pf) {
   return s;
 }
 
+api::SriovNodeStateStatus ethernetStatus(int pfs, int vfs_per_pf) {
+  api::SriovNodeStateStatus s;
+  s.sync_status = "Succeeded";
+  for (int pf = 0; pf < pfs; ++pf) {
+    char pci[16];
+    std::snprintf(pci, sizeof pci, "0000:%02x:00.0", 0x10 + pf);
+    api::InterfaceExt x{.name = "ens" + std::to_string(pf),
+                        .pci_address = pci,
+                        .vendor = "15b3",
+                        .device_id = "101d",
+                        .num_vfs = vfs_per_pf,
+                        .link_type = "ETH",
+                        .total_vfs = 2 * vfs_per_pf};
+    for (int vf = 0; vf < vfs_per_pf; ++vf) {
+      char vpci[16];
+      std::snprintf(vpci, sizeof vpci, "0000:%02x:%02x.%d", 0x10 + pf, (vf + 1) / 8, (vf + 1) % 8);
+      x.vfs.push_back({.driver = "mlx5_core",
+                       .pci_address = vpci,
+                       .vendor = "15b3",
+                       .device_id = "101e",
+                       .vf_id = vf});
+    }
+    s.interfaces.push_back(std::move(x));
+  }
+  return s;
+}
+
 api::Node node(const std::string& name, std::map<std::string, std::string> labels) {
   api::Node n;
   n.metadata.name = name;

@@ -24,6 +24,10 @@ api::SriovNodeStateStatus a100Status(int vfs_per_pf = 1);
 // An Intel E810 Ethernet node: PFs ens1f0/ens1f1 (8086:1593, VF 1889, iavf).
 api::SriovNodeStateStatus e810Status(int vfs_per_pf = 4);
 
+// A synthetic Ethernet node: `pfs` ConnectX PFs ens0.. (15b3:101d, VF 101e) with `vfs_per_pf`
+// VFs each, at 0000:10:00.0, 0000:11:00.0, ... (benchmarks).
+api::SriovNodeStateStatus ethernetStatus(int pfs, int vfs_per_pf);
+
 api::Node node(const std::string& name, std::map<std::string, std::string> labels = {});
 
 class NodePolicy {
