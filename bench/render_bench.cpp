@@ -100,6 +100,8 @@ BENCHMARK(BM_Render1000Nodes)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
+// Counting allocations: operator new and delete replaced by malloc/free for the whole program.
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(size_t n) {
   ++g_allocations;
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;

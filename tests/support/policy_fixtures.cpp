@@ -93,7 +93,7 @@ api::SriovNodeStateStatus ethernetStatus(int pfs, int vfs_per_pf) {
   api::SriovNodeStateStatus s;
   s.sync_status = "Succeeded";
   for (int pf = 0; pf < pfs; ++pf) {
-    char pci[16];
+    char pci[32];
     std::snprintf(pci, sizeof pci, "0000:%02x:00.0", 0x10 + pf);
     api::InterfaceExt x{.name = "ens" + std::to_string(pf),
                         .pci_address = pci,
@@ -103,7 +103,7 @@ api::SriovNodeStateStatus ethernetStatus(int pfs, int vfs_per_pf) {
                         .link_type = "ETH",
                         .total_vfs = 2 * vfs_per_pf};
     for (int vf = 0; vf < vfs_per_pf; ++vf) {
-      char vpci[16];
+      char vpci[32];
       std::snprintf(vpci, sizeof vpci, "0000:%02x:%02x.%d", 0x10 + pf, (vf + 1) / 8, (vf + 1) % 8);
       x.vfs.push_back({.driver = "mlx5_core",
                        .pci_address = vpci,
