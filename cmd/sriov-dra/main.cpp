@@ -37,7 +37,22 @@ int main(int argc, char** argv) {
   v->add_option("-f,--filename", validate.files, "YAML files ('-' for standard input)")->required();
   v->add_option("-o,--output", validate.output, "text or json")->default_val("text");
 
+  FixtureArgs fixture;
+  auto* f = app.add_subcommand("fixture",
+                               "Write a simulated server's sysfs tree (for the demo and tests)");
+  f->add_option("--topology", fixture.topology, "a100-reference, e810-ethernet or shared-root")
+      ->required();
+  f->add_option("--out", fixture.out, "directory to write into (empty or new)")->required();
+
+  DiscoverArgs discover;
+  auto* d =
+      app.add_subcommand("discover", "Print the PCI topology the agent discovers (read-only)");
+  d->add_option("--sysfs-root", discover.sysfs_root, "root of the sysfs tree")->default_val("/");
+  d->add_option("-o,--output", discover.output, "yaml or json")->default_val("yaml");
+
   CLI11_PARSE(app, argc, argv);
+  if (f->parsed()) return runFixture(fixture, io);
+  if (d->parsed()) return runDiscover(discover, io);
   if (r->parsed()) return runRender(render, io);
   if (v->parsed()) return runValidate(validate, io);
   return 1;

@@ -33,4 +33,18 @@ struct ValidateArgs {
 // the nodes in the files). Exit code 0 if all are valid, 1 otherwise.
 int runValidate(const ValidateArgs& args, Streams io);
 
+struct FixtureArgs {
+  std::string topology;
+  std::string out;
+};
+// Writes a fixture sysfs tree (see host/fixtures.h).
+int runFixture(const FixtureArgs& args, Streams io);
+
+struct DiscoverArgs {
+  std::string sysfs_root = "/";
+  std::string output = "yaml";
+};
+// Prints what the agent discovers under a sysfs root: PFs and VFs, GPUs, the PCIe tree.
+int runDiscover(const DiscoverArgs& args, Streams io);
+
 }  // namespace sriovdra::cli

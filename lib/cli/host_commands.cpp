@@ -1,0 +1,45 @@
+#include <iostream>
+
+#include "base/yaml.h"
+#include "cli/commands.h"
+#include "host/discovery.h"
+#include "host/fixtures.h"
+#include "host/simulated_kernel.h"
+
+namespace sriovdra::cli {
+
+int runFixture(const FixtureArgs& args, Streams io) {
+  Status st = host::writeFixture(args.topology, args.out);
+  if (!st.isOk()) {
+    io.err << "error: " << st.message() << "\n";
+    return 1;
+  }
+  io.out << "wrote the " << args.topology << " topology to " << args.out
+         << " (use it with --sysfs-root " << args.out << " --simulate-kernel)\n";
+  return 0;
+}
+
+int runDiscover(const DiscoverArgs& args, Streams io) {
+  host::RealSysfs fs(args.sysfs_root);
+  auto topology = host::discover(fs);
+  if (!topology.ok()) {
+    io.err << "error: " << topology.status().message() << "\n";
+    return 1;
+  }
+  api::SriovNodeStateStatus status;
+  status.interfaces = topology->pfs;
+  status.gpus = topology->gpus;
+  status.pcie_roots = topology->roots;
+  status.alignment = host::computeAlignment(*topology, {});
+  json::Document doc(rapidjson::kObjectType);
+  status.encode(api::Writer(doc, doc.GetAllocator()));
+  if (args.output == "json") {
+    io.out << json::dump(doc) << "\n";
+  } else {
+    io.out << jsonToYaml(doc);
+  }
+  for (const auto& w : topology->warnings) io.err << "warning: " << w << "\n";
+  return 0;
+}
+
+}  // namespace sriovdra::cli

@@ -1,0 +1,206 @@
+#include "host/discovery.h"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include "host/pci.h"
+
+namespace sriovdra::host {
+namespace {
+
+std::string hexId(std::string v) {
+  if (v.rfind("0x", 0) == 0) v = v.substr(2);
+  return v;
+}
+
+int64_t toInt(const std::string& v, int64_t fallback) {
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  return ec == std::errc() && ptr == v.data() + v.size() ? n : fallback;
+}
+
+std::string firstEntry(const Sysfs& fs, const std::string& dir) {
+  auto entries = fs.list(dir);
+  return entries.ok() && !entries->empty() ? entries->front() : "";
+}
+
+std::string linkBase(const Sysfs& fs, const std::string& path) {
+  auto target = fs.readLink(path);
+  return target.ok() ? baseName(*target) : "";
+}
+
+api::VirtualFunction readVf(const Sysfs& fs, const std::string& vf_dir, int64_t index) {
+  api::VirtualFunction vf;
+  vf.pci_address = baseName(vf_dir);
+  vf.vf_id = index;
+  vf.vendor = hexId(fs.read(vf_dir + "/vendor").valueOr(""));
+  vf.device_id = hexId(fs.read(vf_dir + "/device").valueOr(""));
+  vf.driver = linkBase(fs, vf_dir + "/driver");
+  vf.name = firstEntry(fs, vf_dir + "/net");
+  if (!vf.name.empty()) {
+    std::string net = vf_dir + "/net/" + vf.name;
+    vf.mac = fs.read(net + "/address").valueOr("");
+    vf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
+  }
+  vf.rdma_device = firstEntry(fs, vf_dir + "/infiniband");
+  vf.iommu_group = linkBase(fs, vf_dir + "/iommu_group");
+  return vf;
+}
+
+}  // namespace
+
+Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
+  auto path = fs.resolve("sys/bus/pci/devices/" + bdf);
+  if (!path.ok()) return path.status();
+  const std::string prefix = "sys/devices/";
+  if (path->compare(0, prefix.size(), prefix) != 0) {
+    return Status(Code::kInternal, bdf + " is not below sys/devices: " + *path);
+  }
+  PciPlacement p;
+  std::string rest = path->substr(prefix.size());
+  size_t start = 0;
+  std::vector<std::string> parts;
+  while (start < rest.size()) {
+    size_t slash = rest.find('/', start);
+    if (slash == std::string::npos) slash = rest.size();
+    parts.push_back(rest.substr(start, slash - start));
+    start = slash + 1;
+  }
+  if (parts.empty()) return Status(Code::kInternal, "empty device path for " + bdf);
+  p.root = parts.front();
+  for (size_t i = 1; i + 1 < parts.size(); ++i) {
+    if (isPciAddress(parts[i])) p.bridges.push_back(parts[i]);
+  }
+  // Root port, switch upstream port, switch downstream port: a device below at least three
+  // bridges sits in a switch whose upstream port is the second one.
+  if (p.bridges.size() >= 3) p.pcie_switch = p.bridges[1];
+  return p;
+}
+
+Result<Topology> discover(const Sysfs& fs) {
+  auto bdfs = fs.list("sys/bus/pci/devices");
+  if (!bdfs.ok()) {
+    return Status(Code::kNotFound, "cannot list sys/bus/pci/devices under \"" + fs.root() + "\": " +
+                                       bdfs.status().message() + " (is --sysfs-root right?)");
+  }
+  Topology t;
+  struct RootInfo {
+    int64_t numa = -1;
+    std::map<std::string, std::vector<std::string>> switches;
+    std::vector<std::string> direct;
+  };
+  std::map<std::string, RootInfo> roots;
+  for (const auto& bdf : *bdfs) {
+    std::string dir = "sys/bus/pci/devices/" + bdf;
+    auto cls = fs.read(dir + "/class");
+    auto vendor = fs.read(dir + "/vendor");
+    if (!cls.ok() || !vendor.ok()) {
+      t.warnings.push_back("skipped " + bdf + ": cannot read class/vendor");
+      continue;
+    }
+    bool network = cls->rfind("0x02", 0) == 0;
+    bool gpu =
+        *vendor == "0x10de" && (cls->rfind("0x0300", 0) == 0 || cls->rfind("0x0302", 0) == 0);
+    bool is_vf = fs.exists(dir + "/physfn");
+    bool sriov = fs.exists(dir + "/sriov_totalvfs");
+    if (!(gpu || (network && sriov && !is_vf))) continue;
+    auto where = placement(fs, bdf);
+    if (!where.ok()) {
+      t.warnings.push_back("skipped " + bdf + ": " + where.status().message());
+      continue;
+    }
+    int64_t numa = toInt(fs.read(dir + "/numa_node").valueOr("-1"), -1);
+    RootInfo& root = roots[where->root];
+    if (root.numa < 0) root.numa = numa;
+    if (where->pcie_switch.empty()) {
+      root.direct.push_back(bdf);
+    } else {
+      root.switches[where->pcie_switch].push_back(bdf);
+    }
+    std::string driver = linkBase(fs, dir + "/driver");
+    if (gpu) {
+      t.gpus.push_back({bdf, hexId(*vendor), hexId(fs.read(dir + "/device").valueOr("")), driver,
+                        where->root, numa, where->pcie_switch});
+      continue;
+    }
+    api::InterfaceExt pf;
+    pf.pci_address = bdf;
+    pf.vendor = hexId(*vendor);
+    pf.device_id = hexId(fs.read(dir + "/device").valueOr(""));
+    pf.driver = driver;
+    pf.total_vfs = toInt(fs.read(dir + "/sriov_totalvfs").valueOr("0"), 0);
+    pf.num_vfs = toInt(fs.read(dir + "/sriov_numvfs").valueOr("0"), 0);
+    pf.vf_device_id = hexId(fs.read(dir + "/sriov_vf_device").valueOr(""));
+    pf.pcie_root = where->root;
+    pf.pcie_switch = where->pcie_switch;
+    pf.numa_node = numa;
+    pf.name = firstEntry(fs, dir + "/net");
+    pf.eswitch_mode = "legacy";
+    if (!pf.name.empty()) {
+      std::string net = dir + "/net/" + pf.name;
+      std::string type = fs.read(net + "/type").valueOr("");
+      pf.link_type = type == "32" ? "IB" : type == "1" ? "ETH" : "";
+      pf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
+      pf.mac = fs.read(net + "/address").valueOr("");
+      int64_t speed = toInt(fs.read(net + "/speed").valueOr("-1"), -1);
+      if (speed > 0) pf.link_speed = std::to_string(speed) + " Mb/s";
+      int64_t flags = 0;
+      std::string f = fs.read(net + "/flags").valueOr("0x0");
+      std::from_chars(f.data() + (f.rfind("0x", 0) == 0 ? 2 : 0), f.data() + f.size(), flags, 16);
+      pf.link_admin_state = (flags & 0x1) != 0 ? "up" : "down";
+      std::string mode = fs.read(net + "/compat/devlink/mode").valueOr("");
+      if (!mode.empty()) pf.eswitch_mode = mode;
+    }
+    pf.rdma_device = firstEntry(fs, dir + "/infiniband");
+    auto entries = fs.list(dir);
+    if (entries.ok()) {
+      for (const auto& e : *entries) {
+        if (e.rfind("virtfn", 0) != 0) continue;
+        int64_t index = toInt(e.substr(6), -1);
+        auto vf_dir = fs.resolve(dir + "/" + e);
+        if (index < 0 || !vf_dir.ok()) continue;
+        pf.vfs.push_back(readVf(fs, *vf_dir, index));
+      }
+    }
+    std::sort(pf.vfs.begin(), pf.vfs.end(),
+              [](const auto& a, const auto& b) { return a.vf_id < b.vf_id; });
+    if (pf.vf_device_id.empty() && !pf.vfs.empty()) pf.vf_device_id = pf.vfs[0].device_id;
+    t.pfs.push_back(std::move(pf));
+  }
+  for (auto& [name, info] : roots) {
+    api::PcieRoot r{name, info.numa, {}, info.direct};
+    for (auto& [usp, devices] : info.switches) r.switches.push_back({usp, devices});
+    t.roots.push_back(std::move(r));
+  }
+  return t;
+}
+
+api::Alignment computeAlignment(const Topology& t, const std::vector<api::Device>& advertised) {
+  api::Alignment out;
+  for (const auto& r : t.roots) {
+    size_t attachment_points = r.switches.size() + (r.devices.empty() ? 0 : 1);
+    if (attachment_points > 1) out.root_implies_switch = false;
+  }
+  std::map<std::string, const api::InterfaceExt*> pf_of_vf;
+  for (const auto& pf : t.pfs) {
+    for (const auto& vf : pf.vfs) pf_of_vf[vf.pci_address] = &pf;
+  }
+  for (const auto& gpu : t.gpus) {
+    api::GpuAlignment g{gpu.pci_address, gpu.pcie_root, {}, {}};
+    for (const auto& d : advertised) {
+      auto it = pf_of_vf.find(d.pci_address);
+      if (it == pf_of_vf.end()) continue;
+      const api::InterfaceExt& pf = *it->second;
+      if (pf.pcie_root == gpu.pcie_root) g.same_root_vfs.push_back(d.name);
+      if (!gpu.pcie_switch.empty() && pf.pcie_switch == gpu.pcie_switch) {
+        g.same_switch_vfs.push_back(d.name);
+      }
+    }
+    out.gpus.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace sriovdra::host

@@ -1,0 +1,38 @@
+#pragma once
+// Discovers a node's PCI topology through a Sysfs: SR-IOV capable network PFs with their VFs,
+// GPUs (NVIDIA, display/3D class), and the PCIe tree (root complexes -> switches -> devices)
+// with NUMA nodes. The PCIe root is computed as Kubernetes computes
+// resource.kubernetes.io/pcieRoot: the first component after sys/devices/ of the resolved
+// sys/bus/pci/devices/<bdf> link. Read-only. A device that cannot be read is skipped with a
+// warning; discovery itself fails only when sys/bus/pci/devices cannot be listed.
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "host/sysfs.h"
+
+namespace sriovdra::host {
+
+struct Topology {
+  std::vector<api::InterfaceExt> pfs;  // with VFs, sorted by PCI address
+  std::vector<api::Gpu> gpus;
+  std::vector<api::PcieRoot> roots;
+  std::vector<std::string> warnings;
+};
+
+Result<Topology> discover(const Sysfs& sysfs);
+
+struct PciPlacement {
+  std::string root;                  // "pci0000:00"
+  std::vector<std::string> bridges;  // root port, then switch ports, outermost first
+  std::string pcie_switch;           // upstream port of the switch holding it, "" if none
+};
+// Where the device with this address sits (from the resolved sys/bus/pci/devices link).
+Result<PciPlacement> placement(const Sysfs& sysfs, const std::string& bdf);
+
+// For each GPU, the advertised VFs (device names) under its root and under its switch, and
+// whether a shared root implies a shared switch on this node. Pure.
+api::Alignment computeAlignment(const Topology& topology,
+                                const std::vector<api::Device>& advertised);
+
+}  // namespace sriovdra::host

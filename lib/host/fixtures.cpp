@@ -1,0 +1,240 @@
+#include "host/fixtures.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "host/pci.h"
+#include "host/tree.h"
+
+namespace sriovdra::host {
+namespace {
+
+struct Nic {
+  std::string bdf, name, vendor, device, vf_device, driver;
+  int total_vfs;
+  bool infiniband;
+  int mtu;
+  int speed;
+  int sriov_offset = 1;
+};
+
+struct Gpu {
+  std::string bdf, vendor = "10de", device = "20b2", driver = "nvidia";
+};
+
+struct Switch {
+  std::string upstream_port;  // BDF
+  std::vector<Gpu> gpus;
+  std::vector<Nic> nics;
+};
+
+struct Root {
+  std::string name;  // pci0000:00
+  int numa;
+  std::string root_port;
+  std::vector<Switch> switches;  // one per root port when several
+  std::vector<std::string> extra_root_ports;
+  std::vector<Nic> direct_nics;  // NICs right below the root port
+};
+
+class Builder {
+ public:
+  explicit Builder(const std::string& root) : t_(root) {}
+
+  Status build(const std::vector<Root>& roots) {
+    for (const char* d : {"pcieport", "mlx5_core", "nvidia", "ice", "iavf", "vfio-pci"}) {
+      std::string dir = std::string("sys/bus/pci/drivers/") + d;
+      SDRA_RETURN_IF_ERROR(t_.mkdirs(dir));
+      SDRA_RETURN_IF_ERROR(t_.file(dir + "/bind", ""));
+      SDRA_RETURN_IF_ERROR(t_.file(dir + "/unbind", ""));
+      SDRA_RETURN_IF_ERROR(t_.file(dir + "/new_id", ""));
+    }
+    SDRA_RETURN_IF_ERROR(t_.file("sys/bus/pci/drivers_probe", ""));
+    SDRA_RETURN_IF_ERROR(t_.mkdirs("sys/class/net"));
+    SDRA_RETURN_IF_ERROR(t_.mkdirs("sys/class/infiniband"));
+    SDRA_RETURN_IF_ERROR(t_.mkdirs("sys/kernel/iommu_groups"));
+    SDRA_RETURN_IF_ERROR(t_.mkdirs("dev/vfio"));
+    for (const auto& r : roots) {
+      std::string rc = "sys/devices/" + r.name;
+      SDRA_RETURN_IF_ERROR(t_.mkdirs(rc));
+      std::vector<std::string> ports = {r.root_port};
+      ports.insert(ports.end(), r.extra_root_ports.begin(), r.extra_root_ports.end());
+      for (size_t i = 0; i < ports.size(); ++i) {
+        std::string rp = rc + "/" + ports[i];
+        SDRA_RETURN_IF_ERROR(
+            function(rp, ports[i], "0x8086", "0x347a", "0x060400", r.numa, "pcieport"));
+        if (i == 0) {
+          for (const auto& nic : r.direct_nics) SDRA_RETURN_IF_ERROR(addNic(rp, nic, r.numa));
+        }
+        if (i < r.switches.size()) SDRA_RETURN_IF_ERROR(addSwitch(rp, r.switches[i], r.numa));
+      }
+    }
+    return Status::ok();
+  }
+
+ private:
+  Status function(const std::string& dir, const std::string& bdf, const std::string& vendor,
+                  const std::string& device, const std::string& cls, int numa,
+                  const std::string& driver) {
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/vendor", vendor));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/device", device));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/class", cls));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/numa_node", std::to_string(numa)));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/driver_override", "(null)"));
+    SDRA_RETURN_IF_ERROR(t_.link("sys/bus/pci/devices/" + bdf, dir));
+    std::string group = std::to_string(next_group_++);
+    SDRA_RETURN_IF_ERROR(t_.link("sys/kernel/iommu_groups/" + group + "/devices/" + bdf, dir));
+    SDRA_RETURN_IF_ERROR(t_.link(dir + "/iommu_group", "sys/kernel/iommu_groups/" + group));
+    if (!driver.empty()) {
+      SDRA_RETURN_IF_ERROR(t_.link(dir + "/driver", "sys/bus/pci/drivers/" + driver));
+      SDRA_RETURN_IF_ERROR(t_.link("sys/bus/pci/drivers/" + driver + "/" + bdf, dir));
+    }
+    return Status::ok();
+  }
+
+  Status addSwitch(const std::string& rp, const Switch& sw, int numa) {
+    std::string usp = rp + "/" + sw.upstream_port;
+    SDRA_RETURN_IF_ERROR(
+        function(usp, sw.upstream_port, "0x1000", "0xc010", "0x060400", numa, "pcieport"));
+    auto up = *PciAddress::parse(sw.upstream_port);
+    int port = 0;
+    auto downstream = [&]() {
+      PciAddress d{up.domain, up.bus + 1, static_cast<uint32_t>(port * 4), 0};
+      ++port;
+      return d.toString();
+    };
+    for (const auto& g : sw.gpus) {
+      std::string dsp = downstream();
+      std::string dir = usp + "/" + dsp;
+      SDRA_RETURN_IF_ERROR(function(dir, dsp, "0x1000", "0xc010", "0x060400", numa, "pcieport"));
+      SDRA_RETURN_IF_ERROR(function(dir + "/" + g.bdf, g.bdf, "0x" + g.vendor, "0x" + g.device,
+                                    "0x030200", numa, g.driver));
+    }
+    for (const auto& n : sw.nics) {
+      std::string dsp = downstream();
+      std::string dir = usp + "/" + dsp;
+      SDRA_RETURN_IF_ERROR(function(dir, dsp, "0x1000", "0xc010", "0x060400", numa, "pcieport"));
+      SDRA_RETURN_IF_ERROR(addNic(dir, n, numa));
+    }
+    return Status::ok();
+  }
+
+  Status addNic(const std::string& parent, const Nic& n, int numa) {
+    std::string dir = parent + "/" + n.bdf;
+    SDRA_RETURN_IF_ERROR(function(dir, n.bdf, "0x" + n.vendor, "0x" + n.device,
+                                  n.infiniband ? "0x020700" : "0x020000", numa, n.driver));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_totalvfs", std::to_string(n.total_vfs)));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_numvfs", "0"));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_vf_device", n.vf_device));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_offset", std::to_string(n.sriov_offset)));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_stride", "1"));
+    std::string net = dir + "/net/" + n.name;
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/type", n.infiniband ? "32" : "1"));
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/mtu", std::to_string(n.mtu)));
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/speed", std::to_string(n.speed)));
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/operstate", "up"));
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/flags", "0x1003"));
+    char mac[32];
+    auto a = *PciAddress::parse(n.bdf);
+    std::snprintf(mac, sizeof mac, "b8:ce:f6:%02x:%02x:%02x", a.bus, a.device, a.function);
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/address", mac));
+    SDRA_RETURN_IF_ERROR(t_.link("sys/class/net/" + n.name, net));
+    if (n.driver == "mlx5_core") {
+      std::string rdma = "mlx5_" + std::to_string(next_rdma_++);
+      SDRA_RETURN_IF_ERROR(t_.mkdirs(dir + "/infiniband/" + rdma));
+      SDRA_RETURN_IF_ERROR(t_.link("sys/class/infiniband/" + rdma, dir + "/infiniband/" + rdma));
+    }
+    return Status::ok();
+  }
+
+  Tree t_;
+  int next_group_ = 10;
+  int next_rdma_ = 0;
+};
+
+Nic cx6(const std::string& bdf, const std::string& name) {
+  return {bdf, name, "15b3", "101b", "101c", "mlx5_core", 8, true, 4092, 200000};
+}
+
+std::vector<Root> topology(const std::string& name) {
+  if (name == "a100-reference") {
+    auto gpus = [](std::initializer_list<const char*> bdfs) {
+      std::vector<Gpu> out;
+      for (const char* b : bdfs) out.push_back({b});
+      return out;
+    };
+    return {
+        {"pci0000:00",
+         0,
+         "0000:00:01.0",
+         {{"0000:05:00.0",
+           gpus({"0000:07:00.0", "0000:0a:00.0"}),
+           {cx6("0000:0e:00.0", "ibp14s0"), cx6("0000:11:00.0", "ibp17s0")}}},
+         {},
+         {}},
+        {"pci0000:3a",
+         0,
+         "0000:3a:00.0",
+         {{"0000:3b:00.0",
+           gpus({"0000:4c:00.0", "0000:4f:00.0"}),
+           {cx6("0000:52:00.0", "ibp82s0"), cx6("0000:53:00.0", "ibp83s0")}}},
+         {},
+         {}},
+        {"pci0000:80",
+         1,
+         "0000:80:01.0",
+         {{"0000:81:00.0",
+           gpus({"0000:85:00.0", "0000:88:00.0"}),
+           {cx6("0000:8b:00.0", "ibp139s0"), cx6("0000:8e:00.0", "ibp142s0")}}},
+         {},
+         {}},
+        {"pci0000:b9",
+         1,
+         "0000:b9:00.0",
+         {{"0000:ba:00.0",
+           gpus({"0000:c0:00.0", "0000:c3:00.0"}),
+           {cx6("0000:c7:00.0", "ibp199s0"), cx6("0000:ca:00.0", "ibp202s0")}}},
+         {},
+         {}},
+    };
+  }
+  if (name == "e810-ethernet") {
+    Nic f0{"0000:3b:00.0", "ens1f0", "8086", "1593", "1889", "ice", 64, false, 1500, 25000, 8};
+    Nic f1{"0000:3b:00.1", "ens1f1", "8086", "1593", "1889", "ice", 64, false, 1500, 25000, 71};
+    return {{"pci0000:3a", 0, "0000:3a:00.0", {}, {}, {f0, f1}}};
+  }
+  if (name == "shared-root") {
+    return {{"pci0000:00",
+             0,
+             "0000:00:01.0",
+             {{"0000:01:00.0", {{"0000:03:00.0"}}, {cx6("0000:04:00.0", "ibp4s0")}},
+              {"0000:81:00.0", {{"0000:83:00.0"}}, {cx6("0000:84:00.0", "ibp132s0")}}},
+             {"0000:00:02.0"},
+             {}}};
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<std::string> fixtureTopologies() {
+  return {"a100-reference", "e810-ethernet", "shared-root"};
+}
+
+Status writeFixture(const std::string& name, const std::string& root) {
+  auto roots = topology(name);
+  if (roots.empty()) {
+    std::string known;
+    for (const auto& t : fixtureTopologies()) known += (known.empty() ? "" : ", ") + t;
+    return Status(Code::kInvalidArgument, "unknown topology \"" + name + "\"; known: " + known);
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(root + "/sys", ec)) {
+    return Status(Code::kInvalidArgument,
+                  root + " already holds a sys/ tree; use an empty directory");
+  }
+  return Builder(root).build(roots);
+}
+
+}  // namespace sriovdra::host

@@ -1,0 +1,26 @@
+#pragma once
+// Fixture sysfs trees shaped like real servers, written in the real Linux layout
+// (sys/devices/pciDDDD:BB/<root port>/<switch ports>/<device>, sys/bus/pci/devices links,
+// sys/class/net, sys/class/infiniband, iommu groups, drivers), for the simulated kernel, the
+// demo and the tests. Topologies:
+//   a100-reference  2 NUMA nodes, roots pci0000:00, pci0000:3a (NUMA 0), pci0000:80, pci0000:b9
+//                   (NUMA 1), each with one PCIe switch holding 2 A100 GPUs (10de:20b2) and 2
+//                   ConnectX-6 InfiniBand PFs (15b3:101b, VF 101c, mlx5_core, 8 VFs), named and
+//                   addressed as on the reference cluster (ibp14s0 0000:0e:00.0, ...).
+//   e810-ethernet   two Intel E810 Ethernet PFs (8086:1593, VF 1889, ice/iavf, 64 VFs each).
+//   shared-root     one root complex pci0000:00 with two switches, each holding a GPU and a NIC:
+//                   a shared pcieRoot does not mean a shared switch there.
+// PFs start with 0 VFs; writing sriov_numvfs through the simulated kernel creates them.
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace sriovdra::host {
+
+std::vector<std::string> fixtureTopologies();
+
+// Writes the topology under `root` (which must be empty or absent).
+Status writeFixture(const std::string& topology, const std::string& root);
+
+}  // namespace sriovdra::host

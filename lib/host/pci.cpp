@@ -1,0 +1,43 @@
+#include "host/pci.h"
+
+#include <cstdio>
+
+namespace sriovdra::host {
+
+std::optional<PciAddress> PciAddress::parse(std::string_view bdf) {
+  if (bdf.size() != 12 || bdf[4] != ':' || bdf[7] != ':' || bdf[10] != '.') return std::nullopt;
+  auto hex = [](std::string_view s, uint32_t* out) {
+    uint32_t v = 0;
+    for (char c : s) {
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+      if (d < 0) return false;
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    *out = v;
+    return true;
+  };
+  PciAddress a;
+  if (!hex(bdf.substr(0, 4), &a.domain) || !hex(bdf.substr(5, 2), &a.bus) ||
+      !hex(bdf.substr(8, 2), &a.device) || !hex(bdf.substr(11, 1), &a.function) || a.device > 31 ||
+      a.function > 7) {
+    return std::nullopt;
+  }
+  return a;
+}
+
+PciAddress PciAddress::fromRoutingId(uint32_t domain, uint32_t rid) {
+  return {domain, (rid >> 8) & 0xff, (rid >> 3) & 0x1f, rid & 0x7};
+}
+
+std::string PciAddress::toString() const {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", domain, bus, device, function);
+  return buf;
+}
+
+bool isPciAddress(std::string_view s) { return PciAddress::parse(s).has_value(); }
+
+}  // namespace sriovdra::host

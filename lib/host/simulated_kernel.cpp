@@ -1,0 +1,251 @@
+#include "host/simulated_kernel.h"
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+
+#include "host/pci.h"
+
+namespace sriovdra::host {
+namespace {
+
+std::string parentOf(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+std::optional<int64_t> toInt(std::string_view v) {
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+std::string trim(std::string_view v) {
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+  return std::string(v);
+}
+
+Status err(int e, const std::string& what) { return Status::fromErrno(e, what); }
+
+bool isNetworkDriver(const std::string& d) {
+  return d == "mlx5_core" || d == "ice" || d == "iavf" || d == "i40e" || d == "ixgbevf";
+}
+
+}  // namespace
+
+SimulatedKernel::SimulatedKernel(std::string root) : fs_(root), tree_(std::move(root)) {}
+
+Result<std::string> SimulatedKernel::deviceDir(const std::string& bdf) const {
+  auto dir = fs_.resolve("sys/bus/pci/devices/" + bdf);
+  if (!dir.ok()) return err(ENODEV, "no PCI device " + bdf);
+  return dir;
+}
+
+int SimulatedKernel::nextFree(const std::string& dir, const std::string& prefix) const {
+  auto entries = fs_.list(dir);
+  int n = 0;
+  if (!entries.ok()) return n;
+  for (const auto& e : *entries) {
+    if (e.rfind(prefix, 0) != 0) continue;
+    if (auto v = toInt(e.substr(prefix.size())); v && *v >= n) n = static_cast<int>(*v) + 1;
+  }
+  return n;
+}
+
+std::string SimulatedKernel::defaultDriver(const std::string& dev_dir) const {
+  std::string vendor = fs_.read(dev_dir + "/vendor").valueOr("");
+  std::string device = fs_.read(dev_dir + "/device").valueOr("");
+  if (vendor == "0x15b3") return "mlx5_core";
+  if (vendor == "0x8086" && device == "0x1889") return "iavf";
+  if (vendor == "0x8086" && device == "0x1593") return "ice";
+  if (vendor == "0x10de") return "nvidia";
+  return "";
+}
+
+Status SimulatedKernel::write(std::string_view path_view, std::string_view value) {
+  std::lock_guard lock(mu_);
+  std::string path(path_view);
+  std::string name = baseName(path);
+  auto parent = fs_.resolve(parentOf(path));
+  if (!parent.ok()) return err(ENOENT, "writing " + path);
+  const std::string& dir = *parent;
+  std::string canonical = dir + "/" + name;
+  if (!fs_.exists(canonical)) return err(ENOENT, "writing " + path);
+
+  if (name == "sriov_numvfs") return setNumVfs(dir, value);
+  if (name == "driver_override") {
+    std::string v = trim(value);
+    return tree_.file(canonical, v.empty() ? "(null)" : v);
+  }
+  if (canonical == "sys/bus/pci/drivers_probe") return probe(trim(value));
+  if (parentOf(dir) == "sys/bus/pci/drivers" && (name == "bind" || name == "unbind")) {
+    return name == "bind" ? bind(baseName(dir), trim(value)) : unbind(baseName(dir), trim(value));
+  }
+  if (name == "mtu" && baseName(parentOf(dir)) == "net") {
+    auto mtu = toInt(value);
+    bool ib = fs_.read(dir + "/type").valueOr("1") == "32";
+    if (!mtu || *mtu < 68 || *mtu > (ib ? 4092 : 65535)) {
+      return err(EINVAL, "MTU \"" + trim(value) + "\" for " + baseName(dir));
+    }
+    return tree_.file(canonical, std::to_string(*mtu));
+  }
+  return err(EACCES, "writing " + path + " (read-only attribute)");
+}
+
+Status SimulatedKernel::setNumVfs(const std::string& pf_dir, std::string_view value) {
+  auto n = toInt(value);
+  if (!n || *n < 0) return err(EINVAL, "sriov_numvfs \"" + trim(value) + "\"");
+  int64_t total = toInt(fs_.read(pf_dir + "/sriov_totalvfs").valueOr("0")).value_or(0);
+  int64_t current = toInt(fs_.read(pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
+  if (*n > total) return err(ERANGE, "sriov_numvfs " + std::to_string(*n) + " > sriov_totalvfs");
+  if (!fs_.exists(pf_dir + "/driver"))
+    return err(ENOENT, "sriov_numvfs: no driver bound to the PF");
+  if (*n == current) return Status::ok();
+  if (*n > 0 && current > 0) {
+    return err(EBUSY, "sriov_numvfs " + std::to_string(*n) + " while " + std::to_string(current) +
+                          " VFs exist");
+  }
+  std::string pf_bdf = baseName(pf_dir);
+  if (*n == 0) {
+    for (int i = 0; i < current; ++i) SDRA_RETURN_IF_ERROR(removeVf(pf_dir, i));
+  } else {
+    for (int i = 0; i < *n; ++i) SDRA_RETURN_IF_ERROR(createVf(pf_dir, pf_bdf, i));
+  }
+  return tree_.file(pf_dir + "/sriov_numvfs", std::to_string(*n));
+}
+
+Status SimulatedKernel::createVf(const std::string& pf_dir, const std::string& pf_bdf, int i) {
+  auto pf = *PciAddress::parse(pf_bdf);
+  int64_t offset = toInt(fs_.read(pf_dir + "/sriov_offset").valueOr("1")).value_or(1);
+  int64_t stride = toInt(fs_.read(pf_dir + "/sriov_stride").valueOr("1")).value_or(1);
+  auto vf = PciAddress::fromRoutingId(pf.domain,
+                                      pf.routingId() + static_cast<uint32_t>(offset + i * stride));
+  std::string bdf = vf.toString();
+  std::string dir = parentOf(pf_dir) + "/" + bdf;
+  SDRA_RETURN_IF_ERROR(tree_.file(dir + "/vendor", fs_.read(pf_dir + "/vendor").valueOr("")));
+  // sriov_vf_device holds the id without 0x ("101c"); a device's own attribute has it ("0x101c").
+  SDRA_RETURN_IF_ERROR(
+      tree_.file(dir + "/device", "0x" + fs_.read(pf_dir + "/sriov_vf_device").valueOr("")));
+  SDRA_RETURN_IF_ERROR(tree_.file(dir + "/class", fs_.read(pf_dir + "/class").valueOr("")));
+  SDRA_RETURN_IF_ERROR(
+      tree_.file(dir + "/numa_node", fs_.read(pf_dir + "/numa_node").valueOr("-1")));
+  SDRA_RETURN_IF_ERROR(tree_.file(dir + "/driver_override", "(null)"));
+  SDRA_RETURN_IF_ERROR(tree_.link(dir + "/physfn", pf_dir));
+  SDRA_RETURN_IF_ERROR(tree_.link(pf_dir + "/virtfn" + std::to_string(i), dir));
+  SDRA_RETURN_IF_ERROR(tree_.link("sys/bus/pci/devices/" + bdf, dir));
+  std::string group = std::to_string(nextFree("sys/kernel/iommu_groups", ""));
+  SDRA_RETURN_IF_ERROR(tree_.link("sys/kernel/iommu_groups/" + group + "/devices/" + bdf, dir));
+  SDRA_RETURN_IF_ERROR(tree_.link(dir + "/iommu_group", "sys/kernel/iommu_groups/" + group));
+  std::string driver = defaultDriver(dir);
+  return driver.empty() ? Status::ok() : bind(driver, bdf);
+}
+
+Status SimulatedKernel::removeVf(const std::string& pf_dir, int i) {
+  std::string link = pf_dir + "/virtfn" + std::to_string(i);
+  auto dir = fs_.resolve(link);
+  if (!dir.ok()) return Status::ok();
+  std::string bdf = baseName(*dir);
+  if (auto drv = fs_.readLink(*dir + "/driver"); drv.ok()) {
+    SDRA_RETURN_IF_ERROR(unbind(baseName(*drv), bdf));
+  }
+  if (auto group = fs_.readLink(*dir + "/iommu_group"); group.ok()) {
+    SDRA_RETURN_IF_ERROR(tree_.remove("sys/kernel/iommu_groups/" + baseName(*group)));
+    SDRA_RETURN_IF_ERROR(tree_.remove("dev/vfio/" + baseName(*group)));
+  }
+  SDRA_RETURN_IF_ERROR(tree_.remove("sys/bus/pci/devices/" + bdf));
+  SDRA_RETURN_IF_ERROR(tree_.remove(link));
+  return tree_.remove(*dir);
+}
+
+Status SimulatedKernel::bind(const std::string& driver, const std::string& bdf) {
+  std::string drv_dir = "sys/bus/pci/drivers/" + driver;
+  if (!fs_.exists(drv_dir)) return err(ENODEV, "no driver " + driver);
+  auto dir = deviceDir(bdf);
+  if (!dir.ok()) return dir.status();
+  if (fs_.exists(*dir + "/driver")) return err(EBUSY, bdf + " is already bound");
+  SDRA_RETURN_IF_ERROR(tree_.link(*dir + "/driver", drv_dir));
+  SDRA_RETURN_IF_ERROR(tree_.link(drv_dir + "/" + bdf, *dir));
+  bool is_vf = fs_.exists(*dir + "/physfn");
+  if (driver == "vfio-pci") {
+    if (auto group = fs_.readLink(*dir + "/iommu_group"); group.ok()) {
+      SDRA_RETURN_IF_ERROR(tree_.file("dev/vfio/" + baseName(*group), "simulated vfio group"));
+    }
+    return Status::ok();
+  }
+  if (!is_vf || !isNetworkDriver(driver)) return Status::ok();
+  // A network driver creates the VF's netdev (named after its PF) and, for mlx5, an RDMA device.
+  auto pf_dir = fs_.resolve(*dir + "/physfn");
+  std::string pf_name;
+  std::string pf_type = "1";
+  int64_t pf_mtu = 1500;
+  if (auto nets = fs_.list(*pf_dir + "/net"); nets.ok() && !nets->empty()) {
+    pf_name = nets->front();
+    pf_type = fs_.read(*pf_dir + "/net/" + pf_name + "/type").valueOr("1");
+    pf_mtu = toInt(fs_.read(*pf_dir + "/net/" + pf_name + "/mtu").valueOr("1500")).value_or(1500);
+  }
+  int index = 0;
+  if (auto virtfns = fs_.list(*pf_dir); virtfns.ok()) {
+    for (const auto& e : *virtfns) {
+      if (e.rfind("virtfn", 0) == 0 && fs_.resolve(*pf_dir + "/" + e).valueOr("") == *dir) {
+        index = static_cast<int>(toInt(e.substr(6)).value_or(0));
+      }
+    }
+  }
+  std::string name = (pf_name.empty() ? "vf" : pf_name) + "v" + std::to_string(index);
+  std::string net = *dir + "/net/" + name;
+  auto addr = *PciAddress::parse(bdf);
+  char mac[32];
+  std::snprintf(mac, sizeof mac, "02:00:%02x:%02x:%02x:%02x", addr.bus, addr.device, addr.function,
+                index & 0xff);
+  SDRA_RETURN_IF_ERROR(tree_.file(net + "/type", pf_type));
+  SDRA_RETURN_IF_ERROR(tree_.file(
+      net + "/mtu", std::to_string(pf_type == "32" ? std::min<int64_t>(pf_mtu, 4092) : 1500)));
+  SDRA_RETURN_IF_ERROR(tree_.file(net + "/operstate", "up"));
+  SDRA_RETURN_IF_ERROR(tree_.file(net + "/flags", "0x1003"));
+  SDRA_RETURN_IF_ERROR(tree_.file(net + "/address", mac));
+  SDRA_RETURN_IF_ERROR(tree_.link("sys/class/net/" + name, net));
+  if (driver == "mlx5_core") {
+    std::string rdma = "mlx5_" + std::to_string(nextFree("sys/class/infiniband", "mlx5_"));
+    SDRA_RETURN_IF_ERROR(tree_.mkdirs(*dir + "/infiniband/" + rdma));
+    SDRA_RETURN_IF_ERROR(tree_.link("sys/class/infiniband/" + rdma, *dir + "/infiniband/" + rdma));
+  }
+  return Status::ok();
+}
+
+Status SimulatedKernel::unbind(const std::string& driver, const std::string& bdf) {
+  auto dir = deviceDir(bdf);
+  if (!dir.ok()) return dir.status();
+  auto bound = fs_.readLink(*dir + "/driver");
+  if (!bound.ok() || baseName(*bound) != driver)
+    return err(ENODEV, bdf + " is not bound to " + driver);
+  if (auto nets = fs_.list(*dir + "/net"); nets.ok()) {
+    for (const auto& n : *nets) SDRA_RETURN_IF_ERROR(tree_.remove("sys/class/net/" + n));
+    SDRA_RETURN_IF_ERROR(tree_.remove(*dir + "/net"));
+  }
+  if (auto ibs = fs_.list(*dir + "/infiniband"); ibs.ok()) {
+    for (const auto& i : *ibs) SDRA_RETURN_IF_ERROR(tree_.remove("sys/class/infiniband/" + i));
+    SDRA_RETURN_IF_ERROR(tree_.remove(*dir + "/infiniband"));
+  }
+  if (driver == "vfio-pci") {
+    if (auto group = fs_.readLink(*dir + "/iommu_group"); group.ok()) {
+      SDRA_RETURN_IF_ERROR(tree_.remove("dev/vfio/" + baseName(*group)));
+    }
+  }
+  SDRA_RETURN_IF_ERROR(tree_.remove("sys/bus/pci/drivers/" + driver + "/" + bdf));
+  return tree_.remove(*dir + "/driver");
+}
+
+Status SimulatedKernel::probe(const std::string& bdf) {
+  auto dir = deviceDir(bdf);
+  if (!dir.ok()) return dir.status();
+  if (fs_.exists(*dir + "/driver")) return Status::ok();  // already bound: nothing to probe
+  std::string override_drv = fs_.read(*dir + "/driver_override").valueOr("(null)");
+  std::string driver =
+      override_drv != "(null)" && !override_drv.empty() ? override_drv : defaultDriver(*dir);
+  if (driver.empty()) return err(ENODEV, "no driver for " + bdf);
+  return bind(driver, bdf);
+}
+
+}  // namespace sriovdra::host

@@ -1,0 +1,50 @@
+#pragma once
+// A sysfs that answers writes the way Linux does, over a tree in the real layout (fixture or
+// copy). SIMULATION: used by the demo and the tests on machines without SR-IOV hardware.
+//   sriov_numvfs       N creates N VFs (virtfnN/physfn links, VF directories placed by
+//                      sriov_offset/sriov_stride, bus links, IOMMU groups) bound to their default
+//                      driver, which creates netdevs (and RDMA devices for mlx5); 0 removes them.
+//                      N>0 while VFs exist: EBUSY. N > sriov_totalvfs: ERANGE. No PF driver:
+//                      ENOENT. Not a number: EINVAL.
+//   driver_override    stored; drivers_probe binds the device to it (or to its default driver).
+//   drivers/D/bind     binds (EBUSY if bound, ENODEV if unknown); unbind removes the binding,
+//                      and with it the netdev and RDMA device of a network driver.
+//   net/IF/mtu         68..65535 (IPoIB: ..4092), else EINVAL.
+// Other attributes are read-only (EACCES), as in the kernel. Reads pass through.
+#include <mutex>
+
+#include "host/sysfs.h"
+#include "host/tree.h"
+
+namespace sriovdra::host {
+
+class SimulatedKernel : public Sysfs {
+ public:
+  explicit SimulatedKernel(std::string root);
+  Result<std::string> read(std::string_view path) const override { return fs_.read(path); }
+  Result<std::string> readLink(std::string_view path) const override { return fs_.readLink(path); }
+  Result<std::string> resolve(std::string_view path) const override { return fs_.resolve(path); }
+  Result<std::vector<std::string>> list(std::string_view dir) const override {
+    return fs_.list(dir);
+  }
+  bool exists(std::string_view path) const override { return fs_.exists(path); }
+  Status write(std::string_view path, std::string_view value) override;
+  const std::string& root() const override { return fs_.root(); }
+
+ private:
+  Status setNumVfs(const std::string& pf_dir, std::string_view value);
+  Status createVf(const std::string& pf_dir, const std::string& pf_bdf, int index);
+  Status removeVf(const std::string& pf_dir, int index);
+  Status bind(const std::string& driver, const std::string& bdf);
+  Status unbind(const std::string& driver, const std::string& bdf);
+  Status probe(const std::string& bdf);
+  std::string defaultDriver(const std::string& dev_dir) const;
+  Result<std::string> deviceDir(const std::string& bdf) const;
+  int nextFree(const std::string& dir, const std::string& prefix) const;
+
+  RealSysfs fs_;
+  Tree tree_;
+  std::mutex mu_;
+};
+
+}  // namespace sriovdra::host

@@ -1,0 +1,103 @@
+#include "host/sysfs.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/files.h"
+
+namespace sriovdra::host {
+
+std::string joinPath(std::string_view a, std::string_view b) {
+  if (a.empty()) return std::string(b);
+  if (b.empty()) return std::string(a);
+  std::string out(a);
+  if (out.back() != '/') out += '/';
+  out.append(b.front() == '/' ? b.substr(1) : b);
+  return out;
+}
+
+std::string baseName(std::string_view path) {
+  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+  auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+RealSysfs::RealSysfs(std::string root) : root_(std::move(root)) {
+  while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+std::string RealSysfs::absolute(std::string_view path) const {
+  return root_ + "/" + std::string(path.front() == '/' ? path.substr(1) : path);
+}
+
+Result<std::string> RealSysfs::read(std::string_view path) const {
+  auto content = readFile(absolute(path), 1 << 20);
+  if (!content.ok()) return content.status();
+  std::string s = std::move(*content);
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+Result<std::string> RealSysfs::readLink(std::string_view path) const {
+  char buf[PATH_MAX];
+  std::string abs = absolute(path);
+  ssize_t n = ::readlink(abs.c_str(), buf, sizeof buf - 1);
+  if (n < 0) return Status::fromErrno(errno, "readlink " + abs);
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+Result<std::string> RealSysfs::resolve(std::string_view path) const {
+  std::string abs = absolute(path);
+  char buf[PATH_MAX];
+  if (::realpath(abs.c_str(), buf) == nullptr) return Status::fromErrno(errno, "resolving " + abs);
+  std::string resolved(buf);
+  std::string prefix = root_.empty() ? "" : root_;
+  if (!prefix.empty()) {
+    char rootbuf[PATH_MAX];
+    if (::realpath(root_.c_str(), rootbuf) != nullptr) prefix = rootbuf;
+    if (resolved.compare(0, prefix.size(), prefix) != 0) {
+      return Status(Code::kInternal, abs + " resolves outside the sysfs root: " + resolved);
+    }
+    resolved = resolved.substr(prefix.size());
+  }
+  while (!resolved.empty() && resolved.front() == '/') resolved.erase(0, 1);
+  return resolved;
+}
+
+Result<std::vector<std::string>> RealSysfs::list(std::string_view dir) const {
+  std::string abs = absolute(dir);
+  DIR* d = ::opendir(abs.c_str());
+  if (d == nullptr) return Status::fromErrno(errno, "listing " + abs);
+  std::vector<std::string> out;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(std::move(name));
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool RealSysfs::exists(std::string_view path) const {
+  struct stat st {};
+  return ::stat(absolute(path).c_str(), &st) == 0;
+}
+
+Status RealSysfs::write(std::string_view path, std::string_view value) {
+  std::string abs = absolute(path);
+  int fd = ::open(abs.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Status::fromErrno(errno, "opening " + abs + " for writing");
+  ssize_t n = ::write(fd, value.data(), value.size());
+  int err = errno;
+  ::close(fd);
+  if (n < 0) return Status::fromErrno(err, "writing \"" + std::string(value) + "\" to " + abs);
+  return Status::ok();
+}
+
+}  // namespace sriovdra::host

@@ -1,0 +1,108 @@
+// Discovery on fixture trees, through the simulated kernel, and on this machine's real /sys.
+#include "host/discovery.h"
+
+#include <catch2/catch.hpp>
+
+#include "host/fixtures.h"
+#include "host/simulated_kernel.h"
+#include "support/policy_fixtures.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using sriovdra::testing::TempDir;
+
+TEST_CASE("the a100-reference tree matches the reference cluster", "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:c7:00.0/sriov_numvfs", "1").isOk());
+  auto t = host::discover(k);
+  REQUIRE(t.ok());
+  CHECK(t->warnings.empty());
+  REQUIRE(t->pfs.size() == 8);
+  for (size_t i = 0; i < 8; ++i) {
+    const auto& want = testing::fixture::referencePfs()[i];
+    const auto& pf = t->pfs[i];
+    INFO(want.name);
+    CHECK(pf.name == want.name);
+    CHECK(pf.pci_address == want.pci);
+    CHECK(pf.pcie_root == want.root);
+    CHECK(pf.numa_node == want.numa);
+    CHECK(pf.vendor == "15b3");
+    CHECK(pf.device_id == "101b");
+    CHECK(pf.vf_device_id == "101c");
+    CHECK(pf.total_vfs == 8);
+    CHECK(pf.link_type == "IB");
+    CHECK(pf.driver == "mlx5_core");
+    CHECK_FALSE(pf.pcie_switch.empty());
+    CHECK_FALSE(pf.rdma_device.empty());
+  }
+  const auto& ibp199 = t->pfs[6];
+  REQUIRE(ibp199.vfs.size() == 1);
+  CHECK(ibp199.vfs[0].pci_address == "0000:c7:00.1");
+  CHECK(ibp199.vfs[0].vf_id == 0);
+  CHECK(ibp199.vfs[0].device_id == "101c");
+  CHECK(ibp199.vfs[0].driver == "mlx5_core");
+  CHECK_FALSE(ibp199.vfs[0].rdma_device.empty());
+  CHECK_FALSE(ibp199.vfs[0].iommu_group.empty());
+
+  REQUIRE(t->gpus.size() == 8);
+  CHECK(t->gpus[0].pci_address == "0000:07:00.0");
+  CHECK(t->gpus[0].pcie_root == "pci0000:00");
+  CHECK(t->gpus[0].device_id == "20b2");
+  CHECK(t->gpus[0].pcie_switch == t->pfs[0].pcie_switch);
+  CHECK(t->gpus[6].pci_address == "0000:c0:00.0");
+  CHECK(t->gpus[6].pcie_root == "pci0000:b9");
+  CHECK(t->gpus[6].numa_node == 1);
+
+  REQUIRE(t->roots.size() == 4);
+  CHECK(t->roots[3].name == "pci0000:b9");
+  REQUIRE(t->roots[3].switches.size() == 1);
+  CHECK(t->roots[3].switches[0].devices.size() == 4);
+
+  auto alignment = host::computeAlignment(*t, {{"0000-c7-00-1", "0000:c7:00.1", {}}});
+  CHECK(alignment.root_implies_switch);
+  CHECK(alignment.gpus[6].same_root_vfs == std::vector<std::string>{"0000-c7-00-1"});
+  CHECK(alignment.gpus[6].same_switch_vfs == std::vector<std::string>{"0000-c7-00-1"});
+  CHECK(alignment.gpus[0].same_root_vfs.empty());
+}
+
+TEST_CASE("on the shared-root tree a shared pcieRoot does not mean a shared switch",
+          "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("shared-root", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:04:00.0/sriov_numvfs", "1").isOk());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:84:00.0/sriov_numvfs", "1").isOk());
+  auto t = host::discover(k);
+  REQUIRE(t.ok());
+  REQUIRE(t->roots.size() == 1);
+  CHECK(t->roots[0].switches.size() == 2);
+  auto alignment = host::computeAlignment(
+      *t, {{"0000-04-00-1", "0000:04:00.1", {}}, {"0000-84-00-1", "0000:84:00.1", {}}});
+  CHECK_FALSE(alignment.root_implies_switch);
+  REQUIRE(alignment.gpus.size() == 2);
+  CHECK(alignment.gpus[0].same_root_vfs.size() == 2);
+  CHECK(alignment.gpus[0].same_switch_vfs == std::vector<std::string>{"0000-04-00-1"});
+}
+
+TEST_CASE("discovery runs read-only on this machine's /sys", "[host][unit]") {
+  host::RealSysfs real("/");
+  auto t = host::discover(real);
+  REQUIRE(t.ok());
+  for (const auto& pf : t->pfs) CHECK(pf.pcie_root.rfind("pci", 0) == 0);
+  auto devices = real.list("sys/bus/pci/devices");
+  REQUIRE(devices.ok());
+  REQUIRE_FALSE(devices->empty());
+  auto where = host::placement(real, devices->front());
+  REQUIRE(where.ok());
+  CHECK(where->root.rfind("pci", 0) == 0);
+}
+
+TEST_CASE("a missing sysfs root is an error that names it", "[host][unit]") {
+  host::RealSysfs nowhere("/nonexistent-sysfs-root");
+  auto t = host::discover(nowhere);
+  REQUIRE_FALSE(t.ok());
+  CHECK_THAT(t.status().message(),
+             Catch::Contains("/nonexistent-sysfs-root") && Catch::Contains("--sysfs-root"));
+}

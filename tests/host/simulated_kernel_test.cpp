@@ -1,0 +1,108 @@
+// The simulated kernel behaves like Linux on the writes the agent makes.
+#include "host/simulated_kernel.h"
+
+#include <catch2/catch.hpp>
+
+#include "host/fixtures.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using sriovdra::testing::TempDir;
+
+namespace {
+
+const std::string kPf = "sys/bus/pci/devices/0000:0e:00.0";
+
+std::string read(const host::Sysfs& fs, const std::string& p) {
+  return fs.read(p).valueOr("<missing>");
+}
+
+}  // namespace
+
+TEST_CASE("writing sriov_numvfs creates and removes VFs like the kernel", "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+
+  REQUIRE(k.write(kPf + "/sriov_numvfs", "4").isOk());
+  CHECK(read(k, kPf + "/sriov_numvfs") == "4");
+  for (int i = 0; i < 4; ++i) {
+    std::string vf = "0000:0e:00." + std::to_string(i + 1);
+    INFO(vf);
+    CHECK(host::baseName(*k.readLink(kPf + "/virtfn" + std::to_string(i))) == vf);
+    CHECK(k.resolve("sys/bus/pci/devices/" + vf + "/physfn").valueOr("") ==
+          k.resolve(kPf).valueOr("?"));
+    CHECK(read(k, "sys/bus/pci/devices/" + vf + "/device") == "0x101c");
+    CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/" + vf + "/driver")) == "mlx5_core");
+    CHECK(k.exists("sys/class/net/ibp14s0v" + std::to_string(i)));
+    CHECK(k.list("sys/bus/pci/devices/" + vf + "/infiniband").valueOr({}).size() == 1);
+  }
+
+  SECTION("a new non-zero count while VFs exist is EBUSY") {
+    Status st = k.write(kPf + "/sriov_numvfs", "2");
+    CHECK(st.sysErrno() == EBUSY);
+    CHECK(read(k, kPf + "/sriov_numvfs") == "4");
+  }
+  SECTION("0 removes every VF, its links, netdevs and RDMA devices") {
+    REQUIRE(k.write(kPf + "/sriov_numvfs", "0").isOk());
+    CHECK_FALSE(k.exists(kPf + "/virtfn0"));
+    CHECK_FALSE(k.exists("sys/bus/pci/devices/0000:0e:00.1"));
+    CHECK_FALSE(k.exists("sys/class/net/ibp14s0v0"));
+    CHECK_FALSE(k.exists("sys/bus/pci/drivers/mlx5_core/0000:0e:00.1"));
+    REQUIRE(k.write(kPf + "/sriov_numvfs", "2").isOk());
+    CHECK(read(k, kPf + "/sriov_numvfs") == "2");
+  }
+}
+
+TEST_CASE("the simulated kernel rejects what Linux rejects", "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  CHECK(k.write(kPf + "/sriov_numvfs", "9").sysErrno() == ERANGE);
+  CHECK(k.write(kPf + "/sriov_numvfs", "many").sysErrno() == EINVAL);
+  CHECK(k.write(kPf + "/vendor", "0x8086").sysErrno() == EACCES);
+  CHECK(k.write("sys/class/net/ibp14s0/mtu", "9000").sysErrno() == EINVAL);  // IPoIB max 4092
+  CHECK(k.write("sys/class/net/ibp14s0/mtu", "2044").isOk());
+  CHECK(read(k, "sys/class/net/ibp14s0/mtu") == "2044");
+  CHECK(k.write("sys/bus/pci/drivers/mlx5_core/unbind", "0000:0e:00.0").isOk());
+  CHECK(k.write(kPf + "/sriov_numvfs", "1").sysErrno() == ENOENT);  // no PF driver
+}
+
+TEST_CASE("driver binding moves the driver link", "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write(kPf + "/sriov_numvfs", "1").isOk());
+  const std::string vf = "sys/bus/pci/devices/0000:0e:00.1";
+  std::string group = host::baseName(*k.readLink(vf + "/iommu_group"));
+
+  CHECK(k.write("sys/bus/pci/drivers/vfio-pci/bind", "0000:0e:00.1").sysErrno() == EBUSY);
+  REQUIRE(k.write("sys/bus/pci/drivers/mlx5_core/unbind", "0000:0e:00.1").isOk());
+  CHECK_FALSE(k.exists(vf + "/driver"));
+  CHECK_FALSE(k.exists("sys/class/net/ibp14s0v0"));
+  REQUIRE(k.write(vf + "/driver_override", "vfio-pci").isOk());
+  REQUIRE(k.write("sys/bus/pci/drivers_probe", "0000:0e:00.1").isOk());
+  CHECK(host::baseName(*k.readLink(vf + "/driver")) == "vfio-pci");
+  CHECK(k.exists("dev/vfio/" + group));
+  CHECK(k.exists("sys/bus/pci/drivers/vfio-pci/0000:0e:00.1"));
+
+  REQUIRE(k.write("sys/bus/pci/drivers/vfio-pci/unbind", "0000:0e:00.1").isOk());
+  REQUIRE(k.write(vf + "/driver_override", "\n").isOk());
+  REQUIRE(k.write("sys/bus/pci/drivers_probe", "0000:0e:00.1").isOk());
+  CHECK(host::baseName(*k.readLink(vf + "/driver")) == "mlx5_core");
+  CHECK_FALSE(k.exists("dev/vfio/" + group));
+  CHECK(k.exists("sys/class/net/ibp14s0v0"));
+}
+
+TEST_CASE("E810 VFs are placed by sriov_offset and bound to iavf", "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("e810-ethernet", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs", "64").isOk());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:3b:00.1/sriov_numvfs", "2").isOk());
+  CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.0/virtfn0")) == "0000:3b:01.0");
+  CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.0/virtfn63")) == "0000:3b:08.7");
+  CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.1/virtfn0")) == "0000:3b:09.0");
+  CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:01.0/driver")) == "iavf");
+  CHECK(read(k, "sys/class/net/ens1f0v0/type") == "1");
+}

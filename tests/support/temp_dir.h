@@ -1,0 +1,19 @@
+#pragma once
+// A temporary directory removed at the end of the scope.
+#include <string>
+
+namespace sriovdra::testing {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace sriovdra::testing
