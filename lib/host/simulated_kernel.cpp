@@ -66,7 +66,17 @@ std::string SimulatedKernel::defaultDriver(const std::string& dev_dir) const {
 
 Status SimulatedKernel::write(std::string_view path_view, std::string_view value) {
   std::lock_guard lock(mu_);
-  std::string path(path_view);
+  Status st = writeLocked(std::string(path_view), value);
+  std::string line = std::string(path_view) + " " + trim(value) + " -> " +
+                     (st.isOk() ? std::string("ok") : st.message()) + "\n";
+  if (FILE* f = std::fopen((fs_.root() + "/simulated-kernel.log").c_str(), "a")) {
+    std::fputs(line.c_str(), f);
+    std::fclose(f);
+  }
+  return st;
+}
+
+Status SimulatedKernel::writeLocked(const std::string& path, std::string_view value) {
   std::string name = baseName(path);
   auto parent = fs_.resolve(parentOf(path));
   if (!parent.ok()) return err(ENOENT, "writing " + path);

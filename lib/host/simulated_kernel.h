@@ -11,6 +11,8 @@
 //                      and with it the netdev and RDMA device of a network driver.
 //   net/IF/mtu         68..65535 (IPoIB: ..4092), else EINVAL.
 // Other attributes are read-only (EACCES), as in the kernel. Reads pass through.
+// Every write is journaled to <root>/simulated-kernel.log ("path value -> result"), so tests and
+// the demo can show what the agent did.
 #include <mutex>
 
 #include "host/sysfs.h"
@@ -32,6 +34,7 @@ class SimulatedKernel : public Sysfs {
   const std::string& root() const override { return fs_.root(); }
 
  private:
+  Status writeLocked(const std::string& path, std::string_view value);
   Status setNumVfs(const std::string& pf_dir, std::string_view value);
   Status createVf(const std::string& pf_dir, const std::string& pf_bdf, int index);
   Status removeVf(const std::string& pf_dir, int index);

@@ -1,0 +1,126 @@
+#include "dra/slices.h"
+
+#include <algorithm>
+#include <set>
+
+#include "api/names.h"
+
+namespace sriovdra::dra {
+namespace {
+
+std::string linkTypeName(const std::string& t) {
+  if (t == "ETH") return "ethernet";
+  if (t == "IB") return "infiniband";
+  return "unknown";
+}
+
+}  // namespace
+
+api::Attributes discoveryAttributes(const api::InterfaceExt& pf, const api::VirtualFunction& vf) {
+  using api::AttributeValue;
+  namespace a = api::attr;
+  return {
+      {std::string(a::kNumaNode), AttributeValue::ofInt(pf.numa_node)},
+      {std::string(a::kCniDeviceId), AttributeValue::ofString(vf.pci_address)},
+      {std::string(a::kPciBusId), AttributeValue::ofString(vf.pci_address)},
+      {std::string(a::kPcieRoot), AttributeValue::ofString(pf.pcie_root)},
+      {std::string(a::kEswitchMode),
+       AttributeValue::ofString(pf.eswitch_mode.empty() ? "legacy" : pf.eswitch_mode)},
+      {std::string(a::kPfName), AttributeValue::ofString(pf.name)},
+      {std::string(a::kDeviceId), AttributeValue::ofString(vf.device_id)},
+      {std::string(a::kLinkType), AttributeValue::ofString(linkTypeName(pf.link_type))},
+      {std::string(a::kPciAddress), AttributeValue::ofString(vf.pci_address)},
+      {std::string(a::kPfDeviceId), AttributeValue::ofString(pf.device_id)},
+      {std::string(a::kPfPciAddress), AttributeValue::ofString(pf.pci_address)},
+      {std::string(a::kRdmaCapable), AttributeValue::ofBool(!vf.rdma_device.empty())},
+      {std::string(a::kVendor), AttributeValue::ofString(pf.vendor)},
+      {std::string(a::kVfId), AttributeValue::ofInt(vf.vf_id)},
+  };
+}
+
+std::string sliceName(const std::string& node, size_t index) {
+  return node + "-sriovnetwork-" + std::to_string(index);
+}
+
+SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
+                     const std::vector<api::InterfaceExt>& discovered,
+                     const std::vector<PublishedSlice>& previous) {
+  SliceSet out;
+  std::map<std::string, std::pair<const api::InterfaceExt*, const api::VirtualFunction*>> vfs;
+  for (const auto& pf : discovered) {
+    for (const auto& vf : pf.vfs) vfs[vf.pci_address] = {&pf, &vf};
+  }
+  // The devices that exist, with their attributes, by name.
+  std::map<std::string, api::SliceDevice> present;
+  for (const auto& d : devices) {
+    auto it = vfs.find(d.pci_address);
+    if (it == vfs.end()) {
+      out.missing.push_back(d.name);
+      continue;
+    }
+    api::SliceDevice dev{d.name, discoveryAttributes(*it->second.first, *it->second.second), {}};
+    for (const auto& [k, v] : d.attributes) dev.attributes.emplace(k, v);  // built-ins win
+    present.emplace(d.name, std::move(dev));
+  }
+
+  size_t needed =
+      std::max<size_t>(1, (present.size() + kMaxDevicesPerSlice - 1) / kMaxDevicesPerSlice);
+  std::map<std::string, size_t> was;  // device -> previous slice index
+  std::map<size_t, const PublishedSlice*> prev_by_index;
+  for (const auto& p : previous) {
+    for (size_t i = 0; i < needed + previous.size(); ++i) {
+      if (p.name != sliceName(node, i)) continue;
+      prev_by_index[i] = &p;
+      for (const auto& d : p.spec.devices) was[d.name] = i;
+    }
+  }
+  std::vector<std::vector<std::string>> members(needed);
+  std::vector<std::string> unplaced;
+  for (const auto& [name, dev] : present) {
+    auto it = was.find(name);
+    if (it != was.end() && it->second < needed &&
+        members[it->second].size() < kMaxDevicesPerSlice) {
+      members[it->second].push_back(name);
+    } else {
+      unplaced.push_back(name);
+    }
+  }
+  for (const auto& name : unplaced) {
+    for (auto& m : members) {
+      if (m.size() < kMaxDevicesPerSlice) {
+        m.push_back(name);
+        break;
+      }
+    }
+  }
+
+  int64_t generation = 0;
+  for (const auto& p : previous) generation = std::max(generation, p.spec.pool.generation);
+  for (size_t i = 0; i < needed; ++i) {
+    api::ResourceSliceSpec spec;
+    spec.driver = std::string(api::kDriverName);
+    spec.node_name = node;
+    spec.pool = {node, generation, static_cast<int64_t>(needed)};
+    std::sort(members[i].begin(), members[i].end());
+    for (const auto& name : members[i]) spec.devices.push_back(present.at(name));
+    out.slices.push_back({sliceName(node, i), std::move(spec)});
+  }
+  // Which slices differ from what is published (ignoring the generation)?
+  size_t changed = previous.size() > needed ? previous.size() - needed : 0;
+  for (size_t i = 0; i < needed; ++i) {
+    auto it = prev_by_index.find(i);
+    if (it == prev_by_index.end()) {
+      ++changed;
+      continue;
+    }
+    api::ResourceSliceSpec old = it->second->spec;
+    old.pool.generation = generation;
+    if (!(old == out.slices[i].spec)) ++changed;
+  }
+  if (changed > 1) {
+    for (auto& s : out.slices) s.spec.pool.generation = generation + 1;
+  }
+  return out;
+}
+
+}  // namespace sriovdra::dra

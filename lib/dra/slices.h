@@ -1,0 +1,42 @@
+#pragma once
+// Builds a node's ResourceSlices for driver sriovnetwork.k8snetworkplumbingwg.io (pure).
+// Devices: the VFs of SriovNodeState.spec.devices that exist on the node, named like the
+// reference driver (0000-c7-00-1), with every discovery attribute of the reference driver (same
+// names, types and value formats) plus the spec's attributes; discovery attributes win.
+// Pool: one per node (pool name = node name), at most 128 devices per slice. Membership is
+// stable: a device stays in its slice while that slice is still needed; new devices fill the
+// lowest slice with room. The pool generation goes up whenever more than one slice changes (or
+// the slice count changes), so the scheduler never mixes old and new slices; a change confined
+// to one slice keeps it.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "api/resource.h"
+
+namespace sriovdra::dra {
+
+inline constexpr size_t kMaxDevicesPerSlice = 128;
+
+// The attributes the reference driver discovers for a VF.
+api::Attributes discoveryAttributes(const api::InterfaceExt& pf, const api::VirtualFunction& vf);
+
+struct PublishedSlice {
+  std::string name;
+  api::ResourceSliceSpec spec;
+};
+
+struct SliceSet {
+  std::vector<PublishedSlice> slices;  // index i is named sliceName(node, i)
+  std::vector<std::string> missing;    // spec devices not found on the node
+};
+
+std::string sliceName(const std::string& node, size_t index);
+
+// `previous`: the node's slices as published now (any order; may be empty).
+SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
+                     const std::vector<api::InterfaceExt>& discovered,
+                     const std::vector<PublishedSlice>& previous);
+
+}  // namespace sriovdra::dra

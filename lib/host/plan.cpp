@@ -1,0 +1,140 @@
+#include "host/plan.h"
+
+#include <algorithm>
+
+#include "policy/vf_range.h"
+
+namespace sriovdra::host {
+namespace {
+
+std::vector<std::string> claimsOn(const api::InterfaceExt& pf, const PreparedVfs& prepared) {
+  std::set<std::string> claims;
+  for (const auto& vf : pf.vfs) {
+    auto it = prepared.find(vf.pci_address);
+    if (it != prepared.end()) claims.insert(it->second.begin(), it->second.end());
+  }
+  return {claims.begin(), claims.end()};
+}
+
+std::string describePf(const api::InterfaceExt& pf) {
+  return pf.name.empty() ? pf.pci_address : pf.name + " (" + pf.pci_address + ")";
+}
+
+}  // namespace
+
+std::string Action::describe() const {
+  switch (kind) {
+    case Kind::kSetNumVfs:
+      return "set sriov_numvfs of " + target + " to " + value;
+    case Kind::kSetMtu:
+      return "set the MTU of " + target + " to " + value;
+    case Kind::kBindDriver:
+      return "bind " + target + " to " +
+             (value.empty() ? std::string("its default driver") : value) +
+             (from.empty() ? "" : " (from " + from + ")");
+  }
+  return "?";
+}
+
+Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
+              const std::set<std::string>& record, const PreparedVfs& prepared) {
+  Plan plan;
+  std::map<std::string, const api::InterfaceExt*> pfs;
+  for (const auto& pf : discovered.pfs) pfs[pf.pci_address] = &pf;
+
+  for (const auto& itf : spec.interfaces) {
+    auto it = pfs.find(itf.pci_address);
+    if (it == pfs.end()) {
+      plan.errors.push_back("PF " + itf.pci_address +
+                            (itf.name.empty() ? "" : " (" + itf.name + ")") +
+                            " from the spec is not on this node");
+      continue;
+    }
+    const api::InterfaceExt& pf = *it->second;
+    std::string who = describePf(pf);
+    if (itf.externally_managed) {
+      if (pf.num_vfs < itf.num_vfs) {
+        plan.errors.push_back(who + " is externally managed and has " + std::to_string(pf.num_vfs) +
+                              " VFs, fewer than the " + std::to_string(itf.num_vfs) +
+                              " the policy expects; create them, or lower numVfs");
+      }
+    } else {
+      plan.configured.insert(pf.pci_address);
+      if (itf.num_vfs > pf.total_vfs) {
+        plan.errors.push_back(who + ": numVfs " + std::to_string(itf.num_vfs) +
+                              " exceeds sriov_totalvfs " + std::to_string(pf.total_vfs) +
+                              "; lower numVfs in the policy");
+        continue;
+      }
+      if (itf.num_vfs != pf.num_vfs) {
+        auto claims = claimsOn(pf, prepared);
+        if (!claims.empty()) {
+          plan.blocked.push_back({pf.pci_address, claims,
+                                  who + " has VFs prepared for pods; changing its VF count from " +
+                                      std::to_string(pf.num_vfs) + " to " +
+                                      std::to_string(itf.num_vfs) + " would destroy them"});
+          continue;
+        }
+        if (pf.num_vfs > 0 && itf.num_vfs > 0) {
+          plan.actions.push_back(
+              {Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address, "0", ""});
+        }
+        plan.actions.push_back({Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address,
+                                std::to_string(itf.num_vfs), ""});
+        // Drivers and VF MTUs follow on the next pass, once the VFs exist.
+        if (itf.mtu > pf.mtu && !pf.name.empty()) {
+          plan.actions.push_back(
+              {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
+        }
+        continue;
+      }
+    }
+    if (itf.mtu > pf.mtu && !pf.name.empty() && !itf.externally_managed) {
+      plan.actions.push_back(
+          {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
+    }
+    for (const auto& vf : pf.vfs) {
+      if (vf.vf_id >= itf.num_vfs) continue;
+      const api::VfGroup* group = nullptr;
+      for (const auto& g : itf.vf_groups) {
+        auto range = policy::parseVfRange(g.vf_range);
+        if (range.ok() && range->contains(vf.vf_id)) group = &g;
+      }
+      if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;
+      bool want_vfio = group->device_type == "vfio-pci";
+      bool is_vfio = vf.driver == "vfio-pci";
+      if (want_vfio != is_vfio || vf.driver.empty()) {
+        plan.actions.push_back({Action::Kind::kBindDriver, pf.pci_address, vf.pci_address,
+                                want_vfio ? "vfio-pci" : "", vf.driver});
+        continue;
+      }
+      if (!want_vfio && group->mtu > 0 && !vf.name.empty() && vf.mtu != group->mtu) {
+        plan.actions.push_back(
+            {Action::Kind::kSetMtu, pf.pci_address, vf.name, std::to_string(group->mtu), ""});
+      }
+    }
+  }
+
+  // PFs configured earlier that left the spec go back to 0 VFs.
+  std::set<std::string> in_spec;
+  for (const auto& itf : spec.interfaces) in_spec.insert(itf.pci_address);
+  for (const auto& pci : record) {
+    if (in_spec.count(pci) != 0) continue;
+    auto it = pfs.find(pci);
+    if (it == pfs.end()) continue;
+    const api::InterfaceExt& pf = *it->second;
+    if (pf.num_vfs == 0) continue;
+    auto claims = claimsOn(pf, prepared);
+    if (!claims.empty()) {
+      plan.configured.insert(pci);  // still ours until it can be reset
+      plan.blocked.push_back({pci, claims,
+                              describePf(pf) + " left the spec but has VFs prepared for pods; "
+                                               "resetting it would destroy them"});
+      continue;
+    }
+    plan.actions.push_back({Action::Kind::kSetNumVfs, pci, pci, "0", ""});
+  }
+  return plan;
+}
+
+}  // namespace sriovdra::host

@@ -1,0 +1,53 @@
+#pragma once
+// What the agent must do to the host so that it matches SriovNodeState.spec (pure).
+// * VF counts: set sriov_numvfs, writing 0 first when changing a non-zero count.
+// * Drivers: every VF of a VF group on the group's driver (vfio-pci, or the default driver for
+//   netdevice); VFs outside every group are left as they are.
+// * MTU: raise a PF's MTU to the spec (never lower it); set netdevice VF MTUs of a group.
+// * PFs this agent configured earlier (the record) and that left the spec are reset to 0 VFs.
+// * PFs marked externally managed keep their VF count (an error if it is too low).
+// * Never destroys or rebinds a VF that is prepared for a pod: that PF is reported Blocked with
+//   the claims instead.
+// Drivers of VFs that do not exist yet are planned on the next pass, after the VFs appear.
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "host/discovery.h"
+
+namespace sriovdra::host {
+
+struct Action {
+  enum class Kind { kSetNumVfs, kSetMtu, kBindDriver };
+  Kind kind;
+  std::string pf;      // PF address (for messages and grouping)
+  std::string target;  // kSetNumVfs: PF address; kSetMtu: netdev name; kBindDriver: VF address
+  std::string value;   // the count, the MTU, or the driver ("" = the device's default driver)
+  std::string from;    // kBindDriver: the driver bound now ("" = none)
+  std::string describe() const;
+  bool operator==(const Action&) const = default;
+};
+
+struct BlockedPf {
+  std::string pf;
+  std::vector<std::string> claims;  // namespace/name of the claims holding its VFs
+  std::string reason;
+};
+
+struct Plan {
+  std::vector<Action> actions;
+  std::vector<BlockedPf> blocked;
+  std::vector<std::string> errors;
+  std::set<std::string> configured;  // PFs the agent configures (the new record)
+  bool empty() const { return actions.empty(); }
+};
+
+// VF address -> the claims it is prepared for.
+using PreparedVfs = std::map<std::string, std::vector<std::string>>;
+
+Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
+              const std::set<std::string>& record, const PreparedVfs& prepared);
+
+}  // namespace sriovdra::host
