@@ -200,8 +200,9 @@ std::vector<Root> topology(const std::string& name) {
     };
   }
   if (name == "e810-ethernet") {
-    Nic f0{"0000:3b:00.0", "ens1f0", "8086", "1593", "1889", "ice", 64, false, 1500, 25000, 8};
-    Nic f1{"0000:3b:00.1", "ens1f1", "8086", "1593", "1889", "ice", 64, false, 1500, 25000, 71};
+    // 256 VFs each; PF1's VFs start after PF0's (routing ids 0x3b08.. and 0x3c08..).
+    Nic f0{"0000:3b:00.0", "ens1f0", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 8};
+    Nic f1{"0000:3b:00.1", "ens1f1", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 263};
     return {{"pci0000:3a", 0, "0000:3a:00.0", {}, {}, {f0, f1}}};
   }
   if (name == "shared-root") {

@@ -102,7 +102,7 @@ TEST_CASE("E810 VFs are placed by sriov_offset and bound to iavf", "[host][unit]
   REQUIRE(k.write("sys/bus/pci/devices/0000:3b:00.1/sriov_numvfs", "2").isOk());
   CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.0/virtfn0")) == "0000:3b:01.0");
   CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.0/virtfn63")) == "0000:3b:08.7");
-  CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.1/virtfn0")) == "0000:3b:09.0");
+  CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.1/virtfn0")) == "0000:3c:01.0");
   CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:01.0/driver")) == "iavf");
   CHECK(read(k, "sys/class/net/ens1f0v0/type") == "1");
 }

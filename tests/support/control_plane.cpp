@@ -358,6 +358,26 @@ void ControlPlane::grantOperatorRbac(const std::string& user, const std::string&
   }
 }
 
+void ControlPlane::grantAgentRbac(const std::string& user, const std::string& ns) {
+  applyYamlFile(sourceDir() + "/config/rbac/agent_role.yaml", ns);
+  std::string subject =
+      "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: " + user + "}\n";
+  applyYaml(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: "
+      "{name: sriov-dra-agent-" +
+      ns + "-" + user +
+      "}\nroleRef: {apiGroup: "
+      "rbac.authorization.k8s.io, kind: ClusterRole, name: sriov-dra-agent}\n" +
+      subject);
+  applyYaml(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: "
+      "sriov-dra-agent-" +
+      user + ", namespace: " + ns +
+      "}\nroleRef: {apiGroup: "
+      "rbac.authorization.k8s.io, kind: Role, name: sriov-dra-agent}\n" +
+      subject);
+}
+
 std::vector<AuditEvent> ControlPlane::auditEvents() const {
   std::vector<AuditEvent> out;
   auto text = readFile(dir_ + "/audit.log", 1u << 30);

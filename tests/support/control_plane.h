@@ -88,6 +88,8 @@ class ControlPlane {
   // Binds the operator's RBAC (config/rbac roles, applied into ns) to a test user, so the
   // operator runs with exactly the permissions it has in production.
   void grantOperatorRbac(const std::string& user, const std::string& ns);
+  // The same for the node agent (config/rbac/agent_role.yaml).
+  void grantAgentRbac(const std::string& user, const std::string& ns);
   // Requests recorded so far (audit_log must be on).
   std::vector<AuditEvent> auditEvents() const;
 

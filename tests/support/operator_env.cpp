@@ -1,9 +1,12 @@
 #include "support/operator_env.h"
 
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
 #include "api/names.h"
+#include "base/files.h"
+#include "host/fixtures.h"
 #include "kube/discovery.h"
 #include "support/fixtures.h"
 
@@ -11,7 +14,8 @@ namespace sriovdra::testing {
 
 ControlPlane& operatorControlPlane() {
   static std::unique_ptr<ControlPlane> cp = ControlPlane::start(
-      {.users = {{"operator", {}}, {"operator-b", {}}, {"restricted", {}}}, .audit_log = true});
+      {.users = {{"operator", {}}, {"operator-b", {}}, {"agent", {}}, {"restricted", {}}},
+       .audit_log = true});
   return *cp;
 }
 
@@ -19,6 +23,31 @@ OperatorEnv::OperatorEnv(const std::string& prefix)
     : cp_(operatorControlPlane()), ns_(cp_.newNamespace(prefix)), admin_(cp_.client()) {
   cp_.grantOperatorRbac("operator", ns_);
   cp_.grantOperatorRbac("operator-b", ns_);
+  cp_.grantAgentRbac("agent", ns_);
+}
+
+std::string OperatorEnv::sysfsRoot(const std::string& node) const {
+  return cp_.dir() + "/sysfs-" + node;
+}
+std::string OperatorEnv::stateDir(const std::string& node) const {
+  return cp_.dir() + "/state-" + node;
+}
+
+std::string OperatorEnv::kernelJournal(const std::string& node) const {
+  return readFile(sysfsRoot(node) + "/simulated-kernel.log").valueOr("");
+}
+
+std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node,
+                                                         const std::string& topology) {
+  if (!std::filesystem::exists(sysfsRoot(node))) {
+    Status st = host::writeFixture(topology, sysfsRoot(node));
+    if (!st.isOk()) throw std::runtime_error(st.toString());
+  }
+  return OperatorProcess::startAgent(cp_, {.namespace_ = ns_,
+                                           .node = node,
+                                           .sysfs_root = sysfsRoot(node),
+                                           .state_dir = stateDir(node),
+                                           .name = node + "-agent"});
 }
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startOperator(OperatorProcessOptions o) {

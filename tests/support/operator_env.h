@@ -25,6 +25,13 @@ class OperatorEnv {
 
   // Starts the operator process for this namespace, selecting only this test's nodes.
   std::unique_ptr<OperatorProcess> startOperator(OperatorProcessOptions o = {});
+  // Writes a fixture tree for the node and starts an agent on it (simulated kernel).
+  std::unique_ptr<OperatorProcess> startAgent(const std::string& node, const std::string& topology);
+  // The fixture root and state directory of a node's agent.
+  std::string sysfsRoot(const std::string& node) const;
+  std::string stateDir(const std::string& node) const;
+  // The writes the simulated kernel saw, one "path value -> result" per line.
+  std::string kernelJournal(const std::string& node) const;
 
   // A Node named <ns>-<suffix> carrying this test's label plus `labels`.
   std::string createNode(const std::string& suffix, std::map<std::string, std::string> labels);

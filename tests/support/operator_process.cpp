@@ -10,34 +10,52 @@ namespace sriovdra::testing {
 
 std::string binDir() { return SRIOV_DRA_BIN_DIR; }
 
+void OperatorProcess::launch(const ControlPlane& cp, const std::string& name,
+                             std::vector<std::string> argv) {
+  log_path_ = cp.dir() + "/" + name + ".log";
+  argv.push_back("--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_port_));
+  argv.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_));
+  ProcessSpec spec;
+  spec.argv = std::move(argv);
+  spec.kill_with_parent = true;
+  spec.stdout_path = log_path_;
+  spec.stderr_path = log_path_;
+  auto child = ChildProcess::spawn(spec);
+  if (!child.ok()) throw std::runtime_error(child.status().toString());
+  process_ = std::move(*child);
+}
+
 std::unique_ptr<OperatorProcess> OperatorProcess::start(const ControlPlane& cp,
                                                         OperatorProcessOptions o) {
   std::unique_ptr<OperatorProcess> p(new OperatorProcess());
   p->probe_port_ = freePort();
   p->metrics_port_ = freePort();
-  p->log_path_ = cp.dir() + "/" + o.name + ".log";
-  ProcessSpec spec;
-  spec.argv = {binDir() + "/sriov-dra-operator",
-               "--kubeconfig=" + cp.kubeconfig(o.user),
-               "--namespace=" + o.namespace_,
-               "--health-probe-bind-address=127.0.0.1:" + std::to_string(p->probe_port_),
-               "--metrics-bind-address=127.0.0.1:" + std::to_string(p->metrics_port_),
-               "--v=1"};
+  std::vector<std::string> argv = {binDir() + "/sriov-dra-operator",
+                                   "--kubeconfig=" + cp.kubeconfig(o.user),
+                                   "--namespace=" + o.namespace_, "--v=1"};
   if (o.webhook_cert_dir.empty()) {
-    spec.argv.push_back("--webhook-port=0");
+    argv.push_back("--webhook-port=0");
   } else {
     p->webhook_port_ = freePort();
-    spec.argv.push_back("--webhook-port=" + std::to_string(p->webhook_port_));
-    spec.argv.push_back("--webhook-cert-dir=" + o.webhook_cert_dir);
+    argv.push_back("--webhook-port=" + std::to_string(p->webhook_port_));
+    argv.push_back("--webhook-cert-dir=" + o.webhook_cert_dir);
   }
-  if (o.leader_elect) spec.argv.push_back("--leader-elect");
-  spec.argv.insert(spec.argv.end(), o.extra_args.begin(), o.extra_args.end());
-  spec.kill_with_parent = true;
-  spec.stdout_path = p->log_path_;
-  spec.stderr_path = p->log_path_;
-  auto child = ChildProcess::spawn(spec);
-  if (!child.ok()) throw std::runtime_error(child.status().toString());
-  p->process_ = std::move(*child);
+  if (o.leader_elect) argv.push_back("--leader-elect");
+  argv.insert(argv.end(), o.extra_args.begin(), o.extra_args.end());
+  p->launch(cp, o.name, std::move(argv));
+  return p;
+}
+
+std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane& cp,
+                                                             AgentProcessOptions o) {
+  std::unique_ptr<OperatorProcess> p(new OperatorProcess());
+  p->probe_port_ = freePort();
+  p->metrics_port_ = freePort();
+  p->launch(cp, o.name,
+            {binDir() + "/sriov-dra-agent", "--kubeconfig=" + cp.kubeconfig(o.user),
+             "--namespace=" + o.namespace_, "--node-name=" + o.node, "--sysfs-root=" + o.sysfs_root,
+             "--simulate-kernel", "--state-dir=" + o.state_dir,
+             "--resync-period=" + std::to_string(o.resync_seconds), "--v=1"});
   return p;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Runs build/bin/sriov-dra-operator as a real process against the test control plane, under a
-// test user that has exactly the operator's RBAC.
+// Runs the product's binaries (sriov-dra-operator, sriov-dra-agent) as real processes against
+// the test control plane, each under a test user that has exactly its RBAC.
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,9 +19,20 @@ struct OperatorProcessOptions {
   std::string name = "operator";  // log file name
 };
 
+struct AgentProcessOptions {
+  std::string user = "agent";
+  std::string namespace_;
+  std::string node;
+  std::string sysfs_root;  // a fixture tree; the agent runs with --simulate-kernel
+  std::string state_dir;
+  int resync_seconds = 30;
+  std::string name = "agent";
+};
+
 class OperatorProcess {
  public:
   static std::unique_ptr<OperatorProcess> start(const ControlPlane& cp, OperatorProcessOptions o);
+  static std::unique_ptr<OperatorProcess> startAgent(const ControlPlane& cp, AgentProcessOptions o);
   ~OperatorProcess();
 
   // Waits until /readyz answers 200 (informers synced).
@@ -36,6 +47,7 @@ class OperatorProcess {
 
  private:
   OperatorProcess() = default;
+  void launch(const ControlPlane& cp, const std::string& name, std::vector<std::string> argv);
   int probeStatus(const std::string& path) const;
 
   ChildProcess process_;
@@ -46,5 +58,8 @@ class OperatorProcess {
 };
 
 std::string binDir();
+
+// The same process helper serves both binaries.
+using ComponentProcess = OperatorProcess;
 
 }  // namespace sriovdra::testing

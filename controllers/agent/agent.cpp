@@ -1,0 +1,330 @@
+#include "agent/agent.h"
+
+#include <filesystem>
+
+#include "api/names.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "base/time.h"
+#include "dra/slices.h"
+#include "host/apply.h"
+#include "host/discovery.h"
+
+namespace sriovdra::agent {
+namespace {
+
+using kube::ReconcileResult;
+constexpr const char* kKey = "node";
+
+std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
+  return out;
+}
+
+}  // namespace
+
+host::PreparedVfs PreparedFile::prepared() const {
+  host::PreparedVfs out;
+  auto text = readFile(path_);
+  if (!text.ok()) return out;
+  auto doc = json::parse(*text);
+  if (!doc.ok()) {
+    SDRA_LOG_ERROR << "cannot read " << path_ << ": " << doc.status().message()
+                   << "; treating every VF as possibly in use is not possible, ignoring it";
+    return out;
+  }
+  if (const json::Value* vfs = json::objectMember(*doc, "vfs")) {
+    for (const auto& m : vfs->GetObject()) {
+      std::vector<std::string> claims;
+      if (m.value.IsArray()) {
+        for (const auto& c : m.value.GetArray()) {
+          if (c.IsString()) claims.emplace_back(c.GetString(), c.GetStringLength());
+        }
+      }
+      out[std::string(m.name.GetString(), m.name.GetStringLength())] = std::move(claims);
+    }
+  }
+  return out;
+}
+
+Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
+             std::shared_ptr<PreparedSource> prepared, AgentOptions options,
+             kube::EventRecorder& events)
+    : client_(std::move(client)),
+      sysfs_(std::move(sysfs)),
+      prepared_(std::move(prepared)),
+      options_(std::move(options)),
+      events_(events),
+      state_(client_, api::resources::kSriovNodeStates,
+             {.name = "sriovnodestate",
+              .namespace_ = options_.namespace_,
+              .field_selector = "metadata.name=" + options_.node_name}),
+      slices_(client_, api::resources::kResourceSlices,
+              {.name = "resourceslices",
+               .label_selector = std::string(kNodeLabel) + "=" + options_.node_name}),
+      controller_("sriov-dra-agent", [this](const std::string& k) { return reconcile(k); }) {
+  auto kick = [this] { controller_.queue().add(kKey); };
+  state_.addHandlers({.on_add = [kick](const auto&) { kick(); },
+                      .on_update =
+                          [kick](const auto& o, const auto& n) {
+                            if (o->metadata.generation != n->metadata.generation) kick();
+                          },
+                      .on_delete = [kick](const auto&, bool) { kick(); }});
+  slices_.addHandlers({.on_update =
+                           [kick, this](const auto& o, const auto& n) {
+                             // Our own writes come back here; only someone else's matter.
+                             if (!(o->spec == n->spec)) kick();
+                           },
+                       .on_delete = [kick](const auto&, bool) { kick(); }});
+}
+
+Agent::~Agent() { stop(); }
+
+void Agent::start() {
+  auto node = client_->get(kube::resources::kNodes, "", options_.node_name);
+  if (node.ok()) {
+    node_uid_ = kube::ObjectMeta::decode(*node).uid;
+  } else {
+    SDRA_LOG_WARN << "cannot read Node " << options_.node_name << " (" << node.status().message()
+                  << "): ResourceSlices will have no owner reference";
+  }
+  state_.start();
+  slices_.start();
+  controller_.start();
+  controller_.queue().add(kKey);
+}
+
+void Agent::stop() {
+  controller_.stop();
+  state_.stop();
+  slices_.stop();
+}
+
+bool Agent::ready() const {
+  std::lock_guard lock(mu_);
+  return ready_;
+}
+
+bool Agent::reconciledOnce() const {
+  std::lock_guard lock(mu_);
+  return reconciled_once_;
+}
+
+std::set<std::string> Agent::loadRecord() const {
+  std::set<std::string> out;
+  auto text = readFile(options_.state_dir + "/configured-pfs.json");
+  if (!text.ok()) return out;
+  auto doc = json::parse(*text);
+  if (!doc.ok() || !doc->IsArray()) {
+    SDRA_LOG_ERROR << "ignoring a corrupt " << options_.state_dir << "/configured-pfs.json";
+    return out;
+  }
+  for (const auto& v : doc->GetArray()) {
+    if (v.IsString()) out.insert(v.GetString());
+  }
+  return out;
+}
+
+Status Agent::saveRecord(const std::set<std::string>& record) const {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  json::Document doc(rapidjson::kArrayType);
+  for (const auto& pci : record)
+    doc.PushBack(json::str(pci, doc.GetAllocator()), doc.GetAllocator());
+  return writeFileAtomic(options_.state_dir + "/configured-pfs.json", json::dump(doc) + "\n");
+}
+
+Result<ReconcileResult> Agent::reconcile(const std::string&) {
+  auto state = state_.get(options_.namespace_, options_.node_name);
+  if (!state) {
+    SDRA_VLOG(1) << "no SriovNodeState for " << options_.node_name
+                 << " yet (the operator creates it)";
+    return ReconcileResult::after(options_.resync_period);
+  }
+  const api::SriovNodeStateSpec& spec = state->spec;
+  auto record = loadRecord();
+  auto prepared = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
+
+  api::SriovNodeStateStatus status = state->status;
+  std::vector<std::string> errors;
+  std::vector<host::BlockedPf> blocked;
+  Result<host::Topology> topology = host::discover(*sysfs_);
+  bool wrote_in_progress = false;
+  for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
+    auto plan = host::planHost(spec, *topology, record, prepared);
+    errors = plan.errors;
+    blocked = plan.blocked;
+    if (plan.configured != record) {
+      record = plan.configured;
+      if (Status st = saveRecord(record); !st.isOk())
+        errors.push_back("saving the record: " + st.message());
+    }
+    if (plan.empty()) break;
+    if (!wrote_in_progress) {
+      api::SriovNodeStateStatus progress = status;
+      progress.sync_status = "InProgress";
+      api::setCondition(progress.conditions,
+                        {"Progressing", "True", "Applying",
+                         std::to_string(plan.actions.size()) + " change(s) to the host", "",
+                         state->metadata.generation},
+                        nowString());
+      SDRA_RETURN_IF_ERROR(writeStatus(*state, progress));
+      status = progress;
+      wrote_in_progress = true;
+    }
+    bool failed = false;
+    for (const auto& action : plan.actions) {
+      Status st = host::applyAction(*sysfs_, action);
+      SDRA_LOG_INFO << action.describe() << (st.isOk() ? "" : ": " + st.message());
+      if (!st.isOk()) {
+        errors.push_back(action.describe() + ": " + st.message());
+        failed = true;
+        break;
+      }
+    }
+    topology = host::discover(*sysfs_);
+    if (failed) break;
+  }
+  if (!topology.ok()) return topology.status();
+
+  int64_t advertised = 0;
+  if (Status st = publish(spec.devices, topology->pfs, &advertised); !st.isOk()) {
+    errors.push_back("publishing ResourceSlices: " + st.message());
+  }
+
+  const std::string now = nowString();
+  int64_t gen = state->metadata.generation;
+  status.interfaces = topology->pfs;
+  status.gpus = topology->gpus;
+  status.pcie_roots = topology->roots;
+  std::vector<api::Device> existing;
+  std::set<std::string> vf_addresses;
+  for (const auto& pf : topology->pfs) {
+    for (const auto& vf : pf.vfs) vf_addresses.insert(vf.pci_address);
+  }
+  for (const auto& d : spec.devices) {
+    if (vf_addresses.count(d.pci_address) != 0) existing.push_back(d);
+  }
+  status.alignment = host::computeAlignment(*topology, existing);
+  status.advertised_vfs = advertised;
+  status.gpu_count = static_cast<int64_t>(topology->gpus.size());
+  status.last_sync_error = join(errors, "; ");
+  if (!errors.empty()) {
+    status.sync_status = "Failed";
+  } else if (!blocked.empty()) {
+    status.sync_status = "InProgress";
+  } else {
+    status.sync_status = "Succeeded";
+    status.observed_generation = gen;
+  }
+  std::vector<std::string> blocked_msgs;
+  for (const auto& b : blocked)
+    blocked_msgs.push_back(b.reason + " (claims: " + join(b.claims, ", ") + ")");
+  api::setCondition(status.conditions,
+                    {"Progressing", "False", "Done", "no change pending", "", gen}, now);
+  api::setCondition(
+      status.conditions,
+      errors.empty()
+          ? api::Condition{"Degraded", "False", "AsExpected", "the host matches the spec", "", gen}
+          : api::Condition{"Degraded", "True", "SyncFailed", status.last_sync_error, "", gen},
+      now);
+  api::setCondition(status.conditions,
+                    blocked.empty() ? api::Condition{"Blocked", "False", "NothingInUse",
+                                                     "no VF that must change is in use", "", gen}
+                                    : api::Condition{"Blocked", "True", "VfsInUse",
+                                                     join(blocked_msgs, "; "), "", gen},
+                    now);
+  bool ok = errors.empty() && blocked.empty();
+  api::setCondition(
+      status.conditions,
+      ok ? api::Condition{"Ready", "True", "Synced",
+                          std::to_string(advertised) + " VF(s) advertised", "", gen}
+         : api::Condition{"Ready", "False", errors.empty() ? "Blocked" : "SyncFailed",
+                          errors.empty() ? join(blocked_msgs, "; ") : status.last_sync_error, "",
+                          gen},
+      now);
+  if (!(status == state->status)) {
+    auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
+    if (status.sync_status != state->status.sync_status ||
+        status.last_sync_error != state->status.last_sync_error) {
+      if (status.sync_status == "Failed") {
+        events_.warning(ref, "SyncFailed", status.last_sync_error);
+      } else if (!blocked.empty()) {
+        events_.warning(ref, "Blocked", join(blocked_msgs, "; "));
+      } else if (status.sync_status == "Succeeded") {
+        events_.normal(ref, "Synced",
+                       "the host matches generation " + std::to_string(gen) + "; " +
+                           std::to_string(advertised) + " VF(s) advertised");
+      }
+    }
+    SDRA_RETURN_IF_ERROR(writeStatus(*state, status));
+  }
+  {
+    std::lock_guard lock(mu_);
+    ready_ = ok;
+    reconciled_once_ = true;
+  }
+  return ReconcileResult::after(options_.resync_period);
+}
+
+Status Agent::writeStatus(const api::SriovNodeState& state,
+                          const api::SriovNodeStateStatus& status) {
+  auto doc =
+      kube::newObject(api::resources::kSriovNodeStates, options_.namespace_, state.metadata.name);
+  status.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
+  auto applied = client_->apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
+                                {.field_manager = kFieldManager, .force = true}, "status");
+  return applied.ok() ? Status::ok() : applied.status();
+}
+
+Status Agent::publish(const std::vector<api::Device>& devices,
+                      const std::vector<api::InterfaceExt>& pfs, int64_t* advertised) {
+  std::vector<dra::PublishedSlice> previous;
+  for (const auto& s : slices_.list()) previous.push_back({s->metadata.name, s->spec});
+  auto set = dra::buildSlices(options_.node_name, devices, pfs, previous);
+  *advertised = 0;
+  std::set<std::string> wanted;
+  for (const auto& slice : set.slices) {
+    *advertised += static_cast<int64_t>(slice.spec.devices.size());
+    wanted.insert(slice.name);
+    auto current = slices_.get("", slice.name);
+    if (current && current->spec == slice.spec) continue;
+    auto doc = kube::newObject(api::resources::kResourceSlices, "", slice.name);
+    auto& a = doc.GetAllocator();
+    api::Writer md(doc["metadata"], a);
+    md.object("labels")
+        .strAlways(kNodeLabel, options_.node_name)
+        .strAlways("app.kubernetes.io/managed-by", "sriov-dra-agent");
+    if (!node_uid_.empty()) {
+      json::Value owners(rapidjson::kArrayType);
+      json::Value owner(rapidjson::kObjectType);
+      api::Writer(owner, a)
+          .strAlways("apiVersion", "v1")
+          .strAlways("kind", "Node")
+          .strAlways("name", options_.node_name)
+          .strAlways("uid", node_uid_);
+      owners.PushBack(owner, a);
+      md.value("ownerReferences", std::move(owners));
+    }
+    slice.spec.encode(api::Writer(doc, a).object("spec"));
+    auto applied = client_->apply(api::resources::kResourceSlices, "", doc,
+                                  {.field_manager = kFieldManager, .force = true});
+    if (!applied.ok()) return applied.status();
+    SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
+                  << " devices, pool generation " << slice.spec.pool.generation << ")";
+  }
+  for (const auto& s : slices_.list()) {
+    if (wanted.count(s->metadata.name) != 0) continue;
+    Status st = client_->remove(api::resources::kResourceSlices, "", s->metadata.name);
+    if (!st.isOk() && st.code() != Code::kNotFound) return st;
+  }
+  if (!set.missing.empty()) {
+    SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";
+  }
+  return Status::ok();
+}
+
+}  // namespace sriovdra::agent

@@ -1,0 +1,100 @@
+#pragma once
+// The node agent's controller: makes the host match this node's SriovNodeState.spec and reports
+// what is there.
+//   1. discover the PCI topology (sysfs), plan (host/plan.h), apply the plan (the only writer of
+//      sysfs), discover again; repeat while the plan has work (VFs appear before their drivers
+//      can be set), at most a few passes;
+//   2. write status (server-side apply, field manager sriov-dra-agent, only when it changed):
+//      PFs/VFs, GPUs, PCIe tree, alignment, syncStatus, lastSyncError, conditions Ready,
+//      Progressing, Degraded, Blocked, observedGeneration;
+//   3. publish the node's ResourceSlices (dra/slices.h), writing only slices that changed and
+//      recreating slices someone deleted.
+// Runs again on every spec change, slice change and every --resync-period, so VFs created or
+// removed by anyone are noticed. PFs it configured are remembered in --state-dir, so only those
+// are ever reset.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "api/node_state.h"
+#include "api/resource.h"
+#include "host/plan.h"
+#include "host/sysfs.h"
+#include "kube/controller.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+
+namespace sriovdra::agent {
+
+inline constexpr const char* kFieldManager = "sriov-dra-agent";
+inline constexpr const char* kNodeLabel = "sriovnetwork.k8snetworkplumbingwg.io/node";
+
+// Where prepared VFs come from (the kubelet plugin's checkpoint); the agent never resets or
+// rebinds them.
+class PreparedSource {
+ public:
+  virtual ~PreparedSource() = default;
+  virtual host::PreparedVfs prepared() const = 0;
+};
+
+// Reads <state-dir>/prepared-vfs.json: {"vfs": {"0000:0e:00.1": ["ns/claim"]}}.
+class PreparedFile : public PreparedSource {
+ public:
+  explicit PreparedFile(std::string path) : path_(std::move(path)) {}
+  host::PreparedVfs prepared() const override;
+
+ private:
+  std::string path_;
+};
+
+struct AgentOptions {
+  std::string node_name;
+  std::string namespace_;
+  std::string state_dir;
+  std::chrono::milliseconds resync_period{std::chrono::seconds(30)};
+  int max_passes = 4;
+};
+
+class Agent {
+ public:
+  Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
+        std::shared_ptr<PreparedSource> prepared, AgentOptions options,
+        kube::EventRecorder& events);
+  ~Agent();
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  void start();
+  void stop();
+  bool synced() const { return state_.hasSynced() && slices_.hasSynced(); }
+  // The last reconcile succeeded (host matches the spec, status and slices written).
+  bool ready() const;
+  // At least one reconcile ran to the end (whatever its outcome): the basis of /readyz.
+  bool reconciledOnce() const;
+
+ private:
+  Result<kube::ReconcileResult> reconcile(const std::string& key);
+  Status writeStatus(const api::SriovNodeState& state, const api::SriovNodeStateStatus& status);
+  Status publish(const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& pfs,
+                 int64_t* advertised);
+  std::set<std::string> loadRecord() const;
+  Status saveRecord(const std::set<std::string>& record) const;
+
+  std::shared_ptr<kube::Client> client_;
+  std::shared_ptr<host::Sysfs> sysfs_;
+  std::shared_ptr<PreparedSource> prepared_;
+  const AgentOptions options_;
+  kube::EventRecorder& events_;
+  std::string node_uid_;
+
+  kube::Informer<api::SriovNodeState> state_;
+  kube::Informer<api::ResourceSlice> slices_;
+  kube::Controller controller_;
+  mutable std::mutex mu_;
+  bool ready_ = false;
+  bool reconciled_once_ = false;
+};
+
+}  // namespace sriovdra::agent

@@ -1,0 +1,246 @@
+// The operator and the node agent together on simulated servers: VFs created through the
+// simulated kernel, status reported, ResourceSlices published exactly like the reference driver.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "api/resource.h"
+#include "base/files.h"
+#include "host/discovery.h"
+#include "host/simulated_kernel.h"
+#include "support/eventually.h"
+#include "support/fixtures.h"
+#include "support/operator_env.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+std::vector<api::ResourceSlice> slicesOf(const OperatorEnv& env, const std::string& node) {
+  auto list =
+      env.admin().list(api::resources::kResourceSlices, "",
+                       {.label_selector = "sriovnetwork.k8snetworkplumbingwg.io/node=" + node});
+  std::vector<api::ResourceSlice> out;
+  if (!list.ok()) return out;
+  for (const auto& item : (*list)["items"].GetArray()) {
+    auto s = api::ResourceSlice::decode(item);
+    if (s.ok()) out.push_back(std::move(*s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+  return out;
+}
+
+size_t deviceCount(const OperatorEnv& env, const std::string& node) {
+  size_t n = 0;
+  for (const auto& s : slicesOf(env, node)) n += s.spec.devices.size();
+  return n;
+}
+
+void applyReference(OperatorEnv& env) {
+  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+}
+
+void setNumVfs(OperatorEnv& env, int n) {
+  REQUIRE(env.admin()
+              .patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs",
+                     kube::PatchType::kMerge, R"({"spec":{"numVfs":)" + std::to_string(n) + "}}")
+              .ok());
+}
+
+int agentWrites(const OperatorEnv& env) {
+  int n = 0;
+  for (const auto& e : env.cp().auditEvents()) n += e.user == "agent" && e.isWrite();
+  return n;
+}
+
+const api::Condition* condition(const api::SriovNodeState& s, const std::string& type) {
+  return api::findCondition(s.status.conditions, type);
+}
+
+}  // namespace
+
+TEST_CASE("on the a100-reference server the reference policies publish the reference VFs",
+          "[agent][integration]") {
+  OperatorEnv env("agent");
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  auto agent = env.startAgent(node, "a100-reference");
+  applyReference(env);
+  auto describe = [&] {
+    return "slice devices: " + std::to_string(deviceCount(env, node)) + "\n" + agent->logs();
+  };
+  eventually([&] { return deviceCount(env, node) == 8; }, 60s, describe);
+
+  auto slices = slicesOf(env, node);
+  REQUIRE(slices.size() == 1);
+  CHECK(slices[0].spec.pool.name == node);
+  CHECK(slices[0].spec.node_name == node);
+  CHECK(slices[0].metadata.owner_references.at(0).kind == "Node");
+  auto observed = api::ResourceSlice::decode(
+      testing::loadFixtureObject("reference/resourceslice-sriov-observed.json"));
+  REQUIRE(observed.ok());
+  const api::SliceDevice* vf = nullptr;
+  for (const auto& d : slices[0].spec.devices) {
+    if (d.name == "0000-c7-00-1") vf = &d;
+  }
+  REQUIRE(vf != nullptr);
+  CHECK(vf->attributes == observed->spec.devices[0].attributes);
+
+  // The status follows the slices in the same pass.
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->status.advertised_vfs == 8 &&
+               s->status.observed_generation == s->metadata.generation;
+      },
+      30s, describe);
+  auto state = env.nodeState(node);
+  REQUIRE(state);
+  CHECK(state->status.sync_status == "Succeeded");
+  CHECK(state->status.observed_generation == state->metadata.generation);
+  CHECK(state->status.interfaces.size() == 8);
+  CHECK(state->status.gpu_count == 8);
+  CHECK(state->status.advertised_vfs == 8);
+  CHECK(state->status.alignment.root_implies_switch);
+  CHECK(condition(*state, "Ready")->status == "True");
+  for (const auto& g : state->status.alignment.gpus) {
+    if (g.gpu == "0000:c0:00.0") {
+      CHECK(g.same_switch_vfs == std::vector<std::string>{"0000-c7-00-1", "0000-ca-00-1"});
+    }
+  }
+  std::string journal = env.kernelJournal(node);
+  CHECK_THAT(journal, Catch::Contains("sys/bus/pci/devices/0000:c7:00.0/sriov_numvfs 1 -> ok"));
+
+  SECTION("numVfs 1 -> 4 writes 0 then 4; the slice grows to 32; 4 -> 2 works") {
+    setNumVfs(env, 4);
+    eventually([&] { return deviceCount(env, node) == 32; }, 60s, describe);
+    std::string j = env.kernelJournal(node);
+    auto zero = j.find("0000:0e:00.0/sriov_numvfs 0 -> ok");
+    auto four = j.find("0000:0e:00.0/sriov_numvfs 4 -> ok");
+    CHECK(zero != std::string::npos);
+    CHECK(four != std::string::npos);
+    CHECK(zero < four);
+    CHECK(j.find("EBUSY") == std::string::npos);
+    setNumVfs(env, 2);
+    eventually([&] { return deviceCount(env, node) == 16; }, 60s, describe);
+  }
+  SECTION("a PF with a prepared VF is not touched and the node reports Blocked") {
+    REQUIRE(writeFileAtomic(env.stateDir(node) + "/prepared-vfs.json",
+                            R"({"vfs": {"0000:0e:00.1": ["team-a/train-0"]}})")
+                .isOk());
+    size_t before = env.kernelJournal(node).size();
+    setNumVfs(env, 2);
+    eventually(
+        [&] {
+          auto s = env.nodeState(node);
+          auto blocked = s ? condition(*s, "Blocked") : nullptr;
+          return blocked && blocked->status == "True";
+        },
+        60s, describe);
+    auto s = *env.nodeState(node);
+    CHECK_THAT(condition(s, "Blocked")->message,
+               Catch::Contains("team-a/train-0") && Catch::Contains("ibp14s0 (0000:0e:00.0)"));
+    CHECK(condition(s, "Ready")->status == "False");
+    std::string after = env.kernelJournal(node).substr(before);
+    CHECK(after.find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
+    CHECK(after.find("0000:11:00.0/sriov_numvfs 2 -> ok") != std::string::npos);
+  }
+  SECTION("a restarted agent writes nothing; a deleted slice comes back") {
+    agent->stop(SIGTERM);
+    size_t journal_before = env.kernelJournal(node).size();
+    int writes_before = agentWrites(env);
+    agent = env.startAgent(node, "a100-reference");
+    agent->waitReady();
+    CHECK(env.kernelJournal(node).size() == journal_before);
+    CHECK(agentWrites(env) == writes_before);
+
+    REQUIRE(
+        env.admin().remove(api::resources::kResourceSlices, "", slices[0].metadata.name).isOk());
+    eventually([&] { return deviceCount(env, node) == 8; }, 60s, describe);
+  }
+}
+
+TEST_CASE("300 VFs on one node are 3 slices of one pool; one device's change updates one slice",
+          "[agent][integration]") {
+  OperatorEnv env("agent300");
+  auto op = env.startOperator();
+  std::string node = env.createNode("e810", {{"nic", "e810"}});
+  auto agent = env.startAgent(node, "e810-ethernet");
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: e810}
+spec: {resourceName: e810_vfs, numVfs: 150, nodeSelector: {nic: e810}, nicSelector: {vendor: "8086"}}
+)"));
+  auto describe = [&] {
+    return std::to_string(deviceCount(env, node)) + " devices\n" + agent->logs();
+  };
+  eventually([&] { return deviceCount(env, node) == 300; }, 90s, describe);
+  auto before = slicesOf(env, node);
+  REQUIRE(before.size() == 3);
+  for (const auto& s : before) CHECK(s.spec.pool.resource_slice_count == 3);
+
+  // One VF gets an extra attribute through a resource policy and DeviceAttributes.
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.k8snetworkplumbingwg.io/v1alpha1
+kind: DeviceAttributes
+metadata: {name: special, labels: {pick: one}}
+spec: {attributes: {example.com/special: {bool: true}}}
+)"));
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.k8snetworkplumbingwg.io/v1alpha1
+kind: SriovResourcePolicy
+metadata: {name: one-vf}
+spec:
+  configs:
+  - deviceAttributesSelector: {matchLabels: {pick: one}}
+    resourceFilters: [{pciAddresses: ["0000:3c:01.0"]}]
+)"));
+  eventually(
+      [&] {
+        for (const auto& s : slicesOf(env, node)) {
+          for (const auto& d : s.spec.devices) {
+            if (d.attributes.count("example.com/special") != 0) return true;
+          }
+        }
+        return false;
+      },
+      60s, describe);
+  auto after = slicesOf(env, node);
+  REQUIRE(after.size() == 3);
+  int changed = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    changed += after[i].metadata.resource_version != before[i].metadata.resource_version;
+    CHECK(after[i].spec.pool.generation == before[i].spec.pool.generation);
+  }
+  CHECK(changed == 1);
+}
+
+TEST_CASE("on the shared-root server the status says pcieRoot does not imply a shared switch",
+          "[agent][integration]") {
+  OperatorEnv env("shared");
+  auto op = env.startOperator();
+  std::string node = env.createNode("shared", {{"nic", "cx6"}});
+  auto agent = env.startAgent(node, "shared-root");
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: cx6}
+spec: {resourceName: cx6, numVfs: 2, nodeSelector: {nic: cx6}, nicSelector: {vendor: "15b3"}}
+)"));
+  eventually([&] { return deviceCount(env, node) == 4; }, 60s, [&] { return agent->logs(); });
+  auto s = *env.nodeState(node);
+  CHECK_FALSE(s.status.alignment.root_implies_switch);
+  REQUIRE(s.status.pcie_roots.size() == 1);
+  CHECK(s.status.pcie_roots[0].switches.size() == 2);
+  REQUIRE(s.status.alignment.gpus.size() == 2);
+  CHECK(s.status.alignment.gpus[0].same_root_vfs.size() == 4);
+  CHECK(s.status.alignment.gpus[0].same_switch_vfs.size() == 2);
+}
