@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts etcd and kube-apiserver (from scripts/build-kube-apiserver.sh) on 127.0.0.1 with TLS
 # (a fresh CA), token users, RBAC and service-account signing, and writes WORKDIR/kubeconfig.
-# Users: admin (system:masters) and sriov-dra-operator (no permissions until bound).
+# Users: admin (system:masters), sriov-dra-operator and sriov-dra-agent (no permissions until
+# bound to their roles).
 # Usage: scripts/start-control-plane.sh KUBE_APISERVER WORKDIR [PORT]
 # Stop with: kill $(cat WORKDIR/*.pid)
 set -euo pipefail
@@ -22,9 +23,11 @@ openssl rsa -in "$dir/certs/sa.key" -pubout -out "$dir/certs/sa.pub" 2>/dev/null
 
 admin_token="$(openssl rand -hex 16)"
 operator_token="$(openssl rand -hex 16)"
+agent_token="$(openssl rand -hex 16)"
 {
   echo "$admin_token,admin,admin,system:masters"
   echo "$operator_token,sriov-dra-operator,sriov-dra-operator,"
+  echo "$agent_token,sriov-dra-agent,sriov-dra-agent,"
 } > "$dir/tokens.csv"
 
 etcd --data-dir "$dir/etcd" --name demo --log-level=warn \
@@ -66,6 +69,7 @@ KC
 }
 kubeconfig admin "$admin_token" > "$dir/kubeconfig"
 kubeconfig sriov-dra-operator "$operator_token" > "$dir/kubeconfig-operator"
+kubeconfig sriov-dra-agent "$agent_token" > "$dir/kubeconfig-agent"
 chmod 600 "$dir"/kubeconfig*
 
 for _ in $(seq 1 240); do
