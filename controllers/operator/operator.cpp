@@ -366,7 +366,7 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
   bool disruptive = state && isDisruptive(state->spec, result.spec, state->status);
   if (!disruptive) {
     auto written = applyNodeState(*node, result.spec, false);
-    if (!written.ok()) return written.status();
+    if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
   } else {
     std::lock_guard lock(rollout_mu_);
     int busy = disruptiveInFlight(name);
@@ -379,7 +379,7 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
       return ReconcileResult::after(options_.rollout_retry);
     }
     auto written = applyNodeState(*node, result.spec, true);
-    if (!written.ok()) return written.status();
+    if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
     disruptive_written_[name] = *written;
   }
   {
@@ -399,6 +399,26 @@ Result<ReconcileResult> Operator::reconcileNode(const std::string& name) {
   SDRA_VLOG(1) << "node " << name << ": wrote spec with " << result.spec.interfaces.size()
                << " interface(s) and " << result.spec.devices.size() << " device(s)";
   return ReconcileResult::done();
+}
+
+Result<ReconcileResult> Operator::tooLargeOr(const std::string& node,
+                                             const api::SriovNodeState* state,
+                                             const api::SriovNodeStateSpec& spec, Status error) {
+  if (error.code() != Code::kTooLarge) return error;
+  // Retrying at once cannot help: only a policy change (which requeues the node) or a larger
+  // etcd limit can. Say so on the object that does not fit.
+  kube::ObjectMeta meta;
+  if (state != nullptr) meta = state->metadata;
+  meta.namespace_ = options_.namespace_;
+  meta.name = node;
+  events_.warning(
+      kube::ObjectReference::of(api::resources::kSriovNodeStates, meta), "SriovNodeStateTooLarge",
+      "the spec for " + std::to_string(spec.devices.size()) +
+          " VF(s) makes this object larger than the API server stores (" + error.message() +
+          "); lower numVfs of the policies that select the node, or raise etcd's "
+          "--max-request-bytes");
+  SDRA_LOG_ERROR << "node " << node << ": " << error.toString();
+  return ReconcileResult::after(options_.too_large_retry);
 }
 
 Result<int64_t> Operator::applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
@@ -536,12 +556,12 @@ Result<ReconcileResult> Operator::reconcilePolicyStatus(const std::string& key) 
     const api::Condition* before = api::findCondition(current.conditions, c.type);
     bool changed = before == nullptr || before->status != c.status || before->reason != c.reason;
     if (!changed) continue;
-    if (c.type == "Degraded" && c.status == "True") {
+    bool degraded = c.type == "Degraded" && c.status == "True";
+    bool not_ready = c.type == "Ready" && c.status == "False" && c.reason != "InvalidSpec";
+    if (degraded || not_ready) {
       events_.warning(ref_obj, c.reason, c.message);
     } else if (c.type == "Ready" && c.status == "True") {
       events_.normal(ref_obj, c.reason, c.message);
-    } else if (c.type == "Ready" && c.status == "False" && c.reason != "InvalidSpec") {
-      events_.warning(ref_obj, c.reason, c.message);
     }
   }
   return ReconcileResult::done();

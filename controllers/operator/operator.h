@@ -43,6 +43,8 @@ struct OperatorOptions {
   int max_unavailable = 1;
   int workers = 4;
   std::chrono::milliseconds rollout_retry{std::chrono::seconds(5)};
+  // A node whose SriovNodeState is over the API server's size limit is retried this often.
+  std::chrono::milliseconds too_large_retry{std::chrono::minutes(5)};
 };
 
 class Operator {
@@ -77,6 +79,10 @@ class Operator {
   // Returns the generation of the written object.
   Result<int64_t> applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
                                  bool disruptive);
+  // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
+  Result<kube::ReconcileResult> tooLargeOr(const std::string& node,
+                                           const api::SriovNodeState* state,
+                                           const api::SriovNodeStateSpec& spec, Status error);
   Status deleteNodeState(const std::string& name);
   int disruptiveInFlight(const std::string& except) const;
   void setFacts(const std::string& node, std::optional<NodeFacts> facts);

@@ -31,6 +31,8 @@ std::string_view codeName(Code code) {
       return "Gone";
     case Code::kTooManyRequests:
       return "TooManyRequests";
+    case Code::kTooLarge:
+      return "TooLarge";
     case Code::kTimeout:
       return "Timeout";
     case Code::kUnavailable:

@@ -27,6 +27,7 @@ enum class Code {
   kForbidden,        // HTTP 403
   kGone,             // HTTP 410: resourceVersion too old / expired continue token
   kTooManyRequests,  // HTTP 429 (see retryAfter())
+  kTooLarge,         // HTTP 413, or the object exceeds etcd's request size limit: not transient
   kTimeout,          // a deadline passed (connect, request, idle stream) or HTTP 504
   kUnavailable,      // connection failures, HTTP 5xx: retry with backoff
   kTlsVerification,  // the peer's certificate did not verify

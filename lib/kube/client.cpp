@@ -57,7 +57,15 @@ std::string writeQuery(const WriteOptions& o, bool apply) {
   return q;
 }
 
-Code codeForHttp(int status, std::string_view reason) {
+// etcd refuses objects over its request limit (--max-request-bytes, 1.5 MiB by default); the API
+// server passes that on as a 500 whose message names the limit.
+bool exceedsStorageLimit(std::string_view message) {
+  return message.find("request is too large") != std::string_view::npos ||
+         message.find("larger than max") != std::string_view::npos;
+}
+
+Code codeForHttp(int status, std::string_view reason, std::string_view message) {
+  if (status == 500 && exceedsStorageLimit(message)) return Code::kTooLarge;
   switch (status) {
     case 400:
       return Code::kBadRequest;
@@ -71,6 +79,8 @@ Code codeForHttp(int status, std::string_view reason) {
       return reason == "AlreadyExists" ? Code::kAlreadyExists : Code::kConflict;
     case 410:
       return Code::kGone;
+    case 413:
+      return Code::kTooLarge;
     case 422:
       return Code::kInvalid;
     case 429:
@@ -102,7 +112,7 @@ Status apiError(int http_status, std::string_view body, std::string_view verb,
     message = std::string(verb) + " " + std::string(path) + ": HTTP " + std::to_string(http_status);
     if (!body.empty() && body.size() < 512) message += ": " + std::string(body);
   }
-  Status st(codeForHttp(http_status, reason), message);
+  Status st(codeForHttp(http_status, reason, message), message);
   st.withHttp(http_status, reason);
   return st;
 }

@@ -37,6 +37,7 @@ inline constexpr const char* kDeviceAttributesKind = "DeviceAttributes";
 struct PolicyRef {
   std::string kind;
   std::string name;
+  // NOLINTNEXTLINE(modernize-use-nullptr): a false positive of clang-tidy on a defaulted <=>
   auto operator<=>(const PolicyRef&) const = default;
 };
 

@@ -1,11 +1,14 @@
 // The operator process against the real API server, under its own RBAC: the reference policies
 // render the reference node, labels and policy deletion take effect, conflicts are explained.
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
 #include "kube/transport.h"
 #include "metrics/registry.h"
 #include "support/eventually.h"
+#include "support/fixtures.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
 
@@ -111,7 +114,7 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
           auto s = env.nodeState(labelled);
           return s && s->spec.interfaces.empty() && s->spec.devices.empty();
         },
-        30s, [&] { return describeState(env, labelled); });
+        30s, [&] { return describeState(env, labelled) + "\n" + op->logs(); });
   }
   SECTION("deleting the policies removes the resource's DeviceClass") {
     REQUIRE(
@@ -148,20 +151,8 @@ TEST_CASE("the policy that loses an overlapping range says which policy won and 
   CHECK(degraded->status == "True");
   CHECK(degraded->reason == "ConflictLost");
   CHECK_THAT(degraded->message, Catch::Contains("to \"high\""));
-  eventually(
-      [&] {
-        auto events = env.admin().list(kube::resources::kEvents, env.ns());
-        if (!events.ok()) return false;
-        for (const auto& e : (*events)["items"].GetArray()) {
-          if (json::stringOr(e, "reason") == "ConflictLost" &&
-              json::stringOr(e, "type") == "Warning" &&
-              json::stringOr(e["involvedObject"], "name") == "low") {
-            return true;
-          }
-        }
-        return false;
-      },
-      30s, [] { return "no ConflictLost event on policy low"; });
+  eventually([&] { return env.findEvent("ConflictLost", "Warning", "low").has_value(); }, 30s,
+             [] { return "no ConflictLost event on policy low"; });
   auto winner = *env.policyStatus(api::resources::kSriovNetworkNodePolicies, "high");
   CHECK(api::findCondition(winner.conditions, "Degraded")->status == "False");
 }
@@ -189,17 +180,7 @@ TEST_CASE("changes that recreate VFs roll out at most --max-unavailable nodes at
   eventually([&] { return numVfs(n1) == 4 || numVfs(n2) == 4; }, 30s, [&] { return op->logs(); });
   std::string first = numVfs(n1) == 4 ? n1 : n2;
   std::string second = first == n1 ? n2 : n1;
-  auto waiting = [&] {
-    auto events = env.admin().list(kube::resources::kEvents, env.ns());
-    if (!events.ok()) return false;
-    for (const auto& e : (*events)["items"].GetArray()) {
-      if (json::stringOr(e, "reason") == "WaitingForRollout" &&
-          json::stringOr(e["involvedObject"], "name") == second) {
-        return true;
-      }
-    }
-    return false;
-  };
+  auto waiting = [&] { return env.findEvent("WaitingForRollout", "Normal", second).has_value(); };
   eventually(waiting, 30s, [&] {
     return "numVfs " + first + "=" + std::to_string(numVfs(first)) + " " + second + "=" +
            std::to_string(numVfs(second));
@@ -212,4 +193,62 @@ TEST_CASE("changes that recreate VFs roll out at most --max-unavailable nodes at
   // The first node's agent finishes: the second node may go.
   env.reportStatus(first, testing::fixture::a100Status(4));
   eventually([&] { return numVfs(second) == 4; }, 30s, [&] { return op->logs(); });
+}
+
+TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Event",
+          "[operator][integration]") {
+  // etcd with a 96 KiB request limit: 512 VFs fit in the status the agent reports, but not
+  // together with the 512 devices of the spec (about 90 KB more).
+  auto options = OperatorEnv::controlPlaneOptions();
+  options.extra_etcd_args = {"--max-request-bytes=98304"};
+  auto cp = testing::ControlPlane::start(options);
+  OperatorEnv env("toolarge", *cp);
+  auto op = env.startOperator();
+  std::string big = env.createNode("big", {{"nic", "cx6"}});
+  std::string small = env.createNode("small", {{"nic", "cx6"}});
+  env.applyObject(testing::yamlObject(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetworkNodePolicy\n"
+      "metadata: {name: cx6}\nspec: {resourceName: cx6, numVfs: 128, nodeSelector: {nic: cx6}, "
+      "nicSelector: {vendor: \"15b3\"}}\n"));
+  env.reportStatus(big, testing::fixture::ethernetStatus(4, 128));
+  env.reportStatus(small, testing::fixture::ethernetStatus(1, 4));
+
+  std::optional<std::string> message;
+  eventually(
+      [&] {
+        return (message = env.findEvent("SriovNodeStateTooLarge", "Warning", big)).has_value();
+      },
+      30s, [&] { return op->logs(); });
+  CHECK_THAT(*message, Catch::Contains("512 VF(s)") && Catch::Contains("lower numVfs") &&
+                           Catch::Contains("--max-request-bytes"));
+  // The other node is served, and the operator does not hammer the API server with the object.
+  eventually(
+      [&] {
+        auto s = env.nodeState(small);
+        return s && s->spec.devices.size() == 4;
+      },
+      30s, [&] { return describeState(env, small) + "\n" + op->logs(); });
+  CHECK(env.nodeState(big)->spec.devices.empty());
+  auto writes = [&] {
+    int n = 0;
+    for (const auto& e : cp->auditEvents()) {
+      n += e.user == "operator" && e.isWrite() && e.resource == "sriovnodestates" && e.name == big;
+    }
+    return n;
+  };
+  int before = writes();
+  std::this_thread::sleep_for(5s);
+  CHECK(writes() - before <= 1);
+
+  // An agent whose discovered topology alone does not fit says so too (16 PFs x 64 VFs).
+  std::string wide = env.createNode("wide", {{"nic", "e810"}});
+  env.applyObject(testing::yamlObject(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetworkNodePolicy\n"
+      "metadata: {name: e810}\nspec: {resourceName: e810, numVfs: 64, nodeSelector: {nic: e810}, "
+      "nicSelector: {vendor: \"8086\"}}\n"));
+  auto agent = env.startAgent(wide, "many-pfs");
+  eventually(
+      [&] { return (message = env.findEvent("StatusTooLarge", "Warning", wide)).has_value(); }, 60s,
+      [&] { return agent->logs(); });
+  CHECK_THAT(*message, Catch::Contains("discovered topology") && Catch::Contains("lower numVfs"));
 }

@@ -191,6 +191,7 @@ void ControlPlane::startEtcd() {
                "--initial-advertise-peer-urls=" + peer_url,
                "--initial-cluster=test=" + peer_url,
                "--log-level=warn"};
+  for (const auto& a : options_.extra_etcd_args) spec.argv.push_back(a);
   spec.kill_with_parent = true;
   spec.stdout_path = dir_ + "/etcd.log";
   spec.stderr_path = dir_ + "/etcd.log";
@@ -350,11 +351,15 @@ void ControlPlane::grantOperatorRbac(const std::string& user, const std::string&
       "}\nroleRef: {apiGroup: "
       "rbac.authorization.k8s.io, kind: ClusterRole, name: sriov-dra-operator}\n" +
       subject);
-  for (const char* role : {"sriov-dra-operator", "sriov-dra-operator-leader-election"}) {
-    applyYaml(std::string("apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n") +
-              "metadata: {name: " + role + "-" + user + ", namespace: " + ns + "}\n" +
-              "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: " + role + "}\n" +
-              subject);
+  for (const std::string role : {"sriov-dra-operator", "sriov-dra-operator-leader-election"}) {
+    std::string binding = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n";
+    binding.append("metadata: {name: ").append(role).append("-").append(user);
+    binding.append(", namespace: ").append(ns).append("}\n");
+    binding.append("roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ")
+        .append(role)
+        .append("}\n")
+        .append(subject);
+    applyYaml(binding);
   }
 }
 

@@ -29,9 +29,10 @@ struct TestUser {
 struct ControlPlaneOptions {
   std::vector<TestUser> users = {{"restricted", {}}, {"user-a", {}}, {"user-b", {}}};
   std::vector<std::string> extra_apiserver_args;
-  bool install_test_crds = true;     // tests/crds: resource.k8s.io/v1 and test kinds
-  bool install_product_crds = true;  // crds/: the four kinds this project serves
-  bool audit_log = false;            // record every request (Metadata level) for auditEvents()
+  std::vector<std::string> extra_etcd_args;  // e.g. a small --max-request-bytes
+  bool install_test_crds = true;             // tests/crds: resource.k8s.io/v1 and test kinds
+  bool install_product_crds = true;          // crds/: the four kinds this project serves
+  bool audit_log = false;  // record every request (Metadata level) for auditEvents()
 };
 
 // One request as the API server's audit log recorded it (ResponseComplete stage).

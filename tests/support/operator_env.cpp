@@ -12,15 +12,20 @@
 
 namespace sriovdra::testing {
 
+ControlPlaneOptions OperatorEnv::controlPlaneOptions() {
+  return {.users = {{"operator", {}}, {"operator-b", {}}, {"agent", {}}, {"restricted", {}}},
+          .audit_log = true};
+}
+
 ControlPlane& operatorControlPlane() {
-  static std::unique_ptr<ControlPlane> cp = ControlPlane::start(
-      {.users = {{"operator", {}}, {"operator-b", {}}, {"agent", {}}, {"restricted", {}}},
-       .audit_log = true});
+  static std::unique_ptr<ControlPlane> cp = ControlPlane::start(OperatorEnv::controlPlaneOptions());
   return *cp;
 }
 
-OperatorEnv::OperatorEnv(const std::string& prefix)
-    : cp_(operatorControlPlane()), ns_(cp_.newNamespace(prefix)), admin_(cp_.client()) {
+OperatorEnv::OperatorEnv(const std::string& prefix) : OperatorEnv(prefix, operatorControlPlane()) {}
+
+OperatorEnv::OperatorEnv(const std::string& prefix, ControlPlane& cp)
+    : cp_(cp), ns_(cp_.newNamespace(prefix)), admin_(cp_.client()) {
   cp_.grantOperatorRbac("operator", ns_);
   cp_.grantOperatorRbac("operator-b", ns_);
   cp_.grantAgentRbac("agent", ns_);
@@ -64,7 +69,8 @@ std::string OperatorEnv::createNode(const std::string& suffix,
   std::string name = ns_ + "-" + suffix;
   labels["sriov-dra-test"] = ns_;
   std::string yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels:\n";
-  for (const auto& [k, v] : labels) yaml += "    " + k + ": \"" + v + "\"\n";
+  for (const auto& [k, v] : labels)
+    yaml.append("    ").append(k).append(": \"").append(v).append("\"\n");
   auto created = admin_->create(kube::resources::kNodes, "", yamlObject(yaml));
   if (!created.ok()) throw std::runtime_error("creating node: " + created.status().toString());
   return name;
@@ -97,6 +103,21 @@ std::optional<api::SriovNodeState> OperatorEnv::nodeState(const std::string& nod
   auto s = api::SriovNodeState::decode(*got);
   if (!s.ok()) return std::nullopt;
   return std::move(*s);
+}
+
+std::optional<std::string> OperatorEnv::findEvent(const std::string& reason,
+                                                  const std::string& type,
+                                                  const std::string& involved_name) const {
+  auto events = admin_->list(kube::resources::kEvents, ns_);
+  if (!events.ok()) return std::nullopt;
+  for (const auto& e : (*events)["items"].GetArray()) {
+    const json::Value* involved = json::objectMember(e, "involvedObject");
+    if (json::stringOr(e, "reason") == reason && json::stringOr(e, "type") == type &&
+        involved != nullptr && json::stringOr(*involved, "name") == involved_name) {
+      return std::string(json::stringOr(e, "message"));
+    }
+  }
+  return std::nullopt;
 }
 
 void OperatorEnv::reportStatus(const std::string& node, api::SriovNodeStateStatus status) {

@@ -19,6 +19,9 @@ ControlPlane& operatorControlPlane();
 class OperatorEnv {
  public:
   explicit OperatorEnv(const std::string& prefix);
+  // On a control plane of the test's own (same users as the shared one).
+  OperatorEnv(const std::string& prefix, ControlPlane& cp);
+  static ControlPlaneOptions controlPlaneOptions();
   ControlPlane& cp() const { return cp_; }
   const std::string& ns() const { return ns_; }
   kube::Client& admin() const { return *admin_; }
@@ -42,6 +45,10 @@ class OperatorEnv {
   void applyObject(json::Document obj);
 
   std::optional<api::SriovNodeState> nodeState(const std::string& node) const;
+  // The message of an Event of this namespace with the reason, type and involved object name,
+  // or nullopt.
+  std::optional<std::string> findEvent(const std::string& reason, const std::string& type,
+                                       const std::string& involved_name) const;
   // Waits for the operator to create the node's SriovNodeState, then writes `status` as the
   // agent would (its own field manager, observedGeneration = the state's generation).
   void reportStatus(const std::string& node, api::SriovNodeStateStatus status);

@@ -20,6 +20,7 @@ TEST_CASE("API answers map to typed errors with the server's reason and message"
       {409, "Conflict", Code::kConflict, false},
       {410, "Expired", Code::kGone, false},
       {422, "Invalid", Code::kInvalid, false},
+      {413, "RequestEntityTooLarge", Code::kTooLarge, false},
       {429, "TooManyRequests", Code::kTooManyRequests, true},
       {500, "InternalError", Code::kUnavailable, true},
       {503, "ServiceUnavailable", Code::kUnavailable, true},
@@ -37,6 +38,19 @@ TEST_CASE("API answers map to typed errors with the server's reason and message"
     CHECK(st.message() == "the message");
     CHECK(st.isTransient() == row.transient);
   }
+}
+
+TEST_CASE("etcd's size limit is told apart from a transient server error", "[kube][unit]") {
+  Status st = kube::apiError(
+      500,
+      R"j({"kind":"Status","status":"Failure","message":"rpc error: code = ResourceExhausted )j"
+      R"j(desc = trying to send message larger than max (2263733 vs. 2097152)","code":500})j",
+      "PATCH", "/apis/x/v1/y");
+  CHECK(st.code() == Code::kTooLarge);
+  CHECK_FALSE(st.isTransient());
+  st = kube::apiError(500, R"({"kind":"Status","message":"etcdserver: request is too large"})",
+                      "PATCH", "/apis/x/v1/y");
+  CHECK(st.code() == Code::kTooLarge);
 }
 
 TEST_CASE("an answer that is not a Status still says what failed", "[kube][unit]") {
