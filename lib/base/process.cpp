@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -245,5 +246,7 @@ bool ChildProcess::exited(int* status) {
   }
   return false;
 }
+
+void trimHeap() { malloc_trim(0); }
 
 }  // namespace sriovdra

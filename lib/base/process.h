@@ -55,4 +55,9 @@ class ChildProcess {
   pid_t pid_ = -1;
 };
 
+// Gives the free pages of this process's heap back to the kernel (glibc malloc_trim). Parsing a
+// multi-megabyte object leaves that much free heap in each thread's arena, which the resident
+// size would otherwise keep; call after such work, not in hot loops.
+void trimHeap();
+
 }  // namespace sriovdra
