@@ -106,14 +106,16 @@ class Builder {
     };
     for (const auto& g : sw.gpus) {
       std::string dsp = downstream();
-      std::string dir = usp + "/" + dsp;
+      std::string dir = usp;
+      dir.append("/").append(dsp);
       SDRA_RETURN_IF_ERROR(function(dir, dsp, "0x1000", "0xc010", "0x060400", numa, "pcieport"));
       SDRA_RETURN_IF_ERROR(function(dir + "/" + g.bdf, g.bdf, "0x" + g.vendor, "0x" + g.device,
                                     "0x030200", numa, g.driver));
     }
     for (const auto& n : sw.nics) {
       std::string dsp = downstream();
-      std::string dir = usp + "/" + dsp;
+      std::string dir = usp;
+      dir.append("/").append(dsp);
       SDRA_RETURN_IF_ERROR(function(dir, dsp, "0x1000", "0xc010", "0x060400", numa, "pcieport"));
       SDRA_RETURN_IF_ERROR(addNic(dir, n, numa));
     }
@@ -204,6 +206,32 @@ std::vector<Root> topology(const std::string& name) {
     Nic f0{"0000:3b:00.0", "ens1f0", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 8};
     Nic f1{"0000:3b:00.1", "ens1f1", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 263};
     return {{"pci0000:3a", 0, "0000:3a:00.0", {}, {}, {f0, f1}}};
+  }
+  if (name == "many-pfs") {
+    // Eight dual-port E810 NICs, one per root complex: 16 PFs with 256 VFs each.
+    std::vector<Root> roots;
+    for (int i = 0; i < 8; ++i) {
+      uint32_t bus = 0x10 + 3 * static_cast<uint32_t>(i) + (i >= 4 ? 0x60 : 0);
+      char root_name[16], rp[16], f0[16], f1[16];
+      std::snprintf(root_name, sizeof root_name, "pci0000:%02x", bus - 1);
+      std::snprintf(rp, sizeof rp, "0000:%02x:00.0", bus - 1);
+      std::snprintf(f0, sizeof f0, "0000:%02x:00.0", bus);
+      std::snprintf(f1, sizeof f1, "0000:%02x:00.1", bus);
+      Nic p0{f0,     "ens" + std::to_string(i + 1) + "f0",
+             "8086", "1593",
+             "1889", "ice",
+             256,    false,
+             1500,   100000,
+             8};
+      Nic p1{f1,     "ens" + std::to_string(i + 1) + "f1",
+             "8086", "1593",
+             "1889", "ice",
+             256,    false,
+             1500,   100000,
+             263};
+      roots.push_back({root_name, i < 4 ? 0 : 1, rp, {}, {}, {p0, p1}});
+    }
+    return roots;
   }
   if (name == "shared-root") {
     return {{"pci0000:00",

@@ -10,6 +10,7 @@
 //   e810-ethernet   two Intel E810 Ethernet PFs (8086:1593, VF 1889, ice/iavf, 256 VFs each).
 //   shared-root     one root complex pci0000:00 with two switches, each holding a GPU and a NIC:
 //                   a shared pcieRoot does not mean a shared switch there.
+//   many-pfs        eight dual-port E810 NICs on eight roots: 16 PFs x 256 VFs (benchmarks).
 // PFs start with 0 VFs; writing sriov_numvfs through the simulated kernel creates them.
 #include <string>
 #include <vector>
