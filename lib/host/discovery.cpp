@@ -51,6 +51,30 @@ api::VirtualFunction readVf(const Sysfs& fs, const std::string& vf_dir, int64_t 
 
 }  // namespace
 
+Result<VfAccess> readVfAccess(const Sysfs& fs, const std::string& bdf) {
+  std::string dir = "sys/bus/pci/devices/" + bdf;
+  if (!isPciAddress(bdf) || !fs.exists(dir)) {
+    return Status(Code::kNotFound, "no PCI device " + bdf + " on this node");
+  }
+  VfAccess a;
+  a.driver = linkBase(fs, dir + "/driver");
+  a.iommu_group = linkBase(fs, dir + "/iommu_group");
+  if (!a.iommu_group.empty()) {
+    a.noiommu = fs.read("sys/kernel/iommu_groups/" + a.iommu_group + "/name").valueOr("") ==
+                "vfio-noiommu";
+  }
+  a.netdev = firstEntry(fs, dir + "/net");
+  a.rdma_device = firstEntry(fs, dir + "/infiniband");
+  a.uverbs = firstEntry(fs, dir + "/infiniband_verbs");
+  if (auto mad = fs.list(dir + "/infiniband_mad"); mad.ok()) {
+    for (const auto& e : *mad) {
+      if (e.rfind("umad", 0) == 0) a.umad = e;
+      if (e.rfind("issm", 0) == 0) a.issm = e;
+    }
+  }
+  return a;
+}
+
 Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
   auto path = fs.resolve("sys/bus/pci/devices/" + bdf);
   if (!path.ok()) return path.status();

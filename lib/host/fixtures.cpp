@@ -142,11 +142,7 @@ class Builder {
     std::snprintf(mac, sizeof mac, "b8:ce:f6:%02x:%02x:%02x", a.bus, a.device, a.function);
     SDRA_RETURN_IF_ERROR(t_.file(net + "/address", mac));
     SDRA_RETURN_IF_ERROR(t_.link("sys/class/net/" + n.name, net));
-    if (n.driver == "mlx5_core") {
-      std::string rdma = "mlx5_" + std::to_string(next_rdma_++);
-      SDRA_RETURN_IF_ERROR(t_.mkdirs(dir + "/infiniband/" + rdma));
-      SDRA_RETURN_IF_ERROR(t_.link("sys/class/infiniband/" + rdma, dir + "/infiniband/" + rdma));
-    }
+    if (n.driver == "mlx5_core") SDRA_RETURN_IF_ERROR(addRdmaDevice(t_, dir, next_rdma_++));
     return Status::ok();
   }
 

@@ -217,9 +217,7 @@ Status SimulatedKernel::bind(const std::string& driver, const std::string& bdf) 
   SDRA_RETURN_IF_ERROR(tree_.file(net + "/address", mac));
   SDRA_RETURN_IF_ERROR(tree_.link("sys/class/net/" + name, net));
   if (driver == "mlx5_core") {
-    std::string rdma = "mlx5_" + std::to_string(nextFree("sys/class/infiniband", "mlx5_"));
-    SDRA_RETURN_IF_ERROR(tree_.mkdirs(*dir + "/infiniband/" + rdma));
-    SDRA_RETURN_IF_ERROR(tree_.link("sys/class/infiniband/" + rdma, *dir + "/infiniband/" + rdma));
+    SDRA_RETURN_IF_ERROR(addRdmaDevice(tree_, *dir, nextFree("sys/class/infiniband", "mlx5_")));
   }
   return Status::ok();
 }
@@ -234,10 +232,7 @@ Status SimulatedKernel::unbind(const std::string& driver, const std::string& bdf
     for (const auto& n : *nets) SDRA_RETURN_IF_ERROR(tree_.remove("sys/class/net/" + n));
     SDRA_RETURN_IF_ERROR(tree_.remove(*dir + "/net"));
   }
-  if (auto ibs = fs_.list(*dir + "/infiniband"); ibs.ok()) {
-    for (const auto& i : *ibs) SDRA_RETURN_IF_ERROR(tree_.remove("sys/class/infiniband/" + i));
-    SDRA_RETURN_IF_ERROR(tree_.remove(*dir + "/infiniband"));
-  }
+  SDRA_RETURN_IF_ERROR(removeRdmaDevice(tree_, *dir));
   if (driver == "vfio-pci") {
     if (auto group = fs_.readLink(*dir + "/iommu_group"); group.ok()) {
       SDRA_RETURN_IF_ERROR(tree_.remove("dev/vfio/" + baseName(*group)));

@@ -49,4 +49,44 @@ Status Tree::remove(std::string_view rel) const {
   return Status::ok();
 }
 
+namespace {
+
+// Class directory and device subdirectory of each RDMA node kind.
+struct RdmaNode {
+  const char* cls;
+  const char* subdir;
+  const char* prefix;
+};
+constexpr RdmaNode kRdmaNodes[] = {{"infiniband_verbs", "infiniband_verbs", "uverbs"},
+                                   {"infiniband_mad", "infiniband_mad", "umad"},
+                                   {"infiniband_mad", "infiniband_mad", "issm"}};
+
+}  // namespace
+
+Status addRdmaDevice(const Tree& tree, const std::string& dev_dir, int index) {
+  std::string rdma = "mlx5_" + std::to_string(index);
+  SDRA_RETURN_IF_ERROR(tree.mkdirs(dev_dir + "/infiniband/" + rdma));
+  SDRA_RETURN_IF_ERROR(tree.link("sys/class/infiniband/" + rdma, dev_dir + "/infiniband/" + rdma));
+  for (const auto& n : kRdmaNodes) {
+    std::string name = n.prefix + std::to_string(index);
+    std::string dir = dev_dir + "/" + n.subdir + "/" + name;
+    SDRA_RETURN_IF_ERROR(tree.file(dir + "/ibdev", rdma));
+    SDRA_RETURN_IF_ERROR(tree.link(std::string("sys/class/") + n.cls + "/" + name, dir));
+  }
+  return Status::ok();
+}
+
+Status removeRdmaDevice(const Tree& tree, const std::string& dev_dir) {
+  std::error_code ec;
+  for (const char* sub : {"infiniband", "infiniband_verbs", "infiniband_mad"}) {
+    std::string dir = dev_dir + "/" + sub;
+    for (const auto& e : fs::directory_iterator(tree.abs(dir), ec)) {
+      SDRA_RETURN_IF_ERROR(
+          tree.remove(std::string("sys/class/") + sub + "/" + e.path().filename().string()));
+    }
+    SDRA_RETURN_IF_ERROR(tree.remove(dir));
+  }
+  return Status::ok();
+}
+
 }  // namespace sriovdra::host

@@ -26,6 +26,14 @@ class Tree {
   std::string root_;
 };
 
+// The RDMA device mlx5_ib creates below the PCI function at dev_dir, numbered `index`:
+// infiniband/mlx5_<index> and its character devices infiniband_verbs/uverbs<index> and
+// infiniband_mad/umad<index> + issm<index> (each with an ibdev attribute), linked from
+// sys/class/{infiniband,infiniband_verbs,infiniband_mad}.
+Status addRdmaDevice(const Tree& tree, const std::string& dev_dir, int index);
+// Removes what addRdmaDevice created below dev_dir (no-op when there is none).
+Status removeRdmaDevice(const Tree& tree, const std::string& dev_dir);
+
 // "../../a/b" for a link in "x/y/z" pointing at "x/a/b" (both relative to the same root).
 std::string relativeLink(std::string_view link_rel, std::string_view target_rel);
 

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "host/apply.h"
+#include "host/discovery.h"
 #include "host/fixtures.h"
 #include "support/temp_dir.h"
 
@@ -105,4 +107,36 @@ TEST_CASE("E810 VFs are placed by sriov_offset and bound to iavf", "[host][unit]
   CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:00.1/virtfn0")) == "0000:3c:01.0");
   CHECK(host::baseName(*k.readLink("sys/bus/pci/devices/0000:3b:01.0/driver")) == "iavf");
   CHECK(read(k, "sys/class/net/ens1f0v0/type") == "1");
+}
+
+TEST_CASE("what a container needs of a VF follows its driver", "[host][unit]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write(kPf + "/sriov_numvfs", "1").isOk());
+
+  auto a = host::readVfAccess(k, "0000:0e:00.1");
+  REQUIRE(a.ok());
+  CHECK(a->driver == "mlx5_core");
+  CHECK(a->netdev == "ibp14s0v0");
+  REQUIRE_FALSE(a->rdma_device.empty());
+  std::string n = a->rdma_device.substr(5);  // mlx5_<n>
+  CHECK(a->uverbs == "uverbs" + n);
+  CHECK(a->umad == "umad" + n);
+  CHECK(a->issm == "issm" + n);
+  CHECK(read(k, "sys/class/infiniband_verbs/uverbs" + n + "/ibdev") == a->rdma_device);
+  CHECK_FALSE(a->noiommu);
+
+  host::Action to_vfio{host::Action::Kind::kBindDriver, "0000:0e:00.0", "0000:0e:00.1", "vfio-pci",
+                       "mlx5_core"};
+  REQUIRE(host::applyAction(k, to_vfio).isOk());
+  a = host::readVfAccess(k, "0000:0e:00.1");
+  REQUIRE(a.ok());
+  CHECK(a->driver == "vfio-pci");
+  CHECK(a->rdma_device.empty());
+  CHECK(a->uverbs.empty());
+  CHECK_FALSE(k.exists("sys/class/infiniband_verbs/uverbs" + n));
+  CHECK(k.exists("dev/vfio/" + a->iommu_group));
+
+  CHECK(host::readVfAccess(k, "0000:0e:07.7").status().code() == Code::kNotFound);
 }
