@@ -1,0 +1,104 @@
+#include "dra/cdi.h"
+
+#include <algorithm>
+
+#include "api/codec.h"
+
+namespace sriovdra::dra {
+namespace {
+
+std::string envKey(std::string_view device_name) {
+  std::string d(device_name);
+  std::replace(d.begin(), d.end(), '-', '_');
+  return d;
+}
+
+}  // namespace
+
+Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in) {
+  CdiDevice d;
+  d.name = std::move(cdi_name);
+  const std::string key = envKey(in.device_name);
+  const std::string prefix = "SRIOVNETWORK_" + key;
+  d.env.push_back("SRIOVNETWORK_VF_DEVICE_" + key + "=" + in.pci_address);
+  if (in.config.net_attach_def_name && !in.config.net_attach_def_name->empty()) {
+    d.env.push_back("SRIOVNETWORK_NET_ATTACH_DEF_NAME=" + *in.config.net_attach_def_name);
+  }
+  const host::VfAccess& a = in.access;
+  if (a.driver == "vfio-pci") {
+    if (a.iommu_group.empty()) {
+      return Status(Code::kInternal,
+                    in.pci_address + " is bound to vfio-pci but has no IOMMU group");
+    }
+    std::string node = "/dev/vfio/" + a.iommu_group;
+    d.device_nodes.push_back({node, a.noiommu ? "/dev/vfio/noiommu-" + a.iommu_group : ""});
+    d.device_nodes.push_back({"/dev/vfio/vfio", ""});
+    d.env.push_back(prefix + "_VFIO_DEVICE=" + node);
+  } else if (in.rdma_capable) {
+    if (a.rdma_device.empty() || a.uverbs.empty()) {
+      return Status(Code::kUnavailable,
+                    in.pci_address + " is RDMA capable but has no RDMA device on driver " +
+                        (a.driver.empty() ? "(none)" : a.driver) + " (is mlx5_ib loaded?)");
+    }
+    struct Node {
+      const std::string& name;
+      const char* suffix;
+    };
+    for (const Node& n :
+         {Node{a.uverbs, "_RDMA_UVERB"}, Node{a.umad, "_RDMA_UMAD"}, Node{a.issm, "_RDMA_ISSM"}}) {
+      if (n.name.empty()) continue;
+      d.device_nodes.push_back({"/dev/infiniband/" + n.name, ""});
+      d.env.push_back(prefix + n.suffix + "=/dev/infiniband/" + n.name);
+    }
+    d.device_nodes.push_back({"/dev/infiniband/rdma_cm", ""});
+    d.env.push_back(prefix + "_RDMA_CM=/dev/infiniband/rdma_cm");
+    d.env.push_back(prefix + "_RDMA_DEVICE=" + a.rdma_device);
+  }
+  if (in.config.add_vhost_mount.value_or(false)) {
+    d.device_nodes.push_back({"/dev/vhost-net", ""});
+    d.device_nodes.push_back({"/dev/net/tun", ""});
+  }
+  return d;
+}
+
+CdiDevice podCdiDevice(std::string pod_uid, const std::vector<std::string>& pci_addresses) {
+  std::string joined;
+  for (const auto& a : pci_addresses) joined += (joined.empty() ? "" : ",") + a;
+  return {std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + joined}, {}};
+}
+
+std::string cdiQualifiedName(std::string_view device) {
+  return std::string(kCdiVendor) + "/" + std::string(kCdiClass) + "=" + std::string(device);
+}
+
+json::Document cdiSpec(const std::vector<CdiDevice>& devices) {
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  api::Writer w(doc, a);
+  w.strAlways("cdiVersion", std::string(kCdiVersion))
+      .strAlways("kind", std::string(kCdiVendor) + "/" + std::string(kCdiClass));
+  json::Value list(rapidjson::kArrayType);
+  for (const auto& d : devices) {
+    json::Value dev(rapidjson::kObjectType);
+    api::Writer dw(dev, a);
+    dw.strAlways("name", d.name);
+    api::Writer edits = dw.object("containerEdits");
+    edits.strings("env", d.env);
+    json::Value nodes(rapidjson::kArrayType);
+    for (const auto& n : d.device_nodes) {
+      json::Value node(rapidjson::kObjectType);
+      api::Writer(node, a).strAlways("path", n.path).str("hostPath", n.host_path);
+      nodes.PushBack(node, a);
+    }
+    edits.nonEmpty("deviceNodes", std::move(nodes));
+    list.PushBack(dev, a);
+  }
+  w.value("devices", std::move(list));
+  return doc;
+}
+
+std::string cdiSpecFileName(std::string_view id) {
+  return std::string(kCdiVendor) + "-" + std::string(kCdiClass) + "_" + std::string(id) + ".json";
+}
+
+}  // namespace sriovdra::dra

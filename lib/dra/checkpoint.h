@@ -1,0 +1,56 @@
+#pragma once
+// The kubelet plugin's record of prepared claims, kept in <state-dir>/checkpoint.json so that
+// unprepare and the agent's "never tear down a VF in use" rule work after a restart. A claim is
+// recorded as Preparing (with each VF's original driver) before the host is touched and as
+// Prepared once its CDI spec is written, so a crash in between is finished or undone later.
+// The file carries a SHA-256 of its content: a corrupt or edited file is refused, never read
+// half. Pure: the plugin reads and writes the file.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "dra/vf_config.h"
+#include "host/plan.h"
+
+namespace sriovdra::dra {
+
+struct PreparedDevice {
+  std::vector<std::string> request_names;
+  std::string pool;
+  std::string device;       // "0000-11-00-1"
+  std::string pci_address;  // "0000:11:00.1"
+  std::vector<std::string> cdi_device_ids;
+  VfConfig config;               // effective
+  bool rebound = false;          // the plugin changed the driver: unprepare restores it
+  std::string original_driver;   // "" = none was bound
+  std::string device_info_path;  // Multus device-info file written for it ("" = none)
+  bool operator==(const PreparedDevice&) const = default;
+};
+
+struct PreparedClaim {
+  enum class State { kPreparing, kPrepared };
+  std::string uid;
+  std::string namespace_;
+  std::string name;
+  std::string pod_uid;
+  State state = State::kPreparing;
+  std::vector<PreparedDevice> devices;
+  bool operator==(const PreparedClaim&) const = default;
+};
+
+struct Checkpoint {
+  std::map<std::string, PreparedClaim> claims;  // by claim UID
+  bool operator==(const Checkpoint&) const = default;
+
+  std::string encode() const;
+  // kInvalidArgument naming the problem when the text is not a checkpoint or its checksum
+  // does not match.
+  static Result<Checkpoint> decode(std::string_view text);
+  // VF address -> "namespace/name" of the claims holding it (for the agent's plan).
+  host::PreparedVfs preparedVfs() const;
+  // PCI addresses of the VFs prepared for a pod, sorted.
+  std::vector<std::string> podAddresses(const std::string& pod_uid) const;
+};
+
+}  // namespace sriovdra::dra

@@ -1,0 +1,152 @@
+#include "dra/vf_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace sriovdra::dra {
+namespace {
+
+Status fieldError(std::string_view field, const std::string& what) {
+  return Status(Code::kInvalidArgument, std::string(field) + ": " + what);
+}
+
+bool isDriverName(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+// Linux accepts up to 15 bytes, no '/', ':' or whitespace, and not "." or "..".
+bool isInterfaceName(std::string_view s) {
+  if (s.empty() || s.size() > 15 || s == "." || s == "..") return false;
+  return std::none_of(s.begin(), s.end(), [](char c) {
+    return c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c));
+  });
+}
+
+void merge(std::optional<std::string>& into, const std::optional<std::string>& from) {
+  if (from) into = from;
+}
+
+}  // namespace
+
+void VfConfig::mergeFrom(const VfConfig& later) {
+  merge(driver, later.driver);
+  merge(if_name, later.if_name);
+  merge(net_attach_def_name, later.net_attach_def_name);
+  merge(net_attach_def_namespace, later.net_attach_def_namespace);
+  if (later.add_vhost_mount) add_vhost_mount = later.add_vhost_mount;
+}
+
+std::optional<std::string> VfConfig::targetDriver() const {
+  if (!driver || driver->empty()) return std::nullopt;
+  if (*driver == "default") return std::string();
+  return *driver;
+}
+
+void VfConfig::encode(api::Writer w) const {
+  w.strAlways("apiVersion", std::string(kVfConfigApiVersion))
+      .strAlways("kind", std::string(kVfConfigKind));
+  if (driver) w.strAlways("driver", *driver);
+  if (if_name) w.strAlways("ifName", *if_name);
+  if (net_attach_def_name) w.strAlways("netAttachDefName", *net_attach_def_name);
+  if (net_attach_def_namespace) w.strAlways("netAttachDefNamespace", *net_attach_def_namespace);
+  w.optBool("addVhostMount", add_vhost_mount);
+}
+
+Result<VfConfig> VfConfig::decode(const json::Value& v) { return parseVfConfig(json::dump(v)); }
+
+Result<VfConfig> parseVfConfig(std::string_view parameters_json) {
+  auto doc = json::parse(parameters_json);
+  if (!doc.ok() || !doc->IsObject()) {
+    return Status(Code::kInvalidArgument, "the parameters are not a JSON object");
+  }
+  VfConfig c;
+  std::set<std::string> seen;
+  for (const auto& m : doc->GetObject()) {
+    std::string key = m.name.GetString();
+    seen.insert(key);
+    const json::Value& v = m.value;
+    if (key == "addVhostMount") {
+      if (!v.IsBool()) return fieldError(key, "expected true or false");
+      c.add_vhost_mount = v.GetBool();
+      continue;
+    }
+    static const std::set<std::string> kStrings = {
+        "apiVersion", "kind", "driver", "ifName", "netAttachDefName", "netAttachDefNamespace"};
+    if (kStrings.count(key) == 0) {
+      return fieldError(key,
+                        "unknown field (VfConfig has apiVersion, kind, driver, ifName, "
+                        "netAttachDefName, netAttachDefNamespace, addVhostMount)");
+    }
+    if (!v.IsString()) return fieldError(key, "expected a string");
+    std::string s = v.GetString();
+    if (key == "apiVersion" && s != kVfConfigApiVersion) {
+      return fieldError(key, "\"" + s + "\" is not " + std::string(kVfConfigApiVersion));
+    }
+    if (key == "kind" && s != kVfConfigKind) {
+      return fieldError(key, "\"" + s + "\" is not " + std::string(kVfConfigKind));
+    }
+    if (key == "driver") {
+      if (!s.empty() && !isDriverName(s)) {
+        return fieldError(key, "\"" + s +
+                                   "\" is not a kernel driver name (letters, digits, '_' and "
+                                   "'-'); use \"default\", \"vfio-pci\" or a driver's name");
+      }
+      c.driver = s;
+    } else if (key == "ifName") {
+      if (!isInterfaceName(s)) {
+        return fieldError(key, "\"" + s +
+                                   "\" is not a Linux interface name (1-15 characters, no '/', "
+                                   "':' or spaces)");
+      }
+      c.if_name = s;
+    } else if (key == "netAttachDefName") {
+      c.net_attach_def_name = s;
+    } else if (key == "netAttachDefNamespace") {
+      c.net_attach_def_namespace = s;
+    }
+  }
+  for (const char* required : {"apiVersion", "kind"}) {
+    if (seen.count(required) == 0) {
+      return fieldError(required, "missing (apiVersion: " + std::string(kVfConfigApiVersion) +
+                                      ", kind: " + std::string(kVfConfigKind) + ")");
+    }
+  }
+  return c;
+}
+
+Result<std::map<std::string, VfConfig>> vfConfigsByRequest(const api::AllocationResult& allocation,
+                                                           std::string_view driver) {
+  std::map<std::string, VfConfig> out;
+  for (const auto& r : allocation.results) {
+    if (r.driver == driver) out[r.request];
+  }
+  // Class configs apply before claim configs; each group keeps its order.
+  std::vector<std::pair<size_t, const api::DeviceAllocationConfiguration*>> ordered;
+  for (size_t i = 0; i < allocation.config.size(); ++i) {
+    ordered.emplace_back(i, &allocation.config[i]);
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return (a.second->source == "FromClass") > (b.second->source == "FromClass");
+  });
+  for (const auto& [index, cfg] : ordered) {
+    if (cfg->opaque.driver != driver) continue;
+    auto parsed = parseVfConfig(cfg->opaque.parameters_json);
+    if (!parsed.ok()) {
+      return Status(Code::kInvalidArgument, "config[" + std::to_string(index) + "] (" +
+                                                cfg->source + "): " + parsed.status().message());
+    }
+    for (auto& [request, effective] : out) {
+      std::string parent = request.substr(0, request.find('/'));
+      bool applies = cfg->requests.empty() ||
+                     std::any_of(cfg->requests.begin(), cfg->requests.end(),
+                                 [&](const std::string& n) { return n == request || n == parent; });
+      if (applies) effective.mergeFrom(*parsed);
+    }
+  }
+  return out;
+}
+
+}  // namespace sriovdra::dra
