@@ -76,9 +76,13 @@ NODE
   build/bin/sriov-dra-agent --kubeconfig "$workdir/kubeconfig-agent" --namespace "$ns" \
     --node-name "$node" --sysfs-root "$workdir/sysfs-$node" --simulate-kernel \
     --state-dir "$workdir/state-$node" --resync-period 10 \
+    --registry-dir "$workdir/kubelet-$node/plugins_registry" \
+    --plugins-dir "$workdir/kubelet-$node/plugins" --cdi-root "$workdir/kubelet-$node/cdi" \
+    --device-info-dir "$workdir/kubelet-$node/devinfo" \
     --health-probe-bind-address="127.0.0.1:$((port + 20 + i))" >"$workdir/agent-$node.log" 2>&1 &
   echo $! > "$workdir/agent-$node.pid"
   echo "  $node: $topology sysfs tree in $workdir/sysfs-$node (agent log: agent-$node.log)"
+  echo "    kubelet plugin sockets and CDI specs under $workdir/kubelet-$node"
   i=$((i + 1))
 done
 

@@ -1,15 +1,19 @@
 // sriov-dra-agent: configures SR-IOV VFs on its node, reports the PCIe topology, publishes the
-// node's ResourceSlices. Thin: flags -> wiring.
+// node's ResourceSlices and is the kubelet DRA plugin of the driver. Thin: flags -> wiring.
+#include <atomic>
 #include <condition_variable>
 
 #include <CLI/CLI.hpp>
 
 #include "agent/agent.h"
+#include "api/names.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "host/simulated_kernel.h"
 #include "http/server.h"
 #include "metrics/registry.h"
+#include "plugin/grpc_server.h"
+#include "plugin/plugin.h"
 
 using namespace sriovdra;
 
@@ -19,7 +23,10 @@ int main(int argc, char** argv) {
   kube::KubeconfigOptions kubeconfig;
   std::string ns, node, sysfs_root = "/", state_dir = "/var/lib/sriov-dra";
   std::string metrics_addr = "0", probe_addr = ":8082";
-  bool simulate = false;
+  std::string registry_dir = "/var/lib/kubelet/plugins_registry";
+  std::string plugins_dir = "/var/lib/kubelet/plugins", cdi_root = "/var/run/cdi";
+  std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
+  bool simulate = false, kubelet_plugin = true;
   int resync_seconds = 30, verbosity = 0;
   app.add_option("--kubeconfig", kubeconfig.path, "kubeconfig file (default: in-cluster)");
   app.add_option("--namespace", ns, "namespace of the SriovNodeStates (the operator's)");
@@ -28,7 +35,21 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--simulate-kernel", simulate,
                "SIMULATION: make writes under --sysfs-root behave like the kernel (demo, tests)");
-  app.add_option("--state-dir", state_dir, "where the agent remembers the PFs it configured")
+  app.add_option("--state-dir", state_dir,
+                 "where the agent remembers the PFs it configured and the prepared claims")
+      ->capture_default_str();
+  app.add_option("--kubelet-plugin", kubelet_plugin,
+                 "serve kubelet's DRA plugin API (false: no pods get VFs on this node)")
+      ->capture_default_str();
+  app.add_option("--registry-dir", registry_dir, "kubelet's plugin registration directory")
+      ->capture_default_str();
+  app.add_option("--plugins-dir", plugins_dir,
+                 "kubelet's plugin directory (the DRA socket is <dir>/<driver>/dra.sock)")
+      ->capture_default_str();
+  app.add_option("--cdi-root", cdi_root, "where CDI spec files for prepared claims are written")
+      ->capture_default_str();
+  app.add_option("--device-info-dir", device_info_dir,
+                 "where Multus device-info files are written (\"\" = none)")
       ->capture_default_str();
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();
@@ -73,19 +94,44 @@ int main(int argc, char** argv) {
   }
 
   kube::EventRecorder events(*client, "sriov-dra-agent", node);
-  agent::Agent agent(*client, sysfs,
-                     std::make_shared<agent::PreparedFile>(state_dir + "/prepared-vfs.json"),
-                     {.node_name = node,
-                      .namespace_ = ns,
-                      .state_dir = state_dir,
-                      .resync_period = std::chrono::seconds(resync_seconds)},
-                     events);
+  std::unique_ptr<agent::Agent> agent;
+  auto plugin = std::make_shared<plugin::Plugin>(
+      *client, sysfs,
+      [&agent](const std::string& device) {
+        return agent ? agent->advertised(device) : std::nullopt;
+      },
+      plugin::PluginOptions{.driver_name = std::string(api::kDriverName),
+                            .node_name = node,
+                            .state_dir = state_dir,
+                            .cdi_root = cdi_root,
+                            .device_info_dir = device_info_dir});
+  if (Status st = plugin->load(); !st.isOk()) {
+    SDRA_LOG_ERROR << st.message();
+    kube::ObjectMeta meta;
+    meta.namespace_ = ns;
+    meta.name = node;
+    events.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, meta),
+                   "CheckpointUnreadable", st.message());
+  }
+  agent = std::make_unique<agent::Agent>(
+      *client, sysfs, plugin,
+      agent::AgentOptions{.node_name = node,
+                          .namespace_ = ns,
+                          .state_dir = state_dir,
+                          .resync_period = std::chrono::seconds(resync_seconds)},
+      events);
+  std::unique_ptr<plugin::GrpcServer> grpc;
+  std::atomic<plugin::GrpcServer*> serving{nullptr};  // read by /readyz
   auto probes = http::Server::start(
       {.bind_address = probe_addr, .name = "probes"},
       {{"/healthz", [](const http::Request&) { return http::Response::text(200, "ok\n"); }},
        {"/readyz", [&](const http::Request&) {
-          if (!agent.synced()) return http::Response::text(500, "informers not synced\n");
-          if (!agent.reconciledOnce()) return http::Response::text(500, "first sync pending\n");
+          if (!agent->synced()) return http::Response::text(500, "informers not synced\n");
+          if (!agent->reconciledOnce()) return http::Response::text(500, "first sync pending\n");
+          plugin::GrpcServer* g = serving.load();
+          if (kubelet_plugin && (g == nullptr || !g->registered())) {
+            return http::Response::text(500, "kubelet has not registered the DRA plugin yet\n");
+          }
           return http::Response::text(200, "ok\n");
         }}});
   if (!probes.ok()) {
@@ -106,14 +152,35 @@ int main(int argc, char** argv) {
     }
     metrics_server = std::move(*m);
   }
-  agent.start();
+  agent->start();
   SDRA_LOG_INFO << "sriov-dra-agent on node " << node << " (namespace " << ns << ", sysfs root "
                 << sysfs_root << ")";
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
+  if (kubelet_plugin) {
+    // Serve kubelet once the agent knows what it advertises, so the first prepare is answered.
+    // Nothing notifies the condition variable about the informers, so poll them briefly.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!agent->synced() && std::chrono::steady_clock::now() < deadline &&
+           !signals.token().stop_requested()) {
+      cv.wait_for(lock, signals.token(), std::chrono::milliseconds(50), [] { return false; });
+    }
+    auto served = plugin::GrpcServer::start(*plugin, {.driver_name = std::string(api::kDriverName),
+                                                      .registry_dir = registry_dir,
+                                                      .plugins_dir = plugins_dir});
+    if (!served.ok()) {
+      SDRA_LOG_ERROR << "kubelet plugin: " << served.status().message();
+      agent->stop();
+      return 1;
+    }
+    grpc = std::move(*served);
+    serving = grpc.get();
+  }
   cv.wait(lock, signals.token(), [] { return false; });
-  agent.stop();
+  serving = nullptr;
+  if (grpc) grpc->stop();
+  agent->stop();
   events.flush(std::chrono::seconds(5));
   (*probes)->stop();
   return 0;

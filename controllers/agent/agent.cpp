@@ -27,30 +27,6 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 }  // namespace
 
-host::PreparedVfs PreparedFile::prepared() const {
-  host::PreparedVfs out;
-  auto text = readFile(path_);
-  if (!text.ok()) return out;
-  auto doc = json::parse(*text);
-  if (!doc.ok()) {
-    SDRA_LOG_ERROR << "cannot read " << path_ << ": " << doc.status().message()
-                   << "; treating every VF as possibly in use is not possible, ignoring it";
-    return out;
-  }
-  if (const json::Value* vfs = json::objectMember(*doc, "vfs")) {
-    for (const auto& m : vfs->GetObject()) {
-      std::vector<std::string> claims;
-      if (m.value.IsArray()) {
-        for (const auto& c : m.value.GetArray()) {
-          if (c.IsString()) claims.emplace_back(c.GetString(), c.GetStringLength());
-        }
-      }
-      out[std::string(m.name.GetString(), m.name.GetStringLength())] = std::move(claims);
-    }
-  }
-  return out;
-}
-
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
              std::shared_ptr<PreparedSource> prepared, AgentOptions options,
              kube::EventRecorder& events)
@@ -156,6 +132,9 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   }
   const api::SriovNodeStateSpec& spec = state->spec;
   auto record = loadRecord();
+  // No VF is prepared for a pod while this pass plans and changes the host.
+  std::unique_lock<std::mutex> host_hold;
+  if (prepared_) host_hold = prepared_->holdHost();
   auto prepared = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
 
   api::SriovNodeStateStatus status = state->status;
@@ -198,6 +177,7 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
     topology = host::discover(*sysfs_);
     if (failed) break;
   }
+  if (host_hold.owns_lock()) host_hold.unlock();
   if (!topology.ok()) return topology.status();
 
   int64_t advertised = 0;
@@ -279,6 +259,16 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
     reconciled_once_ = true;
   }
   return ReconcileResult::after(options_.resync_period);
+}
+
+std::optional<api::SliceDevice> Agent::advertised(const std::string& device) const {
+  for (const auto& s : slices_.list()) {
+    if (s->spec.pool.name != options_.node_name) continue;
+    for (const auto& d : s->spec.devices) {
+      if (d.name == device) return d;
+    }
+  }
+  return std::nullopt;
 }
 
 Status Agent::writeStatus(const api::SriovNodeState& state,

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -31,22 +32,13 @@ namespace sriovdra::agent {
 inline constexpr const char* kFieldManager = "sriov-dra-agent";
 inline constexpr const char* kNodeLabel = "sriovnetwork.k8snetworkplumbingwg.io/node";
 
-// Where prepared VFs come from (the kubelet plugin's checkpoint); the agent never resets or
-// rebinds them.
+// Where prepared VFs come from (the kubelet plugin's checkpoint): the agent never resets or
+// rebinds them. holdHost() keeps the plugin from preparing while the agent changes VFs.
 class PreparedSource {
  public:
   virtual ~PreparedSource() = default;
   virtual host::PreparedVfs prepared() const = 0;
-};
-
-// Reads <state-dir>/prepared-vfs.json: {"vfs": {"0000:0e:00.1": ["ns/claim"]}}.
-class PreparedFile : public PreparedSource {
- public:
-  explicit PreparedFile(std::string path) : path_(std::move(path)) {}
-  host::PreparedVfs prepared() const override;
-
- private:
-  std::string path_;
+  virtual std::unique_lock<std::mutex> holdHost() = 0;
 };
 
 struct AgentOptions {
@@ -73,6 +65,8 @@ class Agent {
   bool ready() const;
   // At least one reconcile ran to the end (whatever its outcome): the basis of /readyz.
   bool reconciledOnce() const;
+  // The device as published in this node's ResourceSlices, if it is.
+  std::optional<api::SliceDevice> advertised(const std::string& device) const;
 
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);

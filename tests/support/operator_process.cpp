@@ -47,16 +47,34 @@ std::unique_ptr<OperatorProcess> OperatorProcess::start(const ControlPlane& cp,
 }
 
 std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane& cp,
-                                                             AgentProcessOptions o) {
+                                                             const AgentProcessOptions& o) {
   std::unique_ptr<OperatorProcess> p(new OperatorProcess());
   p->probe_port_ = freePort();
   p->metrics_port_ = freePort();
-  p->launch(cp, o.name,
-            {binDir() + "/sriov-dra-agent", "--kubeconfig=" + cp.kubeconfig(o.user),
-             "--namespace=" + o.namespace_, "--node-name=" + o.node, "--sysfs-root=" + o.sysfs_root,
-             "--simulate-kernel", "--state-dir=" + o.state_dir,
-             "--resync-period=" + std::to_string(o.resync_seconds), "--v=1"});
+  std::vector<std::string> argv = {binDir() + "/sriov-dra-agent",
+                                   "--kubeconfig=" + cp.kubeconfig(o.user),
+                                   "--namespace=" + o.namespace_,
+                                   "--node-name=" + o.node,
+                                   "--sysfs-root=" + o.sysfs_root,
+                                   "--simulate-kernel",
+                                   "--state-dir=" + o.state_dir,
+                                   "--resync-period=" + std::to_string(o.resync_seconds),
+                                   "--v=1"};
+  if (o.kubelet_dir.empty()) {
+    argv.push_back("--kubelet-plugin=false");
+  } else {
+    auto dirs = KubeletDirs::under(o.kubelet_dir);
+    argv.push_back("--registry-dir=" + dirs.registry);
+    argv.push_back("--plugins-dir=" + dirs.plugins);
+    argv.push_back("--cdi-root=" + dirs.cdi);
+    argv.push_back("--device-info-dir=" + dirs.device_info);
+  }
+  p->launch(cp, o.name, std::move(argv));
   return p;
+}
+
+KubeletDirs KubeletDirs::under(const std::string& dir) {
+  return {dir + "/plugins_registry", dir + "/plugins", dir + "/cdi", dir + "/devinfo"};
 }
 
 OperatorProcess::~OperatorProcess() { process_.stop(SIGTERM, std::chrono::seconds(10)); }

@@ -27,17 +27,32 @@ struct AgentProcessOptions {
   std::string state_dir;
   int resync_seconds = 30;
   std::string name = "agent";
+  // "" = --kubelet-plugin=false; else the kubelet directories live below it (keep it short: unix
+  // socket paths are limited to 107 bytes).
+  std::string kubelet_dir;
+};
+
+// The kubelet directories of an agent started with AgentProcessOptions::kubelet_dir.
+struct KubeletDirs {
+  std::string registry;     // <dir>/plugins_registry
+  std::string plugins;      // <dir>/plugins
+  std::string cdi;          // <dir>/cdi
+  std::string device_info;  // <dir>/devinfo
+  static KubeletDirs under(const std::string& dir);
 };
 
 class OperatorProcess {
  public:
   static std::unique_ptr<OperatorProcess> start(const ControlPlane& cp, OperatorProcessOptions o);
-  static std::unique_ptr<OperatorProcess> startAgent(const ControlPlane& cp, AgentProcessOptions o);
+  static std::unique_ptr<OperatorProcess> startAgent(const ControlPlane& cp,
+                                                     const AgentProcessOptions& o);
   ~OperatorProcess();
 
   // Waits until /readyz answers 200 (informers synced).
   void waitReady() const;
   bool healthy() const;
+  // The HTTP status of a probe endpoint ("/readyz"), 0 when it does not answer.
+  int probeStatus(const std::string& path) const;
   void stop(int sig);
   bool running() { return !process_.exited(); }
   std::string logs() const;
@@ -48,7 +63,6 @@ class OperatorProcess {
  private:
   OperatorProcess() = default;
   void launch(const ControlPlane& cp, const std::string& name, std::vector<std::string> argv);
-  int probeStatus(const std::string& path) const;
 
   ChildProcess process_;
   std::string log_path_;

@@ -1,0 +1,451 @@
+#include "plugin/plugin.h"
+
+#include <filesystem>
+#include <thread>
+
+#include "api/names.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "base/time.h"
+#include "dra/cdi.h"
+#include "dra/vf_config.h"
+#include "host/apply.h"
+#include "host/discovery.h"
+#include "host/pci.h"
+#include "kube/object_meta.h"
+#include "metrics/registry.h"
+
+namespace sriovdra::plugin {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+std::string claimName(const ClaimRef& r) { return r.namespace_ + "/" + r.name; }
+
+Status claimError(const std::string& what) { return Status(Code::kInvalidArgument, what); }
+
+std::optional<std::string> stringAttr(const api::SliceDevice& d, std::string_view name) {
+  auto it = d.attributes.find(std::string(name));
+  if (it == d.attributes.end() || it->second.type != api::AttributeValue::Type::kString) {
+    return std::nullopt;
+  }
+  return it->second.string_value;
+}
+
+bool boolAttr(const api::SliceDevice& d, std::string_view name) {
+  auto it = d.attributes.find(std::string(name));
+  return it != d.attributes.end() && it->second.type == api::AttributeValue::Type::kBool &&
+         it->second.bool_value;
+}
+
+std::string replaceSlashes(std::string s) {
+  for (auto& c : s) c = c == '/' ? '-' : c;
+  return s;
+}
+
+// A VF the config wants on `target` ("" = its default driver) must be rebound from `current`.
+bool needsRebind(const std::string& target, const std::string& current) {
+  if (target.empty()) return current.empty() || host::isUserspaceDriver(current);
+  return target != current;
+}
+
+Status removeIfPresent(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (ec) return Status(Code::kIo, "removing " + path + ": " + ec.message());
+  return Status::ok();
+}
+
+}  // namespace
+
+Plugin::Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
+               AdvertisedLookup advertised, PluginOptions options)
+    : client_(std::move(client)),
+      sysfs_(std::move(sysfs)),
+      advertised_(std::move(advertised)),
+      options_(std::move(options)) {
+  auto& requests = prometheus::BuildCounter()
+                       .Name("sriov_dra_kubelet_plugin_claims_total")
+                       .Help("Claims the kubelet asked to prepare or unprepare, by outcome")
+                       .Register(metrics::registry());
+  prepare_ok_ = &requests.Add({{"operation", "prepare"}, {"result", "success"}});
+  prepare_failed_ = &requests.Add({{"operation", "prepare"}, {"result", "error"}});
+  unprepare_ok_ = &requests.Add({{"operation", "unprepare"}, {"result", "success"}});
+  unprepare_failed_ = &requests.Add({{"operation", "unprepare"}, {"result", "error"}});
+  auto& seconds = prometheus::BuildHistogram()
+                      .Name("sriov_dra_kubelet_plugin_request_duration_seconds")
+                      .Help("Time to answer one NodePrepareResources / NodeUnprepareResources call")
+                      .Register(metrics::registry());
+  prepare_seconds_ = &seconds.Add({{"operation", "prepare"}}, metrics::reconcileTimeBuckets());
+  unprepare_seconds_ = &seconds.Add({{"operation", "unprepare"}}, metrics::reconcileTimeBuckets());
+  prepared_claims_ = &prometheus::BuildGauge()
+                          .Name("sriov_dra_prepared_claims")
+                          .Help("ResourceClaims with VFs prepared on this node")
+                          .Register(metrics::registry())
+                          .Add({});
+}
+
+Plugin::~Plugin() = default;
+
+Status Plugin::load() {
+  std::string path = options_.state_dir + "/checkpoint.json";
+  auto text = readFile(path);
+  if (!text.ok()) {
+    if (text.status().code() == Code::kNotFound) return Status::ok();
+    return text.status();
+  }
+  auto cp = dra::Checkpoint::decode(*text);
+  if (!cp.ok()) {
+    std::string aside = path + ".corrupt-" + std::to_string(std::time(nullptr));
+    std::error_code ec;
+    std::filesystem::rename(path, aside, ec);
+    return Status(Code::kInvalidArgument,
+                  path + " is not a valid checkpoint (" + cp.status().message() + "); moved to " +
+                      aside + " and starting without prepared claims: claims prepared before " +
+                      "must be checked by hand");
+  }
+  std::lock_guard lock(cp_mu_);
+  checkpoint_ = std::move(*cp);
+  prepared_claims_->Set(static_cast<double>(checkpoint_.claims.size()));
+  return Status::ok();
+}
+
+Status Plugin::save() {
+  // cp_mu_ held by the caller.
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  prepared_claims_->Set(static_cast<double>(checkpoint_.claims.size()));
+  return writeFileAtomic(options_.state_dir + "/checkpoint.json", checkpoint_.encode(), 0600);
+}
+
+host::PreparedVfs Plugin::prepared() const {
+  std::lock_guard lock(cp_mu_);
+  return checkpoint_.preparedVfs();
+}
+
+std::unique_lock<std::mutex> Plugin::holdHost() { return std::unique_lock(host_mu_); }
+
+dra::Checkpoint Plugin::checkpoint() const {
+  std::lock_guard lock(cp_mu_);
+  return checkpoint_;
+}
+
+std::map<std::string, PrepareResult> Plugin::prepare(const std::vector<ClaimRef>& claims) {
+  std::lock_guard calls(calls_mu_);
+  auto start = Steady::now();
+  std::map<std::string, PrepareResult> out;
+  for (const auto& ref : claims) {
+    auto devices = prepareClaim(ref);
+    if (devices.ok()) {
+      out[ref.uid].devices = std::move(*devices);
+      prepare_ok_->Increment();
+    } else {
+      out[ref.uid].error = devices.status().message();
+      prepare_failed_->Increment();
+      SDRA_LOG_WARN << "preparing ResourceClaim " << claimName(ref) << " (" << ref.uid
+                    << "): " << devices.status().message();
+    }
+  }
+  prepare_seconds_->Observe(std::chrono::duration<double>(Steady::now() - start).count());
+  return out;
+}
+
+std::map<std::string, std::string> Plugin::unprepare(const std::vector<ClaimRef>& claims) {
+  std::lock_guard calls(calls_mu_);
+  auto start = Steady::now();
+  std::map<std::string, std::string> out;
+  for (const auto& ref : claims) {
+    Status st = unprepareClaim(ref.uid);
+    out[ref.uid] = st.isOk() ? "" : st.message();
+    (st.isOk() ? unprepare_ok_ : unprepare_failed_)->Increment();
+    if (!st.isOk()) {
+      SDRA_LOG_WARN << "unpreparing ResourceClaim " << claimName(ref) << " (" << ref.uid
+                    << "): " << st.message();
+    }
+  }
+  unprepare_seconds_->Observe(std::chrono::duration<double>(Steady::now() - start).count());
+  return out;
+}
+
+std::vector<PreparedDeviceResult> Plugin::results(const dra::PreparedClaim& claim) const {
+  std::vector<PreparedDeviceResult> out;
+  for (const auto& d : claim.devices) {
+    out.push_back({d.request_names, d.pool, d.device, d.cdi_device_ids});
+  }
+  return out;
+}
+
+Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& ref) {
+  {
+    std::lock_guard lock(cp_mu_);
+    auto it = checkpoint_.claims.find(ref.uid);
+    if (it != checkpoint_.claims.end() &&
+        it->second.state == dra::PreparedClaim::State::kPrepared) {
+      return results(it->second);
+    }
+  }
+  const std::string who = "ResourceClaim " + claimName(ref);
+  auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
+  if (!got.ok()) {
+    if (got.status().code() == Code::kNotFound) return claimError(who + " does not exist");
+    return Status(got.status().code(), "reading " + who + ": " + got.status().message());
+  }
+  auto claim = api::ResourceClaim::decode(*got);
+  if (!claim.ok()) return claimError(who + ": " + claim.status().message());
+  if (claim->metadata.uid != ref.uid) {
+    return claimError(who + " has UID " + claim->metadata.uid + ", not " + ref.uid +
+                      " (deleted and created again?)");
+  }
+  if (!claim->status.allocation) return claimError(who + " is not allocated");
+  const auto& reserved = claim->status.reserved_for;
+  if (reserved.size() != 1 || reserved[0].resource != "pods") {
+    return claimError(who + " is reserved for " + std::to_string(reserved.size()) +
+                      " consumer(s); a VF is prepared for exactly one pod");
+  }
+
+  struct Wanted {
+    const api::DeviceRequestAllocationResult* result;
+    api::SliceDevice advertised;
+    std::string pci;
+  };
+  std::vector<Wanted> wanted;
+  std::vector<std::string> problems;
+  for (const auto& r : claim->status.allocation->results) {
+    if (r.driver != options_.driver_name) continue;
+    if (r.pool != options_.node_name) {
+      problems.push_back("device " + r.device + " is in pool " + r.pool +
+                         ", another node's (this is " + options_.node_name + ")");
+      continue;
+    }
+    auto adv = advertised_(r.device);
+    auto pci = adv ? stringAttr(*adv, api::attr::kPciAddress) : std::nullopt;
+    if (!adv || !pci) {
+      problems.push_back("device " + r.device + " is not advertised by node " + options_.node_name);
+      continue;
+    }
+    wanted.push_back({&r, *adv, *pci});
+  }
+  if (!problems.empty()) {
+    std::string msg = who + ": ";
+    for (size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
+    return claimError(msg);
+  }
+  if (wanted.empty()) return std::vector<PreparedDeviceResult>{};
+  auto configs = dra::vfConfigsByRequest(*claim->status.allocation, options_.driver_name);
+  if (!configs.ok()) return claimError(who + ": " + configs.status().message());
+
+  auto host = holdHost();
+  dra::PreparedClaim pc{
+      .uid = ref.uid, .namespace_ = ref.namespace_, .name = ref.name, .pod_uid = reserved[0].uid};
+  std::map<std::string, std::string> known_original;  // from an interrupted earlier attempt
+  {
+    std::lock_guard lock(cp_mu_);
+    if (auto it = checkpoint_.claims.find(ref.uid); it != checkpoint_.claims.end()) {
+      for (const auto& d : it->second.devices) known_original[d.pci_address] = d.original_driver;
+    }
+  }
+  for (const auto& w : wanted) {
+    auto access = host::readVfAccess(*sysfs_, w.pci);
+    if (!access.ok()) {
+      return claimError(who + ": device " + w.result->device + " (" + w.pci +
+                        ") is advertised but not on the host: " + access.status().message());
+    }
+    auto known = known_original.find(w.pci);
+    pc.devices.push_back(
+        {.request_names = {w.result->request},
+         .pool = w.result->pool,
+         .device = w.result->device,
+         .pci_address = w.pci,
+         .config = configs->at(w.result->request),
+         .original_driver = known != known_original.end() ? known->second : access->driver});
+  }
+  {
+    std::lock_guard lock(cp_mu_);
+    checkpoint_.claims[ref.uid] = pc;
+    if (Status st = save(); !st.isOk()) {
+      checkpoint_.claims.erase(ref.uid);
+      return Status(st.code(), "saving the checkpoint: " + st.message());
+    }
+  }
+
+  // From here on a failure undoes what was done for this claim.
+  auto fail = [&](Status error) -> Status {
+    Status restored = restoreDrivers(pc);
+    Status removed = removeFiles(pc);
+    std::lock_guard lock(cp_mu_);
+    if (restored.isOk() && removed.isOk()) {
+      checkpoint_.claims.erase(ref.uid);
+      (void)save();
+      (void)writePodSpec(pc.pod_uid);
+      return error;
+    }
+    return Status(error.code(), error.message() + "; undoing it failed too (the claim stays " +
+                                    "recorded, unprepare retries): " +
+                                    (restored.isOk() ? removed : restored).message());
+  };
+
+  std::vector<dra::CdiDevice> cdi_devices;
+  for (size_t i = 0; i < pc.devices.size(); ++i) {
+    dra::PreparedDevice& d = pc.devices[i];
+    auto current = host::readVfAccess(*sysfs_, d.pci_address);
+    if (!current.ok()) return fail(current.status());
+    if (auto target = d.config.targetDriver(); target && needsRebind(*target, current->driver)) {
+      host::Action bind{host::Action::Kind::kBindDriver, "", d.pci_address, *target,
+                        current->driver};
+      if (Status st = host::applyAction(*sysfs_, bind); !st.isOk()) {
+        return fail(Status(st.code(), "binding " + d.pci_address + " to " +
+                                          (target->empty() ? "its default driver" : *target) +
+                                          ": " + st.message()));
+      }
+      d.rebound = true;
+      SDRA_LOG_INFO << "bound " << d.pci_address << " to "
+                    << (target->empty() ? "its default driver" : *target) << " for "
+                    << claimName(ref);
+      current = host::readVfAccess(*sysfs_, d.pci_address);
+      if (!current.ok()) return fail(current.status());
+    }
+    std::string cdi_name = ref.uid + "-" + d.device;
+    auto cdi =
+        dra::vfCdiDevice(cdi_name, {d.device, d.pci_address, d.config, *current,
+                                    boolAttr(wanted[i].advertised, api::attr::kRdmaCapable)});
+    if (!cdi.ok()) return fail(claimError(who + ": " + cdi.status().message()));
+    cdi_devices.push_back(std::move(*cdi));
+    d.cdi_device_ids = {dra::cdiQualifiedName(cdi_name), dra::cdiQualifiedName(pc.pod_uid)};
+
+    auto resource = stringAttr(wanted[i].advertised, api::attr::kCniResourceName);
+    auto device_id = stringAttr(wanted[i].advertised, api::attr::kCniDeviceId);
+    if (!options_.device_info_dir.empty() && resource && device_id) {
+      json::Document info(rapidjson::kObjectType);
+      api::Writer w(info, info.GetAllocator());
+      w.strAlways("type", "pci").strAlways("version", "1.1.0");
+      w.object("pci")
+          .strAlways("pci-address", d.pci_address)
+          .str("rdma-device", current->rdma_device);
+      std::string path = options_.device_info_dir + "/" + replaceSlashes(*resource) + "-" +
+                         replaceSlashes(*device_id) + "-device.json";
+      std::error_code ec;
+      std::filesystem::create_directories(options_.device_info_dir, ec);
+      if (Status st = writeFileAtomic(path, json::dump(info), 0444); !st.isOk()) {
+        return fail(Status(st.code(), "writing the Multus device-info file: " + st.message()));
+      }
+      d.device_info_path = path;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.cdi_root, ec);
+  if (Status st = writeFileAtomic(options_.cdi_root + "/" + dra::cdiSpecFileName(ref.uid),
+                                  json::dump(dra::cdiSpec(cdi_devices)) + "\n", 0644);
+      !st.isOk()) {
+    return fail(Status(st.code(), "writing the CDI spec: " + st.message()));
+  }
+  pc.state = dra::PreparedClaim::State::kPrepared;
+  {
+    std::lock_guard lock(cp_mu_);
+    checkpoint_.claims[ref.uid] = pc;
+    if (Status st = save(); !st.isOk()) {
+      return Status(st.code(), "saving the checkpoint: " + st.message());
+    }
+    if (Status st = writePodSpec(pc.pod_uid); !st.isOk()) {
+      return Status(st.code(), "writing the pod's CDI spec: " + st.message());
+    }
+  }
+  host.unlock();
+  writeClaimStatus(*claim, pc);
+  return results(pc);
+}
+
+Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
+  for (const auto& d : claim.devices) {
+    if (!d.config.targetDriver()) continue;  // the plugin never changed its driver
+    auto current = host::readVfAccess(*sysfs_, d.pci_address);
+    if (!current.ok()) {
+      if (current.status().code() == Code::kNotFound) continue;  // the VF is gone
+      return current.status();
+    }
+    if (current->driver == d.original_driver) continue;
+    host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, d.original_driver,
+                      current->driver};
+    if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
+      return Status(st.code(),
+                    "restoring " + d.pci_address + " to " +
+                        (d.original_driver.empty() ? "its default driver" : d.original_driver) +
+                        ": " + st.message());
+    }
+    SDRA_LOG_INFO << "restored " << d.pci_address << " to "
+                  << (d.original_driver.empty() ? "its default driver" : d.original_driver);
+  }
+  return Status::ok();
+}
+
+Status Plugin::removeFiles(const dra::PreparedClaim& claim) {
+  for (const auto& d : claim.devices) {
+    if (!d.device_info_path.empty()) SDRA_RETURN_IF_ERROR(removeIfPresent(d.device_info_path));
+  }
+  return removeIfPresent(options_.cdi_root + "/" + dra::cdiSpecFileName(claim.uid));
+}
+
+Status Plugin::writePodSpec(const std::string& pod_uid) {
+  // cp_mu_ held by the caller.
+  std::string path = options_.cdi_root + "/" + dra::cdiSpecFileName(pod_uid);
+  auto addresses = checkpoint_.podAddresses(pod_uid);
+  if (addresses.empty()) return removeIfPresent(path);
+  return writeFileAtomic(
+      path, json::dump(dra::cdiSpec({dra::podCdiDevice(pod_uid, addresses)})) + "\n", 0644);
+}
+
+Status Plugin::unprepareClaim(const std::string& uid) {
+  dra::PreparedClaim claim;
+  {
+    std::lock_guard lock(cp_mu_);
+    auto it = checkpoint_.claims.find(uid);
+    if (it == checkpoint_.claims.end()) return Status::ok();  // never prepared here, or done
+    claim = it->second;
+  }
+  auto host = holdHost();
+  SDRA_RETURN_IF_ERROR(restoreDrivers(claim));
+  SDRA_RETURN_IF_ERROR(removeFiles(claim));
+  std::lock_guard lock(cp_mu_);
+  checkpoint_.claims.erase(uid);
+  if (Status st = save(); !st.isOk()) {
+    checkpoint_.claims[uid] = claim;
+    return Status(st.code(), "saving the checkpoint: " + st.message());
+  }
+  return writePodSpec(claim.pod_uid);
+}
+
+void Plugin::writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared) {
+  auto doc = kube::newObject(api::resources::kResourceClaims, claim.metadata.namespace_,
+                             claim.metadata.name);
+  auto& a = doc.GetAllocator();
+  json::Value devices(rapidjson::kArrayType);
+  for (const auto& d : prepared.devices) {
+    api::AllocatedDeviceStatus s{
+        .driver = options_.driver_name, .pool = d.pool, .device = d.device};
+    json::Document data(rapidjson::kObjectType);
+    d.config.encode(api::Writer(data, data.GetAllocator()).object("vfConfig"));
+    s.data_json = json::dump(data);
+    if (d.config.if_name)
+      s.network_data = api::NetworkDeviceData{.interface_name = *d.config.if_name};
+    json::Value v(rapidjson::kObjectType);
+    s.encode(api::Writer(v, a));
+    devices.PushBack(v, a);
+  }
+  api::Writer(doc, a).object("status").value("devices", std::move(devices));
+  auto delay = options_.status_retry;
+  for (int attempt = 1;; ++attempt) {
+    auto applied = client_->apply(api::resources::kResourceClaims, claim.metadata.namespace_, doc,
+                                  {.field_manager = agent::kFieldManager, .force = true}, "status");
+    if (applied.ok()) return;
+    bool retry = applied.status().isTransient() || applied.status().code() == Code::kConflict;
+    if (!retry || attempt == 5) {
+      SDRA_LOG_ERROR << "writing status.devices of ResourceClaim " << claim.metadata.namespace_
+                     << "/" << claim.metadata.name << ": " << applied.status().toString()
+                     << " (the VFs are prepared; only the status is missing)";
+      return;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(2));
+  }
+}
+
+}  // namespace sriovdra::plugin

@@ -1,0 +1,115 @@
+#pragma once
+// The kubelet DRA plugin of the node agent: NodePrepareResources and NodeUnprepareResources for
+// this driver's devices on this node (the gRPC services are in grpc_server.h).
+// Prepare, per claim: read the ResourceClaim; it must be allocated and reserved for one pod, and
+// each of our results must name this node's pool and a device the agent advertises and the host
+// has. Then: merge the VfConfigs (dra/vf_config.h); record the claim as Preparing in the
+// checkpoint with each VF's driver; bind the VFs the config asks for through sysfs; write a CDI
+// spec for the claim and one for the pod (dra/cdi.h) and the Multus device-info file; record the
+// claim as Prepared; add our entries to the claim's status.devices with server-side apply (other
+// drivers' entries stay). A claim prepared before gets the same answer without touching the
+// host. Unprepare undoes all of it, also after a restart and for claims already deleted. Calls
+// are serialized; one claim's failure never fails another. The agent reads the checkpoint (never
+// tears down a prepared VF) and holds the host lock while it changes VFs.
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/agent.h"
+#include "api/resource.h"
+#include "dra/checkpoint.h"
+#include "host/sysfs.h"
+#include "kube/client.h"
+
+namespace prometheus {
+class Counter;
+class Gauge;
+class Histogram;
+}  // namespace prometheus
+
+namespace sriovdra::plugin {
+
+struct ClaimRef {
+  std::string namespace_;
+  std::string uid;
+  std::string name;
+};
+
+struct PreparedDeviceResult {
+  std::vector<std::string> request_names;
+  std::string pool;
+  std::string device;
+  std::vector<std::string> cdi_device_ids;
+  bool operator==(const PreparedDeviceResult&) const = default;
+};
+
+struct PrepareResult {
+  std::vector<PreparedDeviceResult> devices;
+  std::string error;  // non-empty: failed, kubelet retries
+};
+
+struct PluginOptions {
+  std::string driver_name;
+  std::string node_name;
+  std::string state_dir;        // checkpoint.json
+  std::string cdi_root;         // CDI spec files
+  std::string device_info_dir;  // Multus device-info files ("" = none written)
+  std::chrono::milliseconds status_retry{100};
+};
+
+// The device `name` as the agent publishes it in this node's ResourceSlices, if it does.
+using AdvertisedLookup = std::function<std::optional<api::SliceDevice>(const std::string& name)>;
+
+class Plugin : public agent::PreparedSource {
+ public:
+  Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
+         AdvertisedLookup advertised, PluginOptions options);
+  ~Plugin() override;
+
+  // Reads the checkpoint. A corrupt one is moved aside (its name is in the error) and the plugin
+  // starts empty; the caller reports it.
+  Status load();
+
+  std::map<std::string, PrepareResult> prepare(const std::vector<ClaimRef>& claims);
+  // claim UID -> error ("" = done)
+  std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims);
+
+  host::PreparedVfs prepared() const override;
+  std::unique_lock<std::mutex> holdHost() override;
+  dra::Checkpoint checkpoint() const;
+
+ private:
+  Result<std::vector<PreparedDeviceResult>> prepareClaim(const ClaimRef& ref);
+  Status unprepareClaim(const std::string& uid);
+  Status restoreDrivers(const dra::PreparedClaim& claim);
+  Status removeFiles(const dra::PreparedClaim& claim);
+  Status writePodSpec(const std::string& pod_uid);
+  Status save();
+  void writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared);
+  std::vector<PreparedDeviceResult> results(const dra::PreparedClaim& claim) const;
+
+  std::shared_ptr<kube::Client> client_;
+  std::shared_ptr<host::Sysfs> sysfs_;
+  AdvertisedLookup advertised_;
+  const PluginOptions options_;
+
+  std::mutex calls_mu_;       // one prepare/unprepare at a time
+  std::mutex host_mu_;        // sysfs changes: the plugin's and the agent's
+  mutable std::mutex cp_mu_;  // guards checkpoint_
+  dra::Checkpoint checkpoint_;
+
+  prometheus::Counter* prepare_ok_;
+  prometheus::Counter* prepare_failed_;
+  prometheus::Counter* unprepare_ok_;
+  prometheus::Counter* unprepare_failed_;
+  prometheus::Histogram* prepare_seconds_;
+  prometheus::Histogram* unprepare_seconds_;
+  prometheus::Gauge* prepared_claims_;
+};
+
+}  // namespace sriovdra::plugin

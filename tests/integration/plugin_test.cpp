@@ -1,0 +1,411 @@
+// The kubelet plugin of the agent, driven by a gRPC client acting as kubelet (messages encoded
+// from kubelet's field numbers), against the real API server, the operator and the simulated
+// kernel: registration, prepare/unprepare of claims shaped like the reference cluster's, CDI
+// specs that validate against the CDI schema, claim status next to another driver's entry,
+// vfio-pci binding and its undoing, a restart in the middle, and one bad claim among many.
+#include <csignal>
+#include <filesystem>
+#include <thread>
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "api/resource.h"
+#include "base/files.h"
+#include "dra/cdi.h"
+#include "support/cdi_schema.h"
+#include "support/eventually.h"
+#include "support/fixtures.h"
+#include "support/kubelet_client.h"
+#include "support/operator_env.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::KubeletClaim;
+using sriovdra::testing::KubeletClient;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+const std::string kDriver(api::kDriverName);
+
+struct AllocationResult {
+  std::string request;
+  std::string driver;
+  std::string pool;
+  std::string device;
+};
+
+// One node with the a100-reference server, the operator (with a Multus resource prefix), the
+// agent serving the plugin in a kubelet directory, and the reference policies with `num_vfs`.
+struct PluginEnv {
+  explicit PluginEnv(int num_vfs = 1) : env("plugin") {
+    op = env.startOperator({.extra_args = {"--resource-prefix=openshift.io"}});
+    node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+    agent = env.startAgent(node, "a100-reference", kubelet.path());
+    env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+    env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+    env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+    if (num_vfs != 1) setNumVfs(num_vfs);
+    eventually([&] { return env.deviceCount(node) == 8 * static_cast<size_t>(num_vfs); }, 90s,
+               [&] { return agent->logs(); });
+  }
+
+  testing::KubeletDirs dirs() const { return testing::KubeletDirs::under(kubelet.path()); }
+
+  // Registers the plugin like kubelet does; returns the DRA endpoint.
+  std::string registerPlugin() {
+    auto info = KubeletClient::registerPlugin(dirs().registry, kDriver);
+    REQUIRE(info.ok());
+    return info->endpoint;
+  }
+
+  void setNumVfs(int n) {
+    REQUIRE(env.admin()
+                .patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs",
+                       kube::PatchType::kMerge, R"({"spec":{"numVfs":)" + std::to_string(n) + "}}")
+                .ok());
+  }
+
+  // A claim allocated with `results` and reserved for the pod `pod_uid`, with an opaque VfConfig
+  // for the request "vf" when `vf_config` is not empty (the fields after apiVersion and kind).
+  KubeletClaim createClaim(const std::string& name, const std::string& pod_uid,
+                           const std::vector<AllocationResult>& results,
+                           const std::string& vf_config = "") {
+    auto created = env.admin().create(
+        api::resources::kResourceClaims, env.ns(),
+        testing::yamlObject(
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
+            "}\nspec: {devices: {requests: [{name: vf, exactly: "
+            "{deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}]}}\n"));
+    REQUIRE(created.ok());
+    std::string uid = (*created)["metadata"]["uid"].GetString();
+    std::string res;
+    for (const auto& r : results) {
+      res += std::string(res.empty() ? "" : ",") + R"({"request":")" + r.request +
+             R"(","driver":")" + r.driver + R"(","pool":")" + r.pool + R"(","device":")" +
+             r.device + R"("})";
+    }
+    std::string config;
+    if (!vf_config.empty()) {
+      config = R"(,"config":[{"source":"FromClaim","requests":["vf"],"opaque":{"driver":")" +
+               kDriver +
+               R"(","parameters":{"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
+               R"("kind":"VfConfig",)" +
+               vf_config + "}}}]";
+    }
+    std::string status = R"({"status":{"allocation":{"devices":{"results":[)" + res + "]" + config +
+                         R"(}},"reservedFor":[{"resource":"pods","name":"pod-)" + name +
+                         R"(","uid":")" + pod_uid + R"("}]}})";
+    REQUIRE(env.admin()
+                .patch(api::resources::kResourceClaims, env.ns(), name, kube::PatchType::kMerge,
+                       status, {}, "status")
+                .ok());
+    return {env.ns(), uid, name};
+  }
+
+  std::optional<api::ResourceClaim> claim(const std::string& name) const {
+    auto got = env.admin().get(api::resources::kResourceClaims, env.ns(), name);
+    if (!got.ok()) return std::nullopt;
+    auto c = api::ResourceClaim::decode(*got);
+    return c.ok() ? std::optional(std::move(*c)) : std::nullopt;
+  }
+
+  std::string driverOf(const std::string& bdf) const {
+    auto link = std::filesystem::read_symlink(env.sysfsRoot(node) + "/sys/bus/pci/devices/" + bdf +
+                                              "/driver");
+    return link.filename().string();
+  }
+
+  testing::TempDir kubelet;
+  OperatorEnv env;
+  std::unique_ptr<testing::OperatorProcess> op;
+  std::string node;
+  std::unique_ptr<testing::OperatorProcess> agent;
+};
+
+std::optional<json::Document> readJson(const std::string& path) {
+  auto text = readFile(path);
+  if (!text.ok()) return std::nullopt;
+  auto doc = json::parse(*text);
+  return doc.ok() ? std::optional(std::move(*doc)) : std::nullopt;
+}
+
+std::vector<std::string> strings(const json::Value& array) {
+  std::vector<std::string> out;
+  for (const auto& v : array.GetArray()) out.push_back(v.GetString());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the reference cluster's",
+          "[plugin][integration]") {
+  PluginEnv p;
+  CHECK(p.agent->probeStatus("/readyz") == 500);  // not before kubelet registered it
+  auto info = KubeletClient::registerPlugin(p.dirs().registry, kDriver);
+  REQUIRE(info.ok());
+  CHECK(info->type == "DRAPlugin");
+  CHECK(info->name == kDriver);
+  CHECK(info->endpoint == p.dirs().plugins + "/" + kDriver + "/dra.sock");
+  CHECK(info->supported_versions == std::vector<std::string>{"v1.DRAPlugin", "v1beta1.DRAPlugin"});
+  p.agent->waitReady();
+
+  // The observed claim: a GPU from gpu.nvidia.com and VF 0000-11-00-1 from us, same pcieRoot.
+  auto claim = p.createClaim(
+      "client-devices", "8f4829c3-6499-4f8f-b57f-edabd7f0282a",
+      {{"gpu", "gpu.nvidia.com", p.node, "gpu-3"}, {"vf", kDriver, p.node, "0000-11-00-1"}},
+      R"("ifName":"net1","netAttachDefName":"cx6-vf")");
+  // The GPU driver prepared its device first and wrote its status entry.
+  auto gpu_entry = kube::newObject(api::resources::kResourceClaims, p.env.ns(), claim.name);
+  gpu_entry.AddMember("status",
+                      testing::yamlObject("devices: [{driver: gpu.nvidia.com, pool: " + p.node +
+                                          ", device: gpu-3, data: {uuid: GPU-1}}]\n"),
+                      gpu_entry.GetAllocator());
+  REQUIRE(p.env.admin()
+              .apply(api::resources::kResourceClaims, p.env.ns(), gpu_entry,
+                     {.field_manager = "gpu.nvidia.com"}, "status")
+              .ok());
+  std::string journal_before = p.env.kernelJournal(p.node);
+
+  auto prepared = KubeletClient::prepare(info->endpoint, "v1", {claim});
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->count(claim.uid) == 1);
+  const auto& answer = prepared->at(claim.uid);
+  CHECK(answer.error == "");
+  REQUIRE(answer.devices.size() == 1);  // the GPU result is not ours
+  CHECK(answer.devices[0].request_names == std::vector<std::string>{"vf"});
+  CHECK(answer.devices[0].pool == p.node);
+  CHECK(answer.devices[0].device == "0000-11-00-1");
+  CHECK(answer.devices[0].cdi_device_ids ==
+        std::vector<std::string>{
+            "sriovnetwork.k8snetworkplumbingwg.io/vf=" + claim.uid + "-0000-11-00-1",
+            "sriovnetwork.k8snetworkplumbingwg.io/vf=8f4829c3-6499-4f8f-b57f-edabd7f0282a"});
+
+  auto spec = readJson(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+  REQUIRE(spec);
+  CHECK(testing::cdiSchemaErrors(*spec) == "");
+  const auto& dev = (*spec)["devices"][0];
+  CHECK(std::string(dev["name"].GetString()) == claim.uid + "-0000-11-00-1");
+  auto env_vars = strings(dev["containerEdits"]["env"]);
+  CHECK_THAT(env_vars, Catch::VectorContains(
+                           std::string("SRIOVNETWORK_VF_DEVICE_0000_11_00_1=0000:11:00.1")));
+  CHECK_THAT(env_vars,
+             Catch::VectorContains(std::string("SRIOVNETWORK_NET_ATTACH_DEF_NAME=cx6-vf")));
+  std::vector<std::string> nodes;
+  for (const auto& n : dev["containerEdits"]["deviceNodes"].GetArray()) {
+    nodes.push_back(n["path"].GetString());
+  }
+  auto uverbs = std::find_if(nodes.begin(), nodes.end(), [](const std::string& n) {
+    return n.rfind("/dev/infiniband/uverbs", 0) == 0;
+  });
+  CHECK(uverbs != nodes.end());
+  CHECK_THAT(nodes, Catch::VectorContains(std::string("/dev/infiniband/rdma_cm")));
+  auto pod_spec =
+      readJson(p.dirs().cdi + "/" + dra::cdiSpecFileName("8f4829c3-6499-4f8f-b57f-edabd7f0282a"));
+  REQUIRE(pod_spec);
+  CHECK(testing::cdiSchemaErrors(*pod_spec) == "");
+  CHECK(strings((*pod_spec)["devices"][0]["containerEdits"]["env"]) ==
+        std::vector<std::string>{"SRIOVNETWORK_PCI_ADDRESSES=0000:11:00.1"});
+  // Multus reads the device-info file named after k8s.cni.cncf.io/resourceName and deviceID.
+  auto info_file =
+      readJson(p.dirs().device_info + "/openshift.io-cx6_vfs-0000:11:00.1-device.json");
+  REQUIRE(info_file);
+  CHECK(std::string((*info_file)["type"].GetString()) == "pci");
+  CHECK(std::string((*info_file)["version"].GetString()) == "1.1.0");
+  CHECK(std::string((*info_file)["pci"]["pci-address"].GetString()) == "0000:11:00.1");
+  CHECK_THAT(std::string((*info_file)["pci"]["rdma-device"].GetString()),
+             Catch::StartsWith("mlx5_"));
+
+  // Claim status: our entry next to the GPU driver's.
+  std::optional<api::ResourceClaim> c;
+  eventually(
+      [&] { return (c = p.claim(claim.name)) && c->status.devices.size() == 2; }, 30s,
+      [&] {
+        auto raw = p.env.admin().get(api::resources::kResourceClaims, p.env.ns(), claim.name);
+        return (raw.ok() ? json::dump(*raw) : raw.status().toString()) + "\n" + p.agent->logs();
+      });
+  for (const auto& d : c->status.devices) {
+    if (d.driver == "gpu.nvidia.com") {
+      CHECK(d.data_json == R"({"uuid":"GPU-1"})");
+      continue;
+    }
+    CHECK(d.driver == kDriver);
+    CHECK(d.pool == p.node);
+    CHECK(d.device == "0000-11-00-1");
+    REQUIRE(d.network_data);
+    CHECK(d.network_data->interface_name == "net1");
+    auto data = json::parse(d.data_json);
+    REQUIRE(data.ok());
+    CHECK(std::string((*data)["vfConfig"]["ifName"].GetString()) == "net1");
+    CHECK(std::string((*data)["vfConfig"]["kind"].GetString()) == "VfConfig");
+  }
+
+  // The same claim again, through v1beta1: the same answer, nothing done to the host.
+  auto again = KubeletClient::prepare(info->endpoint, "v1beta1", {claim});
+  REQUIRE(again.ok());
+  CHECK(again->at(claim.uid).devices[0].cdi_device_ids == answer.devices[0].cdi_device_ids);
+  CHECK(p.env.kernelJournal(p.node) == journal_before);
+
+  auto undone = KubeletClient::unprepare(info->endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(claim.uid) == "");
+  CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+  CHECK_FALSE(std::filesystem::exists(
+      p.dirs().cdi + "/" + dra::cdiSpecFileName("8f4829c3-6499-4f8f-b57f-edabd7f0282a")));
+  CHECK_FALSE(std::filesystem::exists(p.dirs().device_info +
+                                      "/openshift.io-cx6_vfs-0000:11:00.1-device.json"));
+  // Unpreparing what is not prepared succeeds.
+  auto unknown = KubeletClient::unprepare(info->endpoint, "v1beta1", {{p.env.ns(), "nope", "x"}});
+  REQUIRE(unknown.ok());
+  CHECK(unknown->at("nope") == "");
+  p.agent->stop(SIGTERM);
+  CHECK_FALSE(std::filesystem::exists(info->endpoint));
+  CHECK_FALSE(std::filesystem::exists(p.dirs().registry + "/" + kDriver + "-reg.sock"));
+}
+
+TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed in between",
+          "[plugin][integration]") {
+  PluginEnv p;
+  std::string endpoint = p.registerPlugin();
+  auto claim = p.createClaim("dpdk", "pod-dpdk", {{"vf", kDriver, p.node, "0000-0e-00-1"}},
+                             R"("driver":"vfio-pci")");
+  auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->at(claim.uid).error == "");
+  CHECK(p.driverOf("0000:0e:00.1") == "vfio-pci");
+  auto spec = readJson(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+  REQUIRE(spec);
+  CHECK(testing::cdiSchemaErrors(*spec) == "");
+  std::vector<std::string> nodes;
+  for (const auto& n : (*spec)["devices"][0]["containerEdits"]["deviceNodes"].GetArray()) {
+    nodes.push_back(n["path"].GetString());
+  }
+  REQUIRE(nodes.size() == 2);
+  CHECK_THAT(nodes[0], Catch::StartsWith("/dev/vfio/"));
+  CHECK(nodes[1] == "/dev/vfio/vfio");
+
+  SECTION("unprepare restores the original driver and removes the spec") {
+    auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+    REQUIRE(undone.ok());
+    CHECK(undone->at(claim.uid) == "");
+    CHECK(p.driverOf("0000:0e:00.1") == "mlx5_core");
+    CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+  }
+  SECTION("after SIGKILL and restart the VF stays protected, and unprepare still restores it") {
+    p.agent->stop(SIGKILL);
+    p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path());
+    endpoint = p.registerPlugin();  // the stale sockets were replaced
+    p.agent->waitReady();
+    size_t journal_mark = p.env.kernelJournal(p.node).size();
+    p.setNumVfs(2);  // would recreate the VFs of 0000:0e:00.0, including the prepared one
+    eventually(
+        [&] {
+          auto s = p.env.nodeState(p.node);
+          auto blocked = s ? api::findCondition(s->status.conditions, "Blocked") : nullptr;
+          return blocked && blocked->status == "True" &&
+                 blocked->message.find(p.env.ns() + "/dpdk") != std::string::npos;
+        },
+        60s, [&] { return p.agent->logs(); });
+    CHECK(p.driverOf("0000:0e:00.1") == "vfio-pci");
+    CHECK(p.env.kernelJournal(p.node).substr(journal_mark).find("0000:0e:00.0/sriov_numvfs") ==
+          std::string::npos);
+
+    auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+    REQUIRE(undone.ok());
+    CHECK(undone->at(claim.uid) == "");
+    CHECK_THAT(p.env.kernelJournal(p.node).substr(journal_mark),
+               Catch::Contains("drivers/vfio-pci/unbind 0000:0e:00.1 -> ok"));
+    // Released: the node converges to 2 VFs per PF.
+    eventually([&] { return p.env.deviceCount(p.node) == 16; }, 60s,
+               [&] { return p.agent->logs(); });
+  }
+  SECTION("a checkpoint changed on disk is reported and kept aside, never silently dropped") {
+    p.agent->stop(SIGKILL);
+    std::string path = p.env.stateDir(p.node) + "/checkpoint.json";
+    auto text = readFile(path);
+    REQUIRE(text.ok());
+    auto pos = text->find("pod-dpdk");
+    REQUIRE(pos != std::string::npos);
+    std::string changed = *text;
+    changed.replace(pos, 8, "pod-xxxx");  // valid JSON, wrong checksum
+    REQUIRE(writeFileAtomic(path, changed, 0600).isOk());
+    p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path());
+    std::optional<std::string> event;
+    eventually(
+        [&] {
+          return (event = p.env.findEvent("CheckpointUnreadable", "Warning", p.node)).has_value();
+        },
+        30s, [&] { return p.agent->logs(); });
+    CHECK_THAT(*event, Catch::Contains("checksum"));
+    CHECK_THAT(*event, Catch::Contains(path + ".corrupt-"));
+    CHECK_THAT(*event, Catch::Contains("checked by hand"));
+    CHECK_FALSE(std::filesystem::exists(path));
+    size_t aside = 0;
+    for (const auto& f : std::filesystem::directory_iterator(p.env.stateDir(p.node))) {
+      if (f.path().filename().string().rfind("checkpoint.json.corrupt-", 0) == 0) {
+        ++aside;
+        CHECK(readFile(f.path().string()).value() == changed);
+      }
+    }
+    CHECK(aside == 1);
+    p.registerPlugin();  // the agent keeps serving
+    p.agent->waitReady();
+  }
+}
+
+TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says why",
+          "[plugin][integration]") {
+  PluginEnv p(/*num_vfs=*/8);  // 64 VFs
+  std::string endpoint = p.registerPlugin();
+  std::vector<std::string> vfs;
+  for (const auto& s : p.env.slicesOf(p.node)) {
+    for (const auto& d : s.spec.devices) vfs.push_back(d.name);
+  }
+  REQUIRE(vfs.size() == 64);
+  std::vector<KubeletClaim> claims;
+  claims.reserve(53);
+  for (int i = 0; i < 50; ++i) {
+    claims.push_back(p.createClaim("many-" + std::to_string(i), "pod-" + std::to_string(i),
+                                   {{"vf", kDriver, p.node, vfs[static_cast<size_t>(i)]}}));
+  }
+  auto elsewhere = p.createClaim("elsewhere", "pod-x", {{"vf", kDriver, "other-node", vfs[60]}});
+  auto unallocated = p.env.admin().create(
+      api::resources::kResourceClaims, p.env.ns(),
+      testing::yamlObject("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
+                          "{name: pending}\nspec: {devices: {requests: [{name: vf, exactly: "
+                          "{deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}]}}\n"));
+  REQUIRE(unallocated.ok());
+  KubeletClaim pending{p.env.ns(), (*unallocated)["metadata"]["uid"].GetString(), "pending"};
+  auto malformed = p.createClaim("malformed", "pod-y", {{"vf", kDriver, p.node, vfs[61]}},
+                                 R"("ifName":"net1","mtu":9000)");
+  claims.push_back(elsewhere);
+  claims.push_back(pending);
+  claims.push_back(malformed);
+
+  auto prepared = KubeletClient::prepare(endpoint, "v1", claims);
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->size() == 53);
+  for (int i = 0; i < 50; ++i) {
+    const auto& r = prepared->at(claims[static_cast<size_t>(i)].uid);
+    INFO(claims[static_cast<size_t>(i)].name << ": " << r.error);
+    CHECK(r.error == "");
+    CHECK(r.devices.size() == 1);
+  }
+  CHECK_THAT(prepared->at(elsewhere.uid).error,
+             Catch::Contains("in pool other-node, another node's"));
+  CHECK_THAT(prepared->at(pending.uid).error, Catch::Contains("is not allocated"));
+  CHECK_THAT(prepared->at(malformed.uid).error, Catch::Contains("mtu: unknown field"));
+  for (const auto& bad : {elsewhere, pending, malformed}) {
+    CHECK(prepared->at(bad.uid).devices.empty());
+    CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(bad.uid)));
+  }
+  auto checkpoint = readFile(p.env.stateDir(p.node) + "/checkpoint.json");
+  REQUIRE(checkpoint.ok());
+  auto undone = KubeletClient::unprepare(endpoint, "v1", claims);
+  REQUIRE(undone.ok());
+  for (const auto& [uid, error] : *undone) CHECK(error == "");
+  CHECK(std::filesystem::is_empty(p.dirs().cdi));
+}
