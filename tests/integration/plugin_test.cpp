@@ -13,6 +13,7 @@
 #include "api/resource.h"
 #include "base/files.h"
 #include "dra/cdi.h"
+#include "metrics/registry.h"
 #include "support/cdi_schema.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
@@ -243,6 +244,15 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
     CHECK(std::string((*data)["vfConfig"]["kind"].GetString()) == "VfConfig");
   }
 
+  std::string metrics = p.agent->metrics();
+  CHECK(metrics::sampleValue(metrics, "sriov_dra_prepared_claims") == 1);
+  CHECK(metrics::sampleValue(metrics,
+                             "sriov_dra_kubelet_plugin_claims_total{operation=\"prepare\","
+                             "result=\"success\"}") == 1);
+  CHECK(metrics::sampleValue(metrics,
+                             "sriov_dra_kubelet_plugin_request_duration_seconds_count{"
+                             "operation=\"prepare\"}") == 1);
+
   // The same claim again, through v1beta1: the same answer, nothing done to the host.
   auto again = KubeletClient::prepare(info->endpoint, "v1beta1", {claim});
   REQUIRE(again.ok());
@@ -261,6 +271,11 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   auto unknown = KubeletClient::unprepare(info->endpoint, "v1beta1", {{p.env.ns(), "nope", "x"}});
   REQUIRE(unknown.ok());
   CHECK(unknown->at("nope") == "");
+  metrics = p.agent->metrics();
+  CHECK(metrics::sampleValue(metrics, "sriov_dra_prepared_claims") == 0);
+  CHECK(metrics::sampleValue(metrics,
+                             "sriov_dra_kubelet_plugin_claims_total{operation=\"unprepare\","
+                             "result=\"success\"}") == 2);
   p.agent->stop(SIGTERM);
   CHECK_FALSE(std::filesystem::exists(info->endpoint));
   CHECK_FALSE(std::filesystem::exists(p.dirs().registry + "/" + kDriver + "-reg.sock"));

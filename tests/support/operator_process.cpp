@@ -88,6 +88,13 @@ int OperatorProcess::probeStatus(const std::string& path) const {
   return resp.ok() ? resp->status : 0;
 }
 
+std::string OperatorProcess::metrics() const {
+  auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(metrics_port_), {});
+  if (!t.ok()) return "";
+  auto resp = (*t)->send({"GET", "/metrics", "", "", "*/*", {}}, std::chrono::seconds(5));
+  return resp.ok() && resp->status == 200 ? resp->body : "";
+}
+
 bool OperatorProcess::healthy() const { return probeStatus("/healthz") == 200; }
 
 void OperatorProcess::waitReady() const {

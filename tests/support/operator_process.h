@@ -58,6 +58,8 @@ class OperatorProcess {
   std::string logs() const;
   int webhookPort() const { return webhook_port_; }
   int metricsPort() const { return metrics_port_; }
+  // The body of GET /metrics ("" when it cannot be read).
+  std::string metrics() const;
   pid_t pid() const { return process_.pid(); }
 
  private:
