@@ -1,0 +1,503 @@
+#include "dra/allocator.h"
+
+#include <algorithm>
+
+#include "policy/selectors.h"
+
+namespace sriovdra::dra {
+
+struct Allocator::ClassInfo {
+  const api::DeviceClass* object = nullptr;
+  std::vector<Result<cel::Program>> selectors;
+};
+
+struct Allocator::Pool {
+  std::string driver;
+  std::string name;
+  std::vector<const api::ResourceSlice*> slices;  // sorted by name
+  std::string problem;                            // incomplete or invalid: not used
+};
+
+namespace {
+
+std::string joinNames(const std::vector<std::string>& v, std::string_view sep = ", ") {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+bool sameValue(const api::AttributeValue& a, const api::AttributeValue& b) {
+  return a.type == b.type && a == b;
+}
+
+// One way to satisfy a request: the request itself (`exactly`) or one of its subrequests.
+struct Alternative {
+  std::string name;  // "gpu" or "gpu/sub"
+  const api::DeviceSubRequest* spec = nullptr;
+  bool admin_access = false;
+  std::vector<cel::Program> selectors;
+  // Filled per node:
+  std::vector<PickedDevice> candidates;  // class and selectors match, in search order
+  std::vector<std::string> problems;     // why the alternative cannot be satisfied
+  std::vector<std::string> notes;        // pools skipped
+  size_t class_matches = 0;
+  size_t free = 0;
+};
+
+struct Request {
+  std::string name;
+  std::vector<Alternative> alternatives;
+};
+
+struct Constraint {
+  const api::DeviceConstraint* spec = nullptr;
+  std::string attribute;
+  bool match = true;  // matchAttribute, else distinctAttribute
+  // Search state: the value fixed by the first device and how many devices hold it (match),
+  // or the values taken (distinct).
+  std::optional<api::AttributeValue> value;
+  size_t holders = 0;
+  std::vector<api::AttributeValue> taken;
+
+  bool covers(const std::string& request) const {
+    if (spec->requests.empty()) return true;
+    std::string parent = request.substr(0, request.find('/'));
+    for (const auto& r : spec->requests) {
+      if (r == request || r == parent) return true;
+    }
+    return false;
+  }
+};
+
+class Search {
+ public:
+  Search(std::vector<Request>& requests, std::vector<Constraint>& constraints,
+         const std::set<DeviceId>& in_use)
+      : requests_(requests), constraints_(constraints), in_use_(in_use) {}
+
+  bool run() { return request(0); }
+  const std::vector<PickedDevice>& picked() const { return picked_; }
+  const std::vector<const Alternative*>& chosen() const { return chosen_; }
+  size_t steps() const { return steps_; }
+
+ private:
+  bool request(size_t r) {
+    if (r == requests_.size()) return true;
+    for (auto& alt : requests_[r].alternatives) {
+      chosen_.push_back(&alt);
+      bool ok = alt.spec->allocation_mode == "All" ? all(r, alt) : pick(r, alt, 0, 0);
+      if (ok) return true;
+      chosen_.pop_back();
+    }
+    return false;
+  }
+
+  bool all(size_t r, const Alternative& alt) {
+    // All needs every matching device, so a pool that cannot be read completely rules it out.
+    if (alt.candidates.empty() || !alt.problems.empty() || !alt.notes.empty()) return false;
+    size_t added = 0;
+    bool ok = true;
+    for (const auto& c : alt.candidates) {
+      if (!usable(c, alt) || !add(c)) {
+        ok = false;
+        break;
+      }
+      ++added;
+    }
+    if (ok && request(r + 1)) return true;
+    while (added-- > 0) remove();
+    return false;
+  }
+
+  // Picks device number `k` of the request from candidates[start...] (combinations).
+  bool pick(size_t r, const Alternative& alt, int64_t k, size_t start) {
+    if (k == alt.spec->count) return request(r + 1);
+    for (size_t i = start; i < alt.candidates.size(); ++i) {
+      ++steps_;
+      const auto& c = alt.candidates[i];
+      if (!usable(c, alt) || !add(c)) continue;
+      if (pick(r, alt, k + 1, i + 1)) return true;
+      remove();
+    }
+    return false;
+  }
+
+  bool usable(const PickedDevice& c, const Alternative& alt) const {
+    if (!alt.admin_access && in_use_.count(c.id) != 0) return false;
+    return std::none_of(picked_.begin(), picked_.end(),
+                        [&](const PickedDevice& p) { return p.id == c.id; });
+  }
+
+  bool add(const PickedDevice& c) {
+    size_t applied = 0;
+    for (auto& con : constraints_) {
+      if (!con.covers(c.request)) continue;
+      const api::AttributeValue* v = findAttribute(*c.device, c.id.driver, con.attribute);
+      bool ok = v != nullptr;
+      if (ok && con.match) ok = !con.value || sameValue(*con.value, *v);
+      if (ok && !con.match) {
+        ok = std::none_of(con.taken.begin(), con.taken.end(),
+                          [&](const api::AttributeValue& t) { return sameValue(t, *v); });
+      }
+      if (!ok) {
+        undoConstraints(c, applied);
+        return false;
+      }
+      if (con.match) {
+        if (con.holders++ == 0) con.value = *v;
+      } else {
+        con.taken.push_back(*v);
+      }
+      ++applied;
+    }
+    picked_.push_back(c);
+    return true;
+  }
+
+  void remove() {
+    PickedDevice c = picked_.back();
+    picked_.pop_back();
+    undoConstraints(c, constraints_.size());
+  }
+
+  // Undoes the first `n` constraints that cover `c`.
+  void undoConstraints(const PickedDevice& c, size_t n) {
+    size_t undone = 0;
+    for (auto& con : constraints_) {
+      if (undone == n) return;
+      if (!con.covers(c.request)) continue;
+      if (con.match) {
+        if (--con.holders == 0) con.value.reset();
+      } else {
+        con.taken.pop_back();
+      }
+      ++undone;
+    }
+  }
+
+  std::vector<Request>& requests_;
+  std::vector<Constraint>& constraints_;
+  const std::set<DeviceId>& in_use_;
+  std::vector<PickedDevice> picked_;
+  std::vector<const Alternative*> chosen_;
+  size_t steps_ = 0;
+};
+
+// "gpu free on pci0000:00, pci0000:3a; vf free on pci0000:b9" for a failed matchAttribute.
+std::string constraintReason(const Constraint& con, const std::vector<Request>& requests,
+                             const std::set<DeviceId>& in_use) {
+  std::vector<std::string> parts, involved;
+  for (const auto& r : requests) {
+    for (const auto& alt : r.alternatives) {
+      if (!con.covers(alt.name)) continue;
+      involved.push_back(alt.name);
+      std::set<std::string> values;
+      size_t without = 0;
+      for (const auto& c : alt.candidates) {
+        if (!alt.admin_access && in_use.count(c.id) != 0) continue;
+        const api::AttributeValue* v = findAttribute(*c.device, c.id.driver, con.attribute);
+        if (v == nullptr) {
+          ++without;
+        } else {
+          values.insert(v->toString());
+        }
+      }
+      std::string part =
+          alt.name + " free on " +
+          (values.empty() ? std::string("none") : joinNames({values.begin(), values.end()}));
+      if (without > 0) {
+        part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
+      }
+      parts.push_back(part);
+    }
+  }
+  std::string what = con.match ? "the same " : "distinct values of ";
+  return "no " + joinNames(involved, " and ") + " with " + what + con.attribute + ": " +
+         joinNames(parts, "; ");
+}
+
+}  // namespace
+
+const api::AttributeValue* findAttribute(const api::SliceDevice& device, std::string_view driver,
+                                         std::string_view qualified) {
+  if (auto it = device.attributes.find(std::string(qualified)); it != device.attributes.end()) {
+    return &it->second;
+  }
+  auto slash = qualified.find('/');
+  if (slash != std::string_view::npos && qualified.substr(0, slash) == driver) {
+    auto it = device.attributes.find(std::string(qualified.substr(slash + 1)));
+    if (it != device.attributes.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,
+                                    const std::string& except_uid) {
+  std::set<DeviceId> out;
+  for (const auto& c : claims) {
+    if (!c.status.allocation || (!except_uid.empty() && c.metadata.uid == except_uid)) continue;
+    for (const auto& r : c.status.allocation->results) {
+      if (!r.admin_access) out.insert({r.driver, r.pool, r.device});
+    }
+  }
+  return out;
+}
+
+Allocator::Allocator(std::vector<api::ResourceSlice> slices, std::vector<api::DeviceClass> classes)
+    : slices_(std::move(slices)) {
+  std::sort(slices_.begin(), slices_.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.spec.driver, a.spec.pool.name, a.metadata.name) <
+           std::tie(b.spec.driver, b.spec.pool.name, b.metadata.name);
+  });
+  class_objects_ = std::move(classes);
+  for (const auto& c : class_objects_) {
+    auto info = std::make_unique<ClassInfo>();
+    info->object = &c;
+    for (const auto& expr : c.spec.cel_selectors) {
+      info->selectors.push_back(cel::Program::compile(expr));
+    }
+    classes_[c.metadata.name] = std::move(info);
+  }
+}
+
+Allocator::~Allocator() = default;
+
+std::vector<std::string> Allocator::nodeNames() const {
+  std::set<std::string> names;
+  for (const auto& s : slices_) {
+    if (!s.spec.node_name.empty()) names.insert(s.spec.node_name);
+  }
+  return {names.begin(), names.end()};
+}
+
+const std::vector<Allocator::Pool>& Allocator::poolsOf(const ClusterNode& node) {
+  if (auto it = pools_by_node_.find(node.name); it != pools_by_node_.end()) return it->second;
+  // Slices are sorted by (driver, pool, name): one pass groups them.
+  std::vector<Pool> pools;
+  std::vector<const api::ResourceSlice*> group;
+  auto flush = [&]() {
+    if (group.empty()) return;
+    int64_t generation = 0;
+    for (const auto* s : group) generation = std::max(generation, s->spec.pool.generation);
+    Pool p{group[0]->spec.driver, group[0]->spec.pool.name, {}, ""};
+    int64_t expected = 0;
+    std::set<std::string> names;
+    for (const auto* s : group) {
+      if (s->spec.pool.generation != generation) continue;
+      p.slices.push_back(s);
+      expected = s->spec.pool.resource_slice_count;
+      for (const auto& d : s->spec.devices) {
+        if (!names.insert(d.name).second && p.problem.empty()) {
+          p.problem = "pool " + p.driver + "/" + p.name + " is invalid: device " + d.name +
+                      " is published twice";
+        }
+      }
+    }
+    if (p.problem.empty() && static_cast<int64_t>(p.slices.size()) != expected) {
+      p.problem = "pool " + p.driver + "/" + p.name + " is incomplete (" +
+                  std::to_string(p.slices.size()) + " of " + std::to_string(expected) +
+                  " slices published at generation " + std::to_string(generation) + ")";
+    }
+    pools.push_back(std::move(p));
+    group.clear();
+  };
+  for (const auto& s : slices_) {
+    bool reaches = s.spec.node_name == node.name || s.spec.all_nodes ||
+                   (s.spec.node_selector &&
+                    policy::matchesNodeSelector(*s.spec.node_selector, node.name, node.labels));
+    if (!reaches) continue;
+    if (!group.empty() &&
+        (group[0]->spec.driver != s.spec.driver || group[0]->spec.pool.name != s.spec.pool.name)) {
+      flush();
+    }
+    group.push_back(&s);
+  }
+  flush();
+  return pools_by_node_[node.name] = std::move(pools);
+}
+
+Result<bool> Allocator::classMatches(const ClassInfo& c, const api::SliceDevice& d,
+                                     std::string_view driver) {
+  auto key = std::make_pair(&c, &d);
+  if (auto it = class_cache_.find(key); it != class_cache_.end()) return it->second;
+  Result<bool> out = true;
+  for (size_t i = 0; i < c.selectors.size() && out.ok() && *out; ++i) {
+    if (!c.selectors[i].ok()) {
+      out = Status(Code::kInvalidArgument, "DeviceClass " + c.object->metadata.name +
+                                               " selector: " + c.selectors[i].status().message());
+    } else {
+      out = c.selectors[i]->matches({driver, d});
+    }
+  }
+  class_cache_.emplace(key, out);
+  return out;
+}
+
+NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
+                                   const std::set<DeviceId>& in_use) {
+  NodeAllocation out;
+  out.node = node.name;
+  const auto& pools = poolsOf(node);
+
+  std::vector<Request> requests;
+  for (const auto& r : claim.requests) {
+    Request req{r.name, {}};
+    if (r.exactly) {
+      req.alternatives.push_back({r.name, &*r.exactly, r.admin_access});
+    }
+    for (const auto& sub : r.first_available) {
+      req.alternatives.push_back({r.name + "/" + sub.name, &sub, false});
+    }
+    requests.push_back(std::move(req));
+  }
+
+  // Candidates per alternative on this node.
+  bool unusable = false;
+  for (auto& req : requests) {
+    for (auto& alt : req.alternatives) {
+      auto cls = classes_.find(alt.spec->device_class_name);
+      if (cls == classes_.end()) {
+        alt.problems.push_back("DeviceClass " + alt.spec->device_class_name + " does not exist");
+        unusable = true;
+        continue;
+      }
+      for (const auto& expr : alt.spec->selectors) {
+        auto p = cel::Program::compile(expr);
+        if (!p.ok()) {
+          alt.problems.push_back("selector: " + p.status().message());
+          unusable = true;
+          continue;
+        }
+        alt.selectors.push_back(std::move(*p));
+      }
+      if (!alt.problems.empty()) continue;
+      std::string first_selector_miss, first_error;
+      size_t selector_misses = 0;
+      for (const auto& pool : pools) {
+        for (const auto* slice : pool.slices) {
+          for (const auto& d : slice->spec.devices) {
+            auto in_class = classMatches(*cls->second, d, pool.driver);
+            if (!in_class.ok()) {
+              if (first_error.empty()) first_error = d.name + ": " + in_class.status().message();
+              continue;
+            }
+            if (!*in_class) continue;
+            if (!pool.problem.empty()) {
+              if (std::find(alt.notes.begin(), alt.notes.end(), pool.problem) == alt.notes.end()) {
+                alt.notes.push_back(pool.problem);
+              }
+              continue;
+            }
+            ++alt.class_matches;
+            Result<bool> selected = true;
+            for (size_t i = 0; i < alt.selectors.size() && selected.ok() && *selected; ++i) {
+              selected = alt.selectors[i].matches({pool.driver, d});
+              if (selected.ok() && !*selected && first_selector_miss.empty()) {
+                first_selector_miss = alt.selectors[i].source();
+              }
+            }
+            if (!selected.ok()) {
+              if (first_error.empty()) first_error = d.name + ": " + selected.status().message();
+              continue;
+            }
+            if (!*selected) {
+              ++selector_misses;
+              continue;
+            }
+            PickedDevice c{alt.name, {pool.driver, pool.name, d.name}, &d};
+            if (alt.admin_access || in_use.count(c.id) == 0) ++alt.free;
+            alt.candidates.push_back(std::move(c));
+          }
+        }
+      }
+      if (!first_error.empty()) {
+        // Kubernetes stops allocating on this node when a selector fails at runtime.
+        alt.problems.push_back("a selector failed on device " + first_error);
+        unusable = true;
+      }
+      if (alt.class_matches == 0 && alt.problems.empty()) {
+        alt.problems.push_back("no device of DeviceClass " + alt.spec->device_class_name +
+                               (alt.notes.empty() ? "" : " in a usable pool"));
+      } else if (alt.candidates.empty() && selector_misses > 0) {
+        alt.problems.push_back(std::to_string(alt.class_matches) + " device(s) of DeviceClass " +
+                               alt.spec->device_class_name + ", none matches the selector " +
+                               first_selector_miss);
+      } else if (alt.spec->allocation_mode != "All" &&
+                 static_cast<int64_t>(alt.free) < alt.spec->count && !alt.candidates.empty()) {
+        alt.problems.push_back(
+            alt.free == 0 ? "all " + std::to_string(alt.candidates.size()) +
+                                " matching device(s) are allocated to other claims"
+                          : "needs " + std::to_string(alt.spec->count) + " device(s), " +
+                                std::to_string(alt.free) + " of " +
+                                std::to_string(alt.candidates.size()) + " matching are free");
+      } else if (alt.spec->allocation_mode == "All" && alt.free < alt.candidates.size()) {
+        alt.problems.push_back("allocationMode All, but " +
+                               std::to_string(alt.candidates.size() - alt.free) + " of " +
+                               std::to_string(alt.candidates.size()) +
+                               " matching device(s) are allocated to other claims");
+      }
+    }
+  }
+
+  std::vector<Constraint> constraints;
+  for (const auto& c : claim.constraints) {
+    bool match = !c.match_attribute.empty();
+    constraints.push_back({&c, match ? c.match_attribute : c.distinct_attribute, match});
+  }
+
+  if (!unusable) {
+    Search search(requests, constraints, in_use);
+    if (search.run()) {
+      out.fits = true;
+      out.devices = search.picked();
+      for (const auto& p : out.devices) {
+        const auto* alt = *std::find_if(search.chosen().begin(), search.chosen().end(),
+                                        [&](const Alternative* a) { return a->name == p.request; });
+        out.allocation.results.push_back(
+            {p.request, p.id.driver, p.id.pool, p.id.device, alt->admin_access});
+      }
+      for (const Alternative* alt : search.chosen()) {
+        const auto& cls = *classes_.at(alt->spec->device_class_name)->object;
+        for (const auto& cfg : cls.spec.config) {
+          out.allocation.config.push_back({"FromClass", {alt->name}, cfg});
+        }
+      }
+      for (const auto& cfg : claim.config) {
+        out.allocation.config.push_back({"FromClaim", cfg.requests, cfg.opaque});
+      }
+      api::NodeSelectorTerm term;
+      term.match_fields.push_back({"metadata.name", "In", {node.name}});
+      out.allocation.node_selector = api::NodeSelector{{term}};
+      return out;
+    }
+  }
+
+  // Why not: per request first, then the constraints.
+  bool every_request_possible = !unusable;
+  for (const auto& req : requests) {
+    bool possible = false;
+    std::vector<std::string> why;
+    for (const auto& alt : req.alternatives) {
+      bool ok = alt.problems.empty() && !alt.candidates.empty();
+      possible = possible || ok;
+      for (const auto& p : alt.problems) {
+        why.push_back((req.alternatives.size() > 1 ? alt.name + ": " : "") + p);
+      }
+      for (const auto& n : alt.notes) why.push_back(n);
+    }
+    if (!possible) {
+      every_request_possible = false;
+      out.reasons.push_back("request " + req.name + ": " + joinNames(why, "; "));
+    }
+  }
+  if (every_request_possible) {
+    for (const auto& con : constraints)
+      out.reasons.push_back(constraintReason(con, requests, in_use));
+    if (constraints.empty()) {
+      out.reasons.push_back("the requests compete for the same devices: not enough for all");
+    }
+  }
+  return out;
+}
+
+}  // namespace sriovdra::dra

@@ -1,0 +1,90 @@
+#pragma once
+// The structured allocator with Kubernetes' semantics (k8s.io/dynamic-resource-allocation
+// structured, as of 1.36): per node, pools per (driver, pool name) from the slices that reach
+// the node, highest generation only, incomplete or invalid pools skipped (and named); class
+// selectors then request selectors (CEL); ExactCount and All; firstAvailable in listed order;
+// matchAttribute and distinctAttribute with fully qualified names (an unqualified attribute of
+// a device counts under its driver's domain); devices allocated to other claims are skipped
+// unless the request has adminAccess; depth-first search with backtracking over combinations,
+// pools sorted by (driver, pool), slices by name, devices in slice order; the first complete
+// solution wins. Pure; not thread-safe (it caches pools per node name and class selector
+// results, so a node keeps its labels for the life of an Allocator).
+// A claim that does not fit a node comes back with reasons a person can act on: which request
+// had no candidate and why, or which constraint failed with the values that were free.
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/objects.h"
+#include "api/resource.h"
+#include "dra/cel.h"
+
+namespace sriovdra::dra {
+
+struct DeviceId {
+  std::string driver;
+  std::string pool;
+  std::string device;
+  auto operator<=>(const DeviceId&) const = default;
+  std::string toString() const { return driver + "/" + pool + "/" + device; }
+};
+
+struct ClusterNode {
+  std::string name;
+  std::map<std::string, std::string> labels;
+};
+
+struct PickedDevice {
+  std::string request;  // "gpu" or "nic/fast" for a firstAvailable subrequest
+  DeviceId id;
+  const api::SliceDevice* device = nullptr;  // points into the Allocator's slices
+};
+
+struct NodeAllocation {
+  std::string node;
+  bool fits = false;
+  std::vector<PickedDevice> devices;  // when it fits, in request order
+  api::AllocationResult allocation;   // when it fits
+  std::vector<std::string> reasons;   // when it does not: one line per problem
+};
+
+// The attribute `qualified` ("resource.kubernetes.io/pcieRoot") of a device published by
+// `driver`, with the driver-domain rule for unqualified keys; nullptr when it has none.
+const api::AttributeValue* findAttribute(const api::SliceDevice& device, std::string_view driver,
+                                         std::string_view qualified);
+
+// The devices allocated to the claims (except the claim with UID `except_uid`).
+std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,
+                                    const std::string& except_uid = "");
+
+class Allocator {
+ public:
+  Allocator(std::vector<api::ResourceSlice> slices, std::vector<api::DeviceClass> classes);
+  ~Allocator();
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+
+  NodeAllocation allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
+                          const std::set<DeviceId>& in_use);
+
+  // The nodes that any slice reaches through spec.nodeName, sorted (for nodes not in a list).
+  std::vector<std::string> nodeNames() const;
+  const std::vector<api::ResourceSlice>& slices() const { return slices_; }
+
+ private:
+  struct Pool;
+  struct ClassInfo;
+  const std::vector<Pool>& poolsOf(const ClusterNode& node);
+  Result<bool> classMatches(const ClassInfo& c, const api::SliceDevice& d, std::string_view driver);
+
+  std::vector<api::ResourceSlice> slices_;
+  std::vector<api::DeviceClass> class_objects_;
+  std::map<std::string, std::unique_ptr<ClassInfo>> classes_;
+  std::map<std::string, std::vector<Pool>> pools_by_node_;
+  std::map<std::pair<const ClassInfo*, const api::SliceDevice*>, Result<bool>> class_cache_;
+};
+
+}  // namespace sriovdra::dra
