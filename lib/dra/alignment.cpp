@@ -1,0 +1,173 @@
+#include "dra/alignment.h"
+
+#include <algorithm>
+
+#include "api/names.h"
+
+namespace sriovdra::dra {
+namespace {
+
+constexpr std::string_view kNvidiaDriver = "gpu.nvidia.com";
+
+std::string stringAttribute(const api::SliceDevice& d, std::string_view driver,
+                            std::string_view name) {
+  const api::AttributeValue* v = findAttribute(d, driver, name);
+  return v != nullptr && v->type == api::AttributeValue::Type::kString ? v->string_value : "";
+}
+
+}  // namespace
+
+std::string_view alignmentName(PairAlignment a) {
+  switch (a) {
+    case PairAlignment::kSameSwitch:
+      return "same switch";
+    case PairAlignment::kSameRoot:
+      return "same root";
+    case PairAlignment::kSameNuma:
+      return "same NUMA, different root";
+    case PairAlignment::kCrossNuma:
+      return "cross NUMA";
+    case PairAlignment::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::string_view alignmentLabel(PairAlignment a) {
+  switch (a) {
+    case PairAlignment::kSameSwitch:
+      return "same_switch";
+    case PairAlignment::kSameRoot:
+      return "same_root";
+    case PairAlignment::kSameNuma:
+      return "same_numa";
+    case PairAlignment::kCrossNuma:
+      return "cross_numa";
+    case PairAlignment::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+PairAlignment classify(const DevicePlacement& gpu, const DevicePlacement& vf) {
+  if (gpu.pcie_root.empty() || vf.pcie_root.empty()) return PairAlignment::kUnknown;
+  if (gpu.node != vf.node) return PairAlignment::kUnknown;
+  if (gpu.pcie_root == vf.pcie_root) {
+    return !gpu.pcie_switch.empty() && gpu.pcie_switch == vf.pcie_switch
+               ? PairAlignment::kSameSwitch
+               : PairAlignment::kSameRoot;
+  }
+  if (gpu.numa < 0 || vf.numa < 0) return PairAlignment::kUnknown;
+  return gpu.numa == vf.numa ? PairAlignment::kSameNuma : PairAlignment::kCrossNuma;
+}
+
+ClusterTopology::ClusterTopology(const std::vector<api::ResourceSlice>& slices,
+                                 const std::vector<api::SriovNodeState>& states) {
+  std::map<std::string, const api::SriovNodeState*> by_node;
+  for (const auto& s : states) by_node[s.metadata.name] = &s;
+  for (const auto& slice : slices) {
+    const std::string& driver = slice.spec.driver;
+    std::string node = slice.spec.node_name;
+    auto state_it = by_node.find(node);
+    const api::SriovNodeState* state = state_it == by_node.end() ? nullptr : state_it->second;
+    for (const auto& d : slice.spec.devices) {
+      DevicePlacement p;
+      p.id = {driver, slice.spec.pool.name, d.name};
+      p.node = node;
+      p.pcie_root = stringAttribute(d, driver, api::attr::kPcieRoot);
+      if (driver == api::kDriverName) {
+        p.kind = "vf";
+        p.pci_address = stringAttribute(d, driver, api::attr::kPciAddress);
+        p.pf = stringAttribute(d, driver, api::attr::kPfPciAddress);
+        p.pf_name = stringAttribute(d, driver, api::attr::kPfName);
+        if (const auto* numa = findAttribute(d, driver, api::attr::kNumaNode);
+            numa != nullptr && numa->type == api::AttributeValue::Type::kInt) {
+          p.numa = numa->int_value;
+        }
+        for (const auto& pf : state ? state->status.interfaces : std::vector<api::InterfaceExt>{}) {
+          if (pf.pci_address != p.pf) continue;
+          p.pcie_switch = pf.pcie_switch;
+          if (p.numa < 0) p.numa = pf.numa_node;
+          if (p.pcie_root.empty()) p.pcie_root = pf.pcie_root;
+        }
+      } else {
+        p.pci_address = stringAttribute(d, driver, api::attr::kPciBusId);
+        if (p.pci_address.empty())
+          p.pci_address = stringAttribute(d, driver, "gpu.nvidia.com/pcieBusID");
+        bool known_gpu = false;
+        for (const auto& g : state ? state->status.gpus : std::vector<api::Gpu>{}) {
+          if (g.pci_address != p.pci_address || p.pci_address.empty()) continue;
+          known_gpu = true;
+          p.pcie_switch = g.pcie_switch;
+          p.numa = g.numa_node;
+          if (p.pcie_root.empty()) p.pcie_root = g.pcie_root;
+        }
+        if (known_gpu || driver == kNvidiaDriver) p.kind = "gpu";
+      }
+      devices_[p.id] = std::move(p);
+    }
+  }
+}
+
+std::optional<DevicePlacement> ClusterTopology::placement(const DeviceId& id) const {
+  auto it = devices_.find(id);
+  if (it == devices_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<ClaimAlignment> alignmentReport(const std::vector<api::ResourceClaim>& claims,
+                                            const ClusterTopology& topology) {
+  std::vector<ClaimAlignment> out;
+  for (const auto& c : claims) {
+    if (!c.status.allocation) continue;
+    ClaimAlignment a;
+    a.namespace_ = c.metadata.namespace_;
+    a.name = c.metadata.name;
+    a.node = c.status.allocation->nodeName();
+    for (const auto& r : c.status.reserved_for) {
+      if (r.resource == "pods") a.pod = r.name;
+    }
+    for (const auto& r : c.status.allocation->results) {
+      DeviceId id{r.driver, r.pool, r.device};
+      auto p = topology.placement(id);
+      if (!p) {
+        p = DevicePlacement{};
+        p->id = id;
+        p->node = a.node;
+        p->kind = r.driver == api::kDriverName ? "vf" : (r.driver == kNvidiaDriver ? "gpu" : "");
+      }
+      if (p->kind == "vf") a.vfs.push_back(*p);
+      if (p->kind == "gpu") a.gpus.push_back(*p);
+    }
+    if (a.vfs.empty()) continue;
+    for (const auto& g : a.gpus) {
+      std::optional<ClaimAlignment::Pair> best;
+      for (const auto& v : a.vfs) {
+        PairAlignment al = classify(g, v);
+        if (!best || al < best->alignment)
+          best = ClaimAlignment::Pair{g.id.device, v.id.device, al};
+      }
+      a.pairs.push_back(*best);
+    }
+    std::map<std::string, int> per_pf;
+    for (const auto& v : a.vfs) {
+      if (!v.pf.empty() && ++per_pf[v.pf] == 2) a.shared_pfs.push_back(v.pf);
+    }
+    out.push_back(std::move(a));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return std::tie(x.namespace_, x.name) < std::tie(y.namespace_, y.name);
+  });
+  return out;
+}
+
+std::map<PairAlignment, int64_t> countPairs(const std::vector<ClaimAlignment>& report) {
+  std::map<PairAlignment, int64_t> out;
+  for (PairAlignment a : kAllAlignments) out[a] = 0;
+  for (const auto& c : report) {
+    for (const auto& p : c.pairs) ++out[p.alignment];
+  }
+  return out;
+}
+
+}  // namespace sriovdra::dra

@@ -1,0 +1,169 @@
+// Alignment classes, the report over the reference claim and slices, and the placement study on
+// the a100-reference server (4 roots x (2 GPUs + 2 PFs), 2 roots per NUMA node).
+#include "dra/alignment.h"
+
+#include <catch2/catch.hpp>
+
+#include "api/node_state.h"
+#include "dra/simulate.h"
+#include "host/discovery.h"
+#include "host/fixtures.h"
+#include "host/sysfs.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using dra::PairAlignment;
+
+namespace {
+
+dra::SimServer a100(int vfs_per_pf = 1) {
+  testing::TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::RealSysfs sysfs(dir.path());
+  auto topology = host::discover(sysfs);
+  REQUIRE(topology.ok());
+  return dra::serverFromTopology(*topology, vfs_per_pf);
+}
+
+dra::DevicePlacement at(std::string root, std::string sw, int64_t numa) {
+  dra::DevicePlacement p;
+  p.node = "n";
+  p.pcie_root = std::move(root);
+  p.pcie_switch = std::move(sw);
+  p.numa = numa;
+  return p;
+}
+
+double share(const dra::StrategyResult& r, PairAlignment a) {
+  return static_cast<double>(r.pairs.at(a)) / static_cast<double>(r.scheduled);
+}
+
+}  // namespace
+
+TEST_CASE("pairs are classified best first", "[alignment][unit]") {
+  CHECK(dra::classify(at("pci0000:00", "0000:01:00.0", 0), at("pci0000:00", "0000:01:00.0", 0)) ==
+        PairAlignment::kSameSwitch);
+  CHECK(dra::classify(at("pci0000:00", "0000:01:00.0", 0), at("pci0000:00", "0000:05:00.0", 0)) ==
+        PairAlignment::kSameRoot);
+  CHECK(dra::classify(at("pci0000:00", "", 0), at("pci0000:00", "", 0)) ==
+        PairAlignment::kSameRoot);
+  CHECK(dra::classify(at("pci0000:00", "", 0), at("pci0000:3a", "", 0)) ==
+        PairAlignment::kSameNuma);
+  CHECK(dra::classify(at("pci0000:00", "", 0), at("pci0000:b9", "", 1)) ==
+        PairAlignment::kCrossNuma);
+  CHECK(dra::classify(at("", "", 0), at("pci0000:b9", "", 1)) == PairAlignment::kUnknown);
+  CHECK(dra::classify(at("pci0000:00", "", -1), at("pci0000:b9", "", 1)) ==
+        PairAlignment::kUnknown);
+}
+
+TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[alignment][unit]") {
+  // The observed claim (a100-06: gpu-3 + VF 0000-11-00-1) with slices shaped like the observed
+  // ones for those two devices, both on pci0000:00 as topology-client-aligned.txt shows.
+  auto claim = api::ResourceClaim::decode(
+      testing::loadFixtureObject("reference/resourceclaim-aligned-observed.yaml"));
+  REQUIRE(claim.ok());
+  auto gpu_slice = api::ResourceSlice::decode(
+      testing::loadFixtureObject("reference/resourceslice-gpu-observed.json"));
+  auto vf_slice = api::ResourceSlice::decode(
+      testing::loadFixtureObject("reference/resourceslice-sriov-observed.json"));
+  REQUIRE(gpu_slice.ok());
+  REQUIRE(vf_slice.ok());
+  for (auto* s : {&*gpu_slice, &*vf_slice}) {
+    s->spec.node_name = s->spec.pool.name = "a100-06";
+    s->spec.devices.resize(1);
+  }
+  auto& g = gpu_slice->spec.devices[0];
+  g.name = "gpu-3";
+  g.attributes["resource.kubernetes.io/pciBusID"] = api::AttributeValue::ofString("0000:0a:00.0");
+  g.attributes["resource.kubernetes.io/pcieRoot"] = api::AttributeValue::ofString("pci0000:00");
+  auto& v = vf_slice->spec.devices[0];
+  v.name = "0000-11-00-1";
+  v.attributes["resource.kubernetes.io/pcieRoot"] = api::AttributeValue::ofString("pci0000:00");
+  v.attributes["sriovnetwork.k8snetworkplumbingwg.io/pfPciAddress"] =
+      api::AttributeValue::ofString("0000:11:00.0");
+  v.attributes["dra.net/numaNode"] = api::AttributeValue::ofInt(0);
+
+  dra::ClusterTopology topology({*gpu_slice, *vf_slice}, {});
+  auto report = dra::alignmentReport({*claim}, topology);
+  REQUIRE(report.size() == 1);
+  const auto& r = report[0];
+  CHECK(r.pod == "ib-write-bw-aligned-client");
+  CHECK(r.node == "a100-06");
+  REQUIRE(r.gpus.size() == 1);
+  REQUIRE(r.vfs.size() == 1);
+  CHECK(r.gpus[0].pci_address == "0000:0a:00.0");
+  CHECK(r.vfs[0].pf == "0000:11:00.0");
+  REQUIRE(r.pairs.size() == 1);
+  CHECK(r.pairs[0].alignment == PairAlignment::kSameRoot);
+  CHECK(r.shared_pfs.empty());
+  CHECK(dra::countPairs(report).at(PairAlignment::kSameRoot) == 1);
+
+  // With the node's SriovNodeState the switch is known too: both sit behind one switch.
+  api::SriovNodeState state;
+  state.metadata.name = "a100-06";
+  state.status.gpus.push_back(
+      {"0000:0a:00.0", "10de", "20b2", "nvidia", "pci0000:00", 0, "0000:03:00.0"});
+  api::InterfaceExt pf;
+  pf.pci_address = "0000:11:00.0";
+  pf.pcie_root = "pci0000:00";
+  pf.numa_node = 0;
+  pf.pcie_switch = "0000:03:00.0";
+  state.status.interfaces.push_back(pf);
+  dra::ClusterTopology with_state({*gpu_slice, *vf_slice}, {state});
+  CHECK(dra::alignmentReport({*claim}, with_state)[0].pairs[0].alignment ==
+        PairAlignment::kSameSwitch);
+}
+
+TEST_CASE("the placement study reproduces the topology's combinatorics", "[alignment][unit]") {
+  auto server = a100();
+  REQUIRE(server.gpus.size() == 8);
+  REQUIRE(server.vfs.size() == 8);
+  SECTION("one pod per server: the odds of a random pair, by hand") {
+    // A GPU has 2 of the 8 VFs under its switch, 2 on the other root of its NUMA node and 4 on
+    // the other NUMA node: 25 %, 25 %, 50 % for independent picks; always the same NUMA node with
+    // the topology manager (2 of its 4 VFs under the GPU's switch: 50 %).
+    auto results = dra::simulate({server, 2000, 2000, 7, {}});
+    REQUIRE(results.size() == 3);
+    const auto& plugins = results[0];
+    CHECK(plugins.scheduled == 2000);
+    CHECK(share(plugins, PairAlignment::kSameSwitch) == Approx(0.25).margin(0.04));
+    CHECK(share(plugins, PairAlignment::kSameNuma) == Approx(0.25).margin(0.04));
+    CHECK(share(plugins, PairAlignment::kCrossNuma) == Approx(0.50).margin(0.04));
+    const auto& numa = results[1];
+    CHECK(share(numa, PairAlignment::kSameSwitch) == Approx(0.50).margin(0.04));
+    CHECK(numa.pairs.at(PairAlignment::kCrossNuma) == 0);
+    const auto& dra_result = results[2];
+    CHECK(dra_result.pairs.at(PairAlignment::kSameSwitch) == 2000);
+    CHECK(dra_result.mean_gbps == Approx(194.6));
+    CHECK(dra_result.mean_kv_ms == Approx(56.78));
+  }
+  SECTION("a full cluster: every pod placed, DRA always aligned, and one seed, one answer") {
+    dra::SimulationInput in{server, 4, 32, 11, {}};
+    auto results = dra::simulate(in);
+    for (const auto& r : results) {
+      CHECK(r.scheduled == 32);
+      CHECK(r.pending == 0);
+    }
+    CHECK(results[2].pairs.at(PairAlignment::kSameSwitch) == 32);
+    CHECK(dra::markdownTable(in, results) == dra::markdownTable(in, dra::simulate(in)));
+  }
+  SECTION("more pods than GPUs stay pending") {
+    auto results = dra::simulate({server, 1, 10, 3, {}});
+    for (const auto& r : results) {
+      CHECK(r.scheduled == 8);
+      CHECK(r.pending == 2);
+    }
+  }
+  SECTION("the table shows the figures, with the same-NUMA time scaled from bandwidth") {
+    dra::Figures f;
+    CHECK(f.kvMs(PairAlignment::kSameNuma) == Approx(56.78 * 194.6 / 127.1));
+    dra::SimulationInput in{server, 1, 8, 1, {}};
+    auto table = dra::markdownTable(in, dra::simulate(in));
+    CHECK_THAT(table, Catch::Contains("| dra-pcieRoot | 8 | 0 | 100.0 % | 0.0 % | 0.0 % | 0.0 % | "
+                                      "0.0 % | 194.6 | 56.78 |"));
+    CHECK_THAT(dra::csvTable(dra::simulate(in)),
+               Catch::StartsWith("strategy,scheduled,pending,same_switch,same_root,same_numa,"
+                                 "cross_numa,unknown,mean_gbps,mean_kv_ms\n"));
+  }
+}
