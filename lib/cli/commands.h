@@ -1,6 +1,7 @@
 #pragma once
 // The offline subcommands of `sriov-dra`, each a function of its arguments and streams so it
 // can be tested without a process. They return the process exit code.
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -46,5 +47,48 @@ struct DiscoverArgs {
 };
 // Prints what the agent discovers under a sysfs root: PFs and VFs, GPUs, the PCIe tree.
 int runDiscover(const DiscoverArgs& args, Streams io);
+
+// The cluster commands read the API server like kubectl: --kubeconfig/--context, -n.
+// Exit codes: 0 success, 1 a negative answer (explain: fits nowhere), 2 the inputs or the
+// cluster could not be read.
+struct ClusterArgs {
+  std::string kubeconfig;
+  std::string context;
+  std::string namespace_;
+  std::string output = "table";
+};
+
+struct TopologyArgs : ClusterArgs {
+  std::string node;  // "" = every node with a SriovNodeState
+};
+// Per node: NUMA -> PCIe root -> switch -> GPUs and PFs (VFs advertised, allocated, free),
+// marking GPUs with no VF under their root or switch. -o table|json|yaml|dot.
+int runTopology(const TopologyArgs& args, Streams io);
+
+struct ExplainArgs : ClusterArgs {
+  std::string file;   // a ResourceClaim or ResourceClaimTemplate
+  std::string claim;  // NAMESPACE/NAME or NAME (with -n)
+};
+// Evaluates a claim against the live slices, classes and allocations: per node, the devices it
+// would get or why not. Exit code 0 if some node fits. -o table|json|yaml.
+int runExplain(const ExplainArgs& args, Streams io);
+
+// Every allocated claim with our devices: pod, node, GPUs, VFs, PFs, roots, NUMA nodes and the
+// alignment of each GPU/VF pair, then a summary. -o table|json|yaml.
+int runReport(const ClusterArgs& args, Streams io);
+
+struct SimulateArgs {
+  std::string topology = "a100-reference";
+  int nodes = 16;
+  int pods = 128;
+  uint64_t seed = 1;
+  int vfs_per_pf = 1;
+  std::string output = "markdown";  // markdown | csv
+  double gbps_aligned = 194.6, gbps_same_numa = 127.1, gbps_cross_numa = 110.0;
+  double kv_mb = 1175.81, kv_ms_aligned = 56.78, kv_ms_cross_numa = 122.32;
+  double kv_ms_same_numa = 0;  // 0 = scaled from bandwidth
+};
+// The placement study (dra/simulate.h) on a fixture topology.
+int runSimulate(const SimulateArgs& args, Streams io);
 
 }  // namespace sriovdra::cli

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "api/names.h"
 #include "base/files.h"
 #include "base/yaml.h"
 
@@ -82,6 +83,14 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
           st = decodeInto(*obj, where, bundle.nodes);
         } else if (kind == "SriovNodeState" || kind == "SriovNetworkNodeState") {
           st = decodeInto(*obj, where, bundle.node_states);
+        } else if (kind == "ResourceSlice") {
+          st = decodeInto(*obj, where, bundle.resource_slices);
+        } else if (kind == "DeviceClass") {
+          st = decodeInto(*obj, where, bundle.device_classes);
+        } else if (kind == "ResourceClaim") {
+          st = decodeInto(*obj, where, bundle.resource_claims);
+        } else if (kind == "ResourceClaimTemplate") {
+          st = decodeInto(*obj, where, bundle.resource_claim_templates);
         } else {
           bundle.skipped.push_back((kind.empty() ? "(no kind)" : kind) + "/" + name + " (" + path +
                                    ")");
@@ -90,6 +99,30 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
       }
     }
   }
+  return bundle;
+}
+
+Result<ObjectBundle> loadCluster(kube::Client& client) {
+  ObjectBundle bundle;
+  auto read = [&](const kube::ResourceType& rt, auto& into) -> Status {
+    auto list = client.listAll(rt, "");
+    if (!list.ok()) {
+      return Status(list.status().code(),
+                    "listing " + rt.qualifiedName() + ": " + list.status().message());
+    }
+    for (const auto& item : (*list)["items"].GetArray()) {
+      std::string where = rt.qualifiedName() + " " + kube::ObjectMeta::decode(item).name;
+      if (Status st = decodeInto(item, where, into); !st.isOk()) {
+        bundle.skipped.push_back(st.message());
+      }
+    }
+    return Status::ok();
+  };
+  SDRA_RETURN_IF_ERROR(read(kube::resources::kNodes, bundle.nodes));
+  SDRA_RETURN_IF_ERROR(read(api::resources::kSriovNodeStates, bundle.node_states));
+  SDRA_RETURN_IF_ERROR(read(api::resources::kResourceSlices, bundle.resource_slices));
+  SDRA_RETURN_IF_ERROR(read(api::resources::kDeviceClasses, bundle.device_classes));
+  SDRA_RETURN_IF_ERROR(read(api::resources::kResourceClaims, bundle.resource_claims));
   return bundle;
 }
 

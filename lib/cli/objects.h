@@ -9,6 +9,8 @@
 #include "api/node_state.h"
 #include "api/objects.h"
 #include "api/policies.h"
+#include "api/resource.h"
+#include "kube/client.h"
 
 namespace sriovdra::cli {
 
@@ -18,10 +20,19 @@ struct ObjectBundle {
   std::vector<api::DeviceAttributes> device_attributes;
   std::vector<api::Node> nodes;
   std::vector<api::SriovNodeState> node_states;  // also upstream SriovNetworkNodeState
-  std::vector<std::string> skipped;              // "ConfigMap/foo (file.yaml)"
+  std::vector<api::ResourceSlice> resource_slices;
+  std::vector<api::DeviceClass> device_classes;
+  std::vector<api::ResourceClaim> resource_claims;
+  std::vector<api::ResourceClaimTemplate> resource_claim_templates;
+  std::vector<std::string> skipped;  // "ConfigMap/foo (file.yaml)"
 };
 
 // Reads every document of every file; an undecodable object is an error naming file and field.
 Result<ObjectBundle> loadObjects(const std::vector<std::string>& paths, std::istream& stdin_stream);
+
+// What the cluster tools read from the API server: Nodes, SriovNodeStates (all namespaces),
+// ResourceSlices, DeviceClasses and ResourceClaims. Objects that do not decode are skipped with
+// a line in `skipped` (one bad object never hides the rest of the cluster).
+Result<ObjectBundle> loadCluster(kube::Client& client);
 
 }  // namespace sriovdra::cli

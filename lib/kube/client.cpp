@@ -306,6 +306,39 @@ Result<json::Document> Client::list(const ResourceType& rt, std::string_view ns,
   return expectObject(raw("GET", path + listQuery(options, false), {}, {}, timeout), "GET", path);
 }
 
+Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view ns,
+                                       ListOptions options) {
+  if (options.limit == 0) options.limit = 500;
+  auto first = list(rt, ns, options);
+  if (!first.ok()) return first;
+  json::Document& all = *first;
+  if (!all.HasMember("items") || !all["items"].IsArray()) {
+    all.RemoveMember("items");
+    all.AddMember("items", json::Value(rapidjson::kArrayType), all.GetAllocator());
+  }
+  auto token = [](const json::Document& d) -> std::string {
+    auto meta = d.FindMember("metadata");
+    if (meta == d.MemberEnd() || !meta->value.IsObject()) return "";
+    auto c = meta->value.FindMember("continue");
+    return c != meta->value.MemberEnd() && c->value.IsString() ? c->value.GetString() : "";
+  };
+  while (true) {
+    options.continue_token = token(all);
+    if (options.continue_token.empty()) break;
+    auto page = list(rt, ns, options);
+    if (!page.ok()) return page.status();
+    if (page->HasMember("items") && (*page)["items"].IsArray()) {
+      for (auto& item : (*page)["items"].GetArray()) {
+        all["items"].PushBack(json::Value(item, all.GetAllocator()), all.GetAllocator());
+      }
+    }
+    auto page_meta = page->FindMember("metadata");
+    if (page_meta == page->MemberEnd()) break;
+    all["metadata"].CopyFrom(page_meta->value, all.GetAllocator());
+  }
+  return first;
+}
+
 Result<json::Document> Client::create(const ResourceType& rt, std::string_view ns,
                                       const json::Value& object, const WriteOptions& options) {
   std::string path = rt.collectionPath(ns);

@@ -90,6 +90,9 @@ class Client {
   // One page; follow metadata.continue for more.
   Result<json::Document> list(const ResourceType& rt, std::string_view ns,
                               const ListOptions& options = {});
+  // Every page (500 objects each) in one list document: `items` holds them all.
+  Result<json::Document> listAll(const ResourceType& rt, std::string_view ns,
+                                 ListOptions options = {});
   Result<json::Document> create(const ResourceType& rt, std::string_view ns,
                                 const json::Value& object, const WriteOptions& options = {});
   // PUT; the name comes from object.metadata.name and metadata.resourceVersion guards it.

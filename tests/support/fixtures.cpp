@@ -8,8 +8,12 @@
 
 namespace sriovdra::testing {
 
+std::string fixturePath(const std::string& relative) {
+  return sourceDir() + "/tests/fixtures/" + relative;
+}
+
 std::vector<json::Document> loadFixture(const std::string& relative) {
-  std::string path = sourceDir() + "/tests/fixtures/" + relative;
+  std::string path = fixturePath(relative);
   auto text = readFile(path);
   if (!text.ok()) throw std::runtime_error(text.status().toString());
   auto docs = yamlToJson(*text);

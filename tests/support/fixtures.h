@@ -7,6 +7,8 @@
 
 namespace sriovdra::testing {
 
+// The path of tests/fixtures/<relative> in the source tree.
+std::string fixturePath(const std::string& relative);
 // All documents of tests/fixtures/<relative>.
 std::vector<json::Document> loadFixture(const std::string& relative);
 // The single document of tests/fixtures/<relative>.

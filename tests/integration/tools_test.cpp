@@ -1,0 +1,302 @@
+// `sriov-dra explain|report|topology` against the real API server: two a100-reference nodes with
+// the operator and agents publishing VFs, GPU ResourceSlices shaped like the observed NVIDIA
+// slice, the aligned claim template of the reference experiment, and allocations that use up
+// some roots.
+#include <array>
+#include <set>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "cli/commands.h"
+#include "support/eventually.h"
+#include "support/fixtures.h"
+#include "support/operator_env.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+const std::string kVfDriver(api::kDriverName);
+const std::string kRoot(api::attr::kPcieRoot);
+
+struct Run {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+template <typename Args, typename F>
+Run run(F f, Args args) {
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = f(args, cli::Streams{in, out, err});
+  return {code, out.str(), err.str()};
+}
+
+std::string attr(const api::SliceDevice& d, const std::string& name) {
+  auto it = d.attributes.find(name);
+  return it == d.attributes.end() ? "" : it->second.string_value;
+}
+
+struct ToolsEnv {
+  ToolsEnv() : env("tools") {
+    op = env.startOperator();
+    for (const char* suffix : {"a", "b"}) {
+      std::string n = env.createNode(suffix, {{"dra-sriov-cx6", "true"}});
+      nodes.push_back(n);
+      agents.push_back(env.startAgent(n, "a100-reference"));
+    }
+    env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+    env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+    env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      eventually(
+          [&] {
+            auto s = env.nodeState(nodes[i]);
+            return env.deviceCount(nodes[i]) == 8 && s && s->status.gpus.size() == 8;
+          },
+          90s, [&] { return agents[i]->logs(); });
+    }
+    auto gpu_class = env.admin().create(
+        api::resources::kDeviceClasses, "",
+        testing::yamlObject("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: "
+                            "gpu.nvidia.com}\nspec: {selectors: [{cel: {expression: \"device."
+                            "driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com']."
+                            "type == 'gpu'\"}}]}\n"));
+    REQUIRE((gpu_class.ok() || gpu_class.status().code() == Code::kAlreadyExists));
+    args.kubeconfig = env.cp().kubeconfig();
+  }
+
+  // The NVIDIA driver's slice for a node, shaped like resourceslice-gpu-observed.json, with the
+  // GPUs the agent found (only those on `roots`, when given).
+  void publishGpus(const std::string& node, const std::set<std::string>& roots = {}) {
+    auto state = env.nodeState(node);
+    REQUIRE(state);
+    std::string devices;
+    int index = 0;
+    for (const auto& g : state->status.gpus) {
+      std::string name = "gpu-" + std::to_string(index++);
+      if (!roots.empty() && roots.count(g.pcie_root) == 0) continue;
+      gpu_names[node + "/" + g.pcie_root].push_back(name);
+      devices += std::string(devices.empty() ? "" : ",") + R"({"name":")" + name +
+                 R"(","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-)" + node + "-" +
+                 name + R"("},"productName":{"string":"NVIDIA A100-SXM4-80GB"},)" +
+                 R"("driverVersion":{"version":"595.71.5"},)" +
+                 R"("resource.kubernetes.io/pciBusID":{"string":")" + g.pci_address + R"("},)" +
+                 R"("resource.kubernetes.io/pcieRoot":{"string":")" + g.pcie_root +
+                 R"("}},"capacity":{"memory":{"value":"80Gi"}}})";
+    }
+    auto doc =
+        json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
+                    R"("metadata":{"name":"00000-gpu.nvidia.com-)" +
+                    node + R"("},"spec":{"driver":"gpu.nvidia.com","nodeName":")" + node +
+                    R"(","pool":{"name":")" + node +
+                    R"(","generation":1,"resourceSliceCount":1},"devices":[)" + devices + "]}}");
+    REQUIRE(doc.ok());
+    REQUIRE(env.admin().create(api::resources::kResourceSlices, "", *doc).ok());
+  }
+
+  // The VFs the agent publishes on `node` under `root`.
+  std::vector<std::string> vfsOn(const std::string& node, const std::string& root) const {
+    std::vector<std::string> out;
+    for (const auto& s : env.slicesOf(node)) {
+      for (const auto& d : s.spec.devices) {
+        if (attr(d, kRoot) == root) out.push_back(d.name);
+      }
+    }
+    return out;
+  }
+
+  // An allocated claim holding `results` (request, driver, device) on `node`, for a pod.
+  void allocate(const std::string& name, const std::string& node,
+                const std::vector<std::array<std::string, 3>>& results) {
+    auto created = env.admin().create(
+        api::resources::kResourceClaims, env.ns(),
+        testing::yamlObject(
+            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
+            "{name: " +
+            name +
+            "}\nspec: {devices: {requests: [{name: vf, "
+            "exactly: {deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}]}}\n"));
+    REQUIRE(created.ok());
+    std::string res;
+    for (const auto& [request, driver, device] : results) {
+      res += std::string(res.empty() ? "" : ",") + R"({"request":")" + request + R"(","driver":")" +
+             driver + R"(","pool":")" + node + R"(","device":")" + device + R"("})";
+    }
+    std::string status =
+        R"({"status":{"allocation":{"devices":{"results":[)" + res +
+        R"(]},"nodeSelector":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name",)"
+        R"("operator":"In","values":[")" +
+        node + R"("]}]}]}},"reservedFor":[{"resource":"pods","name":"pod-)" + name +
+        R"(","uid":"uid-)" + name + R"("}]}})";
+    REQUIRE(env.admin()
+                .patch(api::resources::kResourceClaims, env.ns(), name, kube::PatchType::kMerge,
+                       status, {}, "status")
+                .ok());
+  }
+
+  json::Document explainJson() {
+    cli::ExplainArgs e;
+    static_cast<cli::ClusterArgs&>(e) = args;
+    e.output = "json";
+    e.file = testing::fixturePath("reference/aligned-resourceclaimtemplate.yaml");
+    auto r = run(cli::runExplain, e);
+    INFO(r.err);
+    auto doc = json::parse(r.out);
+    REQUIRE(doc.ok());
+    return std::move(*doc);
+  }
+
+  const json::Value& resultFor(const json::Document& doc, const std::string& node) {
+    for (const auto& n : doc["nodeResults"].GetArray()) {
+      if (n["node"].GetString() == node) return n;
+    }
+    FAIL("no result for node " << node);
+    throw std::logic_error("unreachable");
+  }
+
+  OperatorEnv env;
+  std::unique_ptr<testing::OperatorProcess> op;
+  std::vector<std::string> nodes;
+  std::vector<std::unique_ptr<testing::OperatorProcess>> agents;
+  std::map<std::string, std::vector<std::string>> gpu_names;  // node/root -> GPU device names
+  cli::ClusterArgs args;
+};
+
+std::vector<std::string> constrained(const json::Value& node_result) {
+  std::vector<std::string> out;
+  for (const auto& d : node_result["devices"].GetArray()) {
+    out.push_back(std::string(d["request"].GetString()) + " " +
+                  d["constrainedAttributes"].GetString());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("explain, report and topology answer from the live cluster", "[tools][integration]") {
+  ToolsEnv t;
+  const std::string a = t.nodes[0], b = t.nodes[1];
+  t.publishGpus(a);
+  // Node b: GPUs only on the NUMA 0 roots.
+  t.publishGpus(b, {"pci0000:00", "pci0000:3a"});
+
+  // The aligned template fits node a with a GPU and a VF on the first root.
+  auto doc = t.explainJson();
+  CHECK(constrained(t.resultFor(doc, a)) ==
+        std::vector<std::string>{"gpu pcieRoot=pci0000:00", "vf pcieRoot=pci0000:00"});
+  CHECK(t.resultFor(doc, a)["fits"].GetBool());
+
+  // With the VFs of pci0000:00 on node a taken, it still fits there, on another root.
+  auto root0 = t.vfsOn(a, "pci0000:00");
+  REQUIRE(root0.size() == 2);
+  t.allocate("vf-only-0", a, {{"vf", kVfDriver, root0[0]}});
+  t.allocate("vf-only-1", a, {{"vf", kVfDriver, root0[1]}});
+  // On node b, the VFs under the GPUs' roots are taken: free VFs sit only on NUMA 1.
+  int n = 0;
+  for (const char* root : {"pci0000:00", "pci0000:3a"}) {
+    for (const auto& vf : t.vfsOn(b, root)) {
+      t.allocate("b-vf-" + std::to_string(n++), b, {{"vf", kVfDriver, vf}});
+    }
+  }
+  doc = t.explainJson();
+  CHECK(constrained(t.resultFor(doc, a)) ==
+        std::vector<std::string>{"gpu pcieRoot=pci0000:3a", "vf pcieRoot=pci0000:3a"});
+  const auto& on_b = t.resultFor(doc, b);
+  CHECK_FALSE(on_b["fits"].GetBool());
+  REQUIRE(on_b["reasons"].Size() == 1);
+  CHECK(std::string(on_b["reasons"][0].GetString()) ==
+        "no gpu and vf with the same resource.kubernetes.io/pcieRoot: gpu free on pci0000:00, "
+        "pci0000:3a; vf free on pci0000:80, pci0000:b9");
+
+  SECTION("the table and the exit code") {
+    cli::ExplainArgs e;
+    static_cast<cli::ClusterArgs&>(e) = t.args;
+    e.file = testing::fixturePath("reference/aligned-resourceclaimtemplate.yaml");
+    auto r = run(cli::runExplain, e);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("ResourceClaimTemplate dra-sriov-test/gpu-nic-aligned: "
+                                        "fits on "));
+    CHECK_THAT(r.out, Catch::Contains(b + "   no "));
+    // An existing claim by name; a claim no node can take exits 1.
+    REQUIRE(
+        t.env.admin()
+            .create(api::resources::kResourceClaims, t.env.ns(),
+                    testing::yamlObject(
+                        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: "
+                        "eight-vfs}\nspec: {devices: {requests: [{name: vf, exactly: "
+                        "{deviceClassName: sriovnetwork.k8snetworkplumbingwg.io, count: 9}}]}}\n"))
+            .ok());
+    cli::ExplainArgs by_name;
+    static_cast<cli::ClusterArgs&>(by_name) = t.args;
+    by_name.claim = t.env.ns() + "/eight-vfs";
+    auto none = run(cli::runExplain, by_name);
+    CHECK(none.code == 1);
+    CHECK_THAT(none.out, Catch::Contains("request vf: needs 9 device(s), "));
+  }
+
+  SECTION("report classifies an aligned GPU/VF pair and one that is not") {
+    const auto& gpus_root_b9 = t.gpu_names.at(a + "/pci0000:b9");
+    const auto& gpus_root_80 = t.gpu_names.at(a + "/pci0000:80");
+    auto vfs_b9 = t.vfsOn(a, "pci0000:b9");
+    t.allocate("client-devices", a,
+               {{"gpu", "gpu.nvidia.com", gpus_root_b9[0]}, {"vf", kVfDriver, vfs_b9[0]}});
+    t.allocate("cross", a,
+               {{"gpu", "gpu.nvidia.com", t.gpu_names.at(a + "/pci0000:00")[0]},
+                {"vf", kVfDriver, vfs_b9[1]}});
+    t.allocate("same-numa", a,
+               {{"gpu", "gpu.nvidia.com", gpus_root_80[0]},
+                {"vf", kVfDriver, t.vfsOn(a, "pci0000:3a")[0]}});
+    cli::ClusterArgs r_args = t.args;
+    r_args.namespace_ = t.env.ns();
+    r_args.output = "json";
+    auto r = run(cli::runReport, r_args);
+    REQUIRE(r.code == 0);
+    auto report = json::parse(r.out);
+    REQUIRE(report.ok());
+    std::map<std::string, std::string> alignment;
+    for (const auto& c : (*report)["claims"].GetArray()) {
+      if (c["pairs"].Size() == 1)
+        alignment[c["name"].GetString()] = c["pairs"][0]["alignment"].GetString();
+    }
+    CHECK(alignment["client-devices"] == "same_switch");
+    CHECK(alignment["cross"] == "cross_numa");
+    CHECK(alignment["same-numa"] == "cross_numa");  // pci0000:80 is NUMA 1, pci0000:3a NUMA 0
+    CHECK((*report)["summary"]["same_switch"].GetInt64() == 1);
+    CHECK((*report)["summary"]["cross_numa"].GetInt64() == 2);
+    r_args.output = "table";
+    auto table = run(cli::runReport, r_args);
+    CHECK_THAT(table.out, Catch::Contains("pod-client-devices"));
+    CHECK_THAT(table.out, Catch::Contains("same switch"));
+    CHECK_THAT(table.out, Catch::Contains("3 GPU/VF pair(s): 1 same switch, 0 same root"));
+  }
+
+  SECTION("topology draws the tree with what is allocated") {
+    cli::TopologyArgs top;
+    static_cast<cli::ClusterArgs&>(top) = t.args;
+    top.node = a;
+    auto r = run(cli::runTopology, top);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith(a + "\n├── NUMA 0\n│   ├── pci0000:00\n"));
+    CHECK_THAT(r.out, Catch::Contains("│       └── switch "));
+    CHECK_THAT(r.out, Catch::Contains("GPU "));
+    CHECK_THAT(r.out, Catch::Contains("1 VFs, 1 advertised, 1 allocated, 0 free"));
+    CHECK_THAT(r.out, Catch::Contains(" (free)"));
+    top.output = "dot";
+    auto dot = run(cli::runTopology, top);
+    CHECK_THAT(dot.out, Catch::StartsWith("digraph topology {"));
+    top.output = "json";
+    auto js = run(cli::runTopology, top);
+    auto parsed = json::parse(js.out);
+    REQUIRE(parsed.ok());
+    CHECK((*parsed)[0]["numaNodes"].Size() == 2);
+    top.node = "no-such-node";
+    CHECK(run(cli::runTopology, top).code == 2);
+  }
+}
