@@ -6,6 +6,7 @@
 #include "api/names.h"
 #include "base/log.h"
 #include "base/time.h"
+#include "dra/alignment.h"
 #include "metrics/registry.h"
 #include "operator/admission.h"
 #include "operator/policy_status.h"
@@ -18,6 +19,7 @@ namespace {
 
 using kube::ReconcileResult;
 constexpr const char* kClassesKey = "device-classes";
+constexpr const char* kAlignmentKey = "allocated-pairs";
 
 std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
 
@@ -55,6 +57,30 @@ prometheus::Family<prometheus::Gauge>& conflictsGauge() {
                            "or VFs to another)")
                        .Register(metrics::registry());
   return f;
+}
+
+prometheus::Family<prometheus::Gauge>& pairsGauge() {
+  static auto& f = prometheus::BuildGauge()
+                       .Name("sriov_dra_allocated_pairs")
+                       .Help(
+                           "GPU/VF pairs in allocated ResourceClaims by alignment: same_switch, "
+                           "same_root, same_numa (different root), cross_numa, unknown")
+                       .Register(metrics::registry());
+  return f;
+}
+prometheus::Family<prometheus::Gauge>& sharedPfGauge() {
+  static auto& f = prometheus::BuildGauge()
+                       .Name("sriov_dra_claims_sharing_pf")
+                       .Help("Allocated ResourceClaims that hold more than one VF of one PF")
+                       .Register(metrics::registry());
+  return f;
+}
+
+template <typename T>
+std::vector<T> values(const kube::Informer<T>& informer) {
+  std::vector<T> out;
+  for (const auto& item : informer.list()) out.push_back(*item);
+  return out;
 }
 
 template <typename T>
@@ -103,9 +129,13 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
                        {.workers = options_.workers}),
       class_controller_("deviceclass",
                         [this](const std::string& k) { return reconcileDeviceClasses(k); }),
+      claims_(client_, api::resources::kResourceClaims, {.name = "resourceclaims"}),
+      slices_(client_, api::resources::kResourceSlices, {.name = "resourceslices"}),
       status_controller_("policystatus",
                          [this](const std::string& k) { return reconcilePolicyStatus(k); },
-                         {.workers = 2}) {
+                         {.workers = 2}),
+      alignment_controller_("alignment",
+                            [this](const std::string& k) { return reconcileAlignment(k); }) {
   nodes_.addHandlers(
       {.on_add = [this](const auto& n) { node_controller_.queue().add(n->metadata.name); },
        .on_update =
@@ -171,9 +201,35 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
                            const auto&) { class_controller_.queue().add(kClassesKey); },
        .on_delete = [this](const auto&, bool) { class_controller_.queue().add(kClassesKey); }});
   class_controller_.queue().add(kClassesKey);
+  auto alignmentChanged = [this] { alignment_controller_.queue().add(kAlignmentKey); };
+  claims_.addHandlers({.on_add = [alignmentChanged](const auto&) { alignmentChanged(); },
+                       .on_update =
+                           [alignmentChanged](const auto& o, const auto& n) {
+                             if (o->status.allocation != n->status.allocation) alignmentChanged();
+                           },
+                       .on_delete = [alignmentChanged](const auto&, bool) { alignmentChanged(); }});
+  slices_.addHandlers(
+      {.on_add = [alignmentChanged](const auto&) { alignmentChanged(); },
+       .on_update = [alignmentChanged](const auto&, const auto&) { alignmentChanged(); },
+       .on_delete = [alignmentChanged](const auto&, bool) { alignmentChanged(); }});
+  alignment_controller_.queue().add(kAlignmentKey);
 }
 
 Operator::~Operator() { stop(); }
+
+Result<kube::ReconcileResult> Operator::reconcileAlignment(const std::string&) {
+  dra::ClusterTopology topology(values(slices_), values(states_));
+  auto report = dra::alignmentReport(values(claims_), topology);
+  for (const auto& [alignment, n] : dra::countPairs(report)) {
+    pairsGauge()
+        .Add({{"alignment", std::string(dra::alignmentLabel(alignment))}})
+        .Set(static_cast<double>(n));
+  }
+  double shared = static_cast<double>(std::count_if(
+      report.begin(), report.end(), [](const auto& c) { return !c.shared_pfs.empty(); }));
+  sharedPfGauge().Add({}).Set(shared);
+  return kube::ReconcileResult::done();
+}
 
 void Operator::startInformers() {
   nodes_.start();
@@ -182,11 +238,14 @@ void Operator::startInformers() {
   device_attributes_.start();
   states_.start();
   classes_.start();
+  claims_.start();
+  slices_.start();
 }
 
 bool Operator::synced() const {
   return nodes_.hasSynced() && node_policies_.hasSynced() && resource_policies_.hasSynced() &&
-         device_attributes_.hasSynced() && states_.hasSynced() && classes_.hasSynced();
+         device_attributes_.hasSynced() && states_.hasSynced() && classes_.hasSynced() &&
+         claims_.hasSynced() && slices_.hasSynced();
 }
 
 bool Operator::waitForSync(std::chrono::milliseconds timeout) {
@@ -202,6 +261,8 @@ bool Operator::waitForSync(std::chrono::milliseconds timeout) {
   ok = ok && device_attributes_.waitForSync(left());
   ok = ok && states_.waitForSync(left());
   ok = ok && classes_.waitForSync(left());
+  ok = ok && claims_.waitForSync(left());
+  ok = ok && slices_.waitForSync(left());
   return ok;
 }
 
@@ -209,18 +270,22 @@ void Operator::startControllers() {
   node_controller_.start();
   class_controller_.start();
   status_controller_.start();
+  alignment_controller_.start();
 }
 
 void Operator::stop() {
   node_controller_.stop();
   class_controller_.stop();
   status_controller_.stop();
+  alignment_controller_.stop();
   nodes_.stop();
   node_policies_.stop();
   resource_policies_.stop();
   device_attributes_.stop();
   states_.stop();
   classes_.stop();
+  claims_.stop();
+  slices_.stop();
 }
 
 void Operator::enqueueAllNodes() {

@@ -5,7 +5,9 @@
 //     with server-side apply, only when it changes; removed when the node goes away), respecting
 //     --max-unavailable for changes that tear down existing VFs;
 //   * the DeviceClasses of the driver and of every resourceName in use;
-//   * status, conditions and Events on every policy: what it matched, what it lost and why.
+//   * status, conditions and Events on every policy: what it matched, what it lost and why;
+//   * sriov_dra_allocated_pairs{alignment}: how aligned the GPU/VF pairs of allocated claims are
+//     (dra/alignment.h), from the ResourceClaims and ResourceSlices of the whole cluster.
 // Informers run on every replica (for the admission webhook and fast fail-over); controllers only
 // run on the leader (startControllers()).
 #include <chrono>
@@ -17,6 +19,7 @@
 #include "api/node_state.h"
 #include "api/objects.h"
 #include "api/policies.h"
+#include "api/resource.h"
 #include "http/server.h"
 #include "kube/controller.h"
 #include "kube/events.h"
@@ -75,6 +78,7 @@ class Operator {
   Result<kube::ReconcileResult> reconcileNode(const std::string& name);
   Result<kube::ReconcileResult> reconcileDeviceClasses(const std::string& key);
   Result<kube::ReconcileResult> reconcilePolicyStatus(const std::string& key);
+  Result<kube::ReconcileResult> reconcileAlignment(const std::string& key);
 
   // Returns the generation of the written object.
   Result<int64_t> applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
@@ -98,10 +102,13 @@ class Operator {
   kube::Informer<api::DeviceAttributes> device_attributes_;
   kube::Informer<api::SriovNodeState> states_;
   kube::Informer<api::DeviceClass> classes_;
+  kube::Informer<api::ResourceClaim> claims_;
+  kube::Informer<api::ResourceSlice> slices_;
 
   kube::Controller node_controller_;
   kube::Controller class_controller_;
   kube::Controller status_controller_;
+  kube::Controller alignment_controller_;
 
   // Disruptive changes are decided and written one at a time, and remembered until the cache
   // shows them, so concurrent workers never exceed --max-unavailable.

@@ -362,13 +362,16 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
         continue;
       }
       for (const auto& expr : alt.spec->selectors) {
-        auto p = cel::Program::compile(expr);
-        if (!p.ok()) {
-          alt.problems.push_back("selector: " + p.status().message());
+        auto it = request_selectors_.find(expr);
+        if (it == request_selectors_.end()) {
+          it = request_selectors_.emplace(expr, cel::Program::compile(expr)).first;
+        }
+        if (!it->second.ok()) {
+          alt.problems.push_back("selector: " + it->second.status().message());
           unusable = true;
           continue;
         }
-        alt.selectors.push_back(std::move(*p));
+        alt.selectors.push_back(*it->second);
       }
       if (!alt.problems.empty()) continue;
       std::string first_selector_miss, first_error;

@@ -7,8 +7,8 @@
 // a device counts under its driver's domain); devices allocated to other claims are skipped
 // unless the request has adminAccess; depth-first search with backtracking over combinations,
 // pools sorted by (driver, pool), slices by name, devices in slice order; the first complete
-// solution wins. Pure; not thread-safe (it caches pools per node name and class selector
-// results, so a node keeps its labels for the life of an Allocator).
+// solution wins. Pure; not thread-safe (it caches pools per node name, class selector results
+// and compiled request selectors, so a node keeps its labels for the life of an Allocator).
 // A claim that does not fit a node comes back with reasons a person can act on: which request
 // had no candidate and why, or which constraint failed with the values that were free.
 #include <map>
@@ -85,6 +85,7 @@ class Allocator {
   std::map<std::string, std::unique_ptr<ClassInfo>> classes_;
   std::map<std::string, std::vector<Pool>> pools_by_node_;
   std::map<std::pair<const ClassInfo*, const api::SliceDevice*>, Result<bool>> class_cache_;
+  std::map<std::string, Result<cel::Program>> request_selectors_;  // compiled once
 };
 
 }  // namespace sriovdra::dra

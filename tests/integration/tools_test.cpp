@@ -10,6 +10,7 @@
 
 #include "api/names.h"
 #include "cli/commands.h"
+#include "metrics/registry.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
@@ -275,6 +276,18 @@ TEST_CASE("explain, report and topology answer from the live cluster", "[tools][
     CHECK_THAT(table.out, Catch::Contains("pod-client-devices"));
     CHECK_THAT(table.out, Catch::Contains("same switch"));
     CHECK_THAT(table.out, Catch::Contains("3 GPU/VF pair(s): 1 same switch, 0 same root"));
+    // The operator (under its own RBAC) exports the same classification as a time series.
+    std::string metrics;
+    eventually(
+        [&] {
+          metrics = t.op->metrics();
+          return metrics::sampleValue(metrics,
+                                      "sriov_dra_allocated_pairs{alignment=\"cross_numa\"}") == 2;
+        },
+        30s, [&] { return metrics + t.op->logs(); });
+    CHECK(metrics::sampleValue(metrics, "sriov_dra_allocated_pairs{alignment=\"same_switch\"}") ==
+          1);
+    CHECK(metrics::sampleValue(metrics, "sriov_dra_claims_sharing_pf") == 0);
   }
 
   SECTION("topology draws the tree with what is allocated") {
