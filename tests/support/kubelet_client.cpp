@@ -1,7 +1,6 @@
 #include "support/kubelet_client.h"
 
 #include <filesystem>
-#include <future>
 #include <thread>
 
 #include <grpcpp/generic/generic_stub.h>
@@ -89,10 +88,22 @@ Result<std::string> call(const std::string& socket, const std::string& method,
   grpc::Slice slice(request);
   grpc::ByteBuffer req(&slice, 1);
   grpc::ByteBuffer resp;
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&ctx, method, grpc::StubOptions(), &req, &resp,
-                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
-  grpc::Status st = done.get_future().get();
+  grpc::Status st;
+  // A completion queue drained on this thread: nothing of the call outlives this function (a
+  // callback would run on a gRPC thread that can still touch the context after we return).
+  grpc::CompletionQueue cq;
+  auto rpc = stub.PrepareUnaryCall(&ctx, method, req, &cq);
+  rpc->StartCall();
+  int tag = 1;
+  rpc->Finish(&resp, &st, &tag);
+  void* got = nullptr;
+  bool ok = false;
+  if (!cq.Next(&got, &ok) || got != &tag || !ok) {
+    return Status(Code::kUnavailable, method + ": the gRPC call did not complete");
+  }
+  cq.Shutdown();
+  while (cq.Next(&got, &ok)) {
+  }
   if (!st.ok()) {
     return Status(Code::kUnavailable,
                   method + ": gRPC " + std::to_string(st.error_code()) + " " + st.error_message());
