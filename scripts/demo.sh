@@ -39,7 +39,7 @@ trap stop_cluster EXIT
 export KUBECONFIG="$workdir/kubeconfig"
 
 bold "Installing the CRDs (and test-only resource.k8s.io CRDs: this API server predates DRA)"
-kubectl apply -f crds/ -f tests/crds/ >/dev/null
+kubectl apply -f config/crd/bases/ -f tests/crds/ >/dev/null
 kubectl wait --for condition=established --timeout=60s crd --all >/dev/null
 kubectl create namespace "$ns" >/dev/null
 kubectl apply -n "$ns" -f config/rbac/role.yaml -f config/rbac/leader_election_role.yaml \
@@ -58,7 +58,8 @@ bold "Starting sriov-dra-operator (permissions: exactly config/rbac)"
 build/bin/sriov-dra-operator --kubeconfig "$workdir/kubeconfig-operator" --namespace "$ns" \
   --leader-elect --webhook-port=0 \
   --health-probe-bind-address="127.0.0.1:$((port + 10))" \
-  --metrics-bind-address="127.0.0.1:$((port + 11))" >"$workdir/operator.log" 2>&1 &
+  --metrics-bind-address="127.0.0.1:$((port + 11))" --metrics-secure=false \
+  >"$workdir/operator.log" 2>&1 &
 echo $! > "$workdir/operator.pid"
 wait_for curl -sf "http://127.0.0.1:$((port + 10))/readyz"
 echo "  ready; log $workdir/operator.log, metrics http://127.0.0.1:$((port + 11))/metrics"

@@ -14,6 +14,7 @@
 #include "metrics/registry.h"
 #include "plugin/grpc_server.h"
 #include "plugin/plugin.h"
+#include "serving/metrics_endpoint.h"
 
 using namespace sriovdra;
 
@@ -22,7 +23,8 @@ int main(int argc, char** argv) {
   CLI::App app{"sriov-dra-agent: SR-IOV VFs on this node as DRA devices"};
   kube::KubeconfigOptions kubeconfig;
   std::string ns, node, sysfs_root = "/", state_dir = "/var/lib/sriov-dra";
-  std::string metrics_addr = "0", probe_addr = ":8082";
+  std::string metrics_addr = "0", probe_addr = ":8082", metrics_cert_dir;
+  bool metrics_secure = true;
   std::string registry_dir = "/var/lib/kubelet/plugins_registry";
   std::string plugins_dir = "/var/lib/kubelet/plugins", cdi_root = "/var/run/cdi";
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
@@ -55,6 +57,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--metrics-bind-address", metrics_addr, "address for /metrics, \"0\" disables")
       ->capture_default_str();
+  app.add_option("--metrics-secure", metrics_secure,
+                 "serve /metrics over HTTPS to callers allowed by TokenReview and "
+                 "SubjectAccessReview (false: plain HTTP, no checks)")
+      ->capture_default_str();
+  app.add_option("--metrics-cert-dir", metrics_cert_dir,
+                 "directory with tls.crt and tls.key for /metrics (default: self-signed)");
   app.add_option("--health-probe-bind-address", probe_addr, "address for /healthz and /readyz")
       ->capture_default_str();
   app.add_option("-v,--v", verbosity, "log verbosity");
@@ -138,19 +146,12 @@ int main(int argc, char** argv) {
     SDRA_LOG_ERROR << "health probes: " << probes.status().message();
     return 1;
   }
-  std::unique_ptr<http::Server> metrics_server;
-  if (metrics_addr != "0") {
-    auto m = http::Server::start(
-        {.bind_address = metrics_addr, .name = "metrics"},
-        {{"/metrics", [](const http::Request&) {
-            return http::Response{
-                200, "text/plain; version=0.0.4; charset=utf-8", metrics::renderText(), {}};
-          }}});
-    if (!m.ok()) {
-      SDRA_LOG_ERROR << "metrics: " << m.status().message();
-      return 1;
-    }
-    metrics_server = std::move(*m);
+  auto metrics_server = serving::startMetricsEndpoint(
+      {.bind_address = metrics_addr, .secure = metrics_secure, .cert_dir = metrics_cert_dir},
+      *client);
+  if (!metrics_server.ok()) {
+    SDRA_LOG_ERROR << "metrics: " << metrics_server.status().message();
+    return 1;
   }
   agent->start();
   SDRA_LOG_INFO << "sriov-dra-agent on node " << node << " (namespace " << ns << ", sysfs root "
@@ -182,6 +183,7 @@ int main(int argc, char** argv) {
   if (grpc) grpc->stop();
   agent->stop();
   events.flush(std::chrono::seconds(5));
+  if (*metrics_server) (*metrics_server)->stop();
   (*probes)->stop();
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "metrics/registry.h"
 #include "operator/operator.h"
 #include "policy/selectors.h"
+#include "serving/metrics_endpoint.h"
 
 using namespace sriovdra;
 
@@ -41,6 +42,8 @@ int main(int argc, char** argv) {
       "DeviceClasses"};
   kube::KubeconfigOptions kubeconfig;
   std::string ns, metrics_addr = "0", probe_addr = ":8081", cert_dir, prefix, agent_selector;
+  std::string metrics_cert_dir;
+  bool metrics_secure = true;
   std::string lease_name = "sriov-dra-operator", lease_ns;
   bool leader_elect = false;
   int webhook_port = 9443, max_unavailable = 1, workers = 4, verbosity = 0;
@@ -56,6 +59,12 @@ int main(int argc, char** argv) {
                  "namespace of the Lease (default: --namespace)");
   app.add_option("--metrics-bind-address", metrics_addr, "address for /metrics, \"0\" disables")
       ->capture_default_str();
+  app.add_option("--metrics-secure", metrics_secure,
+                 "serve /metrics over HTTPS to callers allowed by TokenReview and "
+                 "SubjectAccessReview (false: plain HTTP, no checks)")
+      ->capture_default_str();
+  app.add_option("--metrics-cert-dir", metrics_cert_dir,
+                 "directory with tls.crt and tls.key for /metrics (default: self-signed)");
   app.add_option("--health-probe-bind-address", probe_addr, "address for /healthz and /readyz")
       ->capture_default_str();
   app.add_option("--webhook-port", webhook_port, "admission webhook HTTPS port, 0 disables")
@@ -128,17 +137,10 @@ int main(int argc, char** argv) {
                                     : http::Response::text(500, "informers not synced\n");
         }}});
   if (!probes.ok()) return fail("health probes: " + probes.status().message());
-  std::unique_ptr<http::Server> metrics_server;
-  if (metrics_addr != "0") {
-    auto m = http::Server::start(
-        {.bind_address = metrics_addr, .name = "metrics"},
-        {{"/metrics", [](const http::Request&) {
-            return http::Response{
-                200, "text/plain; version=0.0.4; charset=utf-8", metrics::renderText(), {}};
-          }}});
-    if (!m.ok()) return fail("metrics: " + m.status().message());
-    metrics_server = std::move(*m);
-  }
+  auto metrics_server = serving::startMetricsEndpoint(
+      {.bind_address = metrics_addr, .secure = metrics_secure, .cert_dir = metrics_cert_dir},
+      *client);
+  if (!metrics_server.ok()) return fail("metrics: " + metrics_server.status().message());
   std::unique_ptr<http::Server> webhook;
   if (webhook_port != 0) {
     auto w = http::Server::start(
@@ -174,7 +176,7 @@ int main(int argc, char** argv) {
   operator_.stop();
   events.flush(std::chrono::seconds(5));
   if (webhook) webhook->stop();
-  if (metrics_server) metrics_server->stop();
+  if (*metrics_server) (*metrics_server)->stop();
   (*probes)->stop();
   return code;
 }

@@ -1,5 +1,5 @@
-// The product's CRDs (crds/) on a real API server: the reference objects and objects using
-// every upstream field are accepted, defaults apply, and the typed codecs read them back.
+// The product's CRDs (config/crd/bases/) on a real API server: the reference objects and objects
+// using every upstream field are accepted, defaults apply, and the typed codecs read them back.
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
@@ -25,15 +25,11 @@ json::Document createIn(kube::Client& client, const kube::ResourceType& rt, cons
   return std::move(*created);
 }
 
-std::string kubectl(const ControlPlane& cp, std::vector<std::string> args) {
-  ProcessSpec spec;
-  spec.argv = {"kubectl", "--kubeconfig", cp.kubeconfig()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto out = runProcess(spec, std::chrono::seconds(30));
-  REQUIRE(out.ok());
-  INFO(out->err);
-  REQUIRE(out->exit_code == 0);
-  return out->out;
+std::string kubectl(const ControlPlane& cp, const std::vector<std::string>& args) {
+  auto out = cp.kubectl(args);
+  INFO(out.err);
+  REQUIRE(out.exit_code == 0);
+  return out.out;
 }
 
 }  // namespace

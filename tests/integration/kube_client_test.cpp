@@ -284,7 +284,7 @@ TEST_CASE("TLS verification failures name the reason", "[kube][integration]") {
   auto& cp = ControlPlane::shared();
   SECTION("a CA that did not sign the server certificate") {
     auto cfg = cp.restConfig();
-    cfg.tls.ca_pem = testing::makeCa("some-other-ca").cert;
+    cfg.tls.ca_pem = http::makeCa("some-other-ca").cert;
     auto client = kube::Client::create(cfg);
     REQUIRE(client.ok());
     auto got = (*client)->raw("GET", "/version");

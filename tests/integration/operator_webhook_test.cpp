@@ -10,7 +10,7 @@
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
-#include "support/pki.h"
+#include "http/pki.h"
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
@@ -69,8 +69,8 @@ TEST_CASE(
   OperatorEnv env("webhook");
   std::string certs = env.cp().dir() + "/webhook-" + env.ns();
   std::filesystem::create_directories(certs);
-  auto ca = testing::makeCa("webhook-ca");
-  auto serving = testing::makeCert(ca, {.common_name = "sriov-dra-webhook",
+  auto ca = http::makeCa("webhook-ca");
+  auto serving = http::makeCert(ca, {.common_name = "sriov-dra-webhook",
                                         .ip_addresses = {"127.0.0.1"},
                                         .server = true,
                                         .client = false});

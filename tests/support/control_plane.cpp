@@ -106,7 +106,7 @@ std::unique_ptr<ControlPlane> ControlPlane::start(ControlPlaneOptions options) {
   cp->waitReady(cp->server(), 90s);
   std::vector<std::string> crd_dirs;
   if (cp->options_.install_test_crds) crd_dirs.push_back(sourceDir() + "/tests/crds");
-  if (cp->options_.install_product_crds) crd_dirs.push_back(sourceDir() + "/crds");
+  if (cp->options_.install_product_crds) crd_dirs.push_back(sourceDir() + "/config/crd/bases");
   for (const auto& dir : crd_dirs) {
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(dir)) {
@@ -127,14 +127,14 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(opt
   port_ = freePort();
   etcd_port_ = freePort();
 
-  ca_ = makeCa("sriov-dra-test-ca");
-  Pem serving = makeCert(ca_, {.common_name = "kube-apiserver",
-                               .dns_names = {"localhost", "kubernetes.default.svc"},
-                               .ip_addresses = {"127.0.0.1"},
-                               .server = true,
-                               .client = false});
-  client_ca_ = makeCa("sriov-dra-test-client-ca");
-  Pem sa = makeKeyPair();
+  ca_ = http::makeCa("sriov-dra-test-ca");
+  http::Pem serving = http::makeCert(ca_, {.common_name = "kube-apiserver",
+                                           .dns_names = {"localhost", "kubernetes.default.svc"},
+                                           .ip_addresses = {"127.0.0.1"},
+                                           .server = true,
+                                           .client = false});
+  client_ca_ = http::makeCa("sriov-dra-test-client-ca");
+  http::Pem sa = http::makeKeyPair();
   writeFile(dir_ + "/ca.crt", ca_.cert);
   writeFile(dir_ + "/serving.crt", serving.cert);
   writeFile(dir_ + "/serving.key", serving.key);
@@ -280,10 +280,10 @@ std::string ControlPlane::kubeconfig(const std::string& user) const {
   return path;
 }
 
-Pem ControlPlane::clientCertificate(const std::string& user,
-                                    const std::vector<std::string>& groups) const {
-  return makeCert(client_ca_,
-                  {.common_name = user, .organizations = groups, .server = false, .client = true});
+http::Pem ControlPlane::clientCertificate(const std::string& user,
+                                          const std::vector<std::string>& groups) const {
+  return http::makeCert(
+      client_ca_, {.common_name = user, .organizations = groups, .server = false, .client = true});
 }
 
 void ControlPlane::stopApiServer(int sig) { apiserver_.stop(sig, 15s); }
@@ -331,6 +331,16 @@ std::string ControlPlane::newNamespace(const std::string& prefix) {
   auto created = client()->create(kube::resources::kNamespaces, "", ns);
   if (!created.ok()) fatal("creating namespace " + name + ": " + created.status().toString());
   return name;
+}
+
+ProcessOutput ControlPlane::kubectl(const std::vector<std::string>& args,
+                                    const std::string& user) const {
+  ProcessSpec spec;
+  spec.argv = {"kubectl", "--kubeconfig", kubeconfig(user)};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  auto out = runProcess(spec, std::chrono::seconds(60));
+  if (!out.ok()) fatal("running kubectl: " + out.status().toString());
+  return *out;
 }
 
 void ControlPlane::applyYamlFile(const std::string& path, const std::string& namespace_override) {
@@ -421,7 +431,7 @@ void ControlPlane::applyYaml(const std::string& yaml, const std::string& namespa
     auto rt = discovery.resourceFor(doc);
     if (!rt.ok()) fatal("applying YAML: " + rt.status().toString());
     kube::ObjectMeta meta = kube::ObjectMeta::decode(doc);
-    if (rt->namespaced && !namespace_override.empty() && meta.namespace_.empty()) {
+    if (rt->namespaced && !namespace_override.empty()) {
       json::setString(json::ensureObject(doc, "metadata", doc.GetAllocator()), "namespace",
                       namespace_override, doc.GetAllocator());
       meta.namespace_ = namespace_override;

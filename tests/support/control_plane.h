@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/process.h"
+#include "http/pki.h"
 #include "kube/client.h"
 #include "support/eventually.h"
-#include "support/pki.h"
 
 namespace sriovdra::testing {
 
@@ -31,7 +31,7 @@ struct ControlPlaneOptions {
   std::vector<std::string> extra_apiserver_args;
   std::vector<std::string> extra_etcd_args;  // e.g. a small --max-request-bytes
   bool install_test_crds = true;             // tests/crds: resource.k8s.io/v1 and test kinds
-  bool install_product_crds = true;          // crds/: the four kinds this project serves
+  bool install_product_crds = true;          // config/crd/bases: the four kinds this project serves
   bool audit_log = false;  // record every request (Metadata level) for auditEvents()
 };
 
@@ -61,15 +61,19 @@ class ControlPlane {
   const std::string& dir() const { return dir_; }
   std::string server() const;
   int port() const { return port_; }
-  const Pem& ca() const { return ca_; }
+  const http::Pem& ca() const { return ca_; }
   const std::string& token(const std::string& user) const;
 
   kube::RestConfig restConfig(const std::string& user = "admin") const;
   std::shared_ptr<kube::Client> client(const std::string& user = "admin") const;
   // Writes a kubeconfig for the user (token auth) and returns its path.
   std::string kubeconfig(const std::string& user = "admin") const;
+  // Runs kubectl as `user` against this control plane (60 s at most).
+  ProcessOutput kubectl(const std::vector<std::string>& args,
+                        const std::string& user = "admin") const;
   // A client certificate for user/groups signed by the API server's client CA.
-  Pem clientCertificate(const std::string& user, const std::vector<std::string>& groups) const;
+  http::Pem clientCertificate(const std::string& user,
+                              const std::vector<std::string>& groups) const;
 
   // Stops kube-apiserver (etcd keeps running) and starts it again on the same port.
   void stopApiServer(int sig = SIGTERM);
@@ -83,7 +87,8 @@ class ControlPlane {
   // Creates a namespace with a unique name starting with prefix.
   std::string newNamespace(const std::string& prefix = "test");
   // Applies every object of the YAML files (create or replace) as admin; CRDs are waited for.
-  // namespace_override: put namespaced objects without a namespace into this one.
+  // namespace_override: put every namespaced object into this namespace (what `kubectl apply -n`
+  // does for objects without one, and kustomize's namespace: does for all).
   void applyYamlFile(const std::string& path, const std::string& namespace_override = "");
   void applyYaml(const std::string& yaml, const std::string& namespace_override = "");
   // Binds the operator's RBAC (config/rbac roles, applied into ns) to a test user, so the
@@ -106,8 +111,8 @@ class ControlPlane {
   int port_ = 0;
   int second_port_ = 0;
   int etcd_port_ = 0;
-  Pem ca_;
-  Pem client_ca_;
+  http::Pem ca_;
+  http::Pem client_ca_;
   std::vector<std::pair<std::string, std::string>> tokens_;  // user -> token
   ChildProcess etcd_;
   ChildProcess apiserver_;

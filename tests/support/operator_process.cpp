@@ -11,10 +11,15 @@ namespace sriovdra::testing {
 std::string binDir() { return SRIOV_DRA_BIN_DIR; }
 
 void OperatorProcess::launch(const ControlPlane& cp, const std::string& name,
-                             std::vector<std::string> argv) {
+                             const std::string& metrics_cert_dir, std::vector<std::string> argv) {
   log_path_ = cp.dir() + "/" + name + ".log";
   argv.push_back("--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_port_));
   argv.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_));
+  if (metrics_cert_dir.empty()) {
+    argv.push_back("--metrics-secure=false");
+  } else {
+    argv.push_back("--metrics-cert-dir=" + metrics_cert_dir);
+  }
   ProcessSpec spec;
   spec.argv = std::move(argv);
   spec.kill_with_parent = true;
@@ -42,7 +47,7 @@ std::unique_ptr<OperatorProcess> OperatorProcess::start(const ControlPlane& cp,
   }
   if (o.leader_elect) argv.push_back("--leader-elect");
   argv.insert(argv.end(), o.extra_args.begin(), o.extra_args.end());
-  p->launch(cp, o.name, std::move(argv));
+  p->launch(cp, o.name, o.metrics_cert_dir, std::move(argv));
   return p;
 }
 
@@ -69,7 +74,7 @@ std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane&
     argv.push_back("--cdi-root=" + dirs.cdi);
     argv.push_back("--device-info-dir=" + dirs.device_info);
   }
-  p->launch(cp, o.name, std::move(argv));
+  p->launch(cp, o.name, o.metrics_cert_dir, std::move(argv));
   return p;
 }
 

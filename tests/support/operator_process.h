@@ -17,6 +17,7 @@ struct OperatorProcessOptions {
   std::string webhook_cert_dir;  // "" = webhook off
   std::vector<std::string> extra_args;
   std::string name = "operator";  // log file name
+  std::string metrics_cert_dir;   // "" = plain HTTP /metrics (--metrics-secure=false)
 };
 
 struct AgentProcessOptions {
@@ -30,6 +31,7 @@ struct AgentProcessOptions {
   // "" = --kubelet-plugin=false; else the kubelet directories live below it (keep it short: unix
   // socket paths are limited to 107 bytes).
   std::string kubelet_dir;
+  std::string metrics_cert_dir;  // "" = plain HTTP /metrics (--metrics-secure=false)
 };
 
 // The kubelet directories of an agent started with AgentProcessOptions::kubelet_dir.
@@ -64,7 +66,8 @@ class OperatorProcess {
 
  private:
   OperatorProcess() = default;
-  void launch(const ControlPlane& cp, const std::string& name, std::vector<std::string> argv);
+  void launch(const ControlPlane& cp, const std::string& name, const std::string& metrics_cert_dir,
+              std::vector<std::string> argv);
 
   ChildProcess process_;
   std::string log_path_;

@@ -1,10 +1,11 @@
 #pragma once
-// Test PKI: a CA and certificates signed by it (ECDSA P-256, SHA-256), as PEM strings, for the
-// API server's serving certificate, client-certificate users and webhook servers.
+// A small PKI: a CA and certificates signed by it (ECDSA P-256, SHA-256), as PEM strings: the
+// self-signed serving certificate of /metrics when none is given, and in tests the API server's
+// serving certificate, client-certificate users and webhook servers.
 #include <string>
 #include <vector>
 
-namespace sriovdra::testing {
+namespace sriovdra::http {
 
 struct Pem {
   std::string cert;
@@ -26,4 +27,4 @@ Pem makeCert(const Pem& ca, const CertSpec& spec);
 // public key (PEM "PUBLIC KEY").
 Pem makeKeyPair();
 
-}  // namespace sriovdra::testing
+}  // namespace sriovdra::http

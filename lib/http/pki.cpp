@@ -1,4 +1,4 @@
-#include "support/pki.h"
+#include "http/pki.h"
 
 #include <memory>
 #include <stdexcept>
@@ -9,7 +9,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-namespace sriovdra::testing {
+namespace sriovdra::http {
 namespace {
 
 template <typename T, void (*Free)(T*)>
@@ -129,4 +129,4 @@ Pem makeKeyPair() {
   return {bioString(bio.get()), keyPem(key.get())};
 }
 
-}  // namespace sriovdra::testing
+}  // namespace sriovdra::http

@@ -1,0 +1,142 @@
+#include "serving/metrics_endpoint.h"
+
+#include <filesystem>
+
+#include <unistd.h>
+
+#include "api/codec.h"
+#include "base/digest.h"
+#include "base/files.h"
+#include "base/log.h"
+#include "http/pki.h"
+#include "metrics/registry.h"
+
+namespace sriovdra::serving {
+namespace {
+
+const kube::ResourceType kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", "TokenReview",
+                                       false};
+const kube::ResourceType kSubjectAccessReviews{"authorization.k8s.io", "v1", "subjectaccessreviews",
+                                               "SubjectAccessReview", false};
+
+http::Response metricsResponse() {
+  return http::Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics::renderText(), {}};
+}
+
+// A self-signed serving certificate for this host, in a private directory.
+Result<http::TlsFiles> selfSigned() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "sriov-dra-metrics-XXXXXX").string();
+  if (::mkdtemp(tmpl.data()) == nullptr) return Status::fromErrno(errno, "mkdtemp " + tmpl);
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  auto ca = http::makeCa("sriov-dra-metrics-ca");
+  auto cert = http::makeCert(ca, {.common_name = host,
+                                  .dns_names = {host, "localhost"},
+                                  .ip_addresses = {"127.0.0.1", "::1"},
+                                  .client = false});
+  http::TlsFiles files{tmpl + "/tls.crt", tmpl + "/tls.key"};
+  SDRA_RETURN_IF_ERROR(writeFileAtomic(files.cert_file, cert.cert, 0644));
+  SDRA_RETURN_IF_ERROR(writeFileAtomic(files.key_file, cert.key, 0600));
+  return files;
+}
+
+}  // namespace
+
+DelegatedAuth::DelegatedAuth(std::shared_ptr<kube::Client> client, std::chrono::seconds allowed_ttl,
+                             std::chrono::seconds denied_ttl)
+    : client_(std::move(client)), allowed_ttl_(allowed_ttl), denied_ttl_(denied_ttl) {}
+
+std::optional<http::Response> DelegatedAuth::check(const http::Request& request) {
+  auto auth = request.headers.find("authorization");
+  std::string token;
+  if (auth != request.headers.end() && auth->second.rfind("Bearer ", 0) == 0) {
+    token = auth->second.substr(7);
+  }
+  if (token.empty()) {
+    http::Response r = http::Response::text(401, "Unauthorized: a bearer token is required\n");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    return r;
+  }
+  std::string key = sha256Hex(token) + " " + request.path;
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end() && it->second.expires > now) return it->second.answer;
+    if (cache_.size() > 1024)
+      std::erase_if(cache_, [&](const auto& e) { return e.second.expires <= now; });
+  }
+  auto answer = review(token, request.path);
+  if (answer && answer->status >= 500) return answer;  // not cached: the next scrape retries
+  std::lock_guard lock(mu_);
+  cache_[key] = {answer, now + (answer ? denied_ttl_ : allowed_ttl_)};
+  return answer;
+}
+
+std::optional<http::Response> DelegatedAuth::review(const std::string& token,
+                                                    const std::string& path) {
+  json::Document tr(rapidjson::kObjectType);
+  api::Writer(tr, tr.GetAllocator())
+      .strAlways("apiVersion", "authentication.k8s.io/v1")
+      .strAlways("kind", "TokenReview")
+      .object("spec")
+      .strAlways("token", token);
+  auto reviewed = client_->create(kTokenReviews, "", tr);
+  if (!reviewed.ok()) {
+    SDRA_LOG_ERROR << "metrics: TokenReview failed: " << reviewed.status().message();
+    return http::Response::text(500, "authentication failed: the API server did not answer\n");
+  }
+  api::Reader status = api::Reader(&*reviewed, "").object("status");
+  if (!status.boolean("authenticated")) {
+    return http::Response::text(401, "Unauthorized: the token is not valid\n");
+  }
+  api::Reader user = status.object("user");
+  json::Document sar(rapidjson::kObjectType);
+  auto& a = sar.GetAllocator();
+  api::Writer w(sar, a);
+  w.strAlways("apiVersion", "authorization.k8s.io/v1").strAlways("kind", "SubjectAccessReview");
+  api::Writer spec = w.object("spec");
+  spec.strAlways("user", user.str("username")).str("uid", user.str("uid"));
+  spec.strings("groups", user.strings("groups"));
+  if (const json::Value* extra = user.raw("extra"); extra != nullptr && extra->IsObject()) {
+    spec.value("extra", json::Value(*extra, a));
+  }
+  spec.object("nonResourceAttributes").strAlways("path", path).strAlways("verb", "get");
+  auto decided = client_->create(kSubjectAccessReviews, "", sar);
+  if (!decided.ok()) {
+    SDRA_LOG_ERROR << "metrics: SubjectAccessReview failed: " << decided.status().message();
+    return http::Response::text(500, "authorization failed: the API server did not answer\n");
+  }
+  if (!api::Reader(&*decided, "").object("status").boolean("allowed")) {
+    return http::Response::text(
+        403, "Forbidden: user \"" + user.str("username") + "\" may not get " + path + "\n");
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<http::Server>> startMetricsEndpoint(const MetricsEndpointOptions& options,
+                                                           std::shared_ptr<kube::Client> client) {
+  if (options.bind_address == "0") return std::unique_ptr<http::Server>();
+  if (!options.secure) {
+    return http::Server::start(
+        {.bind_address = options.bind_address, .name = "metrics"},
+        {{"/metrics", [](const http::Request&) { return metricsResponse(); }}});
+  }
+  http::TlsFiles tls{options.cert_dir + "/tls.crt", options.cert_dir + "/tls.key"};
+  if (options.cert_dir.empty()) {
+    auto made = selfSigned();
+    if (!made.ok()) return made.status();
+    tls = *made;
+    SDRA_LOG_INFO << "metrics: serving a self-signed certificate (give --metrics-cert-dir for one "
+                     "that scrapers can verify)";
+  }
+  auto auth =
+      std::make_shared<DelegatedAuth>(std::move(client), options.allowed_ttl, options.denied_ttl);
+  return http::Server::start({.bind_address = options.bind_address, .tls = tls, .name = "metrics"},
+                             {{"/metrics", [auth](const http::Request& r) {
+                                 if (auto denied = auth->check(r)) return *denied;
+                                 return metricsResponse();
+                               }}});
+}
+
+}  // namespace sriovdra::serving
