@@ -161,9 +161,10 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
       R"("ifName":"net1","netAttachDefName":"cx6-vf")");
   // The GPU driver prepared its device first and wrote its status entry.
   auto gpu_entry = kube::newObject(api::resources::kResourceClaims, p.env.ns(), claim.name);
-  gpu_entry.AddMember("status",
-                      testing::yamlObject("devices: [{driver: gpu.nvidia.com, pool: " + p.node +
-                                          ", device: gpu-3, data: {uuid: GPU-1}}]\n"),
+  auto gpu_status = testing::yamlObject("devices: [{driver: gpu.nvidia.com, pool: " + p.node +
+                                        ", device: gpu-3, data: {uuid: GPU-1}}]\n");
+  // A deep copy: the parsed document owns its strings and goes away first.
+  gpu_entry.AddMember("status", json::Value(gpu_status, gpu_entry.GetAllocator()),
                       gpu_entry.GetAllocator());
   REQUIRE(p.env.admin()
               .apply(api::resources::kResourceClaims, p.env.ns(), gpu_entry,

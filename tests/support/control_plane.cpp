@@ -453,7 +453,8 @@ void ControlPlane::applyYaml(const std::string& yaml, const std::string& namespa
         auto crd = admin->get(*rt, "", meta.name);
         bool established = false;
         if (crd.ok()) {
-          if (const json::Value* conds = json::at(*crd, {"status", "conditions"})) {
+          if (const json::Value* conds = json::at(*crd, {"status", "conditions"});
+              conds != nullptr && conds->IsArray()) {
             for (const auto& c : conds->GetArray()) {
               if (json::stringOr(c, "type") == "Established" &&
                   json::stringOr(c, "status") == "True") {
