@@ -349,48 +349,37 @@ void ControlPlane::applyYamlFile(const std::string& path, const std::string& nam
   applyYaml(*text, namespace_override);
 }
 
+void ControlPlane::bindRole(const std::string& kind, const std::string& role,
+                            const std::string& user, const std::string& ns) {
+  bool cluster = kind == "ClusterRole";
+  std::string yaml = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ";
+  yaml.append(cluster ? "ClusterRoleBinding" : "RoleBinding").append("\nmetadata: {name: ");
+  yaml.append(role).append("-").append(ns).append("-").append(user);
+  if (!cluster) yaml.append(", namespace: ").append(ns);
+  yaml.append("}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ").append(kind);
+  yaml.append(", name: ").append(role).append("}\n");
+  yaml.append("subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: ");
+  yaml.append(user).append("}\n");
+  applyYaml(yaml);
+}
+
 void ControlPlane::grantOperatorRbac(const std::string& user, const std::string& ns) {
-  applyYamlFile(sourceDir() + "/config/rbac/role.yaml", ns);
-  applyYamlFile(sourceDir() + "/config/rbac/leader_election_role.yaml", ns);
-  std::string subject =
-      "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: " + user + "}\n";
-  applyYaml(
-      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: "
-      "{name: sriov-dra-operator-" +
-      ns + "-" + user +
-      "}\nroleRef: {apiGroup: "
-      "rbac.authorization.k8s.io, kind: ClusterRole, name: sriov-dra-operator}\n" +
-      subject);
-  for (const std::string role : {"sriov-dra-operator", "sriov-dra-operator-leader-election"}) {
-    std::string binding = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n";
-    binding.append("metadata: {name: ").append(role).append("-").append(user);
-    binding.append(", namespace: ").append(ns).append("}\n");
-    binding.append("roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: ")
-        .append(role)
-        .append("}\n")
-        .append(subject);
-    applyYaml(binding);
+  for (const char* file : {"role.yaml", "leader_election_role.yaml", "metrics_auth_role.yaml"}) {
+    applyYamlFile(sourceDir() + "/config/rbac/" + file, ns);
   }
+  bindRole("ClusterRole", "sriov-dra-operator", user, ns);
+  bindRole("ClusterRole", "sriov-dra-metrics-auth", user, ns);
+  bindRole("Role", "sriov-dra-operator", user, ns);
+  bindRole("Role", "sriov-dra-operator-leader-election", user, ns);
 }
 
 void ControlPlane::grantAgentRbac(const std::string& user, const std::string& ns) {
-  applyYamlFile(sourceDir() + "/config/rbac/agent_role.yaml", ns);
-  std::string subject =
-      "subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: " + user + "}\n";
-  applyYaml(
-      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: "
-      "{name: sriov-dra-agent-" +
-      ns + "-" + user +
-      "}\nroleRef: {apiGroup: "
-      "rbac.authorization.k8s.io, kind: ClusterRole, name: sriov-dra-agent}\n" +
-      subject);
-  applyYaml(
-      "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: "
-      "sriov-dra-agent-" +
-      user + ", namespace: " + ns +
-      "}\nroleRef: {apiGroup: "
-      "rbac.authorization.k8s.io, kind: Role, name: sriov-dra-agent}\n" +
-      subject);
+  for (const char* file : {"agent_role.yaml", "metrics_auth_role.yaml"}) {
+    applyYamlFile(sourceDir() + "/config/rbac/" + file, ns);
+  }
+  bindRole("ClusterRole", "sriov-dra-agent", user, ns);
+  bindRole("ClusterRole", "sriov-dra-metrics-auth", user, ns);
+  bindRole("Role", "sriov-dra-agent", user, ns);
 }
 
 std::vector<AuditEvent> ControlPlane::auditEvents() const {

@@ -96,6 +96,9 @@ class ControlPlane {
   void grantOperatorRbac(const std::string& user, const std::string& ns);
   // The same for the node agent (config/rbac/agent_role.yaml).
   void grantAgentRbac(const std::string& user, const std::string& ns);
+  // Binds a (Cluster)Role to a user: a ClusterRoleBinding, or a RoleBinding in ns.
+  void bindRole(const std::string& kind, const std::string& role, const std::string& user,
+                const std::string& ns);
   // Requests recorded so far (audit_log must be on).
   std::vector<AuditEvent> auditEvents() const;
 

@@ -45,7 +45,8 @@ std::string OperatorEnv::kernelJournal(const std::string& node) const {
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node,
                                                          const std::string& topology,
-                                                         const std::string& kubelet_dir) {
+                                                         const std::string& kubelet_dir,
+                                                         const std::string& metrics_cert_dir) {
   if (!std::filesystem::exists(sysfsRoot(node))) {
     Status st = host::writeFixture(topology, sysfsRoot(node));
     if (!st.isOk()) throw std::runtime_error(st.toString());
@@ -55,7 +56,8 @@ std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node
                                            .sysfs_root = sysfsRoot(node),
                                            .state_dir = stateDir(node),
                                            .name = node + "-agent",
-                                           .kubelet_dir = kubelet_dir});
+                                           .kubelet_dir = kubelet_dir,
+                                           .metrics_cert_dir = metrics_cert_dir});
 }
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startOperator(OperatorProcessOptions o) {

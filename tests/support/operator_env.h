@@ -31,8 +31,10 @@ class OperatorEnv {
   std::unique_ptr<OperatorProcess> startOperator(OperatorProcessOptions o = {});
   // Writes a fixture tree for the node and starts an agent on it (simulated kernel).
   // With kubelet_dir, the agent also serves the kubelet plugin there (see AgentProcessOptions).
+  // With metrics_cert_dir, /metrics is served over HTTPS with that certificate and checks callers.
   std::unique_ptr<OperatorProcess> startAgent(const std::string& node, const std::string& topology,
-                                              const std::string& kubelet_dir = "");
+                                              const std::string& kubelet_dir = "",
+                                              const std::string& metrics_cert_dir = "");
   // The fixture root and state directory of a node's agent.
   std::string sysfsRoot(const std::string& node) const;
   std::string stateDir(const std::string& node) const;

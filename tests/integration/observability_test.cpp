@@ -1,0 +1,158 @@
+// The operator and an agent end to end under exactly the RBAC of config/rbac, watched the way a
+// cluster watches them: /metrics over HTTPS behind TokenReview + SubjectAccessReview, scraped by
+// a real Prometheus (Debian's) that is then queried; and no request of either component was
+// ever refused by the API server.
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "base/files.h"
+#include "base/process.h"
+#include "http/pki.h"
+#include "kube/transport.h"
+#include "support/eventually.h"
+#include "support/operator_env.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+// GET /metrics over HTTPS, verifying the serving certificate against `ca`.
+kube::HttpResponse scrape(int port, const std::string& ca, const std::string& token) {
+  auto t = kube::Transport::create("https://127.0.0.1:" + std::to_string(port),
+                                   kube::TlsOptions{.ca_pem = ca});
+  REQUIRE(t.ok());
+  kube::HttpRequest req{"GET", "/metrics", "", "", "*/*", {}};
+  if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
+  auto r = (*t)->send(req, 10s);
+  REQUIRE(r.ok());
+  return *r;
+}
+
+// One instant-query result of the Prometheus HTTP API: the number of series it returned.
+size_t seriesCount(int port, const std::string& query) {
+  auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(port), {});
+  if (!t.ok()) return 0;
+  std::string target = "/api/v1/query?query=";
+  for (unsigned char c : query) {
+    static const char* kHex = "0123456789ABCDEF";
+    if (std::isalnum(c) != 0 || c == '_') {
+      target += static_cast<char>(c);
+    } else {
+      target += '%';
+      target += kHex[c >> 4];
+      target += kHex[c & 15];
+    }
+  }
+  auto r = (*t)->send({"GET", target, "", "", "application/json", {}}, 5s);
+  if (!r.ok() || r->status != 200) return 0;
+  auto doc = json::parse(r->body);
+  if (!doc.ok()) return 0;
+  const json::Value* result = json::at(*doc, {"data", "result"});
+  return result != nullptr && result->IsArray() ? result->Size() : 0;
+}
+
+}  // namespace
+
+TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
+          "[observability][integration]") {
+  auto options = OperatorEnv::controlPlaneOptions();
+  options.users.push_back({"prometheus", {}});
+  auto cp = testing::ControlPlane::start(options);
+  OperatorEnv env("obs", *cp);
+  cp->applyYamlFile(testing::sourceDir() + "/config/rbac/metrics_reader_role.yaml");
+  cp->bindRole("ClusterRole", "sriov-dra-metrics-reader", "prometheus", env.ns());
+
+  // The scrapers verify the endpoints against this CA.
+  testing::TempDir certs;
+  auto ca = http::makeCa("metrics-ca");
+  auto serving = http::makeCert(ca, {.common_name = "localhost",
+                                     .dns_names = {"localhost"},
+                                     .ip_addresses = {"127.0.0.1"},
+                                     .client = false});
+  REQUIRE(writeFileAtomic(certs.path() + "/tls.crt", serving.cert, 0644).isOk());
+  REQUIRE(writeFileAtomic(certs.path() + "/tls.key", serving.key, 0600).isOk());
+  REQUIRE(writeFileAtomic(certs.path() + "/ca.crt", ca.cert, 0644).isOk());
+
+  auto op = env.startOperator({.metrics_cert_dir = certs.path()});
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  auto agent = env.startAgent(node, "a100-reference", "", certs.path());
+  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+  eventually([&] { return env.deviceCount(node) == 8; }, 90s, [&] { return agent->logs(); });
+
+  SECTION("/metrics wants a token that may read it") {
+    for (int port : {op->metricsPort(), agent->metricsPort()}) {
+      auto anonymous = scrape(port, ca.cert, "");
+      CHECK(anonymous.status == 401);
+      auto bogus = scrape(port, ca.cert, "not-a-token");
+      CHECK(bogus.status == 401);
+      auto restricted = scrape(port, ca.cert, cp->token("restricted"));
+      CHECK(restricted.status == 403);
+      CHECK_THAT(restricted.body, Catch::Contains("user \"restricted\" may not get /metrics"));
+      auto allowed = scrape(port, ca.cert, cp->token("prometheus"));
+      CHECK(allowed.status == 200);
+      CHECK_THAT(allowed.body,
+                 Catch::Contains("# TYPE controller_runtime_reconcile_total counter"));
+    }
+    // Tokens never reach the logs.
+    CHECK_THAT(op->logs(), !Catch::Contains(cp->token("prometheus")));
+    CHECK_THAT(agent->logs(), !Catch::Contains(cp->token("prometheus")));
+  }
+
+  SECTION("Prometheus scrapes both and answers queries") {
+    testing::TempDir prom;
+    REQUIRE(writeFileAtomic(prom.path() + "/token", cp->token("prometheus"), 0600).isOk());
+    std::string job_tls =
+        "    scheme: https\n    authorization:\n      credentials_file: " + prom.path() +
+        "/token\n    tls_config:\n      ca_file: " + certs.path() + "/ca.crt\n";
+    std::string config =
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+        "  - job_name: sriov-dra-operator\n" +
+        job_tls +
+        "    static_configs:\n      - targets: ['127.0.0.1:" + std::to_string(op->metricsPort()) +
+        "']\n"
+        "  - job_name: sriov-dra-agent\n" +
+        job_tls + "    static_configs:\n      - targets: ['127.0.0.1:" +
+        std::to_string(agent->metricsPort()) + "']\n";
+    REQUIRE(writeFileAtomic(prom.path() + "/prometheus.yml", config, 0644).isOk());
+    int port = testing::freePort();
+    ProcessSpec spec;
+    spec.argv = {"prometheus", "--config.file=" + prom.path() + "/prometheus.yml",
+                 "--storage.tsdb.path=" + prom.path() + "/data",
+                 "--web.listen-address=127.0.0.1:" + std::to_string(port)};
+    spec.kill_with_parent = true;
+    spec.stdout_path = prom.path() + "/prometheus.log";
+    spec.stderr_path = prom.path() + "/prometheus.log";
+    auto prometheus = ChildProcess::spawn(spec);
+    REQUIRE(prometheus.ok());
+    auto log = [&] {
+      auto text = readFile(prom.path() + "/prometheus.log");
+      return text.ok() ? *text : std::string("(no log)");
+    };
+    eventually([&] { return seriesCount(port, "up == 1") == 2; }, 60s, log);
+    CHECK(seriesCount(port,
+                      "controller_runtime_reconcile_total{job=\"sriov-dra-operator\","
+                      "controller=\"sriovnodestate\",result=\"success\"} > 0") == 1);
+    CHECK(seriesCount(port, "workqueue_depth{job=\"sriov-dra-operator\"}") >= 3);
+    CHECK(seriesCount(port, "sriov_dra_vfs{resource=\"cx6_vfs\",state=\"desired\"} == 8") == 1);
+    CHECK(seriesCount(port, "controller_runtime_reconcile_total{job=\"sriov-dra-agent\"} > 0") >=
+          1);
+    prometheus->stop(SIGTERM, 10s);
+  }
+
+  // Everything the two components asked for was allowed: config/rbac is complete.
+  for (const auto& e : cp->auditEvents()) {
+    if (e.user != "operator" && e.user != "agent") continue;
+    INFO(e.user << " " << e.verb << " " << e.resource << "/" << e.subresource << " " << e.namespace_
+                << "/" << e.name);
+    CHECK(e.code != 403);
+  }
+  CHECK_THAT(op->logs(), !Catch::Contains("Forbidden"));
+  CHECK_THAT(agent->logs(), !Catch::Contains("Forbidden"));
+}
