@@ -2,7 +2,9 @@
 // reports policy status, serves the admission webhook. Thin: flags -> wiring.
 #include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <random>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -141,8 +143,12 @@ int main(int argc, char** argv) {
       {.bind_address = metrics_addr, .secure = metrics_secure, .cert_dir = metrics_cert_dir},
       *client);
   if (!metrics_server.ok()) return fail("metrics: " + metrics_server.status().message());
+  // The webhook's certificate comes from a Secret that may appear after the pod starts
+  // (cert-manager, or an administrator): until then the operator runs without the webhook
+  // (failurePolicy Ignore) and checks again every 10 s.
+  std::mutex webhook_mu;
   std::unique_ptr<http::Server> webhook;
-  if (webhook_port != 0) {
+  auto startWebhook = [&]() -> Status {
     auto w = http::Server::start(
         {.bind_address = ":" + std::to_string(webhook_port),
          .tls = http::TlsFiles{cert_dir + "/tls.crt", cert_dir + "/tls.key"},
@@ -151,11 +157,30 @@ int main(int argc, char** argv) {
           [&](const http::Request& r) { return operator_.handleMutate(r); }},
          {"/validating-custom-resource",
           [&](const http::Request& r) { return operator_.handleValidate(r); }}});
-    if (!w.ok()) {
-      return fail("admission webhook: " + w.status().message() +
-                  " (provide tls.crt/tls.key in --webhook-cert-dir, or --webhook-port=0)");
-    }
+    if (!w.ok()) return w.status();
+    std::lock_guard lock(webhook_mu);
     webhook = std::move(*w);
+    return Status::ok();
+  };
+  std::jthread webhook_waiter;
+  if (webhook_port != 0) {
+    if (Status st = startWebhook(); !st.isOk()) {
+      SDRA_LOG_WARN << "admission webhook not started: " << st.message()
+                    << " (waiting for tls.crt/tls.key in " << cert_dir
+                    << "; --webhook-port=0 turns it off)";
+      webhook_waiter = std::jthread([&](std::stop_token stop) {
+        std::mutex m;
+        std::condition_variable_any cv;
+        std::unique_lock lock(m);
+        while (!cv.wait_for(lock, stop, std::chrono::seconds(10), [] { return false; }) &&
+               !stop.stop_requested()) {
+          if (startWebhook().isOk()) {
+            SDRA_LOG_INFO << "admission webhook started with the certificate in " << cert_dir;
+            return;
+          }
+        }
+      });
+    }
   }
 
   operator_.startInformers();
@@ -175,6 +200,7 @@ int main(int argc, char** argv) {
   }
   operator_.stop();
   events.flush(std::chrono::seconds(5));
+  webhook_waiter = {};
   if (webhook) webhook->stop();
   if (*metrics_server) (*metrics_server)->stop();
   (*probes)->stop();

@@ -7,10 +7,10 @@
 #include "api/names.h"
 #include "base/base64.h"
 #include "base/files.h"
+#include "http/pki.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
-#include "http/pki.h"
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
@@ -71,12 +71,17 @@ TEST_CASE(
   std::filesystem::create_directories(certs);
   auto ca = http::makeCa("webhook-ca");
   auto serving = http::makeCert(ca, {.common_name = "sriov-dra-webhook",
-                                        .ip_addresses = {"127.0.0.1"},
-                                        .server = true,
-                                        .client = false});
-  REQUIRE(writeFileAtomic(certs + "/tls.crt", serving.cert).isOk());
-  REQUIRE(writeFileAtomic(certs + "/tls.key", serving.key, 0600).isOk());
+                                     .ip_addresses = {"127.0.0.1"},
+                                     .server = true,
+                                     .client = false});
+  // The certificate's Secret may be mounted after the pod started: the operator runs without the
+  // webhook, then serves it once tls.crt and tls.key appear.
   auto op = env.startOperator({.webhook_cert_dir = certs});
+  op->waitReady();
+  eventually([&] { return op->logs().find("admission webhook not started") != std::string::npos; },
+             10s, [&] { return op->logs(); });
+  REQUIRE(writeFileAtomic(certs + "/tls.key", serving.key, 0600).isOk());
+  REQUIRE(writeFileAtomic(certs + "/tls.crt", serving.cert).isOk());
   std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
   REQUIRE(env.admin()
               .patch(kube::resources::kNamespaces, "", env.ns(), kube::PatchType::kMerge,
@@ -97,9 +102,10 @@ TEST_CASE(
           return false;
         }
         rejected = created.status();
-        return true;
+        // "failed calling webhook": the webhook is not serving yet.
+        return rejected.code() != Code::kUnavailable;
       },
-      20s, [&] { return "never rejected; operator log:\n" + op->logs(); });
+      40s, [&] { return "never rejected; operator log:\n" + op->logs(); });
   CHECK(rejected.code() == Code::kInvalid);
   CHECK_THAT(rejected.message(),
              Catch::Contains("denied the request") &&
