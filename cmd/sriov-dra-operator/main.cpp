@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       "DeviceClasses"};
   kube::KubeconfigOptions kubeconfig;
   std::string ns, metrics_addr = "0", probe_addr = ":8081", cert_dir, prefix, agent_selector;
-  std::string metrics_cert_dir;
+  std::string metrics_cert_dir, agent_daemonset_file, agent_image;
   bool metrics_secure = true;
   std::string lease_name = "sriov-dra-operator", lease_ns;
   bool leader_elect = false;
@@ -76,6 +76,12 @@ int main(int argc, char** argv) {
   app.add_option("--resource-prefix", prefix,
                  "also publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus) and "
                  "set extendedResourceName on per-resource DeviceClasses");
+  app.add_option("--agent-daemonset", agent_daemonset_file,
+                 "YAML file with the node agent's DaemonSet: the operator applies it in its "
+                 "namespace and keeps it so (OLM installs; default: the agent is deployed by "
+                 "install.yaml)");
+  app.add_option("--agent-image", agent_image,
+                 "image of the agent in --agent-daemonset (default: as in the file)");
   app.add_option("--agent-node-selector", agent_selector,
                  "label selector of the nodes that run the agent, e.g. "
                  "\"node-role.kubernetes.io/worker\" (default: every node)");
@@ -96,6 +102,14 @@ int main(int argc, char** argv) {
   if (lease_ns.empty()) lease_ns = ns;
   auto selector = policy::parseLabelSelector(agent_selector);
   if (!selector.ok()) return fail("--agent-node-selector: " + selector.status().message());
+  std::shared_ptr<const json::Document> agent_daemonset;
+  if (!agent_daemonset_file.empty()) {
+    auto text = readFile(agent_daemonset_file);
+    if (!text.ok()) return fail("--agent-daemonset: " + text.status().message());
+    auto ds = op::loadAgentDaemonSet(*text, agent_daemonset_file);
+    if (!ds.ok()) return fail("--agent-daemonset: " + ds.status().message());
+    agent_daemonset = std::make_shared<const json::Document>(std::move(*ds));
+  }
   auto client = kube::Client::create(*config);
   if (!client.ok()) return fail(client.status().message());
 
@@ -105,7 +119,9 @@ int main(int argc, char** argv) {
                           .resource_prefix = prefix,
                           .agent_node_selector = *selector,
                           .max_unavailable = max_unavailable,
-                          .workers = workers},
+                          .workers = workers,
+                          .agent_daemonset = agent_daemonset,
+                          .agent_image = agent_image},
                          events);
   int code = 0;
   std::unique_ptr<kube::LeaderElector> elector;

@@ -6,6 +6,7 @@
 #include "api/names.h"
 #include "base/log.h"
 #include "base/time.h"
+#include "base/yaml.h"
 #include "dra/alignment.h"
 #include "metrics/registry.h"
 #include "operator/admission.h"
@@ -20,6 +21,7 @@ namespace {
 using kube::ReconcileResult;
 constexpr const char* kClassesKey = "device-classes";
 constexpr const char* kAlignmentKey = "allocated-pairs";
+const kube::ResourceType kDaemonSets{"apps", "v1", "daemonsets", "DaemonSet", true};
 
 std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
 
@@ -135,7 +137,9 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
                          [this](const std::string& k) { return reconcilePolicyStatus(k); },
                          {.workers = 2}),
       alignment_controller_("alignment",
-                            [this](const std::string& k) { return reconcileAlignment(k); }) {
+                            [this](const std::string& k) { return reconcileAlignment(k); }),
+      agent_controller_("agent-daemonset",
+                        [this](const std::string& k) { return reconcileAgentDaemonSet(k); }) {
   nodes_.addHandlers(
       {.on_add = [this](const auto& n) { node_controller_.queue().add(n->metadata.name); },
        .on_update =
@@ -213,9 +217,59 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
        .on_update = [alignmentChanged](const auto&, const auto&) { alignmentChanged(); },
        .on_delete = [alignmentChanged](const auto&, bool) { alignmentChanged(); }});
   alignment_controller_.queue().add(kAlignmentKey);
+  if (options_.agent_daemonset) {
+    std::string name = kube::ObjectMeta::decode(*options_.agent_daemonset).name;
+    kube::InformerOptions o = inNamespace(options_.namespace_);
+    o.name = "daemonsets";
+    o.field_selector = "metadata.name=" + name;
+    daemonsets_ = std::make_unique<kube::Informer<ObjectOnly>>(client_, kDaemonSets, o);
+    auto changed = [this, name] { agent_controller_.queue().add(name); };
+    daemonsets_->addHandlers({.on_update = [changed](const auto&, const auto&) { changed(); },
+                              .on_delete = [changed](const auto&, bool) { changed(); }});
+    agent_controller_.queue().add(name);
+  }
 }
 
 Operator::~Operator() { stop(); }
+
+Result<ObjectOnly> ObjectOnly::decode(const json::Value& v) {
+  return ObjectOnly{kube::ObjectMeta::decode(v)};
+}
+
+Result<json::Document> loadAgentDaemonSet(const std::string& yaml, const std::string& where) {
+  auto docs = yamlToJson(yaml);
+  if (!docs.ok()) return Status(Code::kInvalidArgument, where + ": " + docs.status().message());
+  for (auto& d : *docs) {
+    if (json::stringOr(d, "kind") != "DaemonSet") continue;
+    if (json::stringOr(d, "apiVersion") != "apps/v1" || kube::ObjectMeta::decode(d).name.empty()) {
+      return Status(Code::kInvalidArgument,
+                    where + ": the DaemonSet needs apiVersion apps/v1 and metadata.name");
+    }
+    const json::Value* containers = json::at(d, {"spec", "template", "spec", "containers"});
+    if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
+      return Status(Code::kInvalidArgument,
+                    where + ": the DaemonSet has no spec.template.spec.containers");
+    }
+    return std::move(d);
+  }
+  return Status(Code::kInvalidArgument, where + " holds no DaemonSet");
+}
+
+Result<kube::ReconcileResult> Operator::reconcileAgentDaemonSet(const std::string&) {
+  json::Document ds;
+  ds.CopyFrom(*options_.agent_daemonset, ds.GetAllocator());
+  auto& md = json::ensureObject(ds, "metadata", ds.GetAllocator());
+  json::setString(md, "namespace", options_.namespace_, ds.GetAllocator());
+  if (!options_.agent_image.empty()) {
+    auto& containers = ds["spec"]["template"]["spec"]["containers"];
+    json::setString(containers[0], "image", options_.agent_image, ds.GetAllocator());
+  }
+  auto applied = client_->apply(kDaemonSets, options_.namespace_, ds,
+                                {.field_manager = kFieldManager, .force = true});
+  if (!applied.ok()) return applied.status();
+  // Also re-applied every 10 minutes, so a change the watch missed is undone.
+  return kube::ReconcileResult::after(std::chrono::minutes(10));
+}
 
 Result<kube::ReconcileResult> Operator::reconcileAlignment(const std::string&) {
   dra::ClusterTopology topology(values(slices_), values(states_));
@@ -240,12 +294,13 @@ void Operator::startInformers() {
   classes_.start();
   claims_.start();
   slices_.start();
+  if (daemonsets_) daemonsets_->start();
 }
 
 bool Operator::synced() const {
   return nodes_.hasSynced() && node_policies_.hasSynced() && resource_policies_.hasSynced() &&
          device_attributes_.hasSynced() && states_.hasSynced() && classes_.hasSynced() &&
-         claims_.hasSynced() && slices_.hasSynced();
+         claims_.hasSynced() && slices_.hasSynced() && (!daemonsets_ || daemonsets_->hasSynced());
 }
 
 bool Operator::waitForSync(std::chrono::milliseconds timeout) {
@@ -263,6 +318,7 @@ bool Operator::waitForSync(std::chrono::milliseconds timeout) {
   ok = ok && classes_.waitForSync(left());
   ok = ok && claims_.waitForSync(left());
   ok = ok && slices_.waitForSync(left());
+  ok = ok && (!daemonsets_ || daemonsets_->waitForSync(left()));
   return ok;
 }
 
@@ -271,6 +327,7 @@ void Operator::startControllers() {
   class_controller_.start();
   status_controller_.start();
   alignment_controller_.start();
+  if (options_.agent_daemonset) agent_controller_.start();
 }
 
 void Operator::stop() {
@@ -278,6 +335,7 @@ void Operator::stop() {
   class_controller_.stop();
   status_controller_.stop();
   alignment_controller_.stop();
+  agent_controller_.stop();
   nodes_.stop();
   node_policies_.stop();
   resource_policies_.stop();
@@ -286,6 +344,7 @@ void Operator::stop() {
   classes_.stop();
   claims_.stop();
   slices_.stop();
+  if (daemonsets_) daemonsets_->stop();
 }
 
 void Operator::enqueueAllNodes() {

@@ -7,7 +7,9 @@
 //   * the DeviceClasses of the driver and of every resourceName in use;
 //   * status, conditions and Events on every policy: what it matched, what it lost and why;
 //   * sriov_dra_allocated_pairs{alignment}: how aligned the GPU/VF pairs of allocated claims are
-//     (dra/alignment.h), from the ResourceClaims and ResourceSlices of the whole cluster.
+//     (dra/alignment.h), from the ResourceClaims and ResourceSlices of the whole cluster;
+//   * with agent_daemonset (as OLM installs it): the node agent's DaemonSet in its namespace,
+//     applied from that manifest (image replaced by agent_image) and put back when changed.
 // Informers run on every replica (for the admission webhook and fast fail-over); controllers only
 // run on the leader (startControllers()).
 #include <chrono>
@@ -48,6 +50,17 @@ struct OperatorOptions {
   std::chrono::milliseconds rollout_retry{std::chrono::seconds(5)};
   // A node whose SriovNodeState is over the API server's size limit is retried this often.
   std::chrono::milliseconds too_large_retry{std::chrono::minutes(5)};
+  std::shared_ptr<const json::Document> agent_daemonset;  // null = not managed here
+  std::string agent_image;                                // "" = as in the manifest
+};
+
+// The DaemonSet of a YAML file (its first DaemonSet document), checked enough to apply it.
+Result<json::Document> loadAgentDaemonSet(const std::string& yaml, const std::string& where);
+
+// Just the metadata of an object, for informers that only need to notice changes.
+struct ObjectOnly {
+  kube::ObjectMeta metadata;
+  static Result<ObjectOnly> decode(const json::Value& v);
 };
 
 class Operator {
@@ -79,6 +92,7 @@ class Operator {
   Result<kube::ReconcileResult> reconcileDeviceClasses(const std::string& key);
   Result<kube::ReconcileResult> reconcilePolicyStatus(const std::string& key);
   Result<kube::ReconcileResult> reconcileAlignment(const std::string& key);
+  Result<kube::ReconcileResult> reconcileAgentDaemonSet(const std::string& key);
 
   // Returns the generation of the written object.
   Result<int64_t> applyNodeState(const api::Node& node, const api::SriovNodeStateSpec& spec,
@@ -104,11 +118,13 @@ class Operator {
   kube::Informer<api::DeviceClass> classes_;
   kube::Informer<api::ResourceClaim> claims_;
   kube::Informer<api::ResourceSlice> slices_;
+  std::unique_ptr<kube::Informer<ObjectOnly>> daemonsets_;  // with agent_daemonset
 
   kube::Controller node_controller_;
   kube::Controller class_controller_;
   kube::Controller status_controller_;
   kube::Controller alignment_controller_;
+  kube::Controller agent_controller_;
 
   // Disruptive changes are decided and written one at a time, and remembered until the cache
   // shows them, so concurrent workers never exceed --max-unavailable.

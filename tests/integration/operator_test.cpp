@@ -19,6 +19,8 @@ using sriovdra::testing::OperatorEnv;
 
 namespace {
 
+const kube::ResourceType kDaemonSets{"apps", "v1", "daemonsets", "DaemonSet", true};
+
 const char* kCx6Class = "cx6-vfs.sriovnetwork.k8snetworkplumbingwg.io";
 
 std::string describeState(const OperatorEnv& env, const std::string& node) {
@@ -247,4 +249,33 @@ TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Eve
       [&] { return (message = env.findEvent("StatusTooLarge", "Warning", wide)).has_value(); }, 60s,
       [&] { return agent->logs(); });
   CHECK_THAT(*message, Catch::Contains("discovered topology") && Catch::Contains("lower numVfs"));
+}
+
+TEST_CASE("with --agent-daemonset the operator deploys the node agent and keeps it deployed",
+          "[operator][integration]") {
+  OperatorEnv env("agentds");
+  auto op = env.startOperator(
+      {.extra_args = {"--agent-daemonset=" + testing::sourceDir() + "/config/agent/daemonset.yaml",
+                      "--agent-image=registry.example/sriov-dra-agent:test"}});
+  auto image = [&]() -> std::string {
+    auto ds = env.admin().get(kDaemonSets, env.ns(), "sriov-dra-agent");
+    if (!ds.ok()) return "";
+    const json::Value* containers = json::at(*ds, {"spec", "template", "spec", "containers"});
+    return containers && containers->IsArray() && !containers->Empty()
+               ? std::string(json::stringOr((*containers)[0], "image"))
+               : "";
+  };
+  eventually([&] { return image() == "registry.example/sriov-dra-agent:test"; }, 30s,
+             [&] { return op->logs(); });
+  // Changed or deleted by someone else: put back.
+  REQUIRE(env.admin()
+              .patch(kDaemonSets, env.ns(), "sriov-dra-agent", kube::PatchType::kJson,
+                     R"([{"op":"replace","path":"/spec/template/spec/containers/0/image",)"
+                     R"("value":"someone/else:1"}])")
+              .ok());
+  eventually([&] { return image() == "registry.example/sriov-dra-agent:test"; }, 30s,
+             [&] { return op->logs(); });
+  REQUIRE(env.admin().remove(kDaemonSets, env.ns(), "sriov-dra-agent").isOk());
+  eventually([&] { return image() == "registry.example/sriov-dra-agent:test"; }, 30s,
+             [&] { return op->logs(); });
 }

@@ -14,7 +14,9 @@
 namespace sriovdra::testing {
 
 ControlPlaneOptions OperatorEnv::controlPlaneOptions() {
+  // --allow-privileged as on every real cluster: the agent's DaemonSet is privileged.
   return {.users = {{"operator", {}}, {"operator-b", {}}, {"agent", {}}, {"restricted", {}}},
+          .extra_apiserver_args = {"--allow-privileged=true"},
           .audit_log = true};
 }
 
