@@ -2,7 +2,8 @@
 # Renders manifests/install.yaml from config/default: every file its kustomizations list, in
 # order, as one multi-document YAML. No kustomize needed: every object in config/ names its
 # namespace, so `kubectl apply -k config/default` creates the same objects.
-# Usage: scripts/render-manifests.sh [OUT]   (OUT "-" = standard output)
+# Then the OLM bundle, manifests/olm/bundle, with tools/olm_bundle.cpp (built on demand).
+# Usage: scripts/render-manifests.sh [OUT]   (OUT "-" = install.yaml to standard output only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,4 +42,8 @@ else
   render > "$out.tmp"
   mv "$out.tmp" "$out"
   echo "wrote $out"
+  build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
+  [[ -f "$build_dir/build.ninja" ]] || cmake -S . -B "$build_dir" -G Ninja >/dev/null
+  cmake --build "$build_dir" --target olm-bundle >/dev/null
+  "$build_dir/bin/olm-bundle" . manifests/olm/bundle
 fi
