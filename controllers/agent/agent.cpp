@@ -10,9 +10,28 @@
 #include "dra/slices.h"
 #include "host/apply.h"
 #include "host/discovery.h"
+#include "metrics/registry.h"
 
 namespace sriovdra::agent {
 namespace {
+
+prometheus::Family<prometheus::Gauge>& nodeVfsGauge() {
+  static auto& f = prometheus::BuildGauge()
+                       .Name("sriov_dra_node_vfs")
+                       .Help(
+                           "VFs on this node: desired (the SriovNodeState spec), present (in "
+                           "the kernel) and advertised (in ResourceSlices)")
+                       .Register(metrics::registry());
+  return f;
+}
+
+prometheus::Family<prometheus::Gauge>& syncGauge() {
+  static auto& f = prometheus::BuildGauge()
+                       .Name("sriov_dra_node_sync_status")
+                       .Help("1 for this node's current syncStatus (Succeeded, InProgress, Failed)")
+                       .Register(metrics::registry());
+  return f;
+}
 
 using kube::ReconcileResult;
 constexpr const char* kKey = "node";
@@ -200,6 +219,11 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   }
   status.alignment = host::computeAlignment(*topology, existing);
   status.advertised_vfs = advertised;
+  int64_t desired = 0;
+  for (const auto& i : spec.interfaces) desired += i.num_vfs;
+  nodeVfsGauge().Add({{"state", "desired"}}).Set(static_cast<double>(desired));
+  nodeVfsGauge().Add({{"state", "present"}}).Set(static_cast<double>(vf_addresses.size()));
+  nodeVfsGauge().Add({{"state", "advertised"}}).Set(static_cast<double>(advertised));
   status.gpu_count = static_cast<int64_t>(topology->gpus.size());
   status.last_sync_error = join(errors, "; ");
   if (!errors.empty()) {
@@ -209,6 +233,9 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   } else {
     status.sync_status = "Succeeded";
     status.observed_generation = gen;
+  }
+  for (const char* st : {"Succeeded", "InProgress", "Failed"}) {
+    syncGauge().Add({{"status", st}}).Set(status.sync_status == st ? 1 : 0);
   }
   std::vector<std::string> blocked_msgs;
   blocked_msgs.reserve(blocked.size());

@@ -3,6 +3,7 @@
 // a real Prometheus (Debian's) that is then queried; and no request of either component was
 // ever refused by the API server.
 #include <filesystem>
+#include <optional>
 
 #include <catch2/catch.hpp>
 
@@ -33,10 +34,10 @@ kube::HttpResponse scrape(int port, const std::string& ca, const std::string& to
   return *r;
 }
 
-// One instant-query result of the Prometheus HTTP API: the number of series it returned.
-size_t seriesCount(int port, const std::string& query) {
+// An instant query of the Prometheus HTTP API; nullopt when Prometheus refused it.
+std::optional<json::Document> query(int port, const std::string& query) {
   auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(port), {});
-  if (!t.ok()) return 0;
+  if (!t.ok()) return std::nullopt;
   std::string target = "/api/v1/query?query=";
   for (unsigned char c : query) {
     static const char* kHex = "0123456789ABCDEF";
@@ -49,10 +50,16 @@ size_t seriesCount(int port, const std::string& query) {
     }
   }
   auto r = (*t)->send({"GET", target, "", "", "application/json", {}}, 5s);
-  if (!r.ok() || r->status != 200) return 0;
+  if (!r.ok() || r->status != 200) return std::nullopt;
   auto doc = json::parse(r->body);
-  if (!doc.ok()) return 0;
-  const json::Value* result = json::at(*doc, {"data", "result"});
+  if (!doc.ok()) return std::nullopt;
+  return std::move(*doc);
+}
+
+// The number of series an instant query returned.
+size_t seriesCount(int port, const std::string& q) {
+  auto doc = query(port, q);
+  const json::Value* result = doc ? json::at(*doc, {"data", "result"}) : nullptr;
   return result != nullptr && result->IsArray() ? result->Size() : 0;
 }
 
@@ -143,6 +150,29 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
     CHECK(seriesCount(port, "sriov_dra_vfs{resource=\"cx6_vfs\",state=\"desired\"} == 8") == 1);
     CHECK(seriesCount(port, "controller_runtime_reconcile_total{job=\"sriov-dra-agent\"} > 0") >=
           1);
+    CHECK(seriesCount(
+              port, "sriov_dra_node_vfs{job=\"sriov-dra-agent\",state=\"advertised\"} == 8") == 1);
+    CHECK(seriesCount(port, "sriov_dra_node_sync_status{status=\"Succeeded\"} == 1") == 1);
+    // Every query of the Grafana dashboard is one Prometheus accepts, over metrics that exist.
+    auto text = readFile(testing::sourceDir() + "/config/grafana/sriov-dra-dashboard.json");
+    REQUIRE(text.ok());
+    auto dashboard = json::parse(*text);
+    REQUIRE(dashboard.ok());
+    std::string scraped = scrape(op->metricsPort(), ca.cert, cp->token("prometheus")).body +
+                          scrape(agent->metricsPort(), ca.cert, cp->token("prometheus")).body;
+    for (const auto& panel : (*dashboard)["panels"].GetArray()) {
+      for (const auto& target : panel["targets"].GetArray()) {
+        std::string expr = target["expr"].GetString();
+        INFO(panel["title"].GetString() << ": " << expr);
+        CHECK(query(port, expr).has_value());
+        auto metric = expr.find("sriov_dra_");
+        if (metric == std::string::npos) metric = expr.find("controller_runtime_");
+        REQUIRE(metric != std::string::npos);
+        std::string name = expr.substr(metric, expr.find_first_of("{[) ", metric) - metric);
+        if (name.ends_with("_bucket")) name = name.substr(0, name.size() - 7);
+        CHECK_THAT(scraped, Catch::Contains("# TYPE " + name + " "));
+      }
+    }
     prometheus->stop(SIGTERM, 10s);
   }
 
