@@ -2,7 +2,8 @@
 # Renders manifests/install.yaml from config/default: every file its kustomizations list, in
 # order, as one multi-document YAML. No kustomize needed: every object in config/ names its
 # namespace, so `kubectl apply -k config/default` creates the same objects.
-# Then the OLM bundle, manifests/olm/bundle, with tools/olm_bundle.cpp (built on demand).
+# Then the OLM bundle, manifests/olm/bundle (tools/olm_bundle.cpp), and docs/crd-reference.md
+# (tools/crd_reference.cpp), both built on demand.
 # Usage: scripts/render-manifests.sh [OUT]   (OUT "-" = install.yaml to standard output only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,6 +45,7 @@ else
   echo "wrote $out"
   build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
   [[ -f "$build_dir/build.ninja" ]] || cmake -S . -B "$build_dir" -G Ninja >/dev/null
-  cmake --build "$build_dir" --target olm-bundle >/dev/null
+  cmake --build "$build_dir" --target olm-bundle crd-reference >/dev/null
   "$build_dir/bin/olm-bundle" . manifests/olm/bundle
+  "$build_dir/bin/crd-reference" . docs/crd-reference.md
 fi

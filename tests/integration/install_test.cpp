@@ -43,10 +43,27 @@ TEST_CASE("manifests/install.yaml is rendered from config/default", "[install][i
   REQUIRE(committed.ok());
   INFO("manifests/install.yaml is stale: run scripts/render-manifests.sh and commit the result");
   CHECK(rendered->out == *committed);
-  // Every document parses, and every namespaced object says where it goes.
   auto docs = yamlToJson(*committed);
   REQUIRE(docs.ok());
   CHECK(docs->size() >= 25);
+}
+
+TEST_CASE("docs/crd-reference.md is generated from the CRD schemas", "[install][integration]") {
+  testing::TempDir dir;
+  ProcessSpec spec;
+  spec.argv = {std::string(SRIOV_DRA_BIN_DIR) + "/crd-reference", testing::sourceDir(),
+               dir.path() + "/crd-reference.md"};
+  auto ran = runProcess(spec, std::chrono::seconds(30));
+  REQUIRE(ran.ok());
+  REQUIRE(ran->exit_code == 0);
+  auto fresh = readFile(dir.path() + "/crd-reference.md");
+  auto committed = readFile(source("docs/crd-reference.md"));
+  REQUIRE(fresh.ok());
+  REQUIRE(committed.ok());
+  INFO("docs/crd-reference.md is stale: run scripts/render-manifests.sh and commit the result");
+  CHECK(*fresh == *committed);
+  CHECK_THAT(*committed, Catch::Contains("## SriovNetworkNodePolicy"));
+  CHECK_THAT(*committed, Catch::Contains("| `spec.numVfs` | integer"));
 }
 
 TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integration]") {
