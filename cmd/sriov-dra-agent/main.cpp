@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
   CLI::App app{"sriov-dra-agent: SR-IOV VFs on this node as DRA devices"};
   kube::KubeconfigOptions kubeconfig;
   std::string ns, node, sysfs_root = "/", state_dir = "/var/lib/sriov-dra";
-  std::string metrics_addr = "0", probe_addr = ":8082", metrics_cert_dir;
-  bool metrics_secure = true;
+  std::string probe_addr = ":8082";
+  serving::MetricsEndpointOptions metrics{.bind_address = "0"};
   std::string registry_dir = "/var/lib/kubelet/plugins_registry";
   std::string plugins_dir = "/var/lib/kubelet/plugins", cdi_root = "/var/run/cdi";
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
@@ -55,14 +55,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();
-  app.add_option("--metrics-bind-address", metrics_addr, "address for /metrics, \"0\" disables")
-      ->capture_default_str();
-  app.add_option("--metrics-secure", metrics_secure,
-                 "serve /metrics over HTTPS to callers allowed by TokenReview and "
-                 "SubjectAccessReview (false: plain HTTP, no checks)")
-      ->capture_default_str();
-  app.add_option("--metrics-cert-dir", metrics_cert_dir,
-                 "directory with tls.crt and tls.key for /metrics (default: self-signed)");
+  serving::addMetricsFlags(app, metrics);
   app.add_option("--health-probe-bind-address", probe_addr, "address for /healthz and /readyz")
       ->capture_default_str();
   app.add_option("-v,--v", verbosity, "log verbosity");
@@ -146,9 +139,7 @@ int main(int argc, char** argv) {
     SDRA_LOG_ERROR << "health probes: " << probes.status().message();
     return 1;
   }
-  auto metrics_server = serving::startMetricsEndpoint(
-      {.bind_address = metrics_addr, .secure = metrics_secure, .cert_dir = metrics_cert_dir},
-      *client);
+  auto metrics_server = serving::startMetricsEndpoint(metrics, *client);
   if (!metrics_server.ok()) {
     SDRA_LOG_ERROR << "metrics: " << metrics_server.status().message();
     return 1;

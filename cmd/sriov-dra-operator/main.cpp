@@ -43,9 +43,9 @@ int main(int argc, char** argv) {
       "sriov-dra-operator: SR-IOV policies -> per-node device configuration and DRA "
       "DeviceClasses"};
   kube::KubeconfigOptions kubeconfig;
-  std::string ns, metrics_addr = "0", probe_addr = ":8081", cert_dir, prefix, agent_selector;
-  std::string metrics_cert_dir, agent_daemonset_file, agent_image;
-  bool metrics_secure = true;
+  std::string ns, probe_addr = ":8081", cert_dir, prefix, agent_selector;
+  std::string agent_daemonset_file, agent_image;
+  serving::MetricsEndpointOptions metrics{.bind_address = "0"};
   std::string lease_name = "sriov-dra-operator", lease_ns;
   bool leader_elect = false;
   int webhook_port = 9443, max_unavailable = 1, workers = 4, verbosity = 0;
@@ -59,14 +59,7 @@ int main(int argc, char** argv) {
   app.add_option("--leader-election-id", lease_name, "name of the Lease")->capture_default_str();
   app.add_option("--leader-election-namespace", lease_ns,
                  "namespace of the Lease (default: --namespace)");
-  app.add_option("--metrics-bind-address", metrics_addr, "address for /metrics, \"0\" disables")
-      ->capture_default_str();
-  app.add_option("--metrics-secure", metrics_secure,
-                 "serve /metrics over HTTPS to callers allowed by TokenReview and "
-                 "SubjectAccessReview (false: plain HTTP, no checks)")
-      ->capture_default_str();
-  app.add_option("--metrics-cert-dir", metrics_cert_dir,
-                 "directory with tls.crt and tls.key for /metrics (default: self-signed)");
+  serving::addMetricsFlags(app, metrics);
   app.add_option("--health-probe-bind-address", probe_addr, "address for /healthz and /readyz")
       ->capture_default_str();
   app.add_option("--webhook-port", webhook_port, "admission webhook HTTPS port, 0 disables")
@@ -155,9 +148,7 @@ int main(int argc, char** argv) {
                                     : http::Response::text(500, "informers not synced\n");
         }}});
   if (!probes.ok()) return fail("health probes: " + probes.status().message());
-  auto metrics_server = serving::startMetricsEndpoint(
-      {.bind_address = metrics_addr, .secure = metrics_secure, .cert_dir = metrics_cert_dir},
-      *client);
+  auto metrics_server = serving::startMetricsEndpoint(metrics, *client);
   if (!metrics_server.ok()) return fail("metrics: " + metrics_server.status().message());
   // The webhook's certificate comes from a Secret that may appear after the pod starts
   // (cert-manager, or an administrator): until then the operator runs without the webhook

@@ -114,6 +114,18 @@ std::optional<http::Response> DelegatedAuth::review(const std::string& token,
   return std::nullopt;
 }
 
+void addMetricsFlags(CLI::App& app, MetricsEndpointOptions& options) {
+  app.add_option("--metrics-bind-address", options.bind_address,
+                 "address for /metrics, \"0\" disables")
+      ->capture_default_str();
+  app.add_option("--metrics-secure", options.secure,
+                 "serve /metrics over HTTPS to callers allowed by TokenReview and "
+                 "SubjectAccessReview (false: plain HTTP, no checks)")
+      ->capture_default_str();
+  app.add_option("--metrics-cert-dir", options.cert_dir,
+                 "directory with tls.crt and tls.key for /metrics (default: self-signed)");
+}
+
 Result<std::unique_ptr<http::Server>> startMetricsEndpoint(const MetricsEndpointOptions& options,
                                                            std::shared_ptr<kube::Client> client) {
   if (options.bind_address == "0") return std::unique_ptr<http::Server>();

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "base/status.h"
 #include "http/server.h"
 #include "kube/client.h"
@@ -48,6 +50,10 @@ class DelegatedAuth {
   std::mutex mu_;
   std::map<std::string, Entry> cache_;  // sha256(token) + " " + path
 };
+
+// Registers --metrics-bind-address, --metrics-secure and --metrics-cert-dir on a command line,
+// with `options` holding the defaults.
+void addMetricsFlags(CLI::App& app, MetricsEndpointOptions& options);
 
 // nullptr when the address is "0".
 Result<std::unique_ptr<http::Server>> startMetricsEndpoint(const MetricsEndpointOptions& options,
