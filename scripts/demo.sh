@@ -120,6 +120,38 @@ echo
 bold "DeviceClasses the operator maintains"
 kubectl get deviceclasses -o custom-columns='NAME:.metadata.name,SELECTOR:.spec.selectors[0].cel.expression'
 
+bold "GPUs: slices as the NVIDIA DRA driver publishes them (simulated from what the agents found)"
+kubectl apply -f - >/dev/null <<'CLASS'
+{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.nvidia.com"},
+ "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}
+CLASS
+for node in a100-04 a100-06; do
+  devices=""
+  i=0
+  while read -r bdf root; do
+    [[ -n "$bdf" ]] || continue
+    devices+="${devices:+,}{\"name\":\"gpu-$i\",\"attributes\":{\"type\":{\"string\":\"gpu\"},\"productName\":{\"string\":\"NVIDIA A100-SXM4-80GB\"},\"resource.kubernetes.io/pciBusID\":{\"string\":\"$bdf\"},\"resource.kubernetes.io/pcieRoot\":{\"string\":\"$root\"}},\"capacity\":{\"memory\":{\"value\":\"80Gi\"}}}"
+    i=$((i + 1))
+  done < <(kubectl get sriovnodestate -n "$ns" "$node" \
+             -o jsonpath='{range .status.gpus[*]}{.pciAddress} {.pcieRoot}{"\n"}{end}')
+  kubectl apply -f - >/dev/null <<SLICE
+{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+ "metadata": {"name": "$node-gpu.nvidia.com"},
+ "spec": {"driver": "gpu.nvidia.com", "nodeName": "$node",
+          "pool": {"name": "$node", "generation": 1, "resourceSliceCount": 1}, "devices": [$devices]}}
+SLICE
+  echo "  $node: $i GPUs published"
+done
+
+bold "sriov-dra topology --node a100-04: the PCIe tree, what is published and allocated"
+build/bin/sriov-dra topology --node a100-04 | sed 's/^/  /'
+
+bold "sriov-dra explain: where would the aligned GPU + VF claim of the experiment fit, and with what"
+build/bin/sriov-dra explain -f config/samples/aligned-resourceclaimtemplate.yaml | sed 's/^/  /' || true
+
+bold "sriov-dra simulate: 128 such pods on 16 servers, placed three ways"
+build/bin/sriov-dra simulate --nodes 16 --pods 128 | sed 's/^/  /'
+
 bold "Try it offline first: the same render the operator does"
 echo "  build/bin/sriov-dra render --node tests/fixtures/cluster/node-a100-04.yaml \\"
 echo "      --state tests/fixtures/cluster/nodestate-a100-04.yaml -f config/samples/"
@@ -128,6 +160,7 @@ if ((keep_running)); then
   bold "The cluster keeps running. In another shell:"
   echo "  export KUBECONFIG=$KUBECONFIG"
   echo "  kubectl get sriovnodestates,sriovnetworknodepolicies -n $ns; kubectl get resourceslices"
+  echo "  build/bin/sriov-dra topology; build/bin/sriov-dra explain -f config/samples/aligned-resourceclaimtemplate.yaml"
   echo "  kubectl patch sriovnetworknodepolicy -n $ns cx6-vfs --type merge -p '{\"spec\":{\"numVfs\":4}}'"
   echo "Press Ctrl-C to stop."
   while kill -0 "$(cat "$workdir/operator.pid")" 2>/dev/null; do sleep 1; done

@@ -61,6 +61,11 @@ void printTable(const std::vector<std::vector<std::string>>& rows, std::ostream&
   }
 }
 
+// "ns/name", or "name" for an object read from a file without a namespace.
+std::string qualified(const kube::ObjectMeta& m) {
+  return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
+}
+
 std::string numaText(int64_t numa) { return numa < 0 ? "-" : std::to_string(numa); }
 
 void skippedWarnings(const ObjectBundle& bundle, Streams io) {
@@ -482,11 +487,11 @@ int runExplain(const ExplainArgs& args, Streams io) {
       const auto& c = objects->resource_claims[0];
       spec = c.spec;
       own_uid = c.metadata.uid;
-      what = "ResourceClaim " + c.metadata.namespace_ + "/" + c.metadata.name;
+      what = "ResourceClaim " + qualified(c.metadata);
     } else {
       const auto& t = objects->resource_claim_templates[0];
       spec = t.spec;
-      what = "ResourceClaimTemplate " + t.metadata.namespace_ + "/" + t.metadata.name;
+      what = "ResourceClaimTemplate " + qualified(t.metadata);
     }
   }
   return withCluster(args, io, [&](kube::Client& client, const ObjectBundle& bundle) {
