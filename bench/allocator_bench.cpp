@@ -104,11 +104,11 @@ Cluster build(int percent_allocated) {
   return c;
 }
 
-void BM_FirstFit(benchmark::State& state) {
+void BM_FirstFit(benchmark::State& state) {  // NOLINT(readability-identifier-naming)
   Cluster c = build(static_cast<int>(state.range(0)));
   size_t start = 0, tried = 0;
   int64_t placed = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark's idiom
     for (size_t i = 0; i < c.nodes.size(); ++i) {
       ++tried;
       auto got = c.allocator->allocate(c.claim, c.nodes[(start + i) % c.nodes.size()], c.in_use);
@@ -125,10 +125,10 @@ void BM_FirstFit(benchmark::State& state) {
       static_cast<double>(tried) / static_cast<double>(std::max<int64_t>(1, state.iterations()));
 }
 
-void BM_AllNodes(benchmark::State& state) {
+void BM_AllNodes(benchmark::State& state) {  // NOLINT(readability-identifier-naming)
   Cluster c = build(static_cast<int>(state.range(0)));
   int64_t fitting = 0;
-  for (auto _ : state) {
+  for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark's idiom
     fitting = 0;
     for (const auto& node : c.nodes) fitting += c.allocator->allocate(c.claim, node, c.in_use).fits;
   }

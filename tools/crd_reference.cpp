@@ -81,7 +81,9 @@ void fields(const json::Value& schema, const std::string& path,
   for (const auto& m : props->GetObject()) names.push_back(m.name.GetString());
   for (const auto& name : names) {
     const json::Value& s = (*props)[name.c_str()];
-    std::string p = path.empty() ? name : path + "." + name;
+    std::string p = path;
+    if (!p.empty()) p += ".";
+    p += name;
     if (p == "apiVersion" || p == "kind" || p == "metadata") continue;
     bool req = std::find(required.begin(), required.end(), name) != required.end();
     out += "| `" + p + "` | " + cell(typeOf(s)) + (req ? ", required" : "") + " | " +

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
       SDRA_LOG_WARN << "admission webhook not started: " << st.message()
                     << " (waiting for tls.crt/tls.key in " << cert_dir
                     << "; --webhook-port=0 turns it off)";
-      webhook_waiter = std::jthread([&](std::stop_token stop) {
+      webhook_waiter = std::jthread([&](const std::stop_token& stop) {
         std::mutex m;
         std::condition_variable_any cv;
         std::unique_lock lock(m);

@@ -127,12 +127,12 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       classes_(client_, api::resources::kDeviceClasses,
                {.name = "deviceclasses",
                 .label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue}),
+      claims_(client_, api::resources::kResourceClaims, {.name = "resourceclaims"}),
+      slices_(client_, api::resources::kResourceSlices, {.name = "resourceslices"}),
       node_controller_("sriovnodestate", [this](const std::string& k) { return reconcileNode(k); },
                        {.workers = options_.workers}),
       class_controller_("deviceclass",
                         [this](const std::string& k) { return reconcileDeviceClasses(k); }),
-      claims_(client_, api::resources::kResourceClaims, {.name = "resourceclaims"}),
-      slices_(client_, api::resources::kResourceSlices, {.name = "resourceslices"}),
       status_controller_("policystatus",
                          [this](const std::string& k) { return reconcilePolicyStatus(k); },
                          {.workers = 2}),
@@ -256,8 +256,9 @@ Result<json::Document> loadAgentDaemonSet(const std::string& yaml, const std::st
 }
 
 Result<kube::ReconcileResult> Operator::reconcileAgentDaemonSet(const std::string&) {
-  json::Document ds;
-  ds.CopyFrom(*options_.agent_daemonset, ds.GetAllocator());
+  auto copied = json::parse(json::dump(*options_.agent_daemonset));
+  if (!copied.ok()) return copied.status();
+  json::Document& ds = *copied;
   auto& md = json::ensureObject(ds, "metadata", ds.GetAllocator());
   json::setString(md, "namespace", options_.namespace_, ds.GetAllocator());
   if (!options_.agent_image.empty()) {

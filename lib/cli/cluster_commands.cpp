@@ -66,6 +66,13 @@ std::string qualified(const kube::ObjectMeta& m) {
   return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
 }
 
+// Joins the parts in one allocation.
+std::string cat(std::initializer_list<std::string_view> parts) {
+  std::string out;
+  for (auto p : parts) out.append(p);
+  return out;
+}
+
 std::string numaText(int64_t numa) { return numa < 0 ? "-" : std::to_string(numa); }
 
 void skippedWarnings(const ObjectBundle& bundle, Streams io) {
@@ -132,7 +139,9 @@ int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Stream
   std::vector<Tree> trees;
   std::string dot =
       "digraph topology {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (const auto& [name, view] : nodes) {
+  for (const auto& entry : nodes) {
+    const std::string& name = entry.first;  // captured below: no structured binding
+    const NodeView& view = entry.second;
     const auto& st = view.state->status;
     std::map<std::string, const api::GpuAlignment*> gpu_alignment;
     for (const auto& g : st.alignment.gpus) gpu_alignment[g.gpu] = &g;
@@ -145,7 +154,8 @@ int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Stream
       Tree t;
       t.json = json::Value(rapidjson::kObjectType);
       api::Writer w(t.json, a);
-      std::string id = name + "/" + bdf;
+      std::string id = name;
+      id.append("/").append(bdf);
       if (auto g = gpus.find(bdf); g != gpus.end()) {
         auto pub = view.gpu_by_bdf.find(bdf);
         std::string device = pub == view.gpu_by_bdf.end() ? "" : pub->second->id.device;
@@ -161,11 +171,11 @@ int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Stream
                    !g->second->pcie_switch.empty()) {
           mark = "  ! no advertised VF behind this switch";
         }
-        t.label = "GPU " + bdf + (device.empty() ? "" : " " + device) + " (" + use + ")" + mark;
+        t.label = cat({"GPU ", bdf, device.empty() ? "" : " ", device, " (", use, ")", mark});
         w.strAlways("kind", "gpu").strAlways("pciAddress", bdf).str("device", device);
         w.strAlways("use", use).boolean("aligned", mark.empty());
-        dot += "  " + dotId(id) + " [label=" + dotId("GPU " + bdf + "\\n" + device) +
-               (mark.empty() ? ", color=darkgreen" : ", color=red, style=bold") + "];\n";
+        dot += cat({"  ", dotId(id), " [label=", dotId(cat({"GPU ", bdf, "\\n", device})),
+                    mark.empty() ? ", color=darkgreen" : ", color=red, style=bold", "];\n"});
       } else if (auto p = pfs.find(bdf); p != pfs.end()) {
         const auto& vfs = view.vfs_by_pf.count(bdf) != 0
                               ? view.vfs_by_pf.at(bdf)

@@ -71,7 +71,8 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
       for (const json::Value* obj : objects) {
         std::string kind(json::stringOr(*obj, "kind"));
         std::string name = kube::ObjectMeta::decode(*obj).name;
-        std::string where = path + ": " + kind + " " + name;
+        std::string where = path;
+        where.append(": ").append(kind).append(" ").append(name);
         Status st;
         if (kind == "SriovNetworkNodePolicy") {
           st = decodeInto(*obj, where, bundle.node_policies);
@@ -92,8 +93,9 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
         } else if (kind == "ResourceClaimTemplate") {
           st = decodeInto(*obj, where, bundle.resource_claim_templates);
         } else {
-          bundle.skipped.push_back((kind.empty() ? "(no kind)" : kind) + "/" + name + " (" + path +
-                                   ")");
+          std::string skipped = kind.empty() ? "(no kind)" : kind;
+          skipped.append("/").append(name).append(" (").append(path).append(")");
+          bundle.skipped.push_back(std::move(skipped));
         }
         SDRA_RETURN_IF_ERROR(st);
       }

@@ -28,7 +28,7 @@ struct DeviceId {
   std::string driver;
   std::string pool;
   std::string device;
-  auto operator<=>(const DeviceId&) const = default;
+  auto operator<=>(const DeviceId&) const = default;  // NOLINT(modernize-use-nullptr)
   std::string toString() const { return driver + "/" + pool + "/" + device; }
 };
 

@@ -13,6 +13,8 @@
 
 namespace sriovdra::dra::cel {
 
+constexpr size_t kMaxExpressionLength = 10240;  // Kubernetes' CELSelectorExpressionMaxLength
+
 // ---------------------------------------------------------------------------------------------
 // Values
 
@@ -1354,9 +1356,9 @@ class Evaluator {
       const Value& o = args[1];
       if (o.kind != Value::Kind::kQuantity) return noOverload(f, t, &o);
       auto c = *t.quantity <=> *o.quantity;
-      if (f == "compareTo") return Value::ofInt(c < 0 ? -1 : (c > 0 ? 1 : 0));
-      if (f == "isGreaterThan") return Value::ofBool(c > 0);
-      if (f == "isLessThan") return Value::ofBool(c < 0);
+      if (f == "compareTo") return Value::ofInt(std::is_lt(c) ? -1 : (std::is_gt(c) ? 1 : 0));
+      if (f == "isGreaterThan") return Value::ofBool(std::is_gt(c));
+      if (f == "isLessThan") return Value::ofBool(std::is_lt(c));
     }
     return args.size() == 2 ? noOverload(f, t, &args[1]) : noOverload(f, t);
   }
@@ -1391,7 +1393,7 @@ std::string positioned(std::string_view src, size_t offset, const std::string& m
 Result<Program> Program::compile(std::string_view expression) {
   Program p;
   p.source_ = std::string(expression);
-  if (expression.size() > 10 * 1024) {
+  if (expression.size() > kMaxExpressionLength) {
     return Status(Code::kInvalidArgument, "expression is longer than 10240 characters");
   }
   try {

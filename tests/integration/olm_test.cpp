@@ -29,7 +29,10 @@ std::string canonical(const json::Value& v) {
     std::map<std::string, std::string> members;
     for (const auto& m : v.GetObject()) members[m.name.GetString()] = canonical(m.value);
     std::string out = "{";
-    for (const auto& [k, val] : members) out += (out.size() > 1 ? "," : "") + k + ":" + val;
+    for (const auto& [k, val] : members) {
+      if (out.size() > 1) out += ",";
+      out.append(k).append(":").append(val);
+    }
     return out + "}";
   }
   if (v.IsArray()) {

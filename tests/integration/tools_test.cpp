@@ -84,13 +84,15 @@ struct ToolsEnv {
       std::string name = "gpu-" + std::to_string(index++);
       if (!roots.empty() && roots.count(g.pcie_root) == 0) continue;
       gpu_names[node + "/" + g.pcie_root].push_back(name);
-      devices += std::string(devices.empty() ? "" : ",") + R"({"name":")" + name +
-                 R"(","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-)" + node + "-" +
-                 name + R"("},"productName":{"string":"NVIDIA A100-SXM4-80GB"},)" +
-                 R"("driverVersion":{"version":"595.71.5"},)" +
-                 R"("resource.kubernetes.io/pciBusID":{"string":")" + g.pci_address + R"("},)" +
-                 R"("resource.kubernetes.io/pcieRoot":{"string":")" + g.pcie_root +
-                 R"("}},"capacity":{"memory":{"value":"80Gi"}}})";
+      if (!devices.empty()) devices += ",";
+      devices.append(R"({"name":")").append(name);
+      devices.append(R"(","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-)");
+      devices.append(node).append("-").append(name);
+      devices.append(R"("},"productName":{"string":"NVIDIA A100-SXM4-80GB"},)");
+      devices.append(R"("driverVersion":{"version":"595.71.5"},)");
+      devices.append(R"("resource.kubernetes.io/pciBusID":{"string":")").append(g.pci_address);
+      devices.append(R"("},"resource.kubernetes.io/pcieRoot":{"string":")").append(g.pcie_root);
+      devices.append(R"("}},"capacity":{"memory":{"value":"80Gi"}}})");
     }
     auto doc =
         json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
@@ -127,8 +129,10 @@ struct ToolsEnv {
     REQUIRE(created.ok());
     std::string res;
     for (const auto& [request, driver, device] : results) {
-      res += std::string(res.empty() ? "" : ",") + R"({"request":")" + request + R"(","driver":")" +
-             driver + R"(","pool":")" + node + R"(","device":")" + device + R"("})";
+      if (!res.empty()) res += ",";
+      res.append(R"({"request":")").append(request).append(R"(","driver":")").append(driver);
+      res.append(R"(","pool":")").append(node).append(R"(","device":")").append(device);
+      res.append(R"("})");
     }
     std::string status =
         R"({"status":{"allocation":{"devices":{"results":[)" + res +
