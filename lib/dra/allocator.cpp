@@ -35,7 +35,7 @@ struct Alternative {
   std::string name;  // "gpu" or "gpu/sub"
   const api::DeviceSubRequest* spec = nullptr;
   bool admin_access = false;
-  std::vector<cel::Program> selectors;
+  std::vector<const cel::Program*> selectors;  // owned by the Allocator's cache
   // Filled per node:
   std::vector<PickedDevice> candidates;  // class and selectors match, in search order
   std::vector<std::string> problems;     // why the alternative cannot be satisfied
@@ -316,9 +316,16 @@ const std::vector<Allocator::Pool>& Allocator::poolsOf(const ClusterNode& node) 
   return pools_by_node_[node.name] = std::move(pools);
 }
 
+Result<bool> Allocator::selectorMatches(const cel::Program& p, const api::SliceDevice& d,
+                                        std::string_view driver) {
+  auto key = std::make_pair(static_cast<const void*>(&p), static_cast<const void*>(&d));
+  if (auto it = selector_cache_.find(key); it != selector_cache_.end()) return it->second;
+  return selector_cache_.emplace(key, p.matches({driver, d})).first->second;
+}
+
 Result<bool> Allocator::classMatches(const ClassInfo& c, const api::SliceDevice& d,
                                      std::string_view driver) {
-  auto key = std::make_pair(&c, &d);
+  auto key = std::make_pair(static_cast<const void*>(&c), static_cast<const void*>(&d));
   if (auto it = class_cache_.find(key); it != class_cache_.end()) return it->second;
   Result<bool> out = true;
   for (size_t i = 0; i < c.selectors.size() && out.ok() && *out; ++i) {
@@ -371,7 +378,7 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
           unusable = true;
           continue;
         }
-        alt.selectors.push_back(*it->second);
+        alt.selectors.push_back(&*it->second);
       }
       if (!alt.problems.empty()) continue;
       std::string first_selector_miss, first_error;
@@ -394,9 +401,9 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
             ++alt.class_matches;
             Result<bool> selected = true;
             for (size_t i = 0; i < alt.selectors.size() && selected.ok() && *selected; ++i) {
-              selected = alt.selectors[i].matches({pool.driver, d});
+              selected = selectorMatches(*alt.selectors[i], d, pool.driver);
               if (selected.ok() && !*selected && first_selector_miss.empty()) {
-                first_selector_miss = alt.selectors[i].source();
+                first_selector_miss = alt.selectors[i]->source();
               }
             }
             if (!selected.ok()) {

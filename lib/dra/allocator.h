@@ -7,8 +7,9 @@
 // a device counts under its driver's domain); devices allocated to other claims are skipped
 // unless the request has adminAccess; depth-first search with backtracking over combinations,
 // pools sorted by (driver, pool), slices by name, devices in slice order; the first complete
-// solution wins. Pure; not thread-safe (it caches pools per node name, class selector results
-// and compiled request selectors, so a node keeps its labels for the life of an Allocator).
+// solution wins. Pure; not thread-safe (it caches pools per node name, compiled request
+// selectors and every selector's result per device, so a node keeps its labels for the life of
+// an Allocator).
 // A claim that does not fit a node comes back with reasons a person can act on: which request
 // had no candidate and why, or which constraint failed with the values that were free.
 #include <map>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "api/objects.h"
@@ -79,12 +81,21 @@ class Allocator {
   struct ClassInfo;
   const std::vector<Pool>& poolsOf(const ClusterNode& node);
   Result<bool> classMatches(const ClassInfo& c, const api::SliceDevice& d, std::string_view driver);
+  Result<bool> selectorMatches(const cel::Program& p, const api::SliceDevice& d,
+                               std::string_view driver);
 
   std::vector<api::ResourceSlice> slices_;
   std::vector<api::DeviceClass> class_objects_;
   std::map<std::string, std::unique_ptr<ClassInfo>> classes_;
   std::map<std::string, std::vector<Pool>> pools_by_node_;
-  std::map<std::pair<const ClassInfo*, const api::SliceDevice*>, Result<bool>> class_cache_;
+  // Selector results per device: devices and compiled selectors never change in an Allocator.
+  struct PairHash {
+    size_t operator()(const std::pair<const void*, const void*>& p) const {
+      return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+    }
+  };
+  std::unordered_map<std::pair<const void*, const void*>, Result<bool>, PairHash> class_cache_;
+  std::unordered_map<std::pair<const void*, const void*>, Result<bool>, PairHash> selector_cache_;
   std::map<std::string, Result<cel::Program>> request_selectors_;  // compiled once
 };
 
