@@ -7,6 +7,7 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "base/time.h"
+#include "dra/attributes.h"
 #include "dra/cdi.h"
 #include "dra/vf_config.h"
 #include "host/apply.h"
@@ -24,23 +25,14 @@ std::string claimName(const ClaimRef& r) { return r.namespace_ + "/" + r.name; }
 
 Status claimError(const std::string& what) { return Status(Code::kInvalidArgument, what); }
 
-std::optional<std::string> stringAttr(const api::SliceDevice& d, std::string_view name) {
-  auto it = d.attributes.find(std::string(name));
-  if (it == d.attributes.end() || it->second.type != api::AttributeValue::Type::kString) {
-    return std::nullopt;
-  }
-  return it->second.string_value;
-}
-
-bool boolAttr(const api::SliceDevice& d, std::string_view name) {
-  auto it = d.attributes.find(std::string(name));
-  return it != d.attributes.end() && it->second.type == api::AttributeValue::Type::kBool &&
-         it->second.bool_value;
-}
-
 std::string replaceSlashes(std::string s) {
   for (auto& c : s) c = c == '/' ? '-' : c;
   return s;
+}
+
+// A driver for messages: "" is the VF's default driver.
+std::string driverText(const std::string& driver) {
+  return driver.empty() ? "its default driver" : driver;
 }
 
 // A VF the config wants on `target` ("" = its default driver) must be rebound from `current`.
@@ -218,7 +210,8 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       continue;
     }
     auto adv = advertised_(r.device);
-    auto pci = adv ? stringAttr(*adv, api::attr::kPciAddress) : std::nullopt;
+    auto pci = adv ? dra::stringAttribute(*adv, options_.driver_name, api::attr::kPciAddress)
+                   : std::nullopt;
     if (!adv || !pci) {
       problems.push_back("device " + r.device + " is not advertised by node " + options_.node_name);
       continue;
@@ -293,27 +286,27 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       host::Action bind{host::Action::Kind::kBindDriver, "", d.pci_address, *target,
                         current->driver};
       if (Status st = host::applyAction(*sysfs_, bind); !st.isOk()) {
-        return fail(Status(st.code(), "binding " + d.pci_address + " to " +
-                                          (target->empty() ? "its default driver" : *target) +
+        return fail(Status(st.code(), "binding " + d.pci_address + " to " + driverText(*target) +
                                           ": " + st.message()));
       }
-      d.rebound = true;
-      SDRA_LOG_INFO << "bound " << d.pci_address << " to "
-                    << (target->empty() ? "its default driver" : *target) << " for "
+      SDRA_LOG_INFO << "bound " << d.pci_address << " to " << driverText(*target) << " for "
                     << claimName(ref);
       current = host::readVfAccess(*sysfs_, d.pci_address);
       if (!current.ok()) return fail(current.status());
     }
     std::string cdi_name = ref.uid + "-" + d.device;
-    auto cdi =
-        dra::vfCdiDevice(cdi_name, {d.device, d.pci_address, d.config, *current,
-                                    boolAttr(wanted[i].advertised, api::attr::kRdmaCapable)});
+    auto cdi = dra::vfCdiDevice(
+        cdi_name,
+        {d.device, d.pci_address, d.config, *current,
+         dra::boolAttribute(wanted[i].advertised, options_.driver_name, api::attr::kRdmaCapable)});
     if (!cdi.ok()) return fail(claimError(who + ": " + cdi.status().message()));
     cdi_devices.push_back(std::move(*cdi));
     d.cdi_device_ids = {dra::cdiQualifiedName(cdi_name), dra::cdiQualifiedName(pc.pod_uid)};
 
-    auto resource = stringAttr(wanted[i].advertised, api::attr::kCniResourceName);
-    auto device_id = stringAttr(wanted[i].advertised, api::attr::kCniDeviceId);
+    auto resource = dra::stringAttribute(wanted[i].advertised, options_.driver_name,
+                                         api::attr::kCniResourceName);
+    auto device_id =
+        dra::stringAttribute(wanted[i].advertised, options_.driver_name, api::attr::kCniDeviceId);
     if (!options_.device_info_dir.empty() && resource && device_id) {
       json::Document info(rapidjson::kObjectType);
       api::Writer w(info, info.GetAllocator());
@@ -366,13 +359,10 @@ Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
     host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, d.original_driver,
                       current->driver};
     if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
-      return Status(st.code(),
-                    "restoring " + d.pci_address + " to " +
-                        (d.original_driver.empty() ? "its default driver" : d.original_driver) +
-                        ": " + st.message());
+      return Status(st.code(), "restoring " + d.pci_address + " to " +
+                                   driverText(d.original_driver) + ": " + st.message());
     }
-    SDRA_LOG_INFO << "restored " << d.pci_address << " to "
-                  << (d.original_driver.empty() ? "its default driver" : d.original_driver);
+    SDRA_LOG_INFO << "restored " << d.pci_address << " to " << driverText(d.original_driver);
   }
   return Status::ok();
 }

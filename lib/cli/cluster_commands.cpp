@@ -3,6 +3,7 @@
 #include <functional>
 #include <iostream>
 #include <set>
+#include <variant>
 
 #include "api/names.h"
 #include "base/yaml.h"
@@ -82,18 +83,41 @@ void skippedWarnings(const ObjectBundle& bundle, Streams io) {
 // ---------------------------------------------------------------------------------------------
 // topology
 
+// One node of the topology, rendered three ways: a text tree, JSON/YAML and Graphviz.
 struct Tree {
-  std::string label;
+  using Field = std::variant<std::string, int64_t, bool>;
+  std::string id;     // unique in the cluster (Graphviz node name)
+  std::string label;  // the text tree's line
+  std::string dot_label;
+  std::string dot_style;                              // extra Graphviz attributes
+  std::vector<std::pair<std::string, Field>> fields;  // the JSON object's members
+  std::string children_key;                           // the JSON member holding the children
   std::vector<Tree> children;
-  json::Value json;  // the same node for -o json/yaml
 };
 
-void renderTree(const Tree& t, const std::string& prefix, bool last, bool root, std::ostream& out) {
+void renderText(const Tree& t, const std::string& prefix, bool last, bool root, std::ostream& out) {
   out << (root ? "" : prefix + (last ? "└── " : "├── ")) << t.label << "\n";
   std::string next = root ? "" : prefix + (last ? "    " : "│   ");
   for (size_t i = 0; i < t.children.size(); ++i) {
-    renderTree(t.children[i], next, i + 1 == t.children.size(), false, out);
+    renderText(t.children[i], next, i + 1 == t.children.size(), false, out);
   }
+}
+
+json::Value renderJson(const Tree& t, json::Allocator& a) {
+  json::Value v(rapidjson::kObjectType);
+  for (const auto& [key, field] : t.fields) {
+    json::Value value;
+    if (const auto* s = std::get_if<std::string>(&field)) value = json::str(*s, a);
+    if (const auto* i = std::get_if<int64_t>(&field)) value.SetInt64(*i);
+    if (const auto* b = std::get_if<bool>(&field)) value.SetBool(*b);
+    v.AddMember(json::str(key, a), value, a);
+  }
+  if (!t.children_key.empty()) {
+    json::Value children(rapidjson::kArrayType);
+    for (const auto& c : t.children) children.PushBack(renderJson(c, a), a);
+    v.AddMember(json::str(t.children_key, a), children, a);
+  }
+  return v;
 }
 
 std::string dotId(const std::string& s) {
@@ -102,172 +126,165 @@ std::string dotId(const std::string& s) {
   return out + "\"";
 }
 
-struct NodeView {
-  std::string name;
-  const api::SriovNodeState* state = nullptr;
-  std::map<std::string, const dra::DevicePlacement*> gpu_by_bdf;  // published GPUs
-  std::map<std::string, std::vector<const dra::DevicePlacement*>> vfs_by_pf;
+void renderDot(const Tree& t, std::string& out) {
+  out.append("  ").append(dotId(t.id)).append(" [label=").append(dotId(t.dot_label));
+  out.append(t.dot_style).append("];\n");
+  for (const auto& c : t.children) {
+    renderDot(c, out);
+    out.append("  ").append(dotId(t.id)).append(" -> ").append(dotId(c.id)).append(";\n");
+  }
+}
+
+// What one node has, from its agent's SriovNodeState and the published and allocated devices.
+class NodeTopology {
+ public:
+  NodeTopology(const api::SriovNodeState& state, const dra::ClusterTopology& topology,
+               const std::map<dra::DeviceId, std::string>& claim_of)
+      : state_(state), claim_of_(claim_of) {
+    const auto& st = state.status;
+    for (const auto& g : st.alignment.gpus) gpu_alignment_[g.gpu] = &g;
+    for (const auto& g : st.gpus) gpus_[g.pci_address] = &g;
+    for (const auto& p : st.interfaces) pfs_[p.pci_address] = &p;
+    for (const auto& [id, p] : topology.devices()) {
+      if (p.node != state.metadata.name) continue;
+      if (p.kind == "gpu") published_gpus_[p.pci_address] = &p;
+      if (p.kind == "vf") vfs_by_pf_[p.pf].push_back(&p);
+    }
+  }
+
+  Tree build() const {
+    const std::string& node = state_.metadata.name;
+    Tree t{node, node, node, ", shape=folder", {}, "numaNodes", {}};
+    t.fields = {{"node", node},
+                {"pcieRootImpliesSwitch", state_.status.alignment.root_implies_switch}};
+    std::map<int64_t, std::vector<const api::PcieRoot*>> by_numa;
+    for (const auto& r : state_.status.pcie_roots) by_numa[r.numa_node].push_back(&r);
+    for (const auto& [numa, roots] : by_numa) {
+      std::string label = "NUMA " + numaText(numa);
+      Tree n{
+          node + "/numa" + numaText(numa), label, label, "", {{"numaNode", numa}}, "pcieRoots", {}};
+      for (const auto* r : roots) {
+        Tree root{node + "/" + r->name,    r->name,    r->name, "",
+                  {{"pcieRoot", r->name}}, "children", {}};
+        for (const auto& sw : r->switches) {
+          Tree s{node + "/sw/" + sw.pci_address,
+                 "switch " + sw.pci_address,
+                 "switch " + sw.pci_address,
+                 ", shape=ellipse",
+                 {{"switch", sw.pci_address}},
+                 "devices",
+                 {}};
+          for (const auto& d : sw.devices) s.children.push_back(device(d));
+          root.children.push_back(std::move(s));
+        }
+        for (const auto& d : r->devices) root.children.push_back(device(d));
+        n.children.push_back(std::move(root));
+      }
+      t.children.push_back(std::move(n));
+    }
+    return t;
+  }
+
+ private:
+  Tree device(const std::string& bdf) const {
+    Tree t{state_.metadata.name + "/" + bdf, "", "", "", {}, "", {}};
+    if (auto g = gpus_.find(bdf); g != gpus_.end()) return gpu(std::move(t), bdf, *g->second);
+    if (auto p = pfs_.find(bdf); p != pfs_.end()) return pf(std::move(t), bdf, *p->second);
+    t.label = "device " + bdf;
+    t.dot_label = bdf;
+    t.fields = {{"kind", "other"}, {"pciAddress", bdf}};
+    return t;
+  }
+
+  Tree gpu(Tree t, const std::string& bdf, const api::Gpu& g) const {
+    auto pub = published_gpus_.find(bdf);
+    std::string device = pub == published_gpus_.end() ? "" : pub->second->id.device;
+    std::string use = "not published";
+    if (!device.empty()) {
+      auto claim = claim_of_.find(pub->second->id);
+      use = claim == claim_of_.end() ? "free" : "allocated to " + claim->second;
+    }
+    std::string mark;
+    if (auto al = gpu_alignment_.find(bdf); al != gpu_alignment_.end()) {
+      if (al->second->same_root_vfs.empty()) {
+        mark = "  ! no advertised VF under this root";
+      } else if (al->second->same_switch_vfs.empty() && !g.pcie_switch.empty()) {
+        mark = "  ! no advertised VF behind this switch";
+      }
+    }
+    t.label = cat({"GPU ", bdf, device.empty() ? "" : " ", device, " (", use, ")", mark});
+    t.dot_label = cat({"GPU ", bdf, "\\n", device});
+    t.dot_style = mark.empty() ? ", color=darkgreen" : ", color=red, style=bold";
+    t.fields = {{"kind", "gpu"}, {"pciAddress", bdf}};
+    if (!device.empty()) t.fields.emplace_back("device", device);
+    t.fields.emplace_back("use", use);
+    t.fields.emplace_back("aligned", mark.empty());
+    return t;
+  }
+
+  Tree pf(Tree t, const std::string& bdf, const api::InterfaceExt& p) const {
+    int64_t advertised = 0, used = 0;
+    if (auto vfs = vfs_by_pf_.find(bdf); vfs != vfs_by_pf_.end()) {
+      advertised = static_cast<int64_t>(vfs->second.size());
+      for (const auto* v : vfs->second) used += claim_of_.count(v->id) != 0 ? 1 : 0;
+    }
+    t.label =
+        cat({"PF ", bdf, " ", p.name, p.rdma_device.empty() ? "" : " ", p.rdma_device, ": ",
+             std::to_string(p.num_vfs), " VFs, ", std::to_string(advertised), " advertised, ",
+             std::to_string(used), " allocated, ", std::to_string(advertised - used), " free"});
+    t.dot_label = cat({"PF ", p.name, "\\n", std::to_string(advertised - used), "/",
+                       std::to_string(advertised), " VFs free"});
+    t.dot_style = ", color=blue";
+    t.fields = {{"kind", "pf"},
+                {"pciAddress", bdf},
+                {"name", p.name},
+                {"vfs", p.num_vfs},
+                {"advertised", advertised},
+                {"allocated", used},
+                {"free", advertised - used}};
+    return t;
+  }
+
+  const api::SriovNodeState& state_;
+  const std::map<dra::DeviceId, std::string>& claim_of_;
+  std::map<std::string, const api::GpuAlignment*> gpu_alignment_;
+  std::map<std::string, const api::Gpu*> gpus_;
+  std::map<std::string, const api::InterfaceExt*> pfs_;
+  std::map<std::string, const dra::DevicePlacement*> published_gpus_;
+  std::map<std::string, std::vector<const dra::DevicePlacement*>> vfs_by_pf_;
 };
 
 int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Streams io) {
   dra::ClusterTopology topology(bundle.resource_slices, bundle.node_states);
-  auto allocated = dra::allocatedDevices(bundle.resource_claims);
   std::map<dra::DeviceId, std::string> claim_of;
   for (const auto& c : bundle.resource_claims) {
     if (!c.status.allocation) continue;
     for (const auto& r : c.status.allocation->results) {
-      claim_of[{r.driver, r.pool, r.device}] = c.metadata.namespace_ + "/" + c.metadata.name;
+      claim_of[{r.driver, r.pool, r.device}] = qualified(c.metadata);
     }
   }
-  std::map<std::string, NodeView> nodes;
+  std::map<std::string, const api::SriovNodeState*> states;
   for (const auto& s : bundle.node_states) {
-    if (!args.node.empty() && s.metadata.name != args.node) continue;
-    nodes[s.metadata.name] = {s.metadata.name, &s, {}, {}};
+    if (args.node.empty() || s.metadata.name == args.node) states[s.metadata.name] = &s;
   }
-  if (!args.node.empty() && nodes.empty()) {
+  if (!args.node.empty() && states.empty()) {
     return fail(io, "node " + args.node + " has no SriovNodeState (is the agent running there?)");
   }
-  for (const auto& [id, p] : topology.devices()) {
-    auto it = nodes.find(p.node);
-    if (it == nodes.end()) continue;
-    if (p.kind == "gpu") it->second.gpu_by_bdf[p.pci_address] = &p;
-    if (p.kind == "vf") it->second.vfs_by_pf[p.pf].push_back(&p);
-  }
-
-  json::Document doc(rapidjson::kArrayType);
-  auto& a = doc.GetAllocator();
   std::vector<Tree> trees;
-  std::string dot =
-      "digraph topology {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n";
-  for (const auto& entry : nodes) {
-    const std::string& name = entry.first;  // captured below: no structured binding
-    const NodeView& view = entry.second;
-    const auto& st = view.state->status;
-    std::map<std::string, const api::GpuAlignment*> gpu_alignment;
-    for (const auto& g : st.alignment.gpus) gpu_alignment[g.gpu] = &g;
-    std::map<std::string, const api::Gpu*> gpus;
-    for (const auto& g : st.gpus) gpus[g.pci_address] = &g;
-    std::map<std::string, const api::InterfaceExt*> pfs;
-    for (const auto& p : st.interfaces) pfs[p.pci_address] = &p;
-
-    auto deviceTree = [&](const std::string& bdf, const std::string& parent_dot) {
-      Tree t;
-      t.json = json::Value(rapidjson::kObjectType);
-      api::Writer w(t.json, a);
-      std::string id = name;
-      id.append("/").append(bdf);
-      if (auto g = gpus.find(bdf); g != gpus.end()) {
-        auto pub = view.gpu_by_bdf.find(bdf);
-        std::string device = pub == view.gpu_by_bdf.end() ? "" : pub->second->id.device;
-        std::string use = device.empty() ? "not published"
-                          : claim_of.count(pub->second->id) != 0
-                              ? "allocated to " + claim_of.at(pub->second->id)
-                              : "free";
-        auto al = gpu_alignment.find(bdf);
-        std::string mark;
-        if (al != gpu_alignment.end() && al->second->same_root_vfs.empty()) {
-          mark = "  ! no advertised VF under this root";
-        } else if (al != gpu_alignment.end() && al->second->same_switch_vfs.empty() &&
-                   !g->second->pcie_switch.empty()) {
-          mark = "  ! no advertised VF behind this switch";
-        }
-        t.label = cat({"GPU ", bdf, device.empty() ? "" : " ", device, " (", use, ")", mark});
-        w.strAlways("kind", "gpu").strAlways("pciAddress", bdf).str("device", device);
-        w.strAlways("use", use).boolean("aligned", mark.empty());
-        dot += cat({"  ", dotId(id), " [label=", dotId(cat({"GPU ", bdf, "\\n", device})),
-                    mark.empty() ? ", color=darkgreen" : ", color=red, style=bold", "];\n"});
-      } else if (auto p = pfs.find(bdf); p != pfs.end()) {
-        const auto& vfs = view.vfs_by_pf.count(bdf) != 0
-                              ? view.vfs_by_pf.at(bdf)
-                              : std::vector<const dra::DevicePlacement*>{};
-        int64_t used = std::count_if(vfs.begin(), vfs.end(), [&](const dra::DevicePlacement* v) {
-          return allocated.count(v->id) != 0;
-        });
-        int64_t advertised = static_cast<int64_t>(vfs.size());
-        t.label = "PF " + bdf + " " + p->second->name +
-                  (p->second->rdma_device.empty() ? "" : " " + p->second->rdma_device) + ": " +
-                  std::to_string(p->second->num_vfs) + " VFs, " + std::to_string(advertised) +
-                  " advertised, " + std::to_string(used) + " allocated, " +
-                  std::to_string(advertised - used) + " free";
-        w.strAlways("kind", "pf").strAlways("pciAddress", bdf).strAlways("name", p->second->name);
-        w.i64("vfs", p->second->num_vfs).i64("advertised", advertised).i64("allocated", used);
-        w.i64("free", advertised - used);
-        dot += "  " + dotId(id) + " [label=" +
-               dotId("PF " + p->second->name + "\\n" + std::to_string(advertised - used) + "/" +
-                     std::to_string(advertised) + " VFs free") +
-               ", color=blue];\n";
-      } else {
-        t.label = "device " + bdf;
-        w.strAlways("kind", "other").strAlways("pciAddress", bdf);
-        dot += "  " + dotId(id) + " [label=" + dotId(bdf) + "];\n";
-      }
-      dot += "  " + dotId(parent_dot) + " -> " + dotId(id) + ";\n";
-      return t;
-    };
-
-    Tree node_tree{name, {}, json::Value(rapidjson::kObjectType)};
-    api::Writer(node_tree.json, a)
-        .strAlways("node", name)
-        .boolean("pcieRootImpliesSwitch", st.alignment.root_implies_switch);
-    dot += "  " + dotId(name) + " [shape=folder];\n";
-    std::map<int64_t, std::vector<const api::PcieRoot*>> by_numa;
-    for (const auto& r : st.pcie_roots) by_numa[r.numa_node].push_back(&r);
-    json::Value numa_list(rapidjson::kArrayType);
-    for (const auto& [numa, roots] : by_numa) {
-      std::string numa_id = name + "/numa" + numaText(numa);
-      Tree numa_tree{"NUMA " + numaText(numa), {}, json::Value(rapidjson::kObjectType)};
-      dot += "  " + dotId(numa_id) + " [label=" + dotId("NUMA " + numaText(numa)) + "];\n  " +
-             dotId(name) + " -> " + dotId(numa_id) + ";\n";
-      json::Value root_list(rapidjson::kArrayType);
-      for (const auto* r : roots) {
-        std::string root_id = name + "/" + r->name;
-        Tree root_tree{r->name, {}, json::Value(rapidjson::kObjectType)};
-        dot += "  " + dotId(root_id) + " [label=" + dotId(r->name) + "];\n  " + dotId(numa_id) +
-               " -> " + dotId(root_id) + ";\n";
-        json::Value children(rapidjson::kArrayType);
-        for (const auto& sw : r->switches) {
-          std::string sw_id = name + "/sw/" + sw.pci_address;
-          Tree sw_tree{"switch " + sw.pci_address, {}, json::Value(rapidjson::kObjectType)};
-          dot += "  " + dotId(sw_id) + " [label=" + dotId("switch " + sw.pci_address) +
-                 ", shape=ellipse];\n  " + dotId(root_id) + " -> " + dotId(sw_id) + ";\n";
-          json::Value devs(rapidjson::kArrayType);
-          for (const auto& d : sw.devices) {
-            Tree dt = deviceTree(d, sw_id);
-            devs.PushBack(json::Value(dt.json, a), a);
-            sw_tree.children.push_back(std::move(dt));
-          }
-          api::Writer(sw_tree.json, a)
-              .strAlways("switch", sw.pci_address)
-              .value("devices", std::move(devs));
-          children.PushBack(json::Value(sw_tree.json, a), a);
-          root_tree.children.push_back(std::move(sw_tree));
-        }
-        for (const auto& d : r->devices) {
-          Tree dt = deviceTree(d, root_id);
-          children.PushBack(json::Value(dt.json, a), a);
-          root_tree.children.push_back(std::move(dt));
-        }
-        api::Writer(root_tree.json, a)
-            .strAlways("pcieRoot", r->name)
-            .value("children", std::move(children));
-        root_list.PushBack(json::Value(root_tree.json, a), a);
-        numa_tree.children.push_back(std::move(root_tree));
-      }
-      api::Writer(numa_tree.json, a).i64("numaNode", numa).value("pcieRoots", std::move(root_list));
-      numa_list.PushBack(json::Value(numa_tree.json, a), a);
-      node_tree.children.push_back(std::move(numa_tree));
-    }
-    api::Writer(node_tree.json, a).value("numaNodes", std::move(numa_list));
-    doc.PushBack(json::Value(node_tree.json, a), a);
-    trees.push_back(std::move(node_tree));
+  for (const auto& [name, state] : states) {
+    trees.push_back(NodeTopology(*state, topology, claim_of).build());
   }
-  dot += "}\n";
   if (args.output == "dot") {
-    io.out << dot;
+    std::string dot =
+        "digraph topology {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n";
+    for (const auto& t : trees) renderDot(t, dot);
+    io.out << dot << "}\n";
   } else if (args.output == "table") {
-    for (const auto& t : trees) renderTree(t, "", true, true, io.out);
+    for (const auto& t : trees) renderText(t, "", true, true, io.out);
     if (trees.empty()) io.out << "No SriovNodeStates: no agent has reported a node yet.\n";
   } else {
+    json::Document doc(rapidjson::kArrayType);
+    for (const auto& t : trees) doc.PushBack(renderJson(t, doc.GetAllocator()), doc.GetAllocator());
     printDocument(doc, args.output, io);
   }
   return 0;

@@ -9,10 +9,9 @@ namespace {
 
 constexpr std::string_view kNvidiaDriver = "gpu.nvidia.com";
 
-std::string stringAttribute(const api::SliceDevice& d, std::string_view driver,
-                            std::string_view name) {
-  const api::AttributeValue* v = findAttribute(d, driver, name);
-  return v != nullptr && v->type == api::AttributeValue::Type::kString ? v->string_value : "";
+std::string stringOrEmpty(const api::SliceDevice& d, std::string_view driver,
+                          std::string_view name) {
+  return stringAttribute(d, driver, name).value_or("");
 }
 
 }  // namespace
@@ -74,12 +73,12 @@ ClusterTopology::ClusterTopology(const std::vector<api::ResourceSlice>& slices,
       DevicePlacement p;
       p.id = {driver, slice.spec.pool.name, d.name};
       p.node = node;
-      p.pcie_root = stringAttribute(d, driver, api::attr::kPcieRoot);
+      p.pcie_root = stringOrEmpty(d, driver, api::attr::kPcieRoot);
       if (driver == api::kDriverName) {
         p.kind = "vf";
-        p.pci_address = stringAttribute(d, driver, api::attr::kPciAddress);
-        p.pf = stringAttribute(d, driver, api::attr::kPfPciAddress);
-        p.pf_name = stringAttribute(d, driver, api::attr::kPfName);
+        p.pci_address = stringOrEmpty(d, driver, api::attr::kPciAddress);
+        p.pf = stringOrEmpty(d, driver, api::attr::kPfPciAddress);
+        p.pf_name = stringOrEmpty(d, driver, api::attr::kPfName);
         if (const auto* numa = findAttribute(d, driver, api::attr::kNumaNode);
             numa != nullptr && numa->type == api::AttributeValue::Type::kInt) {
           p.numa = numa->int_value;
@@ -91,9 +90,9 @@ ClusterTopology::ClusterTopology(const std::vector<api::ResourceSlice>& slices,
           if (p.pcie_root.empty()) p.pcie_root = pf.pcie_root;
         }
       } else {
-        p.pci_address = stringAttribute(d, driver, api::attr::kPciBusId);
+        p.pci_address = stringOrEmpty(d, driver, api::attr::kPciBusId);
         if (p.pci_address.empty())
-          p.pci_address = stringAttribute(d, driver, "gpu.nvidia.com/pcieBusID");
+          p.pci_address = stringOrEmpty(d, driver, "gpu.nvidia.com/pcieBusID");
         bool known_gpu = false;
         for (const auto& g : state ? state->status.gpus : std::vector<api::Gpu>{}) {
           if (g.pci_address != p.pci_address || p.pci_address.empty()) continue;

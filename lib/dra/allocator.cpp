@@ -218,19 +218,6 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
 
 }  // namespace
 
-const api::AttributeValue* findAttribute(const api::SliceDevice& device, std::string_view driver,
-                                         std::string_view qualified) {
-  if (auto it = device.attributes.find(std::string(qualified)); it != device.attributes.end()) {
-    return &it->second;
-  }
-  auto slash = qualified.find('/');
-  if (slash != std::string_view::npos && qualified.substr(0, slash) == driver) {
-    auto it = device.attributes.find(std::string(qualified.substr(slash + 1)));
-    if (it != device.attributes.end()) return &it->second;
-  }
-  return nullptr;
-}
-
 std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,
                                     const std::string& except_uid) {
   std::set<DeviceId> out;

@@ -22,6 +22,7 @@
 
 #include "api/objects.h"
 #include "api/resource.h"
+#include "dra/attributes.h"
 #include "dra/cel.h"
 
 namespace sriovdra::dra {
@@ -52,11 +53,6 @@ struct NodeAllocation {
   api::AllocationResult allocation;   // when it fits
   std::vector<std::string> reasons;   // when it does not: one line per problem
 };
-
-// The attribute `qualified` ("resource.kubernetes.io/pcieRoot") of a device published by
-// `driver`, with the driver-domain rule for unqualified keys; nullptr when it has none.
-const api::AttributeValue* findAttribute(const api::SliceDevice& device, std::string_view driver,
-                                         std::string_view qualified);
 
 // The devices allocated to the claims (except the claim with UID `except_uid`).
 std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "dra/attributes.h"
 #include "dra/quantity.h"
 
 namespace sriovdra::dra::cel {
@@ -865,12 +866,14 @@ class Evaluator {
         return Value::ofBool(found);
       }
       case Value::Kind::kAttrs: {
-        const api::AttributeValue* a = findAttribute(m.s, key);
+        const api::AttributeValue* a =
+            dra::findQualified(dev_.device.attributes, dev_.driver, m.s + "/" + key);
         if (a == nullptr) return missing();
         return test ? Value::ofBool(true) : attributeValue(*a);
       }
       case Value::Kind::kCaps: {
-        const std::string* q = findCapacity(m.s, key);
+        const std::string* q =
+            dra::findQualified(dev_.device.capacity, dev_.driver, m.s + "/" + key);
         if (q == nullptr) return missing();
         if (test) return Value::ofBool(true);
         auto parsed = Quantity::parse(*q);
@@ -955,24 +958,6 @@ class Evaluator {
         f(domain, id);
       }
     }
-  }
-
-  const api::AttributeValue* findAttribute(const std::string& domain, const std::string& id) const {
-    const auto& attrs = dev_.device.attributes;
-    if (domain == dev_.driver) {
-      if (auto it = attrs.find(id); it != attrs.end()) return &it->second;
-    }
-    auto it = attrs.find(domain + "/" + id);
-    return it == attrs.end() ? nullptr : &it->second;
-  }
-
-  const std::string* findCapacity(const std::string& domain, const std::string& id) const {
-    const auto& caps = dev_.device.capacity;
-    if (domain == dev_.driver) {
-      if (auto it = caps.find(id); it != caps.end()) return &it->second;
-    }
-    auto it = caps.find(domain + "/" + id);
-    return it == caps.end() ? nullptr : &it->second;
   }
 
   // Lazily built maps become real ones for size() and comparisons.

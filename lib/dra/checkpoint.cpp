@@ -26,7 +26,6 @@ json::Value encodeClaim(const PreparedClaim& c, json::Allocator& a) {
         .strAlways("device", d.device)
         .strAlways("pciAddress", d.pci_address)
         .strings("cdiDeviceIDs", d.cdi_device_ids)
-        .boolean("rebound", d.rebound)
         .strAlways("originalDriver", d.original_driver)
         .str("deviceInfoPath", d.device_info_path);
     d.config.encode(dw.object("config"));
@@ -55,7 +54,6 @@ Result<PreparedClaim> decodeClaim(const std::string& uid, const api::Reader& r) 
     d.device = dr.str("device");
     d.pci_address = dr.str("pciAddress");
     d.cdi_device_ids = dr.strings("cdiDeviceIDs");
-    d.rebound = dr.boolean("rebound");
     d.original_driver = dr.str("originalDriver");
     d.device_info_path = dr.str("deviceInfoPath");
     if (const json::Value* cfg = dr.raw("config")) {

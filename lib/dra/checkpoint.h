@@ -21,8 +21,7 @@ struct PreparedDevice {
   std::string device;       // "0000-11-00-1"
   std::string pci_address;  // "0000:11:00.1"
   std::vector<std::string> cdi_device_ids;
-  VfConfig config;               // effective
-  bool rebound = false;          // the plugin changed the driver: unprepare restores it
+  VfConfig config;  // effective; a target driver means unprepare restores original_driver
   std::string original_driver;   // "" = none was bound
   std::string device_info_path;  // Multus device-info file written for it ("" = none)
   bool operator==(const PreparedDevice&) const = default;

@@ -172,7 +172,6 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
       .device = "0000-11-00-1",
       .pci_address = "0000:11:00.1",
       .cdi_device_ids = {"sriovnetwork.k8snetworkplumbingwg.io/vf=uid-1-0000-11-00-1"},
-      .rebound = true,
       .original_driver = "mlx5_core"};
   d.config.driver = "vfio-pci";
   c.devices.push_back(d);
