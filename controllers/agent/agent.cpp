@@ -6,6 +6,7 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "base/process.h"
+#include "base/strings.h"
 #include "base/time.h"
 #include "dra/slices.h"
 #include "host/apply.h"
@@ -37,12 +38,6 @@ using kube::ReconcileResult;
 constexpr const char* kKey = "node";
 
 std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
 
 }  // namespace
 

@@ -1,15 +1,14 @@
 #include "operator/admission.h"
 
 #include "base/base64.h"
+#include "base/strings.h"
 #include "policy/validate.h"
 
 namespace sriovdra::op {
 namespace {
 
 std::string joinErrors(const std::string& what, const std::vector<std::string>& errors) {
-  std::string out = what + " is invalid: ";
-  for (size_t i = 0; i < errors.size(); ++i) out += (i ? "; " : "") + errors[i];
-  return out;
+  return what + " is invalid: " + join(errors, "; ");
 }
 
 AdmissionDecision deny(std::string message) { return {false, 422, std::move(message), {}, ""}; }

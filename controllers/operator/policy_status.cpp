@@ -3,14 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "base/strings.h"
+
 namespace sriovdra::op {
 namespace {
-
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
 
 std::string plural(int64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -80,7 +76,7 @@ api::PolicyStatus computePolicyStatus(const PolicyFacts& f, const api::PolicySta
                 "ConflictLost",
                 "lost " + plural(static_cast<int64_t>(conflicts.size()), "conflict") + " on " +
                     plural(static_cast<int64_t>(nodes.size()), "node") + " to " +
-                    join({winners.begin(), winners.end()}, ", ") + "; see status.conflicts",
+                    join(winners, ", ") + "; see status.conflicts",
                 "",
                 f.generation};
   } else if (!f.warnings.empty()) {

@@ -6,6 +6,7 @@
 #include "api/names.h"
 #include "base/files.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "base/time.h"
 #include "dra/attributes.h"
 #include "dra/cdi.h"
@@ -218,11 +219,7 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
     }
     wanted.push_back({&r, *adv, *pci});
   }
-  if (!problems.empty()) {
-    std::string msg = who + ": ";
-    for (size_t i = 0; i < problems.size(); ++i) msg += (i ? "; " : "") + problems[i];
-    return claimError(msg);
-  }
+  if (!problems.empty()) return claimError(who + ": " + join(problems, "; "));
   if (wanted.empty()) return std::vector<PreparedDeviceResult>{};
   auto configs = dra::vfConfigsByRequest(*claim->status.allocation, options_.driver_name);
   if (!configs.ok()) return claimError(who + ": " + configs.status().message());

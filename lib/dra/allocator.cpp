@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/strings.h"
 #include "policy/selectors.h"
 
 namespace sriovdra::dra {
@@ -19,16 +20,6 @@ struct Allocator::Pool {
 };
 
 namespace {
-
-std::string joinNames(const std::vector<std::string>& v, std::string_view sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
-  return out;
-}
-
-bool sameValue(const api::AttributeValue& a, const api::AttributeValue& b) {
-  return a.type == b.type && a == b;
-}
 
 // One way to satisfy a request: the request itself (`exactly`) or one of its subrequests.
 struct Alternative {
@@ -78,7 +69,6 @@ class Search {
   bool run() { return request(0); }
   const std::vector<PickedDevice>& picked() const { return picked_; }
   const std::vector<const Alternative*>& chosen() const { return chosen_; }
-  size_t steps() const { return steps_; }
 
  private:
   bool request(size_t r) {
@@ -113,7 +103,6 @@ class Search {
   bool pick(size_t r, const Alternative& alt, int64_t k, size_t start) {
     if (k == alt.spec->count) return request(r + 1);
     for (size_t i = start; i < alt.candidates.size(); ++i) {
-      ++steps_;
       const auto& c = alt.candidates[i];
       if (!usable(c, alt) || !add(c)) continue;
       if (pick(r, alt, k + 1, i + 1)) return true;
@@ -134,10 +123,10 @@ class Search {
       if (!con.covers(c.request)) continue;
       const api::AttributeValue* v = findAttribute(*c.device, c.id.driver, con.attribute);
       bool ok = v != nullptr;
-      if (ok && con.match) ok = !con.value || sameValue(*con.value, *v);
+      if (ok && con.match) ok = !con.value || *con.value == *v;
       if (ok && !con.match) {
         ok = std::none_of(con.taken.begin(), con.taken.end(),
-                          [&](const api::AttributeValue& t) { return sameValue(t, *v); });
+                          [&](const api::AttributeValue& t) { return t == *v; });
       }
       if (!ok) {
         undoConstraints(c, applied);
@@ -180,7 +169,6 @@ class Search {
   const std::set<DeviceId>& in_use_;
   std::vector<PickedDevice> picked_;
   std::vector<const Alternative*> chosen_;
-  size_t steps_ = 0;
 };
 
 // "gpu free on pci0000:00, pci0000:3a; vf free on pci0000:b9" for a failed matchAttribute.
@@ -203,8 +191,7 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
         }
       }
       std::string part =
-          alt.name + " free on " +
-          (values.empty() ? std::string("none") : joinNames({values.begin(), values.end()}));
+          alt.name + " free on " + (values.empty() ? std::string("none") : join(values, ", "));
       if (without > 0) {
         part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
       }
@@ -212,8 +199,8 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
     }
   }
   std::string what = con.match ? "the same " : "distinct values of ";
-  return "no " + joinNames(involved, " and ") + " with " + what + con.attribute + ": " +
-         joinNames(parts, "; ");
+  return "no " + join(involved, " and ") + " with " + what + con.attribute + ": " +
+         join(parts, "; ");
 }
 
 }  // namespace
@@ -484,7 +471,7 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
     }
     if (!possible) {
       every_request_possible = false;
-      out.reasons.push_back("request " + req.name + ": " + joinNames(why, "; "));
+      out.reasons.push_back("request " + req.name + ": " + join(why, "; "));
     }
   }
   if (every_request_possible) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/codec.h"
+#include "base/strings.h"
 
 namespace sriovdra::dra {
 namespace {
@@ -62,9 +63,7 @@ Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in) {
 }
 
 CdiDevice podCdiDevice(std::string pod_uid, const std::vector<std::string>& pci_addresses) {
-  std::string joined;
-  for (const auto& a : pci_addresses) joined += (joined.empty() ? "" : ",") + a;
-  return {std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + joined}, {}};
+  return {std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + join(pci_addresses, ",")}, {}};
 }
 
 std::string cdiQualifiedName(std::string_view device) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "base/strings.h"
 #include "host/pci.h"
 #include "host/tree.h"
 
@@ -250,9 +251,8 @@ std::vector<std::string> fixtureTopologies() {
 Status writeFixture(const std::string& name, const std::string& root) {
   auto roots = topology(name);
   if (roots.empty()) {
-    std::string known;
-    for (const auto& t : fixtureTopologies()) known += (known.empty() ? "" : ", ") + t;
-    return Status(Code::kInvalidArgument, "unknown topology \"" + name + "\"; known: " + known);
+    return Status(Code::kInvalidArgument,
+                  "unknown topology \"" + name + "\"; known: " + join(fixtureTopologies(), ", "));
   }
   std::error_code ec;
   if (std::filesystem::exists(root + "/sys", ec)) {

@@ -8,6 +8,7 @@
 
 #include "base/base64.h"
 #include "base/files.h"
+#include "base/strings.h"
 
 namespace sriovdra::kube {
 namespace {
@@ -240,9 +241,7 @@ Result<RestConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
     any = true;
   }
   if (!any) {
-    std::string list;
-    for (const auto& p : paths) list += (list.empty() ? "" : ", ") + p;
-    return Status(Code::kNotFound, "kubeconfig not found: " + list);
+    return Status(Code::kNotFound, "kubeconfig not found: " + join(paths, ", "));
   }
   try {
     return build(merged, context, description);

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <regex>
 
+#include "base/strings.h"
+
 namespace sriovdra::policy {
 namespace {
 
@@ -43,9 +45,8 @@ void validateRequirement(const api::SelectorRequirement& r, const std::string& p
                                                     "DoesNotExist", "Gt",    "Lt"};
   const auto& ops = node_selector ? kNodeOps : kLabelOps;
   if (!contains(ops, r.op)) {
-    std::string list;
-    for (const auto& o : ops) list += (list.empty() ? "" : ", ") + o;
-    out.push_back(path + ".operator: \"" + r.op + "\" is not an operator; use one of " + list);
+    out.push_back(path + ".operator: \"" + r.op + "\" is not an operator; use one of " +
+                  join(ops, ", "));
     return;
   }
   if (!isValidLabelKey(r.key)) {
