@@ -40,10 +40,25 @@ std::vector<size_t> freeOf(const std::vector<bool>& used, const std::vector<SimD
   return out;
 }
 
+enum class Strategy { kDevicePlugins, kTopologyManager, kDra };
+
+std::string strategyName(Strategy s) {
+  switch (s) {
+    case Strategy::kDevicePlugins:
+      return "device-plugins";
+    case Strategy::kTopologyManager:
+      return "topology-manager";
+    case Strategy::kDra:
+      break;
+  }
+  return "dra-pcieRoot";
+}
+
+// A device of the simulated server; both devices of a pod sit on the same server.
 DevicePlacement placementOf(const SimDevice& d, const std::string& kind) {
   DevicePlacement p;
   p.kind = kind;
-  p.node = "n";
+  p.node = "server";
   p.pcie_root = d.pcie_root;
   p.pcie_switch = d.pcie_switch;
   p.numa = d.numa;
@@ -54,9 +69,9 @@ class Study {
  public:
   explicit Study(const SimulationInput& in) : in_(in) {}
 
-  StrategyResult run(const std::string& name) {
+  StrategyResult run(Strategy strategy) {
     StrategyResult r;
-    r.name = name;
+    r.name = strategyName(strategy);
     for (PairAlignment a : kAllAlignments) r.pairs[a] = 0;
     std::mt19937_64 rng(in_.seed);
     std::vector<NodeState> nodes(static_cast<size_t>(in_.nodes),
@@ -64,14 +79,15 @@ class Study {
                                            std::vector<bool>(in_.server.vfs.size())});
     std::unique_ptr<Allocator> allocator;
     std::set<DeviceId> in_use;
-    if (name == "dra-pcieRoot") allocator = makeAllocator();
+    if (strategy == Strategy::kDra) allocator = makeAllocator();
     std::vector<size_t> order(nodes.size());
     std::iota(order.begin(), order.end(), 0);
     for (int pod = 0; pod < in_.pods; ++pod) {
       std::shuffle(order.begin(), order.end(), rng);
       std::optional<std::pair<size_t, size_t>> placed;  // gpu, vf
       for (size_t n : order) {
-        placed = allocator ? viaAllocator(*allocator, n, in_use) : viaPlugins(name, nodes[n], rng);
+        placed = allocator ? viaAllocator(*allocator, n, in_use)
+                           : viaPlugins(strategy == Strategy::kTopologyManager, nodes[n], rng);
         if (!placed) continue;
         nodes[n].gpu_used[placed->first] = true;
         nodes[n].vf_used[placed->second] = true;
@@ -96,11 +112,12 @@ class Study {
   }
 
  private:
-  std::optional<std::pair<size_t, size_t>> viaPlugins(const std::string& name,
-                                                      const NodeState& node,
+  // Device plugins pick independently at random; with the topology manager, within the lowest
+  // NUMA node that has both a free GPU and a free VF.
+  std::optional<std::pair<size_t, size_t>> viaPlugins(bool single_numa_node, const NodeState& node,
                                                       std::mt19937_64& rng) const {
     std::optional<int64_t> numa;
-    if (name == "topology-manager") {
+    if (single_numa_node) {
       std::set<int64_t> numas;
       for (const auto& g : in_.server.gpus) numas.insert(g.numa);
       for (int64_t n : numas) {
@@ -223,9 +240,9 @@ SimServer serverFromTopology(const host::Topology& topology, int vfs_per_pf) {
 
 std::vector<StrategyResult> simulate(const SimulationInput& input) {
   std::vector<StrategyResult> out;
-  for (const char* name : {"device-plugins", "topology-manager", "dra-pcieRoot"}) {
+  for (Strategy s : {Strategy::kDevicePlugins, Strategy::kTopologyManager, Strategy::kDra}) {
     Study study(input);
-    out.push_back(study.run(name));
+    out.push_back(study.run(s));
   }
   return out;
 }
