@@ -78,10 +78,15 @@ prometheus::Family<prometheus::Gauge>& sharedPfGauge() {
   return f;
 }
 
+// The cached objects (kept alive by `keep`) as plain pointers.
 template <typename T>
-std::vector<T> values(const kube::Informer<T>& informer) {
-  std::vector<T> out;
-  for (const auto& item : informer.list()) out.push_back(*item);
+std::vector<const T*> cached(const kube::Informer<T>& informer,
+                             std::vector<std::shared_ptr<const void>>& keep) {
+  std::vector<const T*> out;
+  for (auto& item : informer.list()) {
+    out.push_back(item.get());
+    keep.push_back(std::move(item));
+  }
   return out;
 }
 
@@ -273,8 +278,9 @@ Result<kube::ReconcileResult> Operator::reconcileAgentDaemonSet(const std::strin
 }
 
 Result<kube::ReconcileResult> Operator::reconcileAlignment(const std::string&) {
-  dra::ClusterTopology topology(values(slices_), values(states_));
-  auto report = dra::alignmentReport(values(claims_), topology);
+  std::vector<std::shared_ptr<const void>> keep;
+  dra::ClusterTopology topology(cached(slices_, keep), cached(states_, keep));
+  auto report = dra::alignmentReport(cached(claims_, keep), topology);
   for (const auto& [alignment, n] : dra::countPairs(report)) {
     pairsGauge()
         .Add({{"alignment", std::string(dra::alignmentLabel(alignment))}})

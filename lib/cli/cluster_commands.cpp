@@ -67,6 +67,13 @@ std::string qualified(const kube::ObjectMeta& m) {
   return m.namespace_.empty() ? m.name : m.namespace_ + "/" + m.name;
 }
 
+template <typename T>
+std::vector<const T*> pointers(const std::vector<T>& items) {
+  std::vector<const T*> out;
+  for (const auto& i : items) out.push_back(&i);
+  return out;
+}
+
 // Joins the parts in one allocation.
 std::string cat(std::initializer_list<std::string_view> parts) {
   std::string out;
@@ -255,7 +262,7 @@ class NodeTopology {
 };
 
 int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Streams io) {
-  dra::ClusterTopology topology(bundle.resource_slices, bundle.node_states);
+  dra::ClusterTopology topology(pointers(bundle.resource_slices), pointers(bundle.node_states));
   std::map<dra::DeviceId, std::string> claim_of;
   for (const auto& c : bundle.resource_claims) {
     if (!c.status.allocation) continue;
@@ -392,8 +399,8 @@ json::Value placementJson(const dra::DevicePlacement& p, json::Allocator& a) {
 }
 
 int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) {
-  dra::ClusterTopology topology(bundle.resource_slices, bundle.node_states);
-  auto report = dra::alignmentReport(bundle.resource_claims, topology);
+  dra::ClusterTopology topology(pointers(bundle.resource_slices), pointers(bundle.node_states));
+  auto report = dra::alignmentReport(pointers(bundle.resource_claims), topology);
   if (!args.namespace_.empty()) {
     std::erase_if(report, [&](const auto& c) { return c.namespace_ != args.namespace_; });
   }

@@ -60,11 +60,12 @@ PairAlignment classify(const DevicePlacement& gpu, const DevicePlacement& vf) {
   return gpu.numa == vf.numa ? PairAlignment::kSameNuma : PairAlignment::kCrossNuma;
 }
 
-ClusterTopology::ClusterTopology(const std::vector<api::ResourceSlice>& slices,
-                                 const std::vector<api::SriovNodeState>& states) {
+ClusterTopology::ClusterTopology(const std::vector<const api::ResourceSlice*>& slices,
+                                 const std::vector<const api::SriovNodeState*>& states) {
   std::map<std::string, const api::SriovNodeState*> by_node;
-  for (const auto& s : states) by_node[s.metadata.name] = &s;
-  for (const auto& slice : slices) {
+  for (const auto* s : states) by_node[s->metadata.name] = s;
+  for (const auto* slice_ptr : slices) {
+    const api::ResourceSlice& slice = *slice_ptr;
     const std::string& driver = slice.spec.driver;
     std::string node = slice.spec.node_name;
     auto state_it = by_node.find(node);
@@ -114,10 +115,11 @@ std::optional<DevicePlacement> ClusterTopology::placement(const DeviceId& id) co
   return it->second;
 }
 
-std::vector<ClaimAlignment> alignmentReport(const std::vector<api::ResourceClaim>& claims,
+std::vector<ClaimAlignment> alignmentReport(const std::vector<const api::ResourceClaim*>& claims,
                                             const ClusterTopology& topology) {
   std::vector<ClaimAlignment> out;
-  for (const auto& c : claims) {
+  for (const auto* claim : claims) {
+    const api::ResourceClaim& c = *claim;
     if (!c.status.allocation) continue;
     ClaimAlignment a;
     a.namespace_ = c.metadata.namespace_;

@@ -43,8 +43,9 @@ PairAlignment classify(const DevicePlacement& gpu, const DevicePlacement& vf);
 
 class ClusterTopology {
  public:
-  ClusterTopology(const std::vector<api::ResourceSlice>& slices,
-                  const std::vector<api::SriovNodeState>& states);
+  // Pointers, so that callers holding informer caches need not copy them.
+  ClusterTopology(const std::vector<const api::ResourceSlice*>& slices,
+                  const std::vector<const api::SriovNodeState*>& states);
   // nullopt when no slice publishes the device.
   std::optional<DevicePlacement> placement(const DeviceId& id) const;
   const std::map<DeviceId, DevicePlacement>& devices() const { return devices_; }
@@ -70,7 +71,7 @@ struct ClaimAlignment {
 };
 
 // Every allocated claim with at least one device of our driver, sorted by namespace/name.
-std::vector<ClaimAlignment> alignmentReport(const std::vector<api::ResourceClaim>& claims,
+std::vector<ClaimAlignment> alignmentReport(const std::vector<const api::ResourceClaim*>& claims,
                                             const ClusterTopology& topology);
 
 std::map<PairAlignment, int64_t> countPairs(const std::vector<ClaimAlignment>& report);

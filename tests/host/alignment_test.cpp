@@ -84,8 +84,8 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
       api::AttributeValue::ofString("0000:11:00.0");
   v.attributes["dra.net/numaNode"] = api::AttributeValue::ofInt(0);
 
-  dra::ClusterTopology topology({*gpu_slice, *vf_slice}, {});
-  auto report = dra::alignmentReport({*claim}, topology);
+  dra::ClusterTopology topology({&*gpu_slice, &*vf_slice}, {});
+  auto report = dra::alignmentReport({&*claim}, topology);
   REQUIRE(report.size() == 1);
   const auto& r = report[0];
   CHECK(r.pod == "ib-write-bw-aligned-client");
@@ -110,8 +110,8 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
   pf.numa_node = 0;
   pf.pcie_switch = "0000:03:00.0";
   state.status.interfaces.push_back(pf);
-  dra::ClusterTopology with_state({*gpu_slice, *vf_slice}, {state});
-  CHECK(dra::alignmentReport({*claim}, with_state)[0].pairs[0].alignment ==
+  dra::ClusterTopology with_state({&*gpu_slice, &*vf_slice}, {&state});
+  CHECK(dra::alignmentReport({&*claim}, with_state)[0].pairs[0].alignment ==
         PairAlignment::kSameSwitch);
 }
 
