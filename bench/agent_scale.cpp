@@ -4,7 +4,6 @@
 // VF), and the agent's resident memory.  Usage: agent_scale [vfs-per-pf=256]
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include "api/names.h"
@@ -24,15 +23,6 @@ int agentWrites(const testing::ControlPlane& cp, const char* resource) {
     n += e.user == "agent" && e.isWrite() && (resource == nullptr || e.resource == resource);
   }
   return n;
-}
-
-long rssKiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
 }
 
 size_t published(const testing::OperatorEnv& env, const std::string& node,
@@ -117,6 +107,6 @@ int main(int argc, char** argv) {
       change, agentWrites(env.cp(), nullptr) - writes_initial,
       agentWrites(env.cp(), "resourceslices") - slices_initial);
   std::printf("agent resident memory: %.1f MiB\n",
-              static_cast<double>(rssKiB(agent->pid())) / 1024.0);
+              static_cast<double>(agent->residentKiB()) / 1024.0);
   return 0;
 }

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <thread>
 
 #include "api/names.h"
@@ -57,15 +56,6 @@ int operatorWrites(const testing::ControlPlane& cp) {
   for (const auto& e : cp.auditEvents())
     n += e.user == "operator" && e.isWrite() && e.resource != "leases";
   return n;
-}
-
-long rssKiB(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
 }
 
 template <typename Fn>
@@ -149,8 +139,8 @@ int main(int argc, char** argv) {
       std::chrono::duration<double>(converged - change).count(), writes_change,
       static_cast<double>(writes_change) / static_cast<double>(n));
   std::printf("operator resident memory: %.1f MiB (%.1f KiB per node)\n",
-              rssKiB(op->pid()) / 1024.0,
-              static_cast<double>(rssKiB(op->pid())) / static_cast<double>(n));
+              op->residentKiB() / 1024.0,
+              static_cast<double>(op->residentKiB()) / static_cast<double>(n));
   states.stop();
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "support/operator_process.h"
 
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
@@ -98,6 +99,15 @@ std::string OperatorProcess::metrics() const {
   if (!t.ok()) return "";
   auto resp = (*t)->send({"GET", "/metrics", "", "", "*/*", {}}, std::chrono::seconds(5));
   return resp.ok() && resp->status == 200 ? resp->body : "";
+}
+
+long OperatorProcess::residentKiB() const {
+  std::ifstream status("/proc/" + std::to_string(pid()) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
 }
 
 bool OperatorProcess::healthy() const { return probeStatus("/healthz") == 200; }

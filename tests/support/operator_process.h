@@ -63,6 +63,8 @@ class OperatorProcess {
   // The body of GET /metrics ("" when it cannot be read).
   std::string metrics() const;
   pid_t pid() const { return process_.pid(); }
+  // Resident memory (VmRSS) in KiB, -1 when it cannot be read.
+  long residentKiB() const;
 
  private:
   OperatorProcess() = default;
