@@ -70,6 +70,7 @@ std::string qualified(const kube::ObjectMeta& m) {
 template <typename T>
 std::vector<const T*> pointers(const std::vector<T>& items) {
   std::vector<const T*> out;
+  out.reserve(items.size());
   for (const auto& i : items) out.push_back(&i);
   return out;
 }
@@ -278,6 +279,7 @@ int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Stream
     return fail(io, "node " + args.node + " has no SriovNodeState (is the agent running there?)");
   }
   std::vector<Tree> trees;
+  trees.reserve(states.size());
   for (const auto& [name, state] : states) {
     trees.push_back(NodeTopology(*state, topology, claim_of).build());
   }
