@@ -17,10 +17,11 @@ using Steady = std::chrono::steady_clock;
 
 namespace {
 
-int agentWrites(const testing::ControlPlane& cp, const char* resource) {
+int agentWrites(const testing::OperatorEnv& env, const char* resource) {
   int n = 0;
-  for (const auto& e : cp.auditEvents()) {
-    n += e.user == "agent" && e.isWrite() && (resource == nullptr || e.resource == resource);
+  for (const auto& e : env.cp().auditEvents()) {
+    n +=
+        e.user == env.agentUser() && e.isWrite() && (resource == nullptr || e.resource == resource);
   }
   return n;
 }
@@ -87,8 +88,8 @@ int main(int argc, char** argv) {
   if (!waitPublished(env, node, "gold", total)) return 1;
   double initial = std::chrono::duration<double>(Steady::now() - t0).count();
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  int slices_initial = agentWrites(env.cp(), "resourceslices");
-  int writes_initial = agentWrites(env.cp(), nullptr);
+  int slices_initial = agentWrites(env, "resourceslices");
+  int writes_initial = agentWrites(env, nullptr);
   std::printf(
       "initial: VFs created, discovered and published in %.1f s; agent API writes: %d "
       "(%d ResourceSlice writes)\n",
@@ -104,8 +105,8 @@ int main(int argc, char** argv) {
   std::printf(
       "one spec change (an attribute of every VF): published in %.1f s with %d agent API "
       "writes (%d ResourceSlice writes)\n",
-      change, agentWrites(env.cp(), nullptr) - writes_initial,
-      agentWrites(env.cp(), "resourceslices") - slices_initial);
+      change, agentWrites(env, nullptr) - writes_initial,
+      agentWrites(env, "resourceslices") - slices_initial);
   std::printf("agent resident memory: %.1f MiB\n",
               static_cast<double>(agent->residentKiB()) / 1024.0);
   return 0;

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
   size_t n = argc > 1 ? std::stoul(argv[1]) : 10000;
   size_t payload = argc > 2 ? std::stoul(argv[2]) : 256;
   log::setVerbosity(-1);
-  auto cp = testing::ControlPlane::start({.install_test_crds = false});
+  auto cp = testing::ControlPlane::start({.install_product_crds = false});
   auto client = cp->client();
   std::string ns = cp->newNamespace("scale");
   std::string filler(payload, 'x');

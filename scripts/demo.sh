@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The local demo: a real kube-apiserver + etcd on this machine, the operator and one node agent
-# per simulated server (each on its own fixture sysfs tree with a simulated kernel), all under
-# their own RBAC, and the reference policies of the published GPU-NIC alignment experiment.
-# Shows VFs being created and ResourceSlices appearing, prints per node the GPUs, the VFs and
-# which share a PCIe root, then keeps the cluster running for kubectl until Ctrl-C (or exits at
-# once with --exit).
+# The local demo: a real Kubernetes control plane on this machine (etcd, kube-apiserver,
+# kube-controller-manager and kube-scheduler of the release pinned in tools/kubernetes), the
+# operator and one node agent per simulated server (each on its own fixture sysfs tree with a
+# simulated kernel), all under their own ServiceAccounts and RBAC, and the reference policies of
+# the published GPU-NIC alignment experiment. Shows VFs being created and ResourceSlices
+# appearing, the GPUs, the VFs and which share a PCIe root, then a pod whose GPU and VF the real
+# scheduler aligned and one that stays Pending, with the scheduler's reason and `sriov-dra
+# explain`. Keeps the cluster running for kubectl until Ctrl-C (or exits at once with --exit).
 #
 # Usage: scripts/demo.sh [--exit]      (run as root on a fresh Debian bookworm machine)
 set -euo pipefail
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 workdir="${SRIOV_DRA_DEMO_DIR:-/tmp/sriov-dra-demo}"
 port="${SRIOV_DRA_DEMO_PORT:-16443}"
 ns=sriov-dra
+apps=gpu-apps
 keep_running=1
 [[ "${1:-}" == "--exit" ]] && keep_running=0
 
@@ -21,40 +24,39 @@ stop_cluster() {
     [[ -f "$pid_file" ]] && kill "$(cat "$pid_file")" 2>/dev/null || true
   done
 }
-wait_for() {  # tries command...: retries for up to 30 s
-  for _ in $(seq 1 150); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
+wait_for() {  # tries command...: retries for up to 60 s
+  for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
   return 1
 }
 
-bold "Installing dependencies and building (first run: ~10 minutes; kube-apiserver is cached)"
+bold "Installing dependencies and building (first run: ~25 minutes; Kubernetes is cached after)"
 scripts/install-deps.sh
-apiserver="$(scripts/build-kube-apiserver.sh)"
+kubernetes="$(scripts/build-kubernetes.sh)"
+export PATH="$kubernetes/bin:$PATH"
 cmake -S . -B build -G Ninja >/dev/null
 cmake --build build --target sriov-dra-operator sriov-dra-agent sriov-dra
 
 if [[ -d "$workdir" ]]; then stop_cluster; rm -rf "$workdir"; fi
-bold "Starting a local control plane (etcd + kube-apiserver v1.20.2) in $workdir"
-scripts/start-control-plane.sh "$apiserver" "$workdir" "$port"
+bold "Starting a local control plane ($(kubectl version --client | head -1 | sed 's/Client Version: /Kubernetes /'): etcd, kube-apiserver, kube-controller-manager, kube-scheduler) in $workdir"
+scripts/start-control-plane.sh "$kubernetes" "$workdir" "$port"
 trap stop_cluster EXIT
 export KUBECONFIG="$workdir/kubeconfig"
+# A kubeconfig for a ServiceAccount token: the admin's, with the token as its credentials.
+token_kubeconfig() {  # file token
+  cp "$KUBECONFIG" "$1"
+  kubectl --kubeconfig "$1" config set-credentials admin --token="$2" >/dev/null
+}
 
-bold "Installing the CRDs (and test-only resource.k8s.io CRDs: this API server predates DRA)"
-kubectl apply -f config/crd/bases/ -f tests/crds/ >/dev/null
+bold "Installing the CRDs and config/rbac (resource.k8s.io/v1 is served by kube-apiserver itself)"
+kubectl apply -f config/crd/bases/ >/dev/null
 kubectl wait --for condition=established --timeout=60s crd --all >/dev/null
 kubectl create namespace "$ns" >/dev/null
-kubectl apply -n "$ns" -f config/rbac/role.yaml -f config/rbac/leader_election_role.yaml \
-  -f config/rbac/agent_role.yaml >/dev/null
-kubectl create clusterrolebinding sriov-dra-operator --clusterrole=sriov-dra-operator \
-  --user=sriov-dra-operator >/dev/null
-kubectl create clusterrolebinding sriov-dra-agent --clusterrole=sriov-dra-agent \
-  --user=sriov-dra-agent >/dev/null
-for role in sriov-dra-operator sriov-dra-operator-leader-election; do
-  kubectl create rolebinding -n "$ns" "$role" --role="$role" --user=sriov-dra-operator >/dev/null
-done
-kubectl create rolebinding -n "$ns" sriov-dra-agent --role=sriov-dra-agent \
-  --user=sriov-dra-agent >/dev/null
+kubectl apply -k config/rbac >/dev/null
+kubectl api-resources --api-group=resource.k8s.io
 
 bold "Starting sriov-dra-operator (permissions: exactly config/rbac)"
+token_kubeconfig "$workdir/kubeconfig-operator" \
+  "$(kubectl create token -n "$ns" sriov-dra-operator --duration=24h)"
 build/bin/sriov-dra-operator --kubeconfig "$workdir/kubeconfig-operator" --namespace "$ns" \
   --leader-elect --webhook-port=0 \
   --health-probe-bind-address="127.0.0.1:$((port + 10))" \
@@ -70,11 +72,21 @@ for entry in a100-04:a100-reference a100-06:a100-reference e810-01:e810-ethernet
   node="${entry%%:*}"; topology="${entry##*:}"
   label='{}'
   [[ "$node" == a100-* ]] && label='{"dra-sriov-cx6": "true"}'
+  # A node without a kubelet: what a kubelet would report, so the scheduler can place pods.
   kubectl apply -f - >/dev/null <<NODE
 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$node", "labels": $label}}
 NODE
+  kubectl patch node "$node" --subresource=status --type=merge -p \
+    '{"status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"},
+                 "capacity": {"cpu": "64", "memory": "512Gi", "pods": "110"}}}' >/dev/null
+  # New nodes are tainted not-ready until a kubelet reports in; there is none, so lift it.
+  kubectl patch node "$node" --type=merge -p '{"spec": {"taints": null}}' >/dev/null
+  # The agent's token is bound to its node, as a DaemonSet pod's is: the API server knows which
+  # node's claims it may update.
+  token_kubeconfig "$workdir/kubeconfig-agent-$node" "$(kubectl create token -n "$ns" \
+    sriov-dra-agent --bound-object-kind=Node --bound-object-name="$node" --duration=24h)"
   build/bin/sriov-dra fixture --topology "$topology" --out "$workdir/sysfs-$node" >/dev/null
-  build/bin/sriov-dra-agent --kubeconfig "$workdir/kubeconfig-agent" --namespace "$ns" \
+  build/bin/sriov-dra-agent --kubeconfig "$workdir/kubeconfig-agent-$node" --namespace "$ns" \
     --node-name "$node" --sysfs-root "$workdir/sysfs-$node" --simulate-kernel \
     --state-dir "$workdir/state-$node" --resync-period 10 \
     --registry-dir "$workdir/kubelet-$node/plugins_registry" \
@@ -152,6 +164,48 @@ build/bin/sriov-dra explain -f config/samples/aligned-resourceclaimtemplate.yaml
 bold "sriov-dra simulate: 128 such pods on 16 servers, placed three ways"
 build/bin/sriov-dra simulate --nodes 16 --pods 128 | sed 's/^/  /'
 
+bold "The real scheduler at work: a pod with the aligned claim template of the experiment"
+kubectl create namespace "$apps" >/dev/null
+kubectl apply -n "$apps" -f config/samples/aligned-resourceclaimtemplate.yaml >/dev/null
+# The same template asking for three GPUs and three VFs under one root: every root of these
+# servers has two of each, so no node can satisfy it.
+sed -e 's/name: gpu-nic-aligned/name: three-pairs-one-root/' -e 's/count: 1/count: 3/' \
+  config/samples/aligned-resourceclaimtemplate.yaml | kubectl apply -n "$apps" -f - >/dev/null
+pod() {  # name template
+  kubectl apply -n "$apps" -f - >/dev/null <<POD
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "$1"},
+ "spec": {"resourceClaims": [{"name": "gpu-nic", "resourceClaimTemplateName": "$2"}],
+          "containers": [{"name": "inference", "image": "registry.k8s.io/pause:3.10",
+                          "resources": {"claims": [{"name": "gpu-nic"}]}}]}}
+POD
+}
+pod inference-0 gpu-nic-aligned
+scheduled() { [[ -n "$(kubectl get pod -n "$apps" "$1" -o jsonpath='{.spec.nodeName}')" ]]; }
+wait_for scheduled inference-0 || echo "  (not scheduled yet; see $workdir/kube-scheduler.log)"
+claim="$(kubectl get pod -n "$apps" inference-0 -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')"
+node="$(kubectl get pod -n "$apps" inference-0 -o jsonpath='{.spec.nodeName}')"
+echo "  kube-scheduler bound inference-0 to $node; the resourceclaim controller made claim $claim"
+echo "  kube-scheduler allocated (request, driver, device -> its pcieRoot):"
+kubectl get resourceclaim -n "$apps" "$claim" \
+  -o jsonpath='{range .status.allocation.devices.results[*]}{.request} {.driver} {.pool} {.device}{"\n"}{end}' |
+  while read -r request driver pool device; do
+    root="$(kubectl get resourceslices --field-selector "spec.driver=$driver,spec.nodeName=$pool" \
+      -o jsonpath="{range .items[*].spec.devices[?(@.name==\"$device\")]}{.attributes.resource\.kubernetes\.io/pcieRoot.string}{end}")"
+    printf '    %-4s %-38s %-14s -> %s\n' "$request" "$driver" "$device" "$root"
+  done
+
+bold "A pod no node can serve aligned stays Pending, with the scheduler's reason"
+pod inference-big three-pairs-one-root
+unschedulable() {
+  [[ "$(kubectl get pod -n "$apps" inference-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}')" == Unschedulable ]]
+}
+wait_for unschedulable || true
+kubectl get pods -n "$apps" -o wide
+echo "  kube-scheduler: $(kubectl get pod -n "$apps" inference-big -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}')"
+big_claim="$(kubectl get pod -n "$apps" inference-big -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')"
+bold "sriov-dra explain $apps/$big_claim: why, node by node"
+build/bin/sriov-dra explain "$apps/$big_claim" | sed 's/^/  /' || true
+
 bold "Try it offline first: the same render the operator does"
 echo "  build/bin/sriov-dra render --node tests/fixtures/cluster/node-a100-04.yaml \\"
 echo "      --state tests/fixtures/cluster/nodestate-a100-04.yaml -f config/samples/"
@@ -160,7 +214,8 @@ if ((keep_running)); then
   bold "The cluster keeps running. In another shell:"
   echo "  export KUBECONFIG=$KUBECONFIG"
   echo "  kubectl get sriovnodestates,sriovnetworknodepolicies -n $ns; kubectl get resourceslices"
-  echo "  build/bin/sriov-dra topology; build/bin/sriov-dra explain -f config/samples/aligned-resourceclaimtemplate.yaml"
+  echo "  build/bin/sriov-dra topology; build/bin/sriov-dra report"
+  echo "  kubectl get pods,resourceclaims -n $apps -o wide"
   echo "  kubectl patch sriovnetworknodepolicy -n $ns cx6-vfs --type merge -p '{\"spec\":{\"numVfs\":4}}'"
   echo "Press Ctrl-C to stop."
   while kill -0 "$(cat "$workdir/operator.pid")" 2>/dev/null; do sleep 1; done

@@ -11,12 +11,11 @@ packages=(
   libboost1.81-dev libboost-url1.81-dev libssl-dev rapidjson-dev libyaml-cpp-dev
   prometheus-cpp-dev catch2 libcli11-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
-  # real peers for tests: etcd (kube-apiserver is built by build-kube-apiserver.sh), the
-  # Prometheus server that scrapes the operator and an agent
-  etcd-server prometheus
+  # a real peer for tests: the Prometheus server that scrapes the operator and an agent
+  # (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl are built from Go
+  # modules by build-kubernetes.sh)
+  prometheus
 )
-# kubectl: Debian's kubernetes-client unless some kubectl (1.20 or newer) is already installed.
-command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

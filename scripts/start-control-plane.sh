@@ -1,36 +1,44 @@
 #!/usr/bin/env bash
-# Starts etcd and kube-apiserver (from scripts/build-kube-apiserver.sh) on 127.0.0.1 with TLS
-# (a fresh CA), token users, RBAC and service-account signing, and writes WORKDIR/kubeconfig.
-# Users: admin (system:masters), sriov-dra-operator and sriov-dra-agent (no permissions until
-# bound to their roles).
-# Usage: scripts/start-control-plane.sh KUBE_APISERVER WORKDIR [PORT]
+# Starts a local control plane of the pinned Kubernetes release (from scripts/build-kubernetes.sh)
+# on 127.0.0.1: etcd, kube-apiserver (TLS from a fresh CA, token users, RBAC, service-account
+# signing), kube-controller-manager (without the node-lifecycle controller: the demo's nodes have
+# no kubelet) and kube-scheduler, the last two as system:kube-controller-manager and
+# system:kube-scheduler with client certificates and the roles the API server bootstraps.
+# Writes WORKDIR/kubeconfig (admin, system:masters); other identities are ServiceAccounts with
+# tokens from `kubectl create token`.
+# Usage: scripts/start-control-plane.sh KUBERNETES_DIR WORKDIR [PORT]
 # Stop with: kill $(cat WORKDIR/*.pid)
 set -euo pipefail
-apiserver="$1"; dir="$2"; port="${3:-16443}"
+bin="$1/bin"; dir="$2"; port="${3:-16443}"
 etcd_port=$((port + 1)); peer_port=$((port + 2))
 mkdir -p "$dir/certs"; dir="$(cd "$dir" && pwd)"
+certs="$dir/certs"
 
-# A CA and a serving certificate for 127.0.0.1/localhost; service-account signing keys.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 \
-  -subj "/CN=sriov-dra-demo-ca" -keyout "$dir/certs/ca.key" -out "$dir/certs/ca.crt" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=kube-apiserver" \
-  -keyout "$dir/certs/serving.key" -out "$dir/certs/serving.csr" 2>/dev/null
-printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > "$dir/certs/ext"
-openssl x509 -req -in "$dir/certs/serving.csr" -CA "$dir/certs/ca.crt" -CAkey "$dir/certs/ca.key" \
-  -CAcreateserial -days 365 -extfile "$dir/certs/ext" -out "$dir/certs/serving.crt" 2>/dev/null
-openssl genrsa -out "$dir/certs/sa.key" 2048 2>/dev/null
-openssl rsa -in "$dir/certs/sa.key" -pubout -out "$dir/certs/sa.pub" 2>/dev/null
+# A CA, a serving certificate for 127.0.0.1/localhost, a client CA and service-account keys.
+ca() {  # name
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 \
+    -subj "/CN=sriov-dra-demo-$1" -keyout "$certs/$1.key" -out "$certs/$1.crt" 2>/dev/null
+}
+cert() {  # ca name subject extensions
+  openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "$3" \
+    -keyout "$certs/$2.key" -out "$certs/$2.csr" 2>/dev/null
+  printf '%b' "$4" >"$certs/$2.ext"
+  openssl x509 -req -in "$certs/$2.csr" -CA "$certs/$1.crt" -CAkey "$certs/$1.key" \
+    -CAcreateserial -days 365 -extfile "$certs/$2.ext" -out "$certs/$2.crt" 2>/dev/null
+}
+ca ca
+ca client-ca
+cert ca serving "/CN=kube-apiserver" 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n'
+for component in kube-controller-manager kube-scheduler; do
+  cert client-ca "$component" "/CN=system:$component" 'extendedKeyUsage=clientAuth\n'
+done
+openssl genrsa -out "$certs/sa.key" 2048 2>/dev/null
+openssl rsa -in "$certs/sa.key" -pubout -out "$certs/sa.pub" 2>/dev/null
 
 admin_token="$(openssl rand -hex 16)"
-operator_token="$(openssl rand -hex 16)"
-agent_token="$(openssl rand -hex 16)"
-{
-  echo "$admin_token,admin,admin,system:masters"
-  echo "$operator_token,sriov-dra-operator,sriov-dra-operator,"
-  echo "$agent_token,sriov-dra-agent,sriov-dra-agent,"
-} > "$dir/tokens.csv"
+echo "$admin_token,admin,admin,system:masters" > "$dir/tokens.csv"
 
-etcd --data-dir "$dir/etcd" --name demo --log-level=warn \
+"$bin/etcd" --data-dir "$dir/etcd" --name demo --log-level=warn \
   --listen-client-urls "http://127.0.0.1:$etcd_port" \
   --advertise-client-urls "http://127.0.0.1:$etcd_port" \
   --listen-peer-urls "http://127.0.0.1:$peer_port" \
@@ -38,46 +46,56 @@ etcd --data-dir "$dir/etcd" --name demo --log-level=warn \
   --initial-cluster "demo=http://127.0.0.1:$peer_port" >"$dir/etcd.log" 2>&1 &
 echo $! > "$dir/etcd.pid"
 
-"$apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
+"$bin/kube-apiserver" --etcd-servers="http://127.0.0.1:$etcd_port" \
   --bind-address=127.0.0.1 --secure-port="$port" --advertise-address=10.0.0.1 \
-  --tls-cert-file="$dir/certs/serving.crt" --tls-private-key-file="$dir/certs/serving.key" \
+  --tls-cert-file="$certs/serving.crt" --tls-private-key-file="$certs/serving.key" \
+  --client-ca-file="$certs/client-ca.crt" \
   --token-auth-file="$dir/tokens.csv" --authorization-mode=RBAC \
   --service-account-issuer=https://kubernetes.default.svc \
-  --service-account-key-file="$dir/certs/sa.pub" \
-  --service-account-signing-key-file="$dir/certs/sa.key" \
+  --service-account-key-file="$certs/sa.pub" \
+  --service-account-signing-key-file="$certs/sa.key" \
   --service-cluster-ip-range=10.0.0.0/24 --disable-admission-plugins=ServiceAccount \
-  >"$dir/apiserver.log" 2>&1 &
+  --cert-dir="$dir/apiserver-certs" >"$dir/apiserver.log" 2>&1 &
 echo $! > "$dir/apiserver.pid"
 
+cluster() {
+  printf 'apiVersion: v1\nkind: Config\nclusters:\n- name: demo\n  cluster:\n'
+  printf '    server: https://127.0.0.1:%s\n    certificate-authority: %s\n' "$port" "$certs/ca.crt"
+  printf 'contexts:\n- name: demo\n  context: {cluster: demo, user: %s}\n' "$1"
+  printf 'current-context: demo\nusers:\n- name: %s\n  user:\n' "$1"
+}
 kubeconfig() {  # user token
-  cat <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: demo
-  cluster:
-    server: https://127.0.0.1:$port
-    certificate-authority: $dir/certs/ca.crt
-contexts:
-- name: demo
-  context: {cluster: demo, user: $1}
-current-context: demo
-users:
-- name: $1
-  user: {token: $2}
-KC
+  cluster "$1"
+  printf '    token: %s\n' "$2"
 }
 kubeconfig admin "$admin_token" > "$dir/kubeconfig"
-kubeconfig sriov-dra-operator "$operator_token" > "$dir/kubeconfig-operator"
-kubeconfig sriov-dra-agent "$agent_token" > "$dir/kubeconfig-agent"
+for component in kube-controller-manager kube-scheduler; do
+  { cluster "$component"
+    printf '    client-certificate: %s\n    client-key: %s\n' "$certs/$component.crt" "$certs/$component.key"
+  } > "$dir/kubeconfig-$component"
+done
 chmod 600 "$dir"/kubeconfig*
 
+ready=0
 for _ in $(seq 1 240); do
-  if curl -sf --cacert "$dir/certs/ca.crt" -H "Authorization: Bearer $admin_token" \
+  if curl -sf --cacert "$certs/ca.crt" -H "Authorization: Bearer $admin_token" \
        "https://127.0.0.1:$port/readyz" >/dev/null 2>&1; then
-    exit 0
+    ready=1; break
   fi
   sleep 0.5
 done
-echo "kube-apiserver did not become ready; see $dir/apiserver.log" >&2
-exit 1
+((ready)) || { echo "kube-apiserver did not become ready; see $dir/apiserver.log" >&2; exit 1; }
+
+component() {  # name secure-port args...
+  local name="$1" secure_port="$2"; shift 2
+  "$bin/$name" --kubeconfig="$dir/kubeconfig-$name" \
+    --authentication-kubeconfig="$dir/kubeconfig-$name" \
+    --authorization-kubeconfig="$dir/kubeconfig-$name" \
+    --bind-address=127.0.0.1 --secure-port="$secure_port" --cert-dir="$dir/$name-certs" \
+    --leader-elect=false "$@" >"$dir/$name.log" 2>&1 &
+  echo $! > "$dir/$name.pid"
+}
+component kube-controller-manager $((port + 3)) --controllers='*,-node-lifecycle-controller' \
+  --use-service-account-credentials=true --service-account-private-key-file="$certs/sa.key" \
+  --root-ca-file="$certs/ca.crt"
+component kube-scheduler $((port + 4))

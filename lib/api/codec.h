@@ -65,7 +65,7 @@ class Writer {
   Writer& stringMap(std::string_view key, const std::map<std::string, std::string>& v);
   Writer& value(std::string_view key, json::Value v);
   // Like value(), but an empty array or object is left out: with server-side apply, leaving out
-  // a field we own removes it, while some API servers (1.20) store an applied [] or {} as null.
+  // a field we own removes it, so readers see "absent" for "none" whoever wrote the object.
   Writer& nonEmpty(std::string_view key, json::Value v);
   // A nested object; created on first use.
   Writer object(std::string_view key);

@@ -39,7 +39,7 @@ void Condition::encode(Writer w) const {
   w.strAlways("type", type)
       .strAlways("status", status)
       .strAlways("reason", reason)
-      .str("message", message)  // omitted when empty (server-side apply in 1.20 rejects "")
+      .strAlways("message", message)
       .strAlways("lastTransitionTime", last_transition_time);
   if (observed_generation > 0) w.i64("observedGeneration", observed_generation);
 }

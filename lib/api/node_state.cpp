@@ -44,25 +44,28 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
 
 void SriovNodeStateSpec::encode(Writer w) const {
   auto& a = w.allocator();
-  w.nonEmpty("interfaces", encodeList(interfaces, a, [&](const Interface& i, Writer o) {
-               o.strAlways("pciAddress", i.pci_address)
-                   .str("name", i.name)
-                   .i64("numVfs", i.num_vfs)
-                   .optI64("mtu", i.mtu > 0 ? std::optional<int64_t>(i.mtu) : std::nullopt)
-                   .str("linkType", i.link_type)
-                   .str("eSwitchMode", i.eswitch_mode)
-                   .trueOnly("externallyManaged", i.externally_managed);
-               o.nonEmpty("vfGroups", encodeList(i.vf_groups, a, [](const VfGroup& g, Writer go) {
-                            go.strAlways("resourceName", g.resource_name)
-                                .strAlways("deviceType", g.device_type)
-                                .strAlways("vfRange", g.vf_range)
-                                .strAlways("policyName", g.policy_name)
-                                .optI64("mtu",
-                                        g.mtu > 0 ? std::optional<int64_t>(g.mtu) : std::nullopt)
-                                .trueOnly("isRdma", g.is_rdma)
-                                .str("vdpaType", g.vdpa_type);
-                          }));
-             }));
+  // interfaces is always written, [] included: when a server-side apply empties every field of
+  // an object, the API server stores that object as null (kubernetes/kubernetes#135841), which
+  // the schema of spec rejects.
+  w.value("interfaces", encodeList(interfaces, a, [&](const Interface& i, Writer o) {
+            o.strAlways("pciAddress", i.pci_address)
+                .str("name", i.name)
+                .i64("numVfs", i.num_vfs)
+                .optI64("mtu", i.mtu > 0 ? std::optional<int64_t>(i.mtu) : std::nullopt)
+                .str("linkType", i.link_type)
+                .str("eSwitchMode", i.eswitch_mode)
+                .trueOnly("externallyManaged", i.externally_managed);
+            o.nonEmpty("vfGroups", encodeList(i.vf_groups, a, [](const VfGroup& g, Writer go) {
+                         go.strAlways("resourceName", g.resource_name)
+                             .strAlways("deviceType", g.device_type)
+                             .strAlways("vfRange", g.vf_range)
+                             .strAlways("policyName", g.policy_name)
+                             .optI64("mtu",
+                                     g.mtu > 0 ? std::optional<int64_t>(g.mtu) : std::nullopt)
+                             .trueOnly("isRdma", g.is_rdma)
+                             .str("vdpaType", g.vdpa_type);
+                       }));
+          }));
   w.nonEmpty("devices", encodeList(devices, a, [&](const Device& d, Writer o) {
                o.strAlways("name", d.name).strAlways("pciAddress", d.pci_address);
                o.nonEmpty("attributes", encodeAttributes(d.attributes, a));

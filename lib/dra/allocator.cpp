@@ -171,7 +171,8 @@ class Search {
   std::vector<const Alternative*> chosen_;
 };
 
-// "gpu free on pci0000:00, pci0000:3a; vf free on pci0000:b9" for a failed matchAttribute.
+// "gpu free on pci0000:00, pci0000:3a; vf free on pci0000:b9" for a failed matchAttribute; with
+// counts when a request needs more than one device: "gpu needs 3, free on pci0000:00 (2)".
 std::string constraintReason(const Constraint& con, const std::vector<Request>& requests,
                              const std::set<DeviceId>& in_use) {
   std::vector<std::string> parts, involved;
@@ -179,7 +180,7 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
     for (const auto& alt : r.alternatives) {
       if (!con.covers(alt.name)) continue;
       involved.push_back(alt.name);
-      std::set<std::string> values;
+      std::map<std::string, size_t> values;  // value -> free devices holding it
       size_t without = 0;
       for (const auto& c : alt.candidates) {
         if (!alt.admin_access && in_use.count(c.id) != 0) continue;
@@ -187,11 +188,17 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
         if (v == nullptr) {
           ++without;
         } else {
-          values.insert(v->toString());
+          ++values[v->toString()];
         }
       }
+      bool counted = alt.spec->allocation_mode != "All" && alt.spec->count > 1;
+      std::vector<std::string> free;
+      for (const auto& [value, n] : values) {
+        free.push_back(counted ? value + " (" + std::to_string(n) + ")" : value);
+      }
       std::string part =
-          alt.name + " free on " + (values.empty() ? std::string("none") : join(values, ", "));
+          alt.name + (counted ? " needs " + std::to_string(alt.spec->count) + "," : "") +
+          " free on " + (free.empty() ? std::string("none") : join(free, ", "));
       if (without > 0) {
         part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
       }

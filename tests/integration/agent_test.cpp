@@ -37,7 +37,8 @@ void setNumVfs(OperatorEnv& env, int n) {
 std::vector<std::string> agentWrites(const OperatorEnv& env) {
   std::vector<std::string> out;
   for (const auto& e : env.cp().auditEvents()) {
-    if (e.user == "agent" && e.isWrite()) out.push_back(e.verb + " " + e.resource + "/" + e.name);
+    if (e.user == env.agentUser() && e.isWrite())
+      out.push_back(e.verb + " " + e.resource + "/" + e.name);
   }
   return out;
 }
@@ -199,7 +200,14 @@ kind: SriovNetworkNodePolicy
 metadata: {name: cx6}
 spec: {resourceName: cx6, numVfs: 2, nodeSelector: {nic: cx6}, nicSelector: {vendor: "15b3"}}
 )"));
-  eventually([&] { return env.deviceCount(node) == 4; }, 60s, [&] { return agent->logs(); });
+  // The agent publishes the slices first, then reports the status that describes them.
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return env.deviceCount(node) == 4 && s && s->status.advertised_vfs == 4 &&
+               s->status.sync_status == "Succeeded";
+      },
+      60s, [&] { return agent->logs(); });
   auto s = *env.nodeState(node);
   CHECK_FALSE(s.status.alignment.root_implies_switch);
   REQUIRE(s.status.pcie_roots.size() == 1);

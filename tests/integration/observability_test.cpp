@@ -177,7 +177,7 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
 
   // Everything the two components asked for was allowed: config/rbac is complete.
   for (const auto& e : cp->auditEvents()) {
-    if (e.user != "operator" && e.user != "agent") continue;
+    if (e.user != "operator" && e.user != env.agentUser()) continue;
     INFO(e.user << " " << e.verb << " " << e.resource << "/" << e.subresource << " " << e.namespace_
                 << "/" << e.name);
     CHECK(e.code != 403);

@@ -15,6 +15,7 @@
 #include "dra/cdi.h"
 #include "metrics/registry.h"
 #include "support/cdi_schema.h"
+#include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/kubelet_client.h"
@@ -31,13 +32,6 @@ using sriovdra::testing::OperatorEnv;
 namespace {
 
 const std::string kDriver(api::kDriverName);
-
-struct AllocationResult {
-  std::string request;
-  std::string driver;
-  std::string pool;
-  std::string device;
-};
 
 // One node with the a100-reference server, the operator (with a Multus resource prefix), the
 // agent serving the plugin in a kubelet directory, and the reference policies with `num_vfs`.
@@ -70,40 +64,19 @@ struct PluginEnv {
                 .ok());
   }
 
-  // A claim allocated with `results` and reserved for the pod `pod_uid`, with an opaque VfConfig
-  // for the request "vf" when `vf_config` is not empty (the fields after apiVersion and kind).
+  // A claim allocated on `on_node` with `results` and reserved for the pod `pod_uid`, with an
+  // opaque VfConfig for the request "vf" when `vf_config` is not empty (JSON members).
   KubeletClaim createClaim(const std::string& name, const std::string& pod_uid,
-                           const std::vector<AllocationResult>& results,
-                           const std::string& vf_config = "") {
-    auto created = env.admin().create(
-        api::resources::kResourceClaims, env.ns(),
-        testing::yamlObject(
-            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: " + name +
-            "}\nspec: {devices: {requests: [{name: vf, exactly: "
-            "{deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}]}}\n"));
-    REQUIRE(created.ok());
-    std::string uid = (*created)["metadata"]["uid"].GetString();
-    std::string res;
-    for (const auto& r : results) {
-      res += std::string(res.empty() ? "" : ",") + R"({"request":")" + r.request +
-             R"(","driver":")" + r.driver + R"(","pool":")" + r.pool + R"(","device":")" +
-             r.device + R"("})";
-    }
-    std::string config;
-    if (!vf_config.empty()) {
-      config = R"(,"config":[{"source":"FromClaim","requests":["vf"],"opaque":{"driver":")" +
-               kDriver +
-               R"(","parameters":{"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
-               R"("kind":"VfConfig",)" +
-               vf_config + "}}}]";
-    }
-    std::string status = R"({"status":{"allocation":{"devices":{"results":[)" + res + "]" + config +
-                         R"(}},"reservedFor":[{"resource":"pods","name":"pod-)" + name +
-                         R"(","uid":")" + pod_uid + R"("}]}})";
-    REQUIRE(env.admin()
-                .patch(api::resources::kResourceClaims, env.ns(), name, kube::PatchType::kMerge,
-                       status, {}, "status")
-                .ok());
+                           const std::vector<testing::DeviceResult>& results,
+                           const std::string& vf_config = "", const std::string& on_node = "") {
+    std::string uid =
+        testing::createAllocatedClaim(env.admin(), {.ns = env.ns(),
+                                                    .name = name,
+                                                    .node = on_node.empty() ? node : on_node,
+                                                    .results = results,
+                                                    .vf_config = vf_config,
+                                                    .pod_name = "pod-" + name,
+                                                    .pod_uid = pod_uid});
     return {env.ns(), uid, name};
   }
 
@@ -155,10 +128,9 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   p.agent->waitReady();
 
   // The observed claim: a GPU from gpu.nvidia.com and VF 0000-11-00-1 from us, same pcieRoot.
-  auto claim = p.createClaim(
-      "client-devices", "8f4829c3-6499-4f8f-b57f-edabd7f0282a",
-      {{"gpu", "gpu.nvidia.com", p.node, "gpu-3"}, {"vf", kDriver, p.node, "0000-11-00-1"}},
-      R"("ifName":"net1","netAttachDefName":"cx6-vf")");
+  auto claim = p.createClaim("client-devices", "8f4829c3-6499-4f8f-b57f-edabd7f0282a",
+                             {{"gpu", "gpu.nvidia.com", "gpu-3"}, {"vf", kDriver, "0000-11-00-1"}},
+                             R"("ifName":"net1","netAttachDefName":"cx6-vf")");
   // The GPU driver prepared its device first and wrote its status entry.
   auto gpu_entry = kube::newObject(api::resources::kResourceClaims, p.env.ns(), claim.name);
   auto gpu_status = testing::yamlObject("devices: [{driver: gpu.nvidia.com, pool: " + p.node +
@@ -286,7 +258,7 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
           "[plugin][integration]") {
   PluginEnv p;
   std::string endpoint = p.registerPlugin();
-  auto claim = p.createClaim("dpdk", "pod-dpdk", {{"vf", kDriver, p.node, "0000-0e-00-1"}},
+  auto claim = p.createClaim("dpdk", "pod-dpdk", {{"vf", kDriver, "0000-0e-00-1"}},
                              R"("driver":"vfio-pci")");
   auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
   REQUIRE(prepared.ok());
@@ -385,9 +357,10 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
   claims.reserve(53);
   for (int i = 0; i < 50; ++i) {
     claims.push_back(p.createClaim("many-" + std::to_string(i), "pod-" + std::to_string(i),
-                                   {{"vf", kDriver, p.node, vfs[static_cast<size_t>(i)]}}));
+                                   {{"vf", kDriver, vfs[static_cast<size_t>(i)]}}));
   }
-  auto elsewhere = p.createClaim("elsewhere", "pod-x", {{"vf", kDriver, "other-node", vfs[60]}});
+  auto elsewhere =
+      p.createClaim("elsewhere", "pod-x", {{"vf", kDriver, vfs[60]}}, "", "other-node");
   auto unallocated = p.env.admin().create(
       api::resources::kResourceClaims, p.env.ns(),
       testing::yamlObject("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
@@ -395,7 +368,7 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
                           "{deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}]}}\n"));
   REQUIRE(unallocated.ok());
   KubeletClaim pending{p.env.ns(), (*unallocated)["metadata"]["uid"].GetString(), "pending"};
-  auto malformed = p.createClaim("malformed", "pod-y", {{"vf", kDriver, p.node, vfs[61]}},
+  auto malformed = p.createClaim("malformed", "pod-y", {{"vf", kDriver, vfs[61]}},
                                  R"("ifName":"net1","mtu":9000)");
   claims.push_back(elsewhere);
   claims.push_back(pending);

@@ -11,6 +11,7 @@
 #include "api/names.h"
 #include "cli/commands.h"
 #include "metrics/registry.h"
+#include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
@@ -63,45 +64,18 @@ struct ToolsEnv {
           },
           90s, [&] { return agents[i]->logs(); });
     }
-    auto gpu_class = env.admin().create(
-        api::resources::kDeviceClasses, "",
-        testing::yamlObject("apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: "
-                            "gpu.nvidia.com}\nspec: {selectors: [{cel: {expression: \"device."
-                            "driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com']."
-                            "type == 'gpu'\"}}]}\n"));
-    REQUIRE((gpu_class.ok() || gpu_class.status().code() == Code::kAlreadyExists));
+    testing::createGpuDeviceClass(env.admin());
     args.kubeconfig = env.cp().kubeconfig();
   }
 
-  // The NVIDIA driver's slice for a node, shaped like resourceslice-gpu-observed.json, with the
-  // GPUs the agent found (only those on `roots`, when given).
+  // The NVIDIA driver's slice for a node with the GPUs the agent found (only those on `roots`,
+  // when given).
   void publishGpus(const std::string& node, const std::set<std::string>& roots = {}) {
     auto state = env.nodeState(node);
     REQUIRE(state);
-    std::string devices;
-    int index = 0;
-    for (const auto& g : state->status.gpus) {
-      std::string name = "gpu-" + std::to_string(index++);
-      if (!roots.empty() && roots.count(g.pcie_root) == 0) continue;
-      gpu_names[node + "/" + g.pcie_root].push_back(name);
-      if (!devices.empty()) devices += ",";
-      devices.append(R"({"name":")").append(name);
-      devices.append(R"(","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-)");
-      devices.append(node).append("-").append(name);
-      devices.append(R"("},"productName":{"string":"NVIDIA A100-SXM4-80GB"},)");
-      devices.append(R"("driverVersion":{"version":"595.71.5"},)");
-      devices.append(R"("resource.kubernetes.io/pciBusID":{"string":")").append(g.pci_address);
-      devices.append(R"("},"resource.kubernetes.io/pcieRoot":{"string":")").append(g.pcie_root);
-      devices.append(R"("}},"capacity":{"memory":{"value":"80Gi"}}})");
+    for (const auto& g : testing::publishGpuSlice(env.admin(), node, state->status.gpus, roots)) {
+      gpu_names[node + "/" + g.pcie_root].push_back(g.device);
     }
-    auto doc =
-        json::parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
-                    R"("metadata":{"name":"00000-gpu.nvidia.com-)" +
-                    node + R"("},"spec":{"driver":"gpu.nvidia.com","nodeName":")" + node +
-                    R"(","pool":{"name":")" + node +
-                    R"(","generation":1,"resourceSliceCount":1},"devices":[)" + devices + "]}}");
-    REQUIRE(doc.ok());
-    REQUIRE(env.admin().create(api::resources::kResourceSlices, "", *doc).ok());
   }
 
   // The VFs the agent publishes on `node` under `root`.
@@ -117,33 +91,13 @@ struct ToolsEnv {
 
   // An allocated claim holding `results` (request, driver, device) on `node`, for a pod.
   void allocate(const std::string& name, const std::string& node,
-                const std::vector<std::array<std::string, 3>>& results) {
-    auto created = env.admin().create(
-        api::resources::kResourceClaims, env.ns(),
-        testing::yamlObject(
-            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
-            "{name: " +
-            name +
-            "}\nspec: {devices: {requests: [{name: vf, "
-            "exactly: {deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}]}}\n"));
-    REQUIRE(created.ok());
-    std::string res;
-    for (const auto& [request, driver, device] : results) {
-      if (!res.empty()) res += ",";
-      res.append(R"({"request":")").append(request).append(R"(","driver":")").append(driver);
-      res.append(R"(","pool":")").append(node).append(R"(","device":")").append(device);
-      res.append(R"("})");
-    }
-    std::string status =
-        R"({"status":{"allocation":{"devices":{"results":[)" + res +
-        R"(]},"nodeSelector":{"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name",)"
-        R"("operator":"In","values":[")" +
-        node + R"("]}]}]}},"reservedFor":[{"resource":"pods","name":"pod-)" + name +
-        R"(","uid":"uid-)" + name + R"("}]}})";
-    REQUIRE(env.admin()
-                .patch(api::resources::kResourceClaims, env.ns(), name, kube::PatchType::kMerge,
-                       status, {}, "status")
-                .ok());
+                const std::vector<testing::DeviceResult>& results) {
+    testing::createAllocatedClaim(env.admin(), {.ns = env.ns(),
+                                                .name = name,
+                                                .node = node,
+                                                .results = results,
+                                                .pod_name = "pod-" + name,
+                                                .pod_uid = "uid-" + name});
   }
 
   json::Document explainJson() {

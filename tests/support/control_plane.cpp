@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <thread>
 
 #include <netinet/in.h>
@@ -62,28 +63,6 @@ void writeFile(const std::string& path, const std::string& content) {
   if (!st.isOk()) fatal(st.toString());
 }
 
-std::string apiserverBinary() {
-  if (const char* env = std::getenv("SRIOV_DRA_KUBE_APISERVER"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::string cache;
-  if (const char* c = std::getenv("SRIOV_DRA_CACHE"); c != nullptr && *c != '\0') {
-    cache = c;
-  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
-    cache = std::string(x) + "/sriov-dra";
-  } else {
-    const char* home = std::getenv("HOME");
-    cache = std::string(home != nullptr ? home : "/root") + "/.cache/sriov-dra";
-  }
-  std::string bin = cache + "/envtest/bin/kube-apiserver";
-  if (!fs::exists(bin)) {
-    fatal("kube-apiserver not found at " + bin +
-          "; run scripts/build-kube-apiserver.sh (or scripts/test.sh) first, or set "
-          "SRIOV_DRA_KUBE_APISERVER");
-  }
-  return bin;
-}
-
 std::string makeTempDir(const std::string& base, const std::string& prefix) {
   std::string tmpl = base + "/" + prefix + "XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) fatal("mkdtemp " + tmpl + " failed");
@@ -94,8 +73,42 @@ std::string makeTempDir(const std::string& base, const std::string& prefix) {
 
 std::string sourceDir() { return SRIOV_DRA_SOURCE_DIR; }
 
+std::string kubernetesBinary(const std::string& name) {
+  std::string dir;
+  if (const char* env = std::getenv("SRIOV_DRA_KUBERNETES"); env != nullptr && *env != '\0') {
+    dir = env;
+  } else {
+    // The same place scripts/build-kubernetes.sh builds into: the release pinned in go.mod.
+    std::string cache;
+    if (const char* c = std::getenv("SRIOV_DRA_CACHE"); c != nullptr && *c != '\0') {
+      cache = c;
+    } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') {
+      cache = std::string(x) + "/sriov-dra";
+    } else {
+      const char* home = std::getenv("HOME");
+      cache = std::string(home != nullptr ? home : "/root") + "/.cache/sriov-dra";
+    }
+    auto go_mod = readFile(sourceDir() + "/tools/kubernetes/go.mod");
+    if (!go_mod.ok()) fatal(go_mod.status().toString());
+    static const std::regex kPin(R"(\n\s*k8s\.io/kubernetes (v1\.[0-9]+\.[0-9]+))");
+    std::smatch m;
+    if (!std::regex_search(*go_mod, m, kPin))
+      fatal("tools/kubernetes/go.mod pins no k8s.io/kubernetes");
+    dir = cache + "/kubernetes-" + m[1].str();
+  }
+  std::string bin = dir + "/bin/" + name;
+  if (::access(bin.c_str(), X_OK) != 0) {
+    fatal(name + " not found at " + bin +
+          "; run scripts/build-kubernetes.sh (or scripts/test.sh) first, or set "
+          "SRIOV_DRA_KUBERNETES to the directory it printed");
+  }
+  return bin;
+}
+
 ControlPlane& ControlPlane::shared() {
-  static std::unique_ptr<ControlPlane> instance = start();
+  // The client tests' own kind (validation, status, scale) rides along; it is not a product kind.
+  static std::unique_ptr<ControlPlane> instance =
+      start({.extra_yaml_files = {sourceDir() + "/tests/fixtures/crds/widgets.yaml"}});
   return *instance;
 }
 
@@ -104,17 +117,25 @@ std::unique_ptr<ControlPlane> ControlPlane::start(ControlPlaneOptions options) {
   cp->startEtcd();
   cp->apiserver_ = cp->launchApiServer(cp->port_, "apiserver.log");
   cp->waitReady(cp->server(), 90s);
-  std::vector<std::string> crd_dirs;
-  if (cp->options_.install_test_crds) crd_dirs.push_back(sourceDir() + "/tests/crds");
-  if (cp->options_.install_product_crds) crd_dirs.push_back(sourceDir() + "/config/crd/bases");
-  for (const auto& dir : crd_dirs) {
-    std::vector<std::string> files;
-    for (const auto& entry : fs::directory_iterator(dir)) {
+  std::vector<std::string> files;
+  if (cp->options_.install_product_crds) {
+    for (const auto& entry : fs::directory_iterator(sourceDir() + "/config/crd/bases")) {
       if (entry.path().extension() == ".yaml") files.push_back(entry.path().string());
     }
     std::sort(files.begin(), files.end());
-    for (const auto& f : files) cp->applyYamlFile(f);
   }
+  files.insert(files.end(), cp->options_.extra_yaml_files.begin(),
+               cp->options_.extra_yaml_files.end());
+  for (const auto& f : files) cp->applyYamlFile(f);
+  if (cp->options_.controller_manager) {
+    // No node-lifecycle controller: test nodes have no kubelet to renew their leases.
+    cp->controller_manager_ = cp->launchComponent(
+        "kube-controller-manager",
+        {"--controllers=*,-node-lifecycle-controller", "--use-service-account-credentials=true",
+         "--service-account-private-key-file=" + cp->dir_ + "/sa.key",
+         "--root-ca-file=" + cp->dir_ + "/ca.crt", "--cluster-signing-duration=1h"});
+  }
+  if (cp->options_.scheduler) cp->scheduler_ = cp->launchComponent("kube-scheduler", {});
   return cp;
 }
 
@@ -159,6 +180,8 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(opt
 }
 
 ControlPlane::~ControlPlane() {
+  scheduler_.stop(SIGTERM, 5s);
+  controller_manager_.stop(SIGTERM, 5s);
   second_apiserver_.stop(SIGTERM, 5s);
   apiserver_.stop(SIGTERM, 10s);
   etcd_.stop(SIGTERM, 5s);
@@ -182,7 +205,7 @@ void ControlPlane::startEtcd() {
   std::string client_url = "http://127.0.0.1:" + std::to_string(etcd_port_);
   std::string peer_url = "http://127.0.0.1:" + std::to_string(peer);
   ProcessSpec spec;
-  spec.argv = {"etcd",
+  spec.argv = {kubernetesBinary("etcd"),
                "--data-dir=" + etcd_dir_ + "/data",
                "--name=test",
                "--listen-client-urls=" + client_url,
@@ -202,7 +225,7 @@ void ControlPlane::startEtcd() {
 
 ChildProcess ControlPlane::launchApiServer(int port, const std::string& log_name) {
   ProcessSpec spec;
-  spec.argv = {apiserverBinary(),
+  spec.argv = {kubernetesBinary("kube-apiserver"),
                "--etcd-servers=http://127.0.0.1:" + std::to_string(etcd_port_),
                "--bind-address=127.0.0.1",
                "--secure-port=" + std::to_string(port),
@@ -250,6 +273,67 @@ void ControlPlane::waitReady(const std::string& server, std::chrono::seconds tim
   fatal("kube-apiserver at " + server + " did not become ready (" + last + "); see " + dir_);
 }
 
+std::string ControlPlane::certificateKubeconfig(const std::string& user) {
+  http::Pem cert = clientCertificate(user, {});
+  std::string base = dir_ + "/" + user.substr(user.rfind(':') + 1);
+  writeFile(base + ".crt", cert.cert);
+  writeFile(base + ".key", cert.key);
+  writeFile(base + ".kubeconfig",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: " +
+                server() + "\n    certificate-authority: " + dir_ +
+                "/ca.crt\ncontexts:\n- name: test\n  context: {cluster: test, user: component}\n"
+                "current-context: test\nusers:\n- name: component\n  user:\n"
+                "    client-certificate: " +
+                base + ".crt\n    client-key: " + base + ".key\n");
+  return base + ".kubeconfig";
+}
+
+ChildProcess ControlPlane::launchComponent(const std::string& name, std::vector<std::string> args) {
+  std::string kubeconfig = certificateKubeconfig("system:" + name);
+  ProcessSpec spec;
+  spec.argv = {kubernetesBinary(name),
+               "--kubeconfig=" + kubeconfig,
+               "--authentication-kubeconfig=" + kubeconfig,
+               "--authorization-kubeconfig=" + kubeconfig,
+               "--bind-address=127.0.0.1",
+               "--secure-port=" + std::to_string(freePort()),
+               "--cert-dir=" + dir_ + "/" + name + "-certs",
+               "--leader-elect=false"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.kill_with_parent = true;
+  spec.stdout_path = dir_ + "/" + name + ".log";
+  spec.stderr_path = spec.stdout_path;
+  auto child = ChildProcess::spawn(spec);
+  if (!child.ok()) fatal("starting " + name + ": " + child.status().toString());
+  return std::move(*child);
+}
+
+void ControlPlane::createNode(const std::string& name,
+                              const std::map<std::string, std::string>& labels) {
+  auto admin = client();
+  json::Document node = kube::newObject(kube::resources::kNodes, "", name);
+  auto& a = node.GetAllocator();
+  auto& md = json::ensureObject(node, "metadata", a);
+  auto& l = json::ensureObject(md, "labels", a);
+  json::setString(l, "kubernetes.io/hostname", name, a);
+  for (const auto& [k, v] : labels) json::setString(l, k, v, a);
+  auto created = admin->create(kube::resources::kNodes, "", node);
+  if (!created.ok()) fatal("creating node " + name + ": " + created.status().toString());
+  // What a kubelet would report; the scheduler places pods only within allocatable.
+  std::string status = R"({"status":{"capacity":{"cpu":"64","memory":"512Gi","pods":"110"},)"
+                       R"("allocatable":{"cpu":"64","memory":"512Gi","pods":"110"},)"
+                       R"("conditions":[{"type":"Ready","status":"True","reason":"KubeletLess",)"
+                       R"("message":"test node without a kubelet"}]}})";
+  auto patched = admin->patch(kube::resources::kNodes, "", name, kube::PatchType::kMerge, status,
+                              {}, "status");
+  if (!patched.ok()) fatal("node " + name + " status: " + patched.status().toString());
+  // The API server taints every new Node not-ready (admission plugin TaintNodesByCondition); the
+  // node-lifecycle controller would lift it once the kubelet reports Ready. Lift it as it would.
+  auto untainted = admin->patch(kube::resources::kNodes, "", name, kube::PatchType::kMerge,
+                                R"({"spec":{"taints":null}})");
+  if (!untainted.ok()) fatal("node " + name + " taints: " + untainted.status().toString());
+}
+
 kube::RestConfig ControlPlane::restConfig(const std::string& user) const {
   kube::RestConfig cfg;
   cfg.server = server();
@@ -277,6 +361,44 @@ std::string ControlPlane::kubeconfig(const std::string& user) const {
       "    token: " +
       token(user) + "\n";
   writeFile(path, text);
+  return path;
+}
+
+std::string ControlPlane::serviceAccountKubeconfig(const std::string& ns, const std::string& name,
+                                                   const std::string& node) const {
+  auto admin = client();
+  json::Document sa = kube::newObject(kube::resources::kServiceAccounts, ns, name);
+  auto created = admin->create(kube::resources::kServiceAccounts, ns, sa);
+  if (!created.ok() && created.status().code() != Code::kAlreadyExists) {
+    fatal("creating ServiceAccount " + ns + "/" + name + ": " + created.status().toString());
+  }
+  std::string bound;
+  if (!node.empty()) {
+    auto n = admin->get(kube::resources::kNodes, "", node);
+    if (!n.ok()) fatal("binding a token to node " + node + ": " + n.status().toString());
+    bound = R"(,"boundObjectRef":{"apiVersion":"v1","kind":"Node","name":")" + node +
+            R"(","uid":")" + kube::ObjectMeta::decode(*n).uid + R"("})";
+  }
+  auto resp = admin->raw("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/" + name + "/token",
+                         R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest",)"
+                         R"("spec":{"expirationSeconds":86400)" +
+                             bound + "}}",
+                         "application/json");
+  if (!resp.ok() || resp->status != 201) {
+    fatal("TokenRequest for " + ns + "/" + name + ": " +
+          (resp.ok() ? std::to_string(resp->status) + " " + resp->body : resp.status().toString()));
+  }
+  auto answer = json::parse(resp->body);
+  if (!answer.ok()) fatal("TokenRequest answer: " + answer.status().toString());
+  const json::Value* token = json::at(*answer, {"status", "token"});
+  if (token == nullptr || !token->IsString()) fatal("TokenRequest answer has no token");
+  std::string path = dir_ + "/kubeconfig-sa-" + ns + "-" + name + (node.empty() ? "" : "-" + node);
+  writeFile(path,
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: " +
+                server() + "\n    certificate-authority: " + dir_ +
+                "/ca.crt\ncontexts:\n- name: test\n  context: {cluster: test, user: sa}\n"
+                "current-context: test\nusers:\n- name: sa\n  user:\n    token: " +
+                token->GetString() + "\n");
   return path;
 }
 
@@ -336,7 +458,7 @@ std::string ControlPlane::newNamespace(const std::string& prefix) {
 ProcessOutput ControlPlane::kubectl(const std::vector<std::string>& args,
                                     const std::string& user) const {
   ProcessSpec spec;
-  spec.argv = {"kubectl", "--kubeconfig", kubeconfig(user)};
+  spec.argv = {kubernetesBinary("kubectl"), "--kubeconfig", kubeconfig(user)};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   auto out = runProcess(spec, std::chrono::seconds(60));
   if (!out.ok()) fatal("running kubectl: " + out.status().toString());
@@ -353,13 +475,22 @@ void ControlPlane::bindRole(const std::string& kind, const std::string& role,
                             const std::string& user, const std::string& ns) {
   bool cluster = kind == "ClusterRole";
   std::string yaml = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ";
+  static const std::string kServiceAccountPrefix = "system:serviceaccount:";
+  std::string subject = "{apiGroup: rbac.authorization.k8s.io, kind: User, name: \"" + user + "\"}";
+  std::string binding_name = role + "-" + ns + "-" + user;
+  if (user.rfind(kServiceAccountPrefix, 0) == 0) {
+    std::string rest = user.substr(kServiceAccountPrefix.size());
+    std::string sa_ns = rest.substr(0, rest.find(':'));
+    std::string sa = rest.substr(rest.find(':') + 1);
+    subject = "{kind: ServiceAccount, namespace: " + sa_ns + ", name: " + sa + "}";
+    binding_name = role + "-" + ns + "-sa-" + sa;
+  }
   yaml.append(cluster ? "ClusterRoleBinding" : "RoleBinding").append("\nmetadata: {name: ");
-  yaml.append(role).append("-").append(ns).append("-").append(user);
+  yaml.append(binding_name);
   if (!cluster) yaml.append(", namespace: ").append(ns);
   yaml.append("}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ").append(kind);
   yaml.append(", name: ").append(role).append("}\n");
-  yaml.append("subjects:\n- {apiGroup: rbac.authorization.k8s.io, kind: User, name: ");
-  yaml.append(user).append("}\n");
+  yaml.append("subjects:\n- ").append(subject).append("\n");
   applyYaml(yaml);
 }
 
@@ -373,13 +504,15 @@ void ControlPlane::grantOperatorRbac(const std::string& user, const std::string&
   bindRole("Role", "sriov-dra-operator-leader-election", user, ns);
 }
 
-void ControlPlane::grantAgentRbac(const std::string& user, const std::string& ns) {
+std::string ControlPlane::grantAgentRbac(const std::string& ns) {
   for (const char* file : {"agent_role.yaml", "metrics_auth_role.yaml"}) {
     applyYamlFile(sourceDir() + "/config/rbac/" + file, ns);
   }
+  std::string user = "system:serviceaccount:" + ns + ":sriov-dra-agent";
   bindRole("ClusterRole", "sriov-dra-agent", user, ns);
   bindRole("ClusterRole", "sriov-dra-metrics-auth", user, ns);
   bindRole("Role", "sriov-dra-agent", user, ns);
+  return user;
 }
 
 std::vector<AuditEvent> ControlPlane::auditEvents() const {

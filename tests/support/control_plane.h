@@ -1,15 +1,21 @@
 #pragma once
-// A real Kubernetes control plane for integration tests: Debian's etcd 3.4 and kube-apiserver
-// v1.20.2 (built by scripts/build-kube-apiserver.sh) on free loopback ports, with TLS from a
-// test CA, token and client-certificate authentication, RBAC, and service-account tokens.
-// Identities: "admin" (system:masters) and the users in ControlPlaneOptions::users (no
-// permissions until a test binds roles to them). The test-only resource.k8s.io/v1 CRDs
-// (tests/crds) and the product's CRDs (crds/) are installed at start.
+// A real Kubernetes control plane for integration tests: etcd, kube-apiserver and, when asked,
+// kube-controller-manager and kube-scheduler of the release pinned in tools/kubernetes (built by
+// scripts/build-kubernetes.sh), on free loopback ports, with TLS from a test CA, token and
+// client-certificate authentication, RBAC, and service-account tokens. resource.k8s.io/v1 is
+// served by the API server itself.
+// Identities: "admin" (system:masters), the users in ControlPlaneOptions::users (no permissions
+// until a test binds roles to them), and system:kube-controller-manager / system:kube-scheduler
+// (client certificates; the roles the API server bootstraps for them). The product's CRDs
+// (config/crd/bases) are installed at start.
+// Nodes have no kubelet: createNode() makes them schedulable (allocatable cpu, memory, pods) and
+// the controller-manager runs without its node-lifecycle controller, so they never turn NotReady.
 // shared() starts one control plane per test binary and stops it at exit; each test works in
 // its own namespace (newNamespace()).
 #include <chrono>
 #include <csignal>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,9 +35,12 @@ struct TestUser {
 struct ControlPlaneOptions {
   std::vector<TestUser> users = {{"restricted", {}}, {"user-a", {}}, {"user-b", {}}};
   std::vector<std::string> extra_apiserver_args;
-  std::vector<std::string> extra_etcd_args;  // e.g. a small --max-request-bytes
-  bool install_test_crds = true;             // tests/crds: resource.k8s.io/v1 and test kinds
-  bool install_product_crds = true;          // config/crd/bases: the four kinds this project serves
+  std::vector<std::string> extra_etcd_args;   // e.g. a small --max-request-bytes
+  bool install_product_crds = true;           // config/crd/bases: the kinds this project serves
+  std::vector<std::string> extra_yaml_files;  // applied at start, e.g. a test-only CRD
+  // kube-controller-manager (resourceclaim, garbage collector, namespace, ... controllers).
+  bool controller_manager = false;
+  bool scheduler = false;  // kube-scheduler, which allocates ResourceClaims and binds pods
   bool audit_log = false;  // record every request (Metadata level) for auditEvents()
 };
 
@@ -68,6 +77,12 @@ class ControlPlane {
   std::shared_ptr<kube::Client> client(const std::string& user = "admin") const;
   // Writes a kubeconfig for the user (token auth) and returns its path.
   std::string kubeconfig(const std::string& user = "admin") const;
+  // Creates the ServiceAccount ns/name if needed and writes a kubeconfig with a token for it
+  // (TokenRequest, 24 h). With `node`, the token is bound to that Node, as the token of a
+  // DaemonSet pod is bound to its pod and node: the API server then knows the caller's node
+  // (user extra authentication.kubernetes.io/node-name).
+  std::string serviceAccountKubeconfig(const std::string& ns, const std::string& name,
+                                       const std::string& node = "") const;
   // Runs kubectl as `user` against this control plane (60 s at most).
   ProcessOutput kubectl(const std::vector<std::string>& args,
                         const std::string& user = "admin") const;
@@ -84,6 +99,8 @@ class ControlPlane {
   // Compacts etcd's history up to its current revision; returns that revision.
   int64_t compactEtcd();
 
+  // Creates a kubelet-less Node the scheduler can place pods on (64 cpu, 512Gi, 110 pods).
+  void createNode(const std::string& name, const std::map<std::string, std::string>& labels);
   // Creates a namespace with a unique name starting with prefix.
   std::string newNamespace(const std::string& prefix = "test");
   // Applies every object of the YAML files (create or replace) as admin; CRDs are waited for.
@@ -94,9 +111,11 @@ class ControlPlane {
   // Binds the operator's RBAC (config/rbac roles, applied into ns) to a test user, so the
   // operator runs with exactly the permissions it has in production.
   void grantOperatorRbac(const std::string& user, const std::string& ns);
-  // The same for the node agent (config/rbac/agent_role.yaml).
-  void grantAgentRbac(const std::string& user, const std::string& ns);
-  // Binds a (Cluster)Role to a user: a ClusterRoleBinding, or a RoleBinding in ns.
+  // The same for the node agent (config/rbac/agent_role.yaml), bound to the ServiceAccount
+  // ns/sriov-dra-agent as in config/rbac/agent_role_binding.yaml; returns its user name.
+  std::string grantAgentRbac(const std::string& ns);
+  // Binds a (Cluster)Role to a user: a ClusterRoleBinding, or a RoleBinding in ns. A user named
+  // system:serviceaccount:<ns>:<name> is bound as that ServiceAccount.
   void bindRole(const std::string& kind, const std::string& role, const std::string& user,
                 const std::string& ns);
   // Requests recorded so far (audit_log must be on).
@@ -106,6 +125,10 @@ class ControlPlane {
   explicit ControlPlane(ControlPlaneOptions options);
   void startEtcd();
   ChildProcess launchApiServer(int port, const std::string& log_name);
+  // kube-controller-manager or kube-scheduler as its system:<name> identity.
+  ChildProcess launchComponent(const std::string& name, std::vector<std::string> args);
+  // A kubeconfig that authenticates with a client certificate from the client CA.
+  std::string certificateKubeconfig(const std::string& user);
   void waitReady(const std::string& server, std::chrono::seconds timeout) const;
 
   ControlPlaneOptions options_;
@@ -120,13 +143,19 @@ class ControlPlane {
   ChildProcess etcd_;
   ChildProcess apiserver_;
   ChildProcess second_apiserver_;
+  ChildProcess controller_manager_;
+  ChildProcess scheduler_;
   int namespace_counter_ = 0;
 };
 
 // A loopback TCP port that was free a moment ago.
 int freePort();
 
-// The project's source directory (for tests/crds, fixtures and ../shared reference data).
+// The project's source directory (for fixtures, config/ and ../shared reference data).
 std::string sourceDir();
+
+// The path of an upstream program (etcd, kube-apiserver, kubectl, ...) of the pinned release:
+// $SRIOV_DRA_KUBERNETES/bin/<name>, or the cache directory scripts/build-kubernetes.sh fills.
+std::string kubernetesBinary(const std::string& name);
 
 }  // namespace sriovdra::testing

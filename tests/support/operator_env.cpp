@@ -15,7 +15,7 @@ namespace sriovdra::testing {
 
 ControlPlaneOptions OperatorEnv::controlPlaneOptions() {
   // --allow-privileged as on every real cluster: the agent's DaemonSet is privileged.
-  return {.users = {{"operator", {}}, {"operator-b", {}}, {"agent", {}}, {"restricted", {}}},
+  return {.users = {{"operator", {}}, {"operator-b", {}}, {"restricted", {}}},
           .extra_apiserver_args = {"--allow-privileged=true"},
           .audit_log = true};
 }
@@ -31,7 +31,7 @@ OperatorEnv::OperatorEnv(const std::string& prefix, ControlPlane& cp)
     : cp_(cp), ns_(cp_.newNamespace(prefix)), admin_(cp_.client()) {
   cp_.grantOperatorRbac("operator", ns_);
   cp_.grantOperatorRbac("operator-b", ns_);
-  cp_.grantAgentRbac("agent", ns_);
+  agent_user_ = cp_.grantAgentRbac(ns_);
 }
 
 std::string OperatorEnv::sysfsRoot(const std::string& node) const {
@@ -75,11 +75,7 @@ std::string OperatorEnv::createNode(const std::string& suffix,
                                     std::map<std::string, std::string> labels) {
   std::string name = ns_ + "-" + suffix;
   labels["sriov-dra-test"] = ns_;
-  std::string yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n  labels:\n";
-  for (const auto& [k, v] : labels)
-    yaml.append("    ").append(k).append(": \"").append(v).append("\"\n");
-  auto created = admin_->create(kube::resources::kNodes, "", yamlObject(yaml));
-  if (!created.ok()) throw std::runtime_error("creating node: " + created.status().toString());
+  cp_.createNode(name, labels);
   return name;
 }
 

@@ -26,6 +26,8 @@ class OperatorEnv {
   ControlPlane& cp() const { return cp_; }
   const std::string& ns() const { return ns_; }
   kube::Client& admin() const { return *admin_; }
+  // The agents' identity: system:serviceaccount:<ns>:sriov-dra-agent.
+  const std::string& agentUser() const { return agent_user_; }
 
   // Starts the operator process for this namespace, selecting only this test's nodes.
   std::unique_ptr<OperatorProcess> startOperator(OperatorProcessOptions o = {});
@@ -68,6 +70,7 @@ class OperatorEnv {
   ControlPlane& cp_;
   std::string ns_;
   std::shared_ptr<kube::Client> admin_;
+  std::string agent_user_;
 };
 
 std::string conditionSummary(const api::PolicyStatus& s);

@@ -57,15 +57,16 @@ std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane&
   std::unique_ptr<OperatorProcess> p(new OperatorProcess());
   p->probe_port_ = freePort();
   p->metrics_port_ = freePort();
-  std::vector<std::string> argv = {binDir() + "/sriov-dra-agent",
-                                   "--kubeconfig=" + cp.kubeconfig(o.user),
-                                   "--namespace=" + o.namespace_,
-                                   "--node-name=" + o.node,
-                                   "--sysfs-root=" + o.sysfs_root,
-                                   "--simulate-kernel",
-                                   "--state-dir=" + o.state_dir,
-                                   "--resync-period=" + std::to_string(o.resync_seconds),
-                                   "--v=1"};
+  std::vector<std::string> argv = {
+      binDir() + "/sriov-dra-agent",
+      "--kubeconfig=" + cp.serviceAccountKubeconfig(o.namespace_, "sriov-dra-agent", o.node),
+      "--namespace=" + o.namespace_,
+      "--node-name=" + o.node,
+      "--sysfs-root=" + o.sysfs_root,
+      "--simulate-kernel",
+      "--state-dir=" + o.state_dir,
+      "--resync-period=" + std::to_string(o.resync_seconds),
+      "--v=1"};
   if (o.kubelet_dir.empty()) {
     argv.push_back("--kubelet-plugin=false");
   } else {

@@ -1,6 +1,6 @@
 #pragma once
 // Runs the product's binaries (sriov-dra-operator, sriov-dra-agent) as real processes against
-// the test control plane, each under a test user that has exactly its RBAC.
+// the test control plane, each under an identity that has exactly its RBAC.
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,7 +21,8 @@ struct OperatorProcessOptions {
 };
 
 struct AgentProcessOptions {
-  std::string user = "agent";
+  // The agent runs as the ServiceAccount <namespace_>/sriov-dra-agent with a token bound to its
+  // node, like the DaemonSet's pods (see ControlPlane::grantAgentRbac).
   std::string namespace_;
   std::string node;
   std::string sysfs_root;  // a fixture tree; the agent runs with --simulate-kernel

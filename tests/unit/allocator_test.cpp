@@ -179,6 +179,19 @@ TEST_CASE("a pending claim says which request or constraint failed", "[allocator
        kAligned,
        {"no gpu and vf with the same resource.kubernetes.io/pcieRoot: gpu free on pci0000:00, "
         "pci0000:3a; vf free on pci0000:b9"}},
+      {"three GPUs on no single root: the free count per root",
+       {gpu("gpu-0", "pci0000:00"), gpu("gpu-1", "pci0000:00"), gpu("gpu-2", "pci0000:3a")},
+       {vf("vf-0", "pci0000:00"), vf("vf-1", "pci0000:00"), vf("vf-2", "pci0000:00")},
+       {},
+       R"(
+devices:
+  requests:
+  - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 3}}
+  - {name: vf, exactly: {deviceClassName: sriovnetwork.k8snetworkplumbingwg.io, count: 3}}
+  constraints: [{requests: [gpu, vf], matchAttribute: resource.kubernetes.io/pcieRoot}]
+)",
+       {"no gpu and vf with the same resource.kubernetes.io/pcieRoot: gpu needs 3, free on "
+        "pci0000:00 (2), pci0000:3a (1); vf needs 3, free on pci0000:00 (3)"}},
       {"every GPU in use",
        {gpu("gpu-0", "pci0000:00")},
        {vf("vf-0", "pci0000:00")},

@@ -1,5 +1,5 @@
-// The test-only resource.k8s.io/v1 CRDs accept the objects observed on a real DRA cluster
-// (tests/fixtures/reference) and keep every field the product reads.
+// The API server's own resource.k8s.io/v1 accepts the objects observed on the reference DRA
+// cluster (tests/fixtures/reference) and keeps every field the product reads.
 #include <catch2/catch.hpp>
 
 #include "base/files.h"
@@ -37,7 +37,7 @@ const json::Value& attribute(const json::Value& slice, const std::string& name) 
 }  // namespace
 
 TEST_CASE("observed ResourceSlices of both drivers are stored unchanged",
-          "[dra-crds][integration]") {
+          "[dra-api][integration]") {
   auto client = ControlPlane::shared().client();
   auto vf = client->create(kSlices, "", fixture("resourceslice-sriov-observed.json"));
   REQUIRE(vf.ok());
@@ -56,7 +56,7 @@ TEST_CASE("observed ResourceSlices of both drivers are stored unchanged",
 }
 
 TEST_CASE("the observed aligned claim, its template and its status are accepted",
-          "[dra-crds][integration]") {
+          "[dra-api][integration]") {
   auto& cp = ControlPlane::shared();
   auto client = cp.client();
   std::string ns = cp.newNamespace("claims");
@@ -99,7 +99,7 @@ TEST_CASE("the observed aligned claim, its template and its status are accepted"
   CHECK(json::stringOr((*results)[1], "device") == "0000-11-00-1");
 }
 
-TEST_CASE("a ResourceSlice with more than 128 devices is rejected", "[dra-crds][integration]") {
+TEST_CASE("a ResourceSlice with more than 128 devices is rejected", "[dra-api][integration]") {
   auto client = ControlPlane::shared().client();
   std::string yaml =
       "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: too-many}\n"

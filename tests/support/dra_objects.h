@@ -1,0 +1,57 @@
+#pragma once
+// resource.k8s.io objects that tests write in the place of other actors:
+// * the GPU side of the reference cluster, published the way the NVIDIA GPU DRA driver does
+//   (driver gpu.nvidia.com, pool = node name, devices gpu-<index> with type, uuid, productName,
+//   driverVersion, resource.kubernetes.io/pciBusID and pcieRoot, 80Gi of memory), and the
+//   gpu.nvidia.com DeviceClass that selects them;
+// * a ResourceClaim allocated by hand the way kube-scheduler writes one (results, node selector,
+//   reservedFor), for tests of the tools and the kubelet plugin that need an exact allocation.
+// Every helper throws std::runtime_error with the API server's answer when a write fails.
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "kube/client.h"
+
+namespace sriovdra::testing {
+
+inline constexpr const char* kGpuDriver = "gpu.nvidia.com";
+
+// Creates the gpu.nvidia.com DeviceClass (kept if it exists).
+void createGpuDeviceClass(kube::Client& client);
+
+struct PublishedGpu {
+  std::string device;     // gpu-<index>
+  std::string pcie_root;  // pci0000:b9
+};
+
+// Publishes node's GPU ResourceSlice from the GPUs its agent discovered (only those on `roots`,
+// when given; device names keep the index among all GPUs). Returns what was published.
+std::vector<PublishedGpu> publishGpuSlice(kube::Client& client, const std::string& node,
+                                          const std::vector<api::Gpu>& gpus,
+                                          const std::set<std::string>& roots = {});
+
+struct DeviceResult {
+  std::string request;
+  std::string driver;
+  std::string device;
+};
+
+struct AllocatedClaim {
+  std::string ns;
+  std::string name;
+  std::string node;  // pool and node selector (node-local pools: pool name = node name)
+  std::vector<DeviceResult> results;
+  // Opaque VfConfig parameters for request "vf" after apiVersion and kind, as JSON members
+  // ("\"ifName\":\"net1\""); empty = no config.
+  std::string vf_config;
+  std::string pod_name;
+  std::string pod_uid;
+};
+
+// Creates the claim (one request per distinct result request, from the class named like the
+// result's driver) and writes its allocation. Returns the claim's uid.
+std::string createAllocatedClaim(kube::Client& client, const AllocatedClaim& claim);
+
+}  // namespace sriovdra::testing
