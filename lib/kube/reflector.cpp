@@ -84,8 +84,17 @@ void Reflector::run(const std::stop_token& stop) {
     Status st = watch(stop);
     if (stop.stop_requested()) return;
     if (st.code() == Code::kGone) {
+      // Relist the latest state (a consistent read), not at our resourceVersion: a list at that
+      // version can be answered with the same version the watch just refused, and the two
+      // would alternate forever (seen on a new kind while its watch cache starts).
+      {
+        std::lock_guard lock(mu_);
+        resource_version_unavailable_ = true;
+      }
+      auto delay = backoff.next();
       SDRA_LOG_INFO << "informer " << name << ": watch history expired (" << st.message()
-                    << "); relisting";
+                    << "); relisting in " << delay.count() << " ms";
+      if (!sleepFor(stop, delay)) return;
       need_list = true;
       continue;
     }

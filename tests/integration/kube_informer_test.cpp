@@ -230,6 +230,39 @@ TEST_CASE(
   CHECK(inf.get(ns, "n9") != nullptr);
 }
 
+TEST_CASE(
+    "writes made while the informer's API server was down reach it after the restart, without "
+    "a relist loop",
+    "[informer][integration][restart]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("catchup");
+  REQUIRE(client->create(kube::resources::kConfigMaps, ns, configMap(ns, "before", "0")).ok());
+  Recorder rec;
+  kube::Informer<kube::Unstructured> inf(client, kube::resources::kConfigMaps, inNamespace(ns));
+  inf.addHandlers(rec.handlers());
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+  int64_t lists_before = inf.reflector().listCount();
+
+  // While it is down, a second API server writes. The restarted one's watch cache starts after
+  // those writes, so it refuses a watch from the informer's resourceVersion (410), while etcd
+  // still answers a list at exactly that version: relisting at it would go round forever.
+  cp.stopApiServer(SIGKILL);
+  kube::RestConfig second = cp.restConfig();
+  second.server = cp.startSecondApiServer();
+  auto other = *kube::Client::create(second);
+  REQUIRE(other->create(kube::resources::kConfigMaps, ns, configMap(ns, "while-down", "1")).ok());
+  cp.stopSecondApiServer();
+  cp.startApiServer();
+
+  eventually([&] { return rec.has("add:while-down"); }, 60s, [&] { return rec.all(); });
+  expectConverged(*client, ns, inf);
+  int64_t relists = inf.reflector().listCount() - lists_before;
+  CHECK(relists >= 1);
+  CHECK(relists <= 3);
+}
+
 TEST_CASE("resync replays the cache to update handlers without contacting the server",
           "[informer][integration]") {
   auto& cp = ControlPlane::shared();
