@@ -195,9 +195,11 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   if (!topology.ok()) return topology.status();
 
   int64_t advertised = 0;
-  if (Status st = publish(spec.devices, topology->pfs, &advertised); !st.isOk()) {
+  std::vector<std::string> refused;
+  if (Status st = publish(spec.devices, topology->pfs, &advertised, &refused); !st.isOk()) {
     errors.push_back("publishing ResourceSlices: " + st.message());
   }
+  for (const auto& r : refused) errors.push_back("not advertised, " + r);
 
   const std::string now = nowString();
   int64_t gen = state->metadata.generation;
@@ -313,10 +315,12 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
 }
 
 Status Agent::publish(const std::vector<api::Device>& devices,
-                      const std::vector<api::InterfaceExt>& pfs, int64_t* advertised) {
+                      const std::vector<api::InterfaceExt>& pfs, int64_t* advertised,
+                      std::vector<std::string>* refused) {
   std::vector<dra::PublishedSlice> previous;
   for (const auto& s : slices_.list()) previous.push_back({s->metadata.name, s->spec});
   auto set = dra::buildSlices(options_.node_name, devices, pfs, previous);
+  *refused = set.refused;
   *advertised = 0;
   std::set<std::string> wanted;
   for (const auto& slice : set.slices) {

@@ -71,8 +71,10 @@ class Agent {
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);
   Status writeStatus(const api::SriovNodeState& state, const api::SriovNodeStateStatus& status);
+  // Publishes the node's ResourceSlices; `refused` gets the devices the API server would not
+  // accept, with the reasons (see dra::buildSlices).
   Status publish(const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& pfs,
-                 int64_t* advertised);
+                 int64_t* advertised, std::vector<std::string>* refused);
   std::set<std::string> loadRecord() const;
   Status saveRecord(const std::set<std::string>& record) const;
 

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/names.h"
+#include "base/strings.h"
 
 namespace sriovdra::dra {
 namespace {
@@ -60,11 +61,15 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     }
     api::SliceDevice dev{d.name, discoveryAttributes(*it->second.first, *it->second.second), {}};
     for (const auto& [k, v] : d.attributes) dev.attributes.emplace(k, v);  // built-ins win
+    if (auto problems = api::sliceDeviceProblems(dev); !problems.empty()) {
+      out.refused.push_back("device " + d.name + ": " + join(problems, "; "));
+      continue;
+    }
     present.emplace(d.name, std::move(dev));
   }
 
-  size_t needed =
-      std::max<size_t>(1, (present.size() + kMaxDevicesPerSlice - 1) / kMaxDevicesPerSlice);
+  size_t needed = std::max<size_t>(
+      1, (present.size() + api::kMaxDevicesPerSlice - 1) / api::kMaxDevicesPerSlice);
   std::map<std::string, size_t> was;  // device -> previous slice index
   std::map<size_t, const PublishedSlice*> prev_by_index;
   for (const auto& p : previous) {
@@ -79,7 +84,7 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
   for (const auto& [name, dev] : present) {
     auto it = was.find(name);
     if (it != was.end() && it->second < needed &&
-        members[it->second].size() < kMaxDevicesPerSlice) {
+        members[it->second].size() < api::kMaxDevicesPerSlice) {
       members[it->second].push_back(name);
     } else {
       unplaced.push_back(name);
@@ -87,7 +92,7 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
   }
   for (const auto& name : unplaced) {
     for (auto& m : members) {
-      if (m.size() < kMaxDevicesPerSlice) {
+      if (m.size() < api::kMaxDevicesPerSlice) {
         m.push_back(name);
         break;
       }

@@ -3,6 +3,9 @@
 // Devices: the VFs of SriovNodeState.spec.devices that exist on the node, named like the
 // reference driver (0000-c7-00-1), with every discovery attribute of the reference driver (same
 // names, types and value formats) plus the spec's attributes; discovery attributes win.
+// A device the API server would refuse (api::sliceDeviceProblems: too many attributes, a value
+// over 64 characters, ...) is left out and named in SliceSet::refused with the reasons, so the
+// rest of the node's devices are still published.
 // Pool: one per node (pool name = node name), at most 128 devices per slice. Membership is
 // stable: a device stays in its slice while that slice is still needed; new devices fill the
 // lowest slice with room. The pool generation goes up whenever more than one slice changes (or
@@ -14,10 +17,9 @@
 
 #include "api/node_state.h"
 #include "api/resource.h"
+#include "api/resource_limits.h"
 
 namespace sriovdra::dra {
-
-inline constexpr size_t kMaxDevicesPerSlice = 128;
 
 // The attributes the reference driver discovers for a VF.
 api::Attributes discoveryAttributes(const api::InterfaceExt& pf, const api::VirtualFunction& vf);
@@ -30,6 +32,7 @@ struct PublishedSlice {
 struct SliceSet {
   std::vector<PublishedSlice> slices;  // index i is named sliceName(node, i)
   std::vector<std::string> missing;    // spec devices not found on the node
+  std::vector<std::string> refused;  // "device 0000-c7-00-1: <why the API server would refuse it>"
 };
 
 std::string sliceName(const std::string& node, size_t index);

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/names.h"
+#include "api/resource_limits.h"
 #include "policy/selectors.h"
 #include "policy/vf_range.h"
 
@@ -14,16 +15,6 @@ namespace {
 const std::regex kResourceName("[a-zA-Z0-9]([a-zA-Z0-9_-]*[a-zA-Z0-9])?");
 const std::regex kHexId("[0-9a-fA-F]{4}");
 const std::regex kPciAddress("[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]");
-const std::regex kCIdentifier("[A-Za-z_][A-Za-z0-9_]*");
-const std::regex kDnsSubdomain("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-const std::regex kSemver(
-    "(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)"
-    "(-((0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*"
-    "))*))?"
-    "(\\+([0-9a-zA-Z-]+(\\.[0-9a-zA-Z-]+)*))?");
-
-constexpr size_t kMaxAttributesPerDevice = 32;
-constexpr size_t kMaxValueLength = 64;
 
 std::string quote(const std::string& s) { return "\"" + s + "\""; }
 
@@ -225,31 +216,16 @@ std::string qualifiedAttributeName(const std::string& name) {
 }
 
 std::vector<std::string> validateAttributeName(const std::string& name) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = api::qualifiedNameProblems(name);
   auto slash = name.find('/');
-  std::string id = slash == std::string::npos ? name : name.substr(slash + 1);
-  if (slash != std::string::npos) {
-    std::string domain = name.substr(0, slash);
-    if (id.find('/') != std::string::npos) {
-      out.push_back("attribute " + quote(name) + " has more than one '/'; write domain/name");
-      return out;
+  std::string domain = slash == std::string::npos ? "" : name.substr(0, slash);
+  if (domain == "kubernetes.io" ||
+      (domain.size() > 14 && domain.compare(domain.size() - 14, 14, ".kubernetes.io") == 0)) {
+    if (!api::attr::isReserved(name)) {
+      out.push_back("attribute " + quote(name) +
+                    ": the kubernetes.io domain is reserved for "
+                    "Kubernetes' standard attributes; use your own domain");
     }
-    if (domain.empty() || domain.size() > 63 || !std::regex_match(domain, kDnsSubdomain)) {
-      out.push_back("attribute " + quote(name) + ": the domain " + quote(domain) +
-                    " must be a lower-case DNS subdomain of at most 63 characters");
-    }
-    if (domain == "kubernetes.io" ||
-        (domain.size() > 14 && domain.compare(domain.size() - 14, 14, ".kubernetes.io") == 0)) {
-      if (!api::attr::isReserved(name)) {
-        out.push_back("attribute " + quote(name) +
-                      ": the kubernetes.io domain is reserved for "
-                      "Kubernetes' standard attributes; use your own domain");
-      }
-    }
-  }
-  if (id.empty() || id.size() > 32 || !std::regex_match(id, kCIdentifier)) {
-    out.push_back("attribute " + quote(name) + ": the name " + quote(id) +
-                  " must be a C identifier ([A-Za-z_][A-Za-z0-9_]*) of at most 32 characters");
   }
   if (api::attr::isReserved(qualifiedAttributeName(name))) {
     out.push_back("attribute " + quote(name) +
@@ -258,46 +234,9 @@ std::vector<std::string> validateAttributeName(const std::string& name) {
   return out;
 }
 
-bool isSemver(const std::string& v) { return std::regex_match(v, kSemver); }
-
 std::vector<std::string> validateAttributeValue(const std::string& name,
                                                 const api::AttributeValue& v) {
-  using T = api::AttributeValue::Type;
-  std::vector<std::string> out;
-  auto checkString = [&](const std::string& s) {
-    if (s.size() > kMaxValueLength) {
-      out.push_back("attribute " + quote(name) + ": " + quote(s.substr(0, 20) + "...") +
-                    " is longer than 64 characters");
-    }
-  };
-  auto checkVersion = [&](const std::string& s) {
-    checkString(s);
-    if (!isSemver(s)) {
-      out.push_back("attribute " + quote(name) + ": " + quote(s) +
-                    " is not a semantic version (semver.org 2.0.0, e.g. 1.2.3, no leading v)");
-    }
-  };
-  switch (v.type) {
-    case T::kString:
-      checkString(v.string_value);
-      break;
-    case T::kVersion:
-      checkVersion(v.string_value);
-      break;
-    case T::kStrings:
-      for (const auto& s : v.string_values) checkString(s);
-      break;
-    case T::kVersions:
-      for (const auto& s : v.string_values) checkVersion(s);
-      break;
-    default:
-      break;
-  }
-  bool empty_list = (v.type == T::kInts && v.int_values.empty()) ||
-                    (v.type == T::kBools && v.bool_values.empty()) ||
-                    ((v.type == T::kStrings || v.type == T::kVersions) && v.string_values.empty());
-  if (empty_list) out.push_back("attribute " + quote(name) + ": a list value must not be empty");
-  return out;
+  return api::attributeValueProblems(name, v);
 }
 
 Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
@@ -346,7 +285,7 @@ Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
 
 Findings validateDeviceAttributes(const api::DeviceAttributes& d) {
   Findings f;
-  size_t budget = kMaxAttributesPerDevice - api::attr::kReserved.size();
+  size_t budget = api::kMaxAttributesAndCapacitiesPerDevice - api::attr::kReserved.size();
   if (d.attributes.size() > budget) {
     f.errors.push_back("spec.attributes has " + std::to_string(d.attributes.size()) +
                        " attributes; a device carries at most 32, of which 14 are built in, so "

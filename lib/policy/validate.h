@@ -33,7 +33,6 @@ Findings validateDeviceAttributes(const api::DeviceAttributes& d);
 std::vector<std::string> validateAttributeName(const std::string& name);
 std::vector<std::string> validateAttributeValue(const std::string& name,
                                                 const api::AttributeValue& v);
-bool isSemver(const std::string& v);
 // The attribute name with the driver's domain made explicit ("vfID" -> "<driver>/vfID").
 std::string qualifiedAttributeName(const std::string& name);
 

@@ -99,3 +99,25 @@ TEST_CASE("a node without devices publishes one empty slice", "[dra][slices][uni
   REQUIRE(set.slices.size() == 1);
   CHECK(set.slices[0].spec.devices.empty());
 }
+
+TEST_CASE("a device the API server would refuse is left out and named; the others are published",
+          "[dra][slices][unit]") {
+  auto status = testing::fixture::a100Status(1);
+  auto devices = devicesOf(status.interfaces, "cx6_vfs");
+  // Two DeviceAttributes selected 0000-0e-00-1 with 10 attributes each: 14 built in + 1 + 20.
+  for (int i = 0; i < 20; ++i) {
+    devices[0].attributes["example.com/a" + std::to_string(i)] = api::AttributeValue::ofInt(i);
+  }
+  devices[1].attributes["example.com/note"] = api::AttributeValue::ofString(std::string(65, 'x'));
+  auto set = dra::buildSlices("n", devices, status.interfaces, {});
+  REQUIRE(set.slices.size() == 1);
+  CHECK(set.slices[0].spec.devices.size() == 6);
+  REQUIRE(set.refused.size() == 2);
+  CHECK(set.refused[0] == "device " + devices[0].name +
+                              ": 35 attributes and 0 capacities; a device carries at most 32 in "
+                              "all (14 are built in): remove attributes from the DeviceAttributes "
+                              "that select it");
+  CHECK(set.refused[1] == "device " + devices[1].name +
+                              ": attribute \"example.com/note\": \"xxxxxxxxxxxxxxxxxxxx...\" is "
+                              "longer than 64 characters");
+}

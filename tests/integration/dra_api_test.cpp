@@ -2,8 +2,12 @@
 // cluster (tests/fixtures/reference) and keeps every field the product reads.
 #include <catch2/catch.hpp>
 
+#include "api/names.h"
+#include "api/resource.h"
+#include "api/resource_limits.h"
 #include "base/files.h"
 #include "base/yaml.h"
+#include "kube/resource.h"
 #include "support/control_plane.h"
 
 using namespace sriovdra;
@@ -99,17 +103,95 @@ TEST_CASE("the observed aligned claim, its template and its status are accepted"
   CHECK(json::stringOr((*results)[1], "device") == "0000-11-00-1");
 }
 
-TEST_CASE("a ResourceSlice with more than 128 devices is rejected", "[dra-api][integration]") {
+namespace {
+
+// A device with `attributes` attributes (the first a 64-character string under a 63-character
+// domain and a 32-character name) and `capacities` capacities.
+api::SliceDevice device(const std::string& name, size_t attributes, size_t capacities = 0) {
+  api::SliceDevice d{name, {}, {}};
+  std::string domain = std::string(59, 'd') + ".com";  // 63 characters
+  d.attributes[domain + "/" + std::string(32, 'n')] =
+      api::AttributeValue::ofString(std::string(64, 'v'));
+  for (size_t i = 1; i < attributes; ++i) {
+    d.attributes["example.com/a" + std::to_string(i)] =
+        api::AttributeValue::ofInt(static_cast<int64_t>(i));
+  }
+  for (size_t i = 0; i < capacities; ++i) d.capacity["example.com/c" + std::to_string(i)] = "1";
+  return d;
+}
+
+// Creates a slice of `devices` through our codec; the API server's answer.
+Result<json::Document> createSlice(kube::Client& client, const std::string& name,
+                                   std::vector<api::SliceDevice> devices) {
+  api::ResourceSliceSpec spec;
+  spec.driver = std::string(api::kDriverName);
+  spec.node_name = name;
+  spec.pool = {name, 0, 1};
+  spec.devices = std::move(devices);
+  auto doc = kube::newObject(api::resources::kResourceSlices, "", name);
+  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+  return client.create(api::resources::kResourceSlices, "", doc);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a slice at every limit is accepted; over any limit our check refuses it as the API "
+    "server does",
+    "[dra-api][integration]") {
   auto client = ControlPlane::shared().client();
-  std::string yaml =
-      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: too-many}\n"
-      "spec:\n  driver: sriovnetwork.k8snetworkplumbingwg.io\n  nodeName: n\n"
-      "  pool: {name: n, generation: 0, resourceSliceCount: 1}\n  devices:\n";
-  for (int i = 0; i < 129; ++i) yaml += "  - name: d" + std::to_string(i) + "\n";
-  auto doc = yamlToJson(yaml);
-  REQUIRE(doc.ok());
-  auto created = client->create(kSlices, "", doc->at(0));
-  REQUIRE_FALSE(created.ok());
-  CHECK(created.status().code() == Code::kInvalid);
-  CHECK(created.status().message().find("spec.devices") != std::string::npos);
+  std::vector<api::SliceDevice> full;
+  full.push_back(device(std::string(63, 'x'), 32));
+  full.push_back(device("with-capacity", 30, 2));
+  for (size_t i = full.size(); i < api::kMaxDevicesPerSlice; ++i) {
+    full.push_back(device("d" + std::to_string(i), 14));
+  }
+  for (const auto& d : full) CHECK(api::sliceDeviceProblems(d).empty());
+  auto accepted = createSlice(*client, "at-the-limits", full);
+  INFO((accepted.ok() ? "" : accepted.status().toString()));
+  REQUIRE(accepted.ok());
+  auto stored = api::ResourceSlice::decode(*accepted);
+  REQUIRE(stored.ok());
+  CHECK(stored->spec.devices == full);  // nothing pruned, nothing changed
+
+  full.push_back(device("one-too-many", 1));
+  auto too_many = createSlice(*client, "129-devices", full);
+  CHECK(too_many.status().code() == Code::kInvalid);
+
+  struct Row {
+    std::string name;
+    api::SliceDevice device;
+    std::string problem;
+  };
+  auto with = [](api::SliceDevice d, const std::string& name, api::AttributeValue v) {
+    d.attributes[name] = std::move(v);
+    return d;
+  };
+  const std::vector<Row> rows = {
+      {"33 attributes", device("d", 33), "33 attributes and 0 capacities"},
+      {"31 attributes and 2 capacities", device("d", 31, 2), "31 attributes and 2 capacities"},
+      {"a 65-character string",
+       with(device("d", 1), "example.com/s", api::AttributeValue::ofString(std::string(65, 'v'))),
+       "is longer than 64 characters"},
+      {"a version that is not semver",
+       with(device("d", 1), "example.com/v", api::AttributeValue::ofVersion("v1.2")),
+       "is not a semantic version"},
+      {"a 33-character name",
+       with(device("d", 1), "example.com/" + std::string(33, 'n'), api::AttributeValue::ofInt(1)),
+       "must be a C identifier"},
+      {"a 64-character domain",
+       with(device("d", 1), std::string(60, 'd') + ".com/n", api::AttributeValue::ofInt(1)),
+       "must be a lower-case DNS subdomain of at most 63 characters"},
+      {"a 64-character device name", device(std::string(64, 'x'), 1), "is not a DNS label"},
+      {"an upper-case device name", device("GPU-0", 1), "is not a DNS label"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto problems = api::sliceDeviceProblems(row.device);
+    REQUIRE(problems.size() == 1);
+    CHECK_THAT(problems[0], Catch::Contains(row.problem));
+    auto refused = createSlice(*client, "over-a-limit", {row.device});
+    INFO((refused.ok() ? "accepted" : refused.status().toString()));
+    CHECK(refused.status().code() == Code::kInvalid);
+  }
 }

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/resource_limits.h"
 #include "policy/device_classes.h"
 #include "support/policy_fixtures.h"
 
@@ -132,10 +133,10 @@ TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit
   }
   SECTION("semantic versions") {
     for (const char* good : {"1.2.3", "0.0.0", "1.0.0-rc.1", "1.0.0+build.5", "22.31.1014"}) {
-      CHECK(policy::isSemver(good));
+      CHECK(api::isSemver(good));
     }
     for (const char* bad : {"v1.2.3", "1.2", "01.2.3", "1.2.3-", ""})
-      CHECK_FALSE(policy::isSemver(bad));
+      CHECK_FALSE(api::isSemver(bad));
   }
 }
 
