@@ -79,7 +79,28 @@ json::Document Workloads::pod(const std::string& name) const {
   return std::move(*got);
 }
 
+Workloads::Outcome Workloads::waitOutcome(const std::string& name) {
+  Outcome out;
+  std::string seen;
+  eventually(
+      [&] {
+        auto p = pod(name);
+        seen = json::dump(p["status"]);
+        out.node = std::string(json::stringOr(p["spec"], "nodeName"));
+        if (!out.node.empty()) return true;
+        const json::Value* c = podScheduledCondition(p);
+        if (c == nullptr || json::stringOr(*c, "reason") != "Unschedulable") return false;
+        out.unschedulable_message = std::string(json::stringOr(*c, "message"));
+        return true;
+      },
+      kSchedulingTimeout,
+      [&] { return "pod " + name + " neither scheduled nor Unschedulable: " + seen; });
+  return out;
+}
+
 std::string Workloads::waitScheduled(const std::string& name) {
+  // Not waitOutcome(): a pod can be Unschedulable for a moment, until the scheduler has seen the
+  // slices it needs; it retries then.
   std::string node, seen;
   eventually(
       [&] {
@@ -93,18 +114,9 @@ std::string Workloads::waitScheduled(const std::string& name) {
 }
 
 std::string Workloads::waitUnschedulable(const std::string& name) {
-  std::string message, seen;
-  eventually(
-      [&] {
-        auto p = pod(name);
-        seen = json::dump(p["status"]);
-        const json::Value* c = podScheduledCondition(p);
-        if (c == nullptr || json::stringOr(*c, "reason") != "Unschedulable") return false;
-        message = std::string(json::stringOr(*c, "message"));
-        return true;
-      },
-      kSchedulingTimeout, [&] { return "pod " + name + " not marked Unschedulable: " + seen; });
-  return message;
+  auto out = waitOutcome(name);
+  if (!out.node.empty()) throw std::runtime_error("pod " + name + " was bound to " + out.node);
+  return out.unschedulable_message;
 }
 
 api::ResourceClaim Workloads::claimOf(const std::string& pod_name) {

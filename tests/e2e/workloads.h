@@ -27,6 +27,13 @@ class Workloads {
   // A ResourceClaim with the given spec (YAML of the claim's spec).
   void claim(const std::string& name, const std::string& spec_yaml);
 
+  struct Outcome {
+    std::string node;                   // bound to this node, or
+    std::string unschedulable_message;  // the scheduler's reason for leaving it Pending
+  };
+  // Waits until the scheduler bound the pod or marked it Unschedulable (which is final only when
+  // the scheduler had seen the pod's nodes and slices before).
+  Outcome waitOutcome(const std::string& pod);
   // Waits until the scheduler bound the pod; returns the node.
   std::string waitScheduled(const std::string& pod);
   // Waits until the scheduler marked the pod Unschedulable; returns its message.

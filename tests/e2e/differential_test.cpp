@@ -1,0 +1,314 @@
+// Our allocator against the real one: on generated clusters (random PCIe shapes, random GPU and
+// VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices, CEL
+// selectors on our attributes), `sriov-dra explain` and kube-scheduler must agree, node by node,
+// on whether the claim fits. Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first seed,
+// SRIOV_DRA_DIFF_CASES how many; a disagreement prints the seed, the shape and both answers.
+//
+// Per case: kubelet-less nodes with VF slices built by the agent's own dra::buildSlices and GPU
+// slices shaped like the NVIDIA driver's; occupancy by pods the scheduler itself places (one per
+// taken device, selected by pciBusID); a marker slice and pod published last, so that once the
+// marker pod is bound the scheduler has seen every node and slice of the case (one watch stream
+// per kind delivers in order); then explain, then one probe pod per node pinned to it.
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "cli/commands.h"
+#include "dra/slices.h"
+#include "e2e/workloads.h"
+#include "support/dra_objects.h"
+#include "support/eventually.h"
+#include "support/fixtures.h"
+#include "support/operator_env.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kVfDriver(api::kDriverName);
+constexpr const char* kMarkerDriver = "marker.sriov-dra.test";
+
+int envInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+}
+
+std::string hex2(unsigned v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%02x", v & 0xffu);
+  return buf;
+}
+
+struct GeneratedNode {
+  std::string name;
+  std::vector<api::InterfaceExt> pfs;
+  std::vector<api::Gpu> gpus;
+};
+
+struct Case {
+  uint32_t seed = 0;
+  std::vector<GeneratedNode> nodes;
+  std::vector<std::pair<std::string, std::string>> taken;  // node, pciBusID
+  std::string claim_spec;  // YAML of the claim's spec, indented for "spec:"
+  std::string description;
+};
+
+// A cluster shape and a claim from the seed; the same seed gives the same case.
+Case generate(uint32_t seed, const std::string& prefix) {
+  std::mt19937 rng(seed);
+  auto pick = [&](uint32_t n) { return static_cast<int>(rng() % n); };
+  Case c;
+  c.seed = seed;
+  std::ostringstream shape;
+  int node_count = 1 + pick(3);
+  for (int n = 0; n < node_count; ++n) {
+    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}};
+    shape << node.name << ":";
+    int roots = 1 + pick(4);
+    for (int r = 0; r < roots; ++r) {
+      std::string root = "pci0000:" + hex2(0x10u * static_cast<unsigned>(r + 1));
+      int numa = r / 2;
+      int gpus = pick(3), pfs = pick(3);
+      shape << " " << root << "(numa " << numa << ", " << gpus << " GPU";
+      for (int g = 0; g < gpus; ++g) {
+        api::Gpu gpu;
+        gpu.pci_address =
+            "0000:" + hex2(0x10u * static_cast<unsigned>(r + 1) + 0x0cu + g) + ":00.0";
+        gpu.pcie_root = root;
+        node.gpus.push_back(gpu);
+      }
+      for (int k = 0; k < pfs; ++k) {
+        api::InterfaceExt pf;
+        unsigned bus = 0x10u * static_cast<unsigned>(r + 1) + 4u * static_cast<unsigned>(k) + 2u;
+        pf.name = "p" + std::to_string(r) + std::to_string(k);
+        pf.pci_address = "0000:" + hex2(bus) + ":00.0";
+        pf.vendor = "15b3";
+        pf.device_id = "101b";
+        pf.link_type = pick(2) == 0 ? "IB" : "ETH";
+        pf.pcie_root = root;
+        pf.numa_node = numa;
+        bool rdma = pick(2) == 0;
+        int vfs = 1 + pick(3);
+        shape << ", PF " << pf.name << " " << vfs << " VF" << (rdma ? " rdma" : "");
+        for (int v = 0; v < vfs; ++v) {
+          api::VirtualFunction vf;
+          vf.pci_address = "0000:" + hex2(bus) + ":00." + std::to_string(v + 1);
+          vf.vf_id = v;
+          vf.device_id = "101c";
+          if (rdma) vf.rdma_device = "mlx5_" + std::to_string(v);
+          pf.vfs.push_back(vf);
+        }
+        node.pfs.push_back(pf);
+      }
+      shape << ")";
+    }
+    shape << "\n";
+    // About a third of the devices are taken by other pods.
+    for (const auto& g : node.gpus) {
+      if (pick(3) == 0) c.taken.emplace_back(node.name, g.pci_address);
+    }
+    for (const auto& pf : node.pfs) {
+      for (const auto& vf : pf.vfs) {
+        if (pick(3) == 0) c.taken.emplace_back(node.name, vf.pci_address);
+      }
+    }
+    c.nodes.push_back(std::move(node));
+  }
+  for (const auto& [node, bdf] : c.taken) shape << "taken: " << node << " " << bdf << "\n";
+
+  const std::vector<std::string> vf_selectors = {
+      "",
+      R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].rdmaCapable == true)",
+      R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].vfID < 1)",
+      R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].PFName in ["p00", "p11", "p21"])",
+      R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].linkType == "infiniband")",
+      R"(device.attributes["dra.net"].numaNode == 1)",
+      R"(device.attributes["resource.kubernetes.io"].pcieRoot != "pci0000:10")",
+  };
+  auto request = [&](const std::string& name, const std::string& klass, int count,
+                     const std::string& selector) {
+    std::string out = "    - name: " + name +
+                      "\n      exactly:\n        deviceClassName: " + klass +
+                      "\n        count: " + std::to_string(count) + "\n";
+    if (!selector.empty()) out += "        selectors: [{cel: {expression: '" + selector + "'}}]\n";
+    return out;
+  };
+  std::string selector = vf_selectors[static_cast<size_t>(pick(7))];
+  if (pick(3) == 0) {
+    // VFs only, on one NUMA node.
+    c.claim_spec = "  devices:\n    requests:\n" + request("vf", kVfDriver, 1 + pick(4), selector) +
+                   "    constraints: [{requests: [vf], matchAttribute: dra.net/numaNode}]\n";
+  } else {
+    // GPUs and VFs under one PCIe root.
+    c.claim_spec = "  devices:\n    requests:\n" +
+                   request("gpu", testing::kGpuDriver, 1 + pick(2), "") +
+                   request("vf", kVfDriver, 1 + pick(2), selector) +
+                   "    constraints: [{requests: [gpu, vf], matchAttribute: "
+                   "resource.kubernetes.io/pcieRoot}]\n";
+  }
+  c.description =
+      "seed " + std::to_string(seed) + "\n" + shape.str() + "claim spec:\n" + c.claim_spec;
+  return c;
+}
+
+void check(const Result<json::Document>& r, const std::string& what) {
+  if (!r.ok()) throw std::runtime_error(what + ": " + r.status().toString());
+}
+
+json::Document parse(const std::string& text) {
+  auto doc = json::parse(text);
+  if (!doc.ok()) throw std::logic_error(doc.status().toString());
+  return std::move(*doc);
+}
+
+// The classes every case uses: the GPU driver's, ours (every VF of our driver) and the marker's.
+void createClasses(kube::Client& admin) {
+  testing::createGpuDeviceClass(admin);
+  for (const std::string driver : {kVfDriver, std::string(kMarkerDriver)}) {
+    auto created = admin.create(
+        api::resources::kDeviceClasses, "",
+        parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")" +
+              driver + R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == ')" +
+              driver + R"('"}}]}})"));
+    if (!created.ok() && created.status().code() != Code::kAlreadyExists) {
+      throw std::runtime_error(created.status().toString());
+    }
+  }
+}
+
+void publishSlices(kube::Client& admin, const GeneratedNode& node) {
+  std::vector<api::Device> devices;
+  for (const auto& pf : node.pfs) {
+    for (const auto& vf : pf.vfs) {
+      devices.push_back(
+          {api::deviceName(vf.pci_address),
+           vf.pci_address,
+           {{std::string(api::attr::kResourceName),
+             api::AttributeValue::ofString(pf.link_type == "IB" ? "cx6_vfs" : "eth")}}});
+    }
+  }
+  auto set = dra::buildSlices(node.name, devices, node.pfs, {});
+  REQUIRE(set.refused.empty());
+  for (const auto& s : set.slices) {
+    auto doc = kube::newObject(api::resources::kResourceSlices, "", s.name);
+    s.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+    check(admin.create(api::resources::kResourceSlices, "", doc), "slice " + s.name);
+  }
+  if (!node.gpus.empty()) testing::publishGpuSlice(admin, node.name, node.gpus);
+}
+
+// A claim for the one device of the class with this PCI address.
+std::string byBusId(const std::string& klass, const std::string& bdf) {
+  return "  devices:\n    requests:\n    - name: d\n      exactly:\n        deviceClassName: " +
+         klass +
+         "\n        selectors: [{cel: {expression: "
+         "'device.attributes[\"resource.kubernetes.io\"].pciBusID == \"" +
+         bdf + "\"'}}]\n";
+}
+
+std::map<std::string, bool> explainFits(const std::string& kubeconfig, const std::string& ns,
+                                        const std::string& claim_spec, const std::string& dir) {
+  std::string path = dir + "/claim.yaml";
+  std::ofstream(path) << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: "
+                         "probe, namespace: "
+                      << ns << "}\nspec:\n"
+                      << claim_spec;
+  cli::ExplainArgs args;
+  args.kubeconfig = kubeconfig;
+  args.output = "json";
+  args.file = path;
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::runExplain(args, cli::Streams{in, out, err});
+  auto doc = json::parse(out.str());
+  if (!doc.ok()) throw std::runtime_error("explain: " + err.str());
+  std::map<std::string, bool> fits;
+  for (const auto& n : (*doc)["nodeResults"].GetArray())
+    fits[n["node"].GetString()] = n["fits"].GetBool();
+  return fits;
+}
+
+}  // namespace
+
+TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims fit", "[e2e]") {
+  auto& cp = testing::schedulingControlPlane();
+  auto admin = cp.client();
+  createClasses(*admin);
+  testing::TempDir dir;
+  const int first = envInt("SRIOV_DRA_DIFF_SEED", 1);
+  const int cases = envInt("SRIOV_DRA_DIFF_CASES", 30);
+  int fitting = 0, pending = 0;
+  for (int i = 0; i < cases; ++i) {
+    auto seed = static_cast<uint32_t>(first + i);
+    std::string ns = cp.newNamespace("diff");
+    Case c = generate(seed, ns);
+    INFO(c.description);
+    for (const auto& node : c.nodes) {
+      cp.createNode(node.name, {});
+      publishSlices(*admin, node);
+    }
+    // Occupancy, placed by the scheduler itself so that it knows of every allocation.
+    int t = 0;
+    for (const auto& [node, bdf] : c.taken) {
+      bool gpu = bdf.ends_with(".0");
+      testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node}});
+      std::string name = "taken-" + std::to_string(t++);
+      on.claim(name, byBusId(gpu ? testing::kGpuDriver : kVfDriver, bdf));
+      on.podWithClaim(name, name);
+      on.waitScheduled(name);
+    }
+    // The marker, last: once its pod is bound, the scheduler has seen every node and slice above.
+    std::string marker = ns + "-marker";
+    cp.createNode(marker, {});
+    check(admin->create(api::resources::kResourceSlices, "",
+                        parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
+                              R"("metadata":{"name":")" +
+                              marker + R"("},"spec":{"driver":")" + kMarkerDriver +
+                              R"(","nodeName":")" + marker + R"(","pool":{"name":")" + marker +
+                              R"(","generation":0,"resourceSliceCount":1},)"
+                              R"("devices":[{"name":"m"}]}})")),
+          "marker slice");
+    testing::Workloads at_marker(cp, ns, {{"kubernetes.io/hostname", marker}});
+    at_marker.claim("marker",
+                    "  devices:\n    requests:\n    - name: m\n      exactly: "
+                    "{deviceClassName: " +
+                        std::string(kMarkerDriver) + "}\n");
+    at_marker.podWithClaim("marker", "marker");
+    at_marker.waitScheduled("marker");
+
+    auto ours = explainFits(cp.kubeconfig(), ns, c.claim_spec, dir.path());
+    std::map<std::string, bool> theirs;
+    std::map<std::string, std::string> why;
+    for (const auto& node : c.nodes) {
+      testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node.name}});
+      std::string probe = "probe-" + node.name.substr(node.name.rfind('-') + 1);
+      on.claim(probe, c.claim_spec);
+      on.podWithClaim(probe, probe);
+    }
+    for (const auto& node : c.nodes) {
+      testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node.name}});
+      auto outcome = on.waitOutcome("probe-" + node.name.substr(node.name.rfind('-') + 1));
+      theirs[node.name] = !outcome.node.empty();
+      why[node.name] = outcome.unschedulable_message;
+    }
+    for (const auto& node : c.nodes) {
+      INFO("node " << node.name << ": explain says " << (ours[node.name] ? "fits" : "does not fit")
+                   << ", kube-scheduler "
+                   << (theirs[node.name] ? "bound the probe" : "says: " + why[node.name]));
+      CHECK(ours[node.name] == theirs[node.name]);
+      (theirs[node.name] ? fitting : pending) += 1;
+    }
+    // Free the scheduler of this case's pending pods before the next one.
+    Status removed = admin->remove(kube::resources::kNamespaces, "", ns);
+    REQUIRE(removed.isOk());
+  }
+  // Both answers occur, or the comparison proves little.
+  CHECK(fitting > 0);
+  CHECK(pending > 0);
+}
