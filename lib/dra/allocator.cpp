@@ -193,12 +193,13 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
       }
       bool counted = alt.spec->allocation_mode != "All" && alt.spec->count > 1;
       std::vector<std::string> free;
+      free.reserve(values.size());
       for (const auto& [value, n] : values) {
         free.push_back(counted ? value + " (" + std::to_string(n) + ")" : value);
       }
-      std::string part =
-          alt.name + (counted ? " needs " + std::to_string(alt.spec->count) + "," : "") +
-          " free on " + (free.empty() ? std::string("none") : join(free, ", "));
+      std::string part = alt.name +
+                         (counted ? " needs " + std::to_string(alt.spec->count) + "," : "") +
+                         " free on " + (free.empty() ? std::string("none") : join(free, ", "));
       if (without > 0) {
         part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
       }

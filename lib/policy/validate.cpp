@@ -176,10 +176,11 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
         bool overlap =
             (!a->range && !b->range) || (a->range && b->range && a->range->overlaps(*b->range));
         if (overlap) {
-          f.errors.push_back("policy " + quote(p.metadata.name) + ": VF range " + mine +
-                             " overlaps policy " + quote(o->metadata.name) + " (" + theirs + ")" +
-                             where + "; give them disjoint ranges such as " + a->name +
-                             "#0-3 and " + a->name + "#4-7");
+          std::string e = "policy " + quote(p.metadata.name) + ": VF range " + mine;
+          e.append(" overlaps policy ").append(quote(o->metadata.name)).append(" (");
+          e.append(theirs).append(")").append(where).append("; give them disjoint ranges such as ");
+          e.append(a->name).append("#0-3 and ").append(a->name).append("#4-7");
+          f.errors.push_back(std::move(e));
         }
         if (p.spec.externally_managed != o->spec.externally_managed) {
           f.errors.push_back("policy " + quote(p.metadata.name) + ": PF " + a->name +
@@ -192,10 +193,11 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
     for (const auto& rd : p.spec.nic_selector.root_devices) {
       const auto& theirs = o->spec.nic_selector.root_devices;
       if (std::find(theirs.begin(), theirs.end(), rd) != theirs.end()) {
-        f.errors.push_back("policy " + quote(p.metadata.name) + ": rootDevices " + rd +
-                           " is also selected by policy " + quote(o->metadata.name) + where +
-                           "; select each PF by address in one policy only (or use pfNames "
-                           "ranges to share it)");
+        std::string e = "policy " + quote(p.metadata.name) + ": rootDevices " + rd;
+        e.append(" is also selected by policy ").append(quote(o->metadata.name)).append(where);
+        e.append(
+            "; select each PF by address in one policy only (or use pfNames ranges to share it)");
+        f.errors.push_back(std::move(e));
       }
     }
     if (o->spec.resource_name == p.spec.resource_name &&

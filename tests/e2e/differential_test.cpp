@@ -36,7 +36,7 @@ constexpr const char* kMarkerDriver = "marker.sriov-dra.test";
 
 int envInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoi(v) : fallback;
+  return v != nullptr && *v != '\0' ? static_cast<int>(std::strtol(v, nullptr, 10)) : fallback;
 }
 
 std::string hex2(unsigned v) {
@@ -139,7 +139,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
     if (!selector.empty()) out += "        selectors: [{cel: {expression: '" + selector + "'}}]\n";
     return out;
   };
-  std::string selector = vf_selectors[static_cast<size_t>(pick(7))];
+  const std::string& selector = vf_selectors[static_cast<size_t>(pick(7))];
   if (pick(3) == 0) {
     // VFs only, on one NUMA node.
     c.claim_spec = "  devices:\n    requests:\n" + request("vf", kVfDriver, 1 + pick(4), selector) +
@@ -170,12 +170,13 @@ json::Document parse(const std::string& text) {
 // The classes every case uses: the GPU driver's, ours (every VF of our driver) and the marker's.
 void createClasses(kube::Client& admin) {
   testing::createGpuDeviceClass(admin);
-  for (const std::string driver : {kVfDriver, std::string(kMarkerDriver)}) {
-    auto created = admin.create(
-        api::resources::kDeviceClasses, "",
-        parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")" +
-              driver + R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == ')" +
-              driver + R"('"}}]}})"));
+  for (const std::string& driver : {kVfDriver, std::string(kMarkerDriver)}) {
+    std::string text =
+        R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")";
+    text.append(driver).append(
+        R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == ')");
+    text.append(driver).append(R"('"}}]}})");
+    auto created = admin.create(api::resources::kDeviceClasses, "", parse(text));
     if (!created.ok() && created.status().code() != Code::kAlreadyExists) {
       throw std::runtime_error(created.status().toString());
     }
@@ -266,14 +267,13 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
     // The marker, last: once its pod is bound, the scheduler has seen every node and slice above.
     std::string marker = ns + "-marker";
     cp.createNode(marker, {});
-    check(admin->create(api::resources::kResourceSlices, "",
-                        parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
-                              R"("metadata":{"name":")" +
-                              marker + R"("},"spec":{"driver":")" + kMarkerDriver +
-                              R"(","nodeName":")" + marker + R"(","pool":{"name":")" + marker +
-                              R"(","generation":0,"resourceSliceCount":1},)"
-                              R"("devices":[{"name":"m"}]}})")),
-          "marker slice");
+    std::string marker_slice =
+        R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":")";
+    marker_slice.append(marker).append(R"("},"spec":{"driver":")").append(kMarkerDriver);
+    marker_slice.append(R"(","nodeName":")").append(marker).append(R"(","pool":{"name":")");
+    marker_slice.append(marker).append(R"(","generation":0,"resourceSliceCount":1},)");
+    marker_slice.append(R"("devices":[{"name":"m"}]}})");
+    check(admin->create(api::resources::kResourceSlices, "", parse(marker_slice)), "marker slice");
     testing::Workloads at_marker(cp, ns, {{"kubernetes.io/hostname", marker}});
     at_marker.claim("marker",
                     "  devices:\n    requests:\n    - name: m\n      exactly: "

@@ -43,7 +43,8 @@ Workloads::Workloads(ControlPlane& cp, std::string ns,
 void Workloads::createPod(const std::string& name, const std::string& claim_source) {
   std::string selector;
   for (const auto& [k, v] : node_selector_) {
-    selector += (selector.empty() ? "" : ",") + ("\"" + k + "\":\"" + v + "\"");
+    if (!selector.empty()) selector += ",";
+    selector.append("\"").append(k).append("\":\"").append(v).append("\"");
   }
   auto doc =
       json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
