@@ -1,0 +1,44 @@
+#include "operator/agent_daemonset_reconciler.h"
+
+#include "base/yaml.h"
+#include "operator/caches.h"
+
+namespace sriovdra::op {
+
+Result<json::Document> loadAgentDaemonSet(const std::string& yaml, const std::string& where) {
+  auto docs = yamlToJson(yaml);
+  if (!docs.ok()) return Status(Code::kInvalidArgument, where + ": " + docs.status().message());
+  for (auto& d : *docs) {
+    if (json::stringOr(d, "kind") != "DaemonSet") continue;
+    if (json::stringOr(d, "apiVersion") != "apps/v1" || kube::ObjectMeta::decode(d).name.empty()) {
+      return Status(Code::kInvalidArgument,
+                    where + ": the DaemonSet needs apiVersion apps/v1 and metadata.name");
+    }
+    const json::Value* containers = json::at(d, {"spec", "template", "spec", "containers"});
+    if (containers == nullptr || !containers->IsArray() || containers->Empty()) {
+      return Status(Code::kInvalidArgument,
+                    where + ": the DaemonSet has no spec.template.spec.containers");
+    }
+    return std::move(d);
+  }
+  return Status(Code::kInvalidArgument, where + " holds no DaemonSet");
+}
+
+Result<kube::ReconcileResult> AgentDaemonSetReconciler::reconcile(const std::string&) {
+  auto copied = json::parse(json::dump(*options_.agent_daemonset));
+  if (!copied.ok()) return copied.status();
+  json::Document& ds = *copied;
+  auto& md = json::ensureObject(ds, "metadata", ds.GetAllocator());
+  json::setString(md, "namespace", options_.namespace_, ds.GetAllocator());
+  if (!options_.agent_image.empty()) {
+    auto& containers = ds["spec"]["template"]["spec"]["containers"];
+    json::setString(containers[0], "image", options_.agent_image, ds.GetAllocator());
+  }
+  auto applied = client_.apply(kDaemonSets, options_.namespace_, ds,
+                               {.field_manager = kFieldManager, .force = true});
+  if (!applied.ok()) return applied.status();
+  // Also re-applied every 10 minutes, so a change the watch missed is undone.
+  return kube::ReconcileResult::after(std::chrono::minutes(10));
+}
+
+}  // namespace sriovdra::op

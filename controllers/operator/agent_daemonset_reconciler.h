@@ -1,0 +1,28 @@
+#pragma once
+// With --agent-daemonset (as OLM installs the operator, since bundles cannot carry DaemonSets):
+// applies the node agent's DaemonSet from that manifest into the operator's namespace, with the
+// image replaced by --agent-image, puts it back when it is changed or deleted, and re-applies it
+// every 10 minutes in case a watch event was missed.
+#include <string>
+
+#include "kube/client.h"
+#include "kube/controller.h"
+#include "operator/options.h"
+
+namespace sriovdra::op {
+
+// The DaemonSet of a YAML file (its first DaemonSet document), checked enough to apply it.
+Result<json::Document> loadAgentDaemonSet(const std::string& yaml, const std::string& where);
+
+class AgentDaemonSetReconciler {
+ public:
+  AgentDaemonSetReconciler(kube::Client& client, const OperatorOptions& options)
+      : client_(client), options_(options) {}
+  Result<kube::ReconcileResult> reconcile(const std::string& key);
+
+ private:
+  kube::Client& client_;
+  const OperatorOptions& options_;
+};
+
+}  // namespace sriovdra::op

@@ -1,0 +1,57 @@
+#include "operator/alignment_reconciler.h"
+
+#include <algorithm>
+
+#include "dra/alignment.h"
+#include "metrics/registry.h"
+
+namespace sriovdra::op {
+namespace {
+
+prometheus::Family<prometheus::Gauge>& pairsGauge() {
+  static auto& f = prometheus::BuildGauge()
+                       .Name("sriov_dra_allocated_pairs")
+                       .Help(
+                           "GPU/VF pairs in allocated ResourceClaims by alignment: same_switch, "
+                           "same_root, same_numa (different root), cross_numa, unknown")
+                       .Register(metrics::registry());
+  return f;
+}
+prometheus::Family<prometheus::Gauge>& sharedPfGauge() {
+  static auto& f = prometheus::BuildGauge()
+                       .Name("sriov_dra_claims_sharing_pf")
+                       .Help("Allocated ResourceClaims that hold more than one VF of one PF")
+                       .Register(metrics::registry());
+  return f;
+}
+
+// The cached objects (kept alive by `keep`) as plain pointers.
+template <typename T>
+std::vector<const T*> cached(const kube::Informer<T>& informer,
+                             std::vector<std::shared_ptr<const void>>& keep) {
+  std::vector<const T*> out;
+  for (auto& item : informer.list()) {
+    out.push_back(item.get());
+    keep.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<kube::ReconcileResult> AlignmentReconciler::reconcile(const std::string&) {
+  std::vector<std::shared_ptr<const void>> keep;
+  dra::ClusterTopology topology(cached(caches_.slices, keep), cached(caches_.states, keep));
+  auto report = dra::alignmentReport(cached(caches_.claims, keep), topology);
+  for (const auto& [alignment, n] : dra::countPairs(report)) {
+    pairsGauge()
+        .Add({{"alignment", std::string(dra::alignmentLabel(alignment))}})
+        .Set(static_cast<double>(n));
+  }
+  double shared = static_cast<double>(std::count_if(
+      report.begin(), report.end(), [](const auto& c) { return !c.shared_pfs.empty(); }));
+  sharedPfGauge().Add({}).Set(shared);
+  return kube::ReconcileResult::done();
+}
+
+}  // namespace sriovdra::op

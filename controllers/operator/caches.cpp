@@ -1,0 +1,83 @@
+#include "operator/caches.h"
+
+#include "api/names.h"
+#include "operator/options.h"
+
+namespace sriovdra::op {
+namespace {
+
+kube::InformerOptions inNamespace(const std::string& ns) {
+  kube::InformerOptions o;
+  o.namespace_ = ns;
+  return o;
+}
+
+}  // namespace
+
+Result<ObjectOnly> ObjectOnly::decode(const json::Value& v) {
+  return ObjectOnly{kube::ObjectMeta::decode(v)};
+}
+
+Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
+               const std::string& agent_daemonset)
+    : nodes(client, kube::resources::kNodes, {.name = "nodes"}),
+      node_policies(client, api::resources::kSriovNetworkNodePolicies, inNamespace(ns)),
+      resource_policies(client, api::resources::kSriovResourcePolicies, inNamespace(ns)),
+      device_attributes(client, api::resources::kDeviceAttributes, inNamespace(ns)),
+      states(client, api::resources::kSriovNodeStates, inNamespace(ns)),
+      classes(client, api::resources::kDeviceClasses,
+              {.name = "deviceclasses",
+               .label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue}),
+      claims(client, api::resources::kResourceClaims, {.name = "resourceclaims"}),
+      slices(client, api::resources::kResourceSlices, {.name = "resourceslices"}) {
+  if (!agent_daemonset.empty()) {
+    kube::InformerOptions o = inNamespace(ns);
+    o.name = "daemonsets";
+    o.field_selector = "metadata.name=" + agent_daemonset;
+    daemonsets = std::make_unique<kube::Informer<ObjectOnly>>(client, kDaemonSets, o);
+  }
+}
+
+void Caches::start() {
+  nodes.start();
+  node_policies.start();
+  resource_policies.start();
+  device_attributes.start();
+  states.start();
+  classes.start();
+  claims.start();
+  slices.start();
+  if (daemonsets) daemonsets->start();
+}
+
+void Caches::stop() {
+  nodes.stop();
+  node_policies.stop();
+  resource_policies.stop();
+  device_attributes.stop();
+  states.stop();
+  classes.stop();
+  claims.stop();
+  slices.stop();
+  if (daemonsets) daemonsets->stop();
+}
+
+bool Caches::synced() const {
+  return nodes.hasSynced() && node_policies.hasSynced() && resource_policies.hasSynced() &&
+         device_attributes.hasSynced() && states.hasSynced() && classes.hasSynced() &&
+         claims.hasSynced() && slices.hasSynced() && (!daemonsets || daemonsets->hasSynced());
+}
+
+bool Caches::waitForSync(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto left = [&] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                 std::chrono::steady_clock::now());
+  };
+  return nodes.waitForSync(left()) && node_policies.waitForSync(left()) &&
+         resource_policies.waitForSync(left()) && device_attributes.waitForSync(left()) &&
+         states.waitForSync(left()) && classes.waitForSync(left()) && claims.waitForSync(left()) &&
+         slices.waitForSync(left()) && (!daemonsets || daemonsets->waitForSync(left()));
+}
+
+}  // namespace sriovdra::op

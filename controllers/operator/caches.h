@@ -1,0 +1,49 @@
+#pragma once
+// The operator's view of the cluster: one informer per kind it reads, shared by every reconciler
+// and by the admission webhook. A plain struct: the wiring (operator.cpp) registers the handlers
+// that turn cache changes into work. Informers run on every replica, reconcilers only on the
+// leader. Thread-safety: that of kube::Informer (reads from any thread).
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "api/node_state.h"
+#include "api/objects.h"
+#include "api/policies.h"
+#include "api/resource.h"
+#include "kube/informer.h"
+
+namespace sriovdra::op {
+
+// Just the metadata of an object, for informers that only need to notice changes.
+struct ObjectOnly {
+  kube::ObjectMeta metadata;
+  static Result<ObjectOnly> decode(const json::Value& v);
+};
+
+inline const kube::ResourceType kDaemonSets{"apps", "v1", "daemonsets", "DaemonSet", true};
+
+struct Caches {
+  // Policies, SriovNodeStates and the agent's DaemonSet (named `agent_daemonset`, "" = not
+  // watched) in `ns`; Nodes, ResourceClaims and ResourceSlices of the cluster; DeviceClasses
+  // this operator manages.
+  Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
+         const std::string& agent_daemonset);
+
+  kube::Informer<api::Node> nodes;
+  kube::Informer<api::SriovNetworkNodePolicy> node_policies;
+  kube::Informer<api::SriovResourcePolicy> resource_policies;
+  kube::Informer<api::DeviceAttributes> device_attributes;
+  kube::Informer<api::SriovNodeState> states;
+  kube::Informer<api::DeviceClass> classes;
+  kube::Informer<api::ResourceClaim> claims;
+  kube::Informer<api::ResourceSlice> slices;
+  std::unique_ptr<kube::Informer<ObjectOnly>> daemonsets;  // null unless watched
+
+  void start();
+  void stop();
+  bool synced() const;
+  bool waitForSync(std::chrono::milliseconds timeout);
+};
+
+}  // namespace sriovdra::op

@@ -1,0 +1,181 @@
+#include "operator/node_state_reconciler.h"
+
+#include "api/names.h"
+#include "base/log.h"
+#include "operator/rollout.h"
+#include "policy/selectors.h"
+
+namespace sriovdra::op {
+
+using kube::ReconcileResult;
+
+NodeStateReconciler::NodeStateReconciler(
+    kube::Client& client, const OperatorOptions& options, kube::EventRecorder& events,
+    const Caches& caches, PolicySnapshots& policies, NodeFactsStore& facts,
+    std::function<void(const std::set<std::string>&)> facts_changed)
+    : client_(client),
+      options_(options),
+      events_(events),
+      caches_(caches),
+      policies_(policies),
+      facts_(facts),
+      facts_changed_(std::move(facts_changed)) {}
+
+void NodeStateReconciler::setFacts(const std::string& node, std::optional<NodeFacts> facts) {
+  auto changed = facts_.set(node, std::move(facts));
+  if (!changed.empty()) facts_changed_(changed);
+}
+
+int NodeStateReconciler::disruptiveInFlight(const std::string& except) const {
+  int n = 0;
+  std::set<std::string> seen;
+  for (const auto& s : caches_.states.list()) {
+    const std::string& name = s->metadata.name;
+    seen.insert(name);
+    if (name == except) continue;
+    auto a = s->metadata.annotations.find(kDisruptiveAnnotation);
+    bool busy = a != s->metadata.annotations.end() && a->second == "true" && isReconfiguring(*s);
+    auto w = disruptive_written_.find(name);
+    bool cache_behind = w != disruptive_written_.end() && s->metadata.generation < w->second;
+    if (busy || cache_behind) ++n;
+  }
+  for (const auto& [name, gen] : disruptive_written_) {
+    if (name != except && seen.count(name) == 0) ++n;
+  }
+  return n;
+}
+
+Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) {
+  auto node = caches_.nodes.get("", name);
+  auto state = caches_.states.get(options_.namespace_, name);
+  bool selected = node != nullptr &&
+                  policy::matchesLabelSelector(options_.agent_node_selector, node->metadata.labels);
+  if (!selected) {
+    setFacts(name, std::nullopt);
+    if (state != nullptr) {
+      auto it = state->metadata.labels.find(kManagedByLabel);
+      if (it != state->metadata.labels.end() && it->second == kManagedByValue) {
+        SDRA_RETURN_IF_ERROR(remove(name));
+      }
+    }
+    return ReconcileResult::done();
+  }
+  auto snapshot = policies_.get();
+  static const api::SriovNodeStateStatus kNothingDiscovered;
+  const api::SriovNodeStateStatus& discovered = state ? state->status : kNothingDiscovered;
+  auto result =
+      policy::renderNode(*node, snapshot->validated.valid, discovered, {options_.resource_prefix});
+
+  NodeFacts facts;
+  facts.matches = result.matches;
+  facts.conflicts = result.conflicts;
+  facts.warnings = result.warnings;
+  auto countByResource = [](const api::SriovNodeStateSpec& spec) {
+    std::map<std::string, int64_t> out;
+    for (const auto& d : spec.devices) {
+      auto it = d.attributes.find(std::string(api::attr::kResourceName));
+      out[it == d.attributes.end() ? "" : it->second.toString()]++;
+    }
+    return out;
+  };
+  facts.desired = countByResource(result.spec);
+  if (state && !isReconfiguring(*state) && state->status.sync_status == "Succeeded") {
+    facts.advertised = countByResource(state->spec);
+  }
+  setFacts(name, std::move(facts));
+
+  if (state && state->spec == result.spec) return ReconcileResult::done();
+  bool disruptive = state && isDisruptive(state->spec, result.spec, state->status);
+  if (!disruptive) {
+    auto written = apply(*node, result.spec, false);
+    if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
+  } else {
+    std::lock_guard lock(rollout_mu_);
+    int busy = disruptiveInFlight(name);
+    if (busy >= options_.max_unavailable) {
+      events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
+                     "WaitingForRollout",
+                     "the new configuration recreates VFs on this node; waiting because " +
+                         std::to_string(busy) + " node(s) are being reconfigured and " +
+                         "--max-unavailable is " + std::to_string(options_.max_unavailable));
+      return ReconcileResult::after(options_.rollout_retry);
+    }
+    auto written = apply(*node, result.spec, true);
+    if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
+    disruptive_written_[name] = *written;
+  }
+  {
+    // Forget writes the cache has caught up with; the annotation speaks for them from now on.
+    std::lock_guard lock(rollout_mu_);
+    for (auto it = disruptive_written_.begin(); it != disruptive_written_.end();) {
+      auto cached = caches_.states.get(options_.namespace_, it->first);
+      bool caught_up = cached && cached->metadata.generation >= it->second;
+      bool node_gone = caches_.nodes.get("", it->first) == nullptr;
+      it = caught_up || node_gone ? disruptive_written_.erase(it) : std::next(it);
+    }
+  }
+  if (disruptive) {
+    events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
+                   "Reconfiguring", "the new configuration recreates VFs on PFs of this node");
+  }
+  SDRA_VLOG(1) << "node " << name << ": wrote spec with " << result.spec.interfaces.size()
+               << " interface(s) and " << result.spec.devices.size() << " device(s)";
+  return ReconcileResult::done();
+}
+
+Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
+                                                        const api::SriovNodeState* state,
+                                                        const api::SriovNodeStateSpec& spec,
+                                                        Status error) {
+  if (error.code() != Code::kTooLarge) return error;
+  // Retrying at once cannot help: only a policy change (which requeues the node) or a larger
+  // etcd limit can. Say so on the object that does not fit.
+  kube::ObjectMeta meta;
+  if (state != nullptr) meta = state->metadata;
+  meta.namespace_ = options_.namespace_;
+  meta.name = node;
+  events_.warning(
+      kube::ObjectReference::of(api::resources::kSriovNodeStates, meta), "SriovNodeStateTooLarge",
+      "the spec for " + std::to_string(spec.devices.size()) +
+          " VF(s) makes this object larger than the API server stores (" + error.message() +
+          "); lower numVfs of the policies that select the node, or raise etcd's "
+          "--max-request-bytes");
+  SDRA_LOG_ERROR << "node " << node << ": " << error.toString();
+  return ReconcileResult::after(options_.too_large_retry);
+}
+
+Result<int64_t> NodeStateReconciler::apply(const api::Node& node,
+                                           const api::SriovNodeStateSpec& spec, bool disruptive) {
+  auto doc =
+      kube::newObject(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name);
+  auto& a = doc.GetAllocator();
+  api::Writer md(doc["metadata"], a);
+  md.object("labels").strAlways(kManagedByLabel, kManagedByValue);
+  md.object("annotations").strAlways(kDisruptiveAnnotation, disruptive ? "true" : "false");
+  if (!node.metadata.uid.empty()) {
+    json::Value owners(rapidjson::kArrayType);
+    json::Value owner(rapidjson::kObjectType);
+    api::Writer(owner, a)
+        .strAlways("apiVersion", "v1")
+        .strAlways("kind", "Node")
+        .strAlways("name", node.metadata.name)
+        .strAlways("uid", node.metadata.uid);
+    owners.PushBack(owner, a);
+    md.value("ownerReferences", std::move(owners));
+  }
+  spec.encode(api::Writer(doc, a).object("spec"));
+  auto applied = client_.apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
+                               {.field_manager = kFieldManager, .force = true});
+  if (!applied.ok()) return applied.status();
+  return kube::ObjectMeta::decode(*applied).generation;
+}
+
+Status NodeStateReconciler::remove(const std::string& name) {
+  Status st = client_.remove(api::resources::kSriovNodeStates, options_.namespace_, name);
+  if (st.code() == Code::kNotFound) return Status::ok();
+  if (st.isOk())
+    SDRA_LOG_INFO << "node " << name << " is gone or not selected: deleted its SriovNodeState";
+  return st;
+}
+
+}  // namespace sriovdra::op

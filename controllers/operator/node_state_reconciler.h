@@ -1,0 +1,61 @@
+#pragma once
+// Keeps one SriovNodeState per node the agent runs on (--agent-node-selector): its spec is the
+// render of the policies for that node (policy::renderNode), written with server-side apply only
+// when it changes, owned by the Node; a node that goes away or is no longer selected loses it.
+// A change that tears down existing VFs (rollout.h) waits while --max-unavailable nodes are
+// already being reconfigured (a WaitingForRollout Event), and is marked with
+// kDisruptiveAnnotation. What the render said about the policies goes to the NodeFactsStore.
+// A spec larger than the API server stores gets a Warning Event and a slow retry.
+// Thread-safety: reconcile() runs on several workers at once; the rollout decision is serialized.
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "kube/controller.h"
+#include "kube/events.h"
+#include "operator/caches.h"
+#include "operator/node_facts.h"
+#include "operator/options.h"
+#include "operator/policy_snapshot.h"
+
+namespace sriovdra::op {
+
+class NodeStateReconciler {
+ public:
+  // `facts_changed` receives the policy status keys whose facts a reconcile changed.
+  NodeStateReconciler(kube::Client& client, const OperatorOptions& options,
+                      kube::EventRecorder& events, const Caches& caches, PolicySnapshots& policies,
+                      NodeFactsStore& facts,
+                      std::function<void(const std::set<std::string>&)> facts_changed);
+
+  Result<kube::ReconcileResult> reconcile(const std::string& node);
+
+ private:
+  // Returns the generation of the written object.
+  Result<int64_t> apply(const api::Node& node, const api::SriovNodeStateSpec& spec,
+                        bool disruptive);
+  // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
+  Result<kube::ReconcileResult> tooLargeOr(const std::string& node,
+                                           const api::SriovNodeState* state,
+                                           const api::SriovNodeStateSpec& spec, Status error);
+  Status remove(const std::string& name);
+  int disruptiveInFlight(const std::string& except) const;  // rollout_mu_ held
+  void setFacts(const std::string& node, std::optional<NodeFacts> facts);
+
+  kube::Client& client_;
+  const OperatorOptions& options_;
+  kube::EventRecorder& events_;
+  const Caches& caches_;
+  PolicySnapshots& policies_;
+  NodeFactsStore& facts_;
+  std::function<void(const std::set<std::string>&)> facts_changed_;
+
+  // Disruptive changes are decided and written one at a time, and remembered until the cache
+  // shows them, so concurrent workers never exceed --max-unavailable.
+  std::mutex rollout_mu_;
+  std::map<std::string, int64_t> disruptive_written_;  // guarded by rollout_mu_: node -> gen
+};
+
+}  // namespace sriovdra::op

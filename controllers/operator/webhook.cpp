@@ -1,0 +1,30 @@
+#include "operator/webhook.h"
+
+#include "base/log.h"
+#include "operator/admission.h"
+
+namespace sriovdra::op {
+
+http::Response Webhook::handleMutate(const http::Request& req) {
+  auto review = parseAdmissionReview(req.body);
+  if (!review.ok()) return http::Response::text(400, review.status().message() + "\n");
+  return http::Response::json(200, admissionReviewResponse(review->uid, mutatePolicy(*review)));
+}
+
+http::Response Webhook::handleValidate(const http::Request& req) {
+  auto review = parseAdmissionReview(req.body);
+  if (!review.ok()) return http::Response::text(400, review.status().message() + "\n");
+  auto policies_list = caches_.node_policies.list();
+  auto node_list = caches_.nodes.list();
+  ValidationContext ctx{namespace_, {}, {}};
+  for (const auto& p : policies_list) ctx.node_policies.push_back(p.get());
+  for (const auto& n : node_list) ctx.nodes.push_back(n.get());
+  auto decision = validatePolicy(*review, ctx);
+  if (!decision.allowed) {
+    SDRA_LOG_INFO << "admission: rejected " << review->kind << " in " << review->namespace_ << ": "
+                  << decision.message;
+  }
+  return http::Response::json(200, admissionReviewResponse(review->uid, decision));
+}
+
+}  // namespace sriovdra::op
