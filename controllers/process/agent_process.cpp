@@ -1,0 +1,123 @@
+#include "process/agent_process.h"
+
+#include <atomic>
+#include <condition_variable>
+
+#include "agent/agent.h"
+#include "api/names.h"
+#include "base/log.h"
+#include "host/simulated_kernel.h"
+#include "http/server.h"
+#include "plugin/grpc_server.h"
+#include "plugin/plugin.h"
+
+namespace sriovdra::process {
+namespace {
+
+int fail(const std::string& message) {
+  SDRA_LOG_ERROR << message;
+  return 1;
+}
+
+}  // namespace
+
+int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
+  if (o.node.empty()) {
+    if (const char* env = std::getenv("NODE_NAME")) o.node = env;
+  }
+  if (o.node.empty()) return fail("no node name: pass --node-name or set NODE_NAME");
+  auto config = kube::loadConfig(o.kubeconfig);
+  if (!config.ok()) return fail(config.status().message());
+  std::string& ns = o.namespace_;
+  if (ns.empty()) ns = config->default_namespace;
+  if (const char* env = std::getenv("POD_NAMESPACE"); ns.empty() && env != nullptr) ns = env;
+  if (ns.empty()) return fail("no namespace: pass --namespace (the operator's namespace)");
+  auto client = kube::Client::create(*config);
+  if (!client.ok()) return fail(client.status().message());
+  std::shared_ptr<host::Sysfs> sysfs;
+  if (o.simulate_kernel) {
+    SDRA_LOG_WARN << "SIMULATION: --simulate-kernel makes writes under " << o.sysfs_root
+                  << " behave like the kernel; no hardware is touched";
+    sysfs = std::make_shared<host::SimulatedKernel>(o.sysfs_root);
+  } else {
+    sysfs = std::make_shared<host::RealSysfs>(o.sysfs_root);
+  }
+
+  kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
+  std::unique_ptr<agent::Agent> agent;
+  auto plugin = std::make_shared<plugin::Plugin>(
+      *client, sysfs,
+      [&agent](const std::string& device) {
+        return agent ? agent->advertised(device) : std::nullopt;
+      },
+      plugin::PluginOptions{.driver_name = std::string(api::kDriverName),
+                            .node_name = o.node,
+                            .state_dir = o.state_dir,
+                            .cdi_root = o.cdi_root,
+                            .device_info_dir = o.device_info_dir});
+  if (Status st = plugin->load(); !st.isOk()) {
+    SDRA_LOG_ERROR << st.message();
+    kube::ObjectMeta meta;
+    meta.namespace_ = ns;
+    meta.name = o.node;
+    events.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, meta),
+                   "CheckpointUnreadable", st.message());
+  }
+  agent = std::make_unique<agent::Agent>(*client, sysfs, plugin,
+                                         agent::AgentOptions{.node_name = o.node,
+                                                             .namespace_ = ns,
+                                                             .state_dir = o.state_dir,
+                                                             .resync_period = o.resync_period},
+                                         events);
+  std::unique_ptr<plugin::GrpcServer> grpc;
+  std::atomic<plugin::GrpcServer*> serving{nullptr};  // read by /readyz
+  auto probes = http::Server::start(
+      {.bind_address = o.probe_address, .name = "probes"},
+      {{"/healthz", [](const http::Request&) { return http::Response::text(200, "ok\n"); }},
+       {"/readyz", [&](const http::Request&) {
+          if (!agent->synced()) return http::Response::text(500, "informers not synced\n");
+          if (!agent->reconciledOnce()) return http::Response::text(500, "first sync pending\n");
+          plugin::GrpcServer* g = serving.load();
+          if (o.kubelet_plugin && (g == nullptr || !g->registered())) {
+            return http::Response::text(500, "kubelet has not registered the DRA plugin yet\n");
+          }
+          return http::Response::text(200, "ok\n");
+        }}});
+  if (!probes.ok()) return fail("health probes: " + probes.status().message());
+  auto metrics_server = serving::startMetricsEndpoint(o.metrics, *client);
+  if (!metrics_server.ok()) return fail("metrics: " + metrics_server.status().message());
+  agent->start();
+  SDRA_LOG_INFO << "sriov-dra-agent on node " << o.node << " (namespace " << ns << ", sysfs root "
+                << o.sysfs_root << ")";
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  if (o.kubelet_plugin) {
+    // Serve kubelet once the agent knows what it advertises, so the first prepare is answered.
+    // Nothing notifies the condition variable about the informers, so poll them briefly.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!agent->synced() && std::chrono::steady_clock::now() < deadline &&
+           !signals.token().stop_requested()) {
+      cv.wait_for(lock, signals.token(), std::chrono::milliseconds(50), [] { return false; });
+    }
+    auto served = plugin::GrpcServer::start(*plugin, {.driver_name = std::string(api::kDriverName),
+                                                      .registry_dir = o.registry_dir,
+                                                      .plugins_dir = o.plugins_dir});
+    if (!served.ok()) {
+      agent->stop();
+      return fail("kubelet plugin: " + served.status().message());
+    }
+    grpc = std::move(*served);
+    serving = grpc.get();
+  }
+  cv.wait(lock, signals.token(), [] { return false; });
+  serving = nullptr;
+  if (grpc) grpc->stop();
+  agent->stop();
+  events.flush(std::chrono::seconds(5));
+  if (*metrics_server) (*metrics_server)->stop();
+  (*probes)->stop();
+  return 0;
+}
+
+}  // namespace sriovdra::process

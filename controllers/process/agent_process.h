@@ -1,0 +1,36 @@
+#pragma once
+// The sriov-dra-agent process: the node agent (agent.h) and, unless disabled, kubelet's DRA
+// plugin (plugin.h) served over gRPC once the agent knows what it advertises; the probes
+// (/readyz: caches synced, the first host sync done and kubelet registered the plugin) and
+// /metrics. A checkpoint that cannot be read is reported as a CheckpointUnreadable Event on the
+// node's SriovNodeState. SIGTERM/SIGINT stop everything and return 0.
+#include <chrono>
+#include <string>
+
+#include "base/signals.h"
+#include "kube/config.h"
+#include "serving/metrics_endpoint.h"
+
+namespace sriovdra::process {
+
+struct AgentProcessOptions {
+  kube::KubeconfigOptions kubeconfig;
+  std::string namespace_;  // "" = the kubeconfig's or $POD_NAMESPACE
+  std::string node;        // "" = $NODE_NAME
+  std::string sysfs_root = "/";
+  bool simulate_kernel = false;
+  std::string state_dir = "/var/lib/sriov-dra";
+  bool kubelet_plugin = true;
+  std::string registry_dir = "/var/lib/kubelet/plugins_registry";
+  std::string plugins_dir = "/var/lib/kubelet/plugins";
+  std::string cdi_root = "/var/run/cdi";
+  std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
+  std::chrono::seconds resync_period{30};
+  std::string probe_address = ":8082";
+  serving::MetricsEndpointOptions metrics{.bind_address = "0"};
+};
+
+// The process's exit code.
+int runAgent(AgentProcessOptions options, ShutdownSignals& signals);
+
+}  // namespace sriovdra::process
