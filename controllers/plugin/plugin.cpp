@@ -10,6 +10,7 @@
 #include "base/time.h"
 #include "dra/attributes.h"
 #include "dra/cdi.h"
+#include "dra/prepare.h"
 #include "dra/vf_config.h"
 #include "host/apply.h"
 #include "host/discovery.h"
@@ -26,20 +27,9 @@ std::string claimName(const ClaimRef& r) { return r.namespace_ + "/" + r.name; }
 
 Status claimError(const std::string& what) { return Status(Code::kInvalidArgument, what); }
 
-std::string replaceSlashes(std::string s) {
-  for (auto& c : s) c = c == '/' ? '-' : c;
-  return s;
-}
-
 // A driver for messages: "" is the VF's default driver.
 std::string driverText(const std::string& driver) {
   return driver.empty() ? "its default driver" : driver;
-}
-
-// A VF the config wants on `target` ("" = its default driver) must be rebound from `current`.
-bool needsRebind(const std::string& target, const std::string& current) {
-  if (target.empty()) return current.empty() || host::isUserspaceDriver(current);
-  return target != current;
 }
 
 Status removeIfPresent(const std::string& path) {
@@ -177,6 +167,7 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       return results(it->second);
     }
   }
+  // Fetch: the claim, our devices as advertised, the host's view of their VFs, the checkpoint.
   const std::string who = "ResourceClaim " + claimName(ref);
   auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
   if (!got.ok()) {
@@ -185,70 +176,35 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
   }
   auto claim = api::ResourceClaim::decode(*got);
   if (!claim.ok()) return claimError(who + ": " + claim.status().message());
-  if (claim->metadata.uid != ref.uid) {
-    return claimError(who + " has UID " + claim->metadata.uid + ", not " + ref.uid +
-                      " (deleted and created again?)");
-  }
-  if (!claim->status.allocation) return claimError(who + " is not allocated");
-  const auto& reserved = claim->status.reserved_for;
-  if (reserved.size() != 1 || reserved[0].resource != "pods") {
-    return claimError(who + " is reserved for " + std::to_string(reserved.size()) +
-                      " consumer(s); a VF is prepared for exactly one pod");
-  }
-
-  struct Wanted {
-    const api::DeviceRequestAllocationResult* result;
-    api::SliceDevice advertised;
-    std::string pci;
-  };
-  std::vector<Wanted> wanted;
-  std::vector<std::string> problems;
-  for (const auto& r : claim->status.allocation->results) {
-    if (r.driver != options_.driver_name) continue;
-    if (r.pool != options_.node_name) {
-      problems.push_back("device " + r.device + " is in pool " + r.pool +
-                         ", another node's (this is " + options_.node_name + ")");
-      continue;
+  dra::PrepareInput input{.claim = &*claim,
+                          .expected_uid = ref.uid,
+                          .driver = options_.driver_name,
+                          .node = options_.node_name};
+  if (claim->status.allocation) {
+    for (const auto& r : claim->status.allocation->results) {
+      if (r.driver != options_.driver_name) continue;
+      if (auto adv = advertised_(r.device)) input.advertised.emplace(r.device, std::move(*adv));
     }
-    auto adv = advertised_(r.device);
-    auto pci = adv ? dra::stringAttribute(*adv, options_.driver_name, api::attr::kPciAddress)
-                   : std::nullopt;
-    if (!adv || !pci) {
-      problems.push_back("device " + r.device + " is not advertised by node " + options_.node_name);
-      continue;
-    }
-    wanted.push_back({&r, *adv, *pci});
   }
-  if (!problems.empty()) return claimError(who + ": " + join(problems, "; "));
-  if (wanted.empty()) return std::vector<PreparedDeviceResult>{};
-  auto configs = dra::vfConfigsByRequest(*claim->status.allocation, options_.driver_name);
-  if (!configs.ok()) return claimError(who + ": " + configs.status().message());
-
   auto host = holdHost();
-  dra::PreparedClaim pc{
-      .uid = ref.uid, .namespace_ = ref.namespace_, .name = ref.name, .pod_uid = reserved[0].uid};
-  std::map<std::string, std::string> known_original;  // from an interrupted earlier attempt
+  for (const auto& pci : dra::addressesToRead(*claim, options_.driver_name, input.advertised)) {
+    input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
+  }
+  dra::PreparedClaim earlier;
   {
     std::lock_guard lock(cp_mu_);
     if (auto it = checkpoint_.claims.find(ref.uid); it != checkpoint_.claims.end()) {
-      for (const auto& d : it->second.devices) known_original[d.pci_address] = d.original_driver;
+      earlier = it->second;
+      input.earlier = &earlier;
     }
   }
-  for (const auto& w : wanted) {
-    auto access = host::readVfAccess(*sysfs_, w.pci);
-    if (!access.ok()) {
-      return claimError(who + ": device " + w.result->device + " (" + w.pci +
-                        ") is advertised but not on the host: " + access.status().message());
-    }
-    auto known = known_original.find(w.pci);
-    pc.devices.push_back(
-        {.request_names = {w.result->request},
-         .pool = w.result->pool,
-         .device = w.result->device,
-         .pci_address = w.pci,
-         .config = configs->at(w.result->request),
-         .original_driver = known != known_original.end() ? known->second : access->driver});
-  }
+  // Decide.
+  auto plan = dra::planPrepare(input);
+  if (!plan.ok()) return plan.status();
+  dra::PreparedClaim& pc = plan->claim;
+  if (pc.devices.empty()) return std::vector<PreparedDeviceResult>{};
+
+  // Apply: record first, then bind, then write the CDI specs and device-info files.
   {
     std::lock_guard lock(cp_mu_);
     checkpoint_.claims[ref.uid] = pc;
@@ -257,7 +213,6 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       return Status(st.code(), "saving the checkpoint: " + st.message());
     }
   }
-
   // From here on a failure undoes what was done for this claim.
   auto fail = [&](Status error) -> Status {
     Status restored = restoreDrivers(pc);
@@ -273,13 +228,12 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
                                     "recorded, unprepare retries): " +
                                     (restored.isOk() ? removed : restored).message());
   };
-
   std::vector<dra::CdiDevice> cdi_devices;
   for (size_t i = 0; i < pc.devices.size(); ++i) {
     dra::PreparedDevice& d = pc.devices[i];
-    auto current = host::readVfAccess(*sysfs_, d.pci_address);
-    if (!current.ok()) return fail(current.status());
-    if (auto target = d.config.targetDriver(); target && needsRebind(*target, current->driver)) {
+    if (const auto& target = plan->vfs[i].rebind_to) {
+      auto current = host::readVfAccess(*sysfs_, d.pci_address);
+      if (!current.ok()) return fail(current.status());
       host::Action bind{host::Action::Kind::kBindDriver, "", d.pci_address, *target,
                         current->driver};
       if (Status st = host::applyAction(*sysfs_, bind); !st.isOk()) {
@@ -288,37 +242,23 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       }
       SDRA_LOG_INFO << "bound " << d.pci_address << " to " << driverText(*target) << " for "
                     << claimName(ref);
-      current = host::readVfAccess(*sysfs_, d.pci_address);
-      if (!current.ok()) return fail(current.status());
     }
-    std::string cdi_name = ref.uid + "-" + d.device;
-    auto cdi = dra::vfCdiDevice(
-        cdi_name,
-        {d.device, d.pci_address, d.config, *current,
-         dra::boolAttribute(wanted[i].advertised, options_.driver_name, api::attr::kRdmaCapable)});
-    if (!cdi.ok()) return fail(claimError(who + ": " + cdi.status().message()));
-    cdi_devices.push_back(std::move(*cdi));
-    d.cdi_device_ids = {dra::cdiQualifiedName(cdi_name), dra::cdiQualifiedName(pc.pod_uid)};
-
-    auto resource = dra::stringAttribute(wanted[i].advertised, options_.driver_name,
-                                         api::attr::kCniResourceName);
-    auto device_id =
-        dra::stringAttribute(wanted[i].advertised, options_.driver_name, api::attr::kCniDeviceId);
-    if (!options_.device_info_dir.empty() && resource && device_id) {
-      json::Document info(rapidjson::kObjectType);
-      api::Writer w(info, info.GetAllocator());
-      w.strAlways("type", "pci").strAlways("version", "1.1.0");
-      w.object("pci")
-          .strAlways("pci-address", d.pci_address)
-          .str("rdma-device", current->rdma_device);
-      std::string path = options_.device_info_dir + "/" + replaceSlashes(*resource) + "-" +
-                         replaceSlashes(*device_id) + "-device.json";
+    auto current = host::readVfAccess(*sysfs_, d.pci_address);
+    if (!current.ok()) return fail(current.status());
+    auto artifacts = dra::deviceArtifacts(pc, d, *current, plan->vfs[i].advertised,
+                                          options_.driver_name, options_.device_info_dir);
+    if (!artifacts.ok()) return fail(artifacts.status());
+    cdi_devices.push_back(std::move(artifacts->cdi));
+    d.cdi_device_ids = std::move(artifacts->cdi_device_ids);
+    if (!artifacts->device_info_path.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options_.device_info_dir, ec);
-      if (Status st = writeFileAtomic(path, json::dump(info), 0444); !st.isOk()) {
+      if (Status st =
+              writeFileAtomic(artifacts->device_info_path, artifacts->device_info_json, 0444);
+          !st.isOk()) {
         return fail(Status(st.code(), "writing the Multus device-info file: " + st.message()));
       }
-      d.device_info_path = path;
+      d.device_info_path = artifacts->device_info_path;
     }
   }
   std::error_code ec;

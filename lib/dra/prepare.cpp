@@ -1,0 +1,140 @@
+#include "dra/prepare.h"
+
+#include "api/names.h"
+#include "base/strings.h"
+#include "dra/attributes.h"
+#include "host/pci.h"
+
+namespace sriovdra::dra {
+namespace {
+
+Status refuse(const std::string& what) { return Status(Code::kInvalidArgument, what); }
+
+std::string withoutSlashes(std::string s) {
+  for (auto& c : s) c = c == '/' ? '-' : c;
+  return s;
+}
+
+}  // namespace
+
+bool needsRebind(const std::string& target, const std::string& current) {
+  if (target.empty()) return current.empty() || host::isUserspaceDriver(current);
+  return target != current;
+}
+
+std::vector<std::string> addressesToRead(
+    const api::ResourceClaim& claim, const std::string& driver,
+    const std::map<std::string, api::SliceDevice>& advertised) {
+  std::vector<std::string> out;
+  if (!claim.status.allocation) return out;
+  for (const auto& r : claim.status.allocation->results) {
+    if (r.driver != driver) continue;
+    auto it = advertised.find(r.device);
+    if (it == advertised.end()) continue;
+    if (auto pci = stringAttribute(it->second, driver, api::attr::kPciAddress)) out.push_back(*pci);
+  }
+  return out;
+}
+
+Result<PreparePlan> planPrepare(const PrepareInput& in) {
+  const api::ResourceClaim& claim = *in.claim;
+  const std::string who = "ResourceClaim " + claim.metadata.namespace_ + "/" + claim.metadata.name;
+  if (claim.metadata.uid != in.expected_uid) {
+    return refuse(who + " has UID " + claim.metadata.uid + ", not " + in.expected_uid +
+                  " (deleted and created again?)");
+  }
+  if (!claim.status.allocation) return refuse(who + " is not allocated");
+  const auto& reserved = claim.status.reserved_for;
+  if (reserved.size() != 1 || reserved[0].resource != "pods") {
+    return refuse(who + " is reserved for " + std::to_string(reserved.size()) +
+                  " consumer(s); a VF is prepared for exactly one pod");
+  }
+  PreparePlan plan;
+  plan.claim = {.uid = claim.metadata.uid,
+                .namespace_ = claim.metadata.namespace_,
+                .name = claim.metadata.name,
+                .pod_uid = reserved[0].uid};
+  std::vector<std::string> problems;
+  std::vector<std::pair<const api::DeviceRequestAllocationResult*, std::string>> ours;
+  for (const auto& r : claim.status.allocation->results) {
+    if (r.driver != in.driver) continue;
+    if (r.pool != in.node) {
+      problems.push_back("device " + r.device + " is in pool " + r.pool +
+                         ", another node's (this is " + in.node + ")");
+      continue;
+    }
+    auto adv = in.advertised.find(r.device);
+    auto pci = adv == in.advertised.end()
+                   ? std::nullopt
+                   : stringAttribute(adv->second, in.driver, api::attr::kPciAddress);
+    if (!pci) {
+      problems.push_back("device " + r.device + " is not advertised by node " + in.node);
+      continue;
+    }
+    ours.emplace_back(&r, *pci);
+  }
+  if (!problems.empty()) return refuse(who + ": " + join(problems, "; "));
+  if (ours.empty()) return plan;
+  auto configs = vfConfigsByRequest(*claim.status.allocation, in.driver);
+  if (!configs.ok()) return refuse(who + ": " + configs.status().message());
+
+  std::map<std::string, std::string> known_original;  // from an interrupted earlier attempt
+  if (in.earlier != nullptr) {
+    for (const auto& d : in.earlier->devices) known_original[d.pci_address] = d.original_driver;
+  }
+  for (const auto& [r, pci] : ours) {
+    auto access = in.host.find(pci);
+    if (access == in.host.end() || !access->second.ok()) {
+      std::string why = access == in.host.end() ? "not read" : access->second.status().message();
+      return refuse(who + ": device " + r->device + " (" + pci +
+                    ") is advertised but not on the host: " + why);
+    }
+    auto known = known_original.find(pci);
+    PreparedDevice d{
+        .request_names = {r->request},
+        .pool = r->pool,
+        .device = r->device,
+        .pci_address = pci,
+        .config = configs->at(r->request),
+        .original_driver = known != known_original.end() ? known->second : access->second->driver};
+    PlannedVf vf{.rebind_to = std::nullopt, .advertised = in.advertised.at(r->device)};
+    if (auto target = d.config.targetDriver();
+        target && needsRebind(*target, access->second->driver)) {
+      vf.rebind_to = *target;
+    }
+    plan.claim.devices.push_back(std::move(d));
+    plan.vfs.push_back(std::move(vf));
+  }
+  return plan;
+}
+
+Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const PreparedDevice& d,
+                                        const host::VfAccess& current,
+                                        const api::SliceDevice& advertised,
+                                        const std::string& driver,
+                                        const std::string& device_info_dir) {
+  DeviceArtifacts out;
+  std::string cdi_name = claim.uid + "-" + d.device;
+  auto cdi = vfCdiDevice(cdi_name, {d.device, d.pci_address, d.config, current,
+                                    boolAttribute(advertised, driver, api::attr::kRdmaCapable)});
+  if (!cdi.ok()) {
+    return refuse("ResourceClaim " + claim.namespace_ + "/" + claim.name + ": " +
+                  cdi.status().message());
+  }
+  out.cdi = std::move(*cdi);
+  out.cdi_device_ids = {cdiQualifiedName(cdi_name), cdiQualifiedName(claim.pod_uid)};
+  auto resource = stringAttribute(advertised, driver, api::attr::kCniResourceName);
+  auto device_id = stringAttribute(advertised, driver, api::attr::kCniDeviceId);
+  if (!device_info_dir.empty() && resource && device_id) {
+    json::Document info(rapidjson::kObjectType);
+    api::Writer w(info, info.GetAllocator());
+    w.strAlways("type", "pci").strAlways("version", "1.1.0");
+    w.object("pci").strAlways("pci-address", d.pci_address).str("rdma-device", current.rdma_device);
+    out.device_info_path = device_info_dir + "/" + withoutSlashes(*resource) + "-" +
+                           withoutSlashes(*device_id) + "-device.json";
+    out.device_info_json = json::dump(info);
+  }
+  return out;
+}
+
+}  // namespace sriovdra::dra

@@ -1,0 +1,73 @@
+#pragma once
+// What the kubelet plugin does for one claim, decided from what it read (pure; the plugin reads
+// the claim, the advertised devices and the host, calls these, and applies the result).
+//
+// planPrepare(): the claim must be the one kubelet named (same UID), allocated and reserved for
+// exactly one pod; each of its results for `driver` must be in this node's pool, advertised here,
+// with a PCI address the host has. The plan records every such VF with its effective VfConfig
+// (dra/vf_config.h) and its original driver (from an interrupted earlier attempt if there was
+// one, so a crash between binding and recording never loses the driver to restore), and says
+// which VFs must be bound to another driver first. A claim with none of our results has an
+// empty plan. Every refusal is kInvalidArgument with a message naming the claim and the device.
+//
+// deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
+// device carries the Multus attributes, its device-info file.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/resource.h"
+#include "dra/cdi.h"
+#include "dra/checkpoint.h"
+#include "host/discovery.h"
+
+namespace sriovdra::dra {
+
+struct PrepareInput {
+  const api::ResourceClaim* claim = nullptr;
+  std::string expected_uid;  // the UID kubelet named
+  std::string driver;
+  std::string node;
+  // Our devices as this node advertises them, by name (devices not advertised are absent).
+  std::map<std::string, api::SliceDevice> advertised;
+  // The host's view of each VF the claim names, by PCI address (absent or an error: not there).
+  std::map<std::string, Result<host::VfAccess>> host;
+  const PreparedClaim* earlier = nullptr;  // the checkpoint's record of this claim, if any
+};
+
+struct PlannedVf {
+  std::optional<std::string> rebind_to;  // bind the VF to this driver ("" = its default) first
+  api::SliceDevice advertised;
+};
+
+struct PreparePlan {
+  PreparedClaim claim;         // state kPreparing; devices in the claim's result order
+  std::vector<PlannedVf> vfs;  // one per claim.devices entry
+};
+
+// The PCI addresses of the devices in `advertised` that the claim's results for `driver` name
+// (what the plugin must read from the host before planning).
+std::vector<std::string> addressesToRead(const api::ResourceClaim& claim, const std::string& driver,
+                                         const std::map<std::string, api::SliceDevice>& advertised);
+
+Result<PreparePlan> planPrepare(const PrepareInput& in);
+
+// True when a VF whose config wants `target` ("" = its default driver) must be rebound from
+// `current`: a VF on a userspace driver (vfio-pci) goes back to its kernel driver by default.
+bool needsRebind(const std::string& target, const std::string& current);
+
+struct DeviceArtifacts {
+  CdiDevice cdi;
+  std::vector<std::string> cdi_device_ids;  // the claim's device, then the pod's
+  std::string device_info_path;             // "" = none
+  std::string device_info_json;
+};
+
+Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const PreparedDevice& device,
+                                        const host::VfAccess& current,
+                                        const api::SliceDevice& advertised,
+                                        const std::string& driver,
+                                        const std::string& device_info_dir);
+
+}  // namespace sriovdra::dra

@@ -1,0 +1,175 @@
+// planPrepare(): what the kubelet plugin does with a claim, decided from what it read. Pure.
+#include "dra/prepare.h"
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+
+using namespace sriovdra;
+
+namespace {
+
+const std::string kDriver(api::kDriverName);
+const std::string kVfio = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
+                          R"("kind":"VfConfig","driver":"vfio-pci"})";
+const std::string kDefault = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
+                             R"("kind":"VfConfig","driver":"default"})";
+
+// A claim allocated on n1 with VF 0000-11-00-1 for request "vf" (and a GPU), reserved for one pod.
+api::ResourceClaim claim(const std::string& vf_config = "") {
+  api::ResourceClaim c;
+  c.metadata.namespace_ = "ns";
+  c.metadata.name = "c";
+  c.metadata.uid = "uid-1";
+  api::AllocationResult a;
+  a.results = {{"gpu", "gpu.nvidia.com", "n1", "gpu-3"}, {"vf", kDriver, "n1", "0000-11-00-1"}};
+  if (!vf_config.empty()) a.config = {{"FromClaim", {"vf"}, {kDriver, vf_config}}};
+  c.status.allocation = a;
+  c.status.reserved_for = {{"", "pods", "pod", "pod-uid"}};
+  return c;
+}
+
+api::SliceDevice advertisedVf() {
+  return {"0000-11-00-1",
+          {{std::string(api::attr::kPciAddress), api::AttributeValue::ofString("0000:11:00.1")}},
+          {}};
+}
+
+host::VfAccess onDriver(const std::string& driver) {
+  host::VfAccess a;
+  a.driver = driver;
+  return a;
+}
+
+struct Row {
+  std::string name;
+  api::ResourceClaim claim;
+  std::string uid = "uid-1";
+  bool advertised = true;
+  std::optional<std::string> host_driver = "mlx5_core";  // nullopt: not on the host
+  std::optional<std::string> earlier_original;           // an interrupted attempt recorded this
+  // Expected: an error starting with this, or the plan below.
+  std::string error;
+  std::optional<std::string> rebind_to;
+  std::string original_driver = "mlx5_core";
+};
+
+}  // namespace
+
+TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dra][plugin][unit]") {
+  auto other_pool = claim();
+  other_pool.status.allocation->results[1].pool = "n2";
+  auto unallocated = claim();
+  unallocated.status.allocation.reset();
+  auto shared = claim();
+  shared.status.reserved_for.push_back({"", "pods", "pod-2", "pod-uid-2"});
+  auto gpu_only = claim();
+  gpu_only.status.allocation->results.pop_back();
+  const std::vector<Row> rows = {
+      {.name = "another claim of the same name",
+       .claim = claim(),
+       .uid = "uid-0",
+       .error = "ResourceClaim ns/c has UID uid-1, not uid-0 (deleted and created again?)"},
+      {.name = "not allocated",
+       .claim = unallocated,
+       .error = "ResourceClaim ns/c is not allocated"},
+      {.name = "reserved for two pods",
+       .claim = shared,
+       .error = "ResourceClaim ns/c is reserved for 2 consumer(s); a VF is prepared for exactly "
+                "one pod"},
+      {.name = "a device of another node's pool",
+       .claim = other_pool,
+       .error = "ResourceClaim ns/c: device 0000-11-00-1 is in pool n2, another node's (this is "
+                "n1)"},
+      {.name = "a device this node does not advertise",
+       .claim = claim(),
+       .advertised = false,
+       .error = "ResourceClaim ns/c: device 0000-11-00-1 is not advertised by node n1"},
+      {.name = "an advertised VF the host does not have",
+       .claim = claim(),
+       .host_driver = std::nullopt,
+       .error = "ResourceClaim ns/c: device 0000-11-00-1 (0000:11:00.1) is advertised but not on "
+                "the host"},
+      {.name = "no VF in the config: left on its driver", .claim = claim()},
+      {.name = "vfio-pci asked: rebind, remember mlx5_core",
+       .claim = claim(kVfio),
+       .rebind_to = "vfio-pci"},
+      {.name = "a crash after binding: the first original driver is kept, no second bind",
+       .claim = claim(kVfio),
+       .host_driver = "vfio-pci",
+       .earlier_original = "mlx5_core"},
+      {.name = "the default driver asked of a VF on vfio-pci: back to its kernel driver",
+       .claim = claim(kDefault),
+       .host_driver = "vfio-pci",
+       .rebind_to = "",
+       .original_driver = "vfio-pci"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    dra::PrepareInput in{
+        .claim = &row.claim, .expected_uid = row.uid, .driver = kDriver, .node = "n1"};
+    if (row.advertised) in.advertised.emplace("0000-11-00-1", advertisedVf());
+    if (row.host_driver) in.host.emplace("0000:11:00.1", onDriver(*row.host_driver));
+    dra::PreparedClaim earlier;
+    if (row.earlier_original) {
+      earlier.devices.push_back(
+          {.pci_address = "0000:11:00.1", .original_driver = *row.earlier_original});
+      in.earlier = &earlier;
+    }
+    CHECK(dra::addressesToRead(row.claim, kDriver, in.advertised) ==
+          (row.advertised && row.claim.status.allocation ? std::vector<std::string>{"0000:11:00.1"}
+                                                         : std::vector<std::string>{}));
+    auto plan = dra::planPrepare(in);
+    if (!row.error.empty()) {
+      REQUIRE_FALSE(plan.ok());
+      CHECK(plan.status().code() == Code::kInvalidArgument);
+      CHECK_THAT(plan.status().message(), Catch::StartsWith(row.error));
+      continue;
+    }
+    REQUIRE(plan.ok());
+    CHECK(plan->claim.pod_uid == "pod-uid");
+    CHECK(plan->claim.state == dra::PreparedClaim::State::kPreparing);
+    REQUIRE(plan->claim.devices.size() == 1);
+    const auto& d = plan->claim.devices[0];
+    CHECK(d.device == "0000-11-00-1");
+    CHECK(d.pci_address == "0000:11:00.1");
+    CHECK(d.request_names == std::vector<std::string>{"vf"});
+    CHECK(d.original_driver == row.original_driver);
+    REQUIRE(plan->vfs.size() == 1);
+    CHECK(plan->vfs[0].rebind_to == row.rebind_to);
+  }
+}
+
+TEST_CASE("a claim with none of our devices has an empty plan", "[dra][plugin][unit]") {
+  auto c = claim();
+  c.status.allocation->results.pop_back();
+  dra::PrepareInput in{.claim = &c, .expected_uid = "uid-1", .driver = kDriver, .node = "n1"};
+  auto plan = dra::planPrepare(in);
+  REQUIRE(plan.ok());
+  CHECK(plan->claim.devices.empty());
+}
+
+TEST_CASE("the artifacts of a prepared VF: its CDI device and the Multus device-info file",
+          "[dra][plugin][unit]") {
+  dra::PreparedClaim pc{.uid = "uid-1", .namespace_ = "ns", .name = "c", .pod_uid = "pod-uid"};
+  dra::PreparedDevice d{.device = "0000-11-00-1", .pci_address = "0000:11:00.1"};
+  auto adv = advertisedVf();
+  adv.attributes[std::string(api::attr::kCniResourceName)] =
+      api::AttributeValue::ofString("openshift.io/cx6_vfs");
+  adv.attributes[std::string(api::attr::kCniDeviceId)] =
+      api::AttributeValue::ofString("0000:11:00.1");
+  host::VfAccess access = onDriver("mlx5_core");
+  access.rdma_device = "mlx5_3";
+  auto a = dra::deviceArtifacts(pc, d, access, adv, kDriver, "/run/devinfo");
+  REQUIRE(a.ok());
+  CHECK(a->cdi.name == "uid-1-0000-11-00-1");
+  CHECK(a->cdi_device_ids ==
+        std::vector<std::string>{kDriver + "/vf=uid-1-0000-11-00-1", kDriver + "/vf=pod-uid"});
+  CHECK(a->device_info_path == "/run/devinfo/openshift.io-cx6_vfs-0000:11:00.1-device.json");
+  CHECK(a->device_info_json ==
+        R"({"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:11:00.1",)"
+        R"("rdma-device":"mlx5_3"}})");
+  auto without = dra::deviceArtifacts(pc, d, access, advertisedVf(), kDriver, "/run/devinfo");
+  REQUIRE(without.ok());
+  CHECK(without->device_info_path.empty());
+}
