@@ -11,6 +11,7 @@
 #include "dra/slices.h"
 #include "host/apply.h"
 #include "host/discovery.h"
+#include "host/sync_status.h"
 #include "metrics/registry.h"
 
 namespace sriovdra::agent {
@@ -201,78 +202,27 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   }
   for (const auto& r : refused) errors.push_back("not advertised, " + r);
 
-  const std::string now = nowString();
+  host::SyncOutcome outcome{.errors = errors, .blocked = blocked, .advertised = advertised};
   int64_t gen = state->metadata.generation;
-  status.interfaces = topology->pfs;
-  status.gpus = topology->gpus;
-  status.pcie_roots = topology->roots;
-  std::vector<api::Device> existing;
-  std::set<std::string> vf_addresses;
-  for (const auto& pf : topology->pfs) {
-    for (const auto& vf : pf.vfs) vf_addresses.insert(vf.pci_address);
-  }
-  for (const auto& d : spec.devices) {
-    if (vf_addresses.count(d.pci_address) != 0) existing.push_back(d);
-  }
-  status.alignment = host::computeAlignment(*topology, existing);
-  status.advertised_vfs = advertised;
+  status = host::syncedStatus(status, spec, gen, *topology, outcome, nowString());
   int64_t desired = 0;
   for (const auto& i : spec.interfaces) desired += i.num_vfs;
+  int64_t present = 0;
+  for (const auto& pf : topology->pfs) present += static_cast<int64_t>(pf.vfs.size());
   nodeVfsGauge().Add({{"state", "desired"}}).Set(static_cast<double>(desired));
-  nodeVfsGauge().Add({{"state", "present"}}).Set(static_cast<double>(vf_addresses.size()));
+  nodeVfsGauge().Add({{"state", "present"}}).Set(static_cast<double>(present));
   nodeVfsGauge().Add({{"state", "advertised"}}).Set(static_cast<double>(advertised));
-  status.gpu_count = static_cast<int64_t>(topology->gpus.size());
-  status.last_sync_error = join(errors, "; ");
-  if (!errors.empty()) {
-    status.sync_status = "Failed";
-  } else if (!blocked.empty()) {
-    status.sync_status = "InProgress";
-  } else {
-    status.sync_status = "Succeeded";
-    status.observed_generation = gen;
-  }
   for (const char* st : {"Succeeded", "InProgress", "Failed"}) {
     syncGauge().Add({{"status", st}}).Set(status.sync_status == st ? 1 : 0);
   }
-  std::vector<std::string> blocked_msgs;
-  blocked_msgs.reserve(blocked.size());
-  for (const auto& b : blocked)
-    blocked_msgs.push_back(b.reason + " (claims: " + join(b.claims, ", ") + ")");
-  api::setCondition(status.conditions,
-                    {"Progressing", "False", "Done", "no change pending", "", gen}, now);
-  api::setCondition(
-      status.conditions,
-      errors.empty()
-          ? api::Condition{"Degraded", "False", "AsExpected", "the host matches the spec", "", gen}
-          : api::Condition{"Degraded", "True", "SyncFailed", status.last_sync_error, "", gen},
-      now);
-  api::setCondition(status.conditions,
-                    blocked.empty() ? api::Condition{"Blocked", "False", "NothingInUse",
-                                                     "no VF that must change is in use", "", gen}
-                                    : api::Condition{"Blocked", "True", "VfsInUse",
-                                                     join(blocked_msgs, "; "), "", gen},
-                    now);
   bool ok = errors.empty() && blocked.empty();
-  api::setCondition(
-      status.conditions,
-      ok ? api::Condition{"Ready", "True", "Synced",
-                          std::to_string(advertised) + " VF(s) advertised", "", gen}
-         : api::Condition{"Ready", "False", errors.empty() ? "Blocked" : "SyncFailed",
-                          errors.empty() ? join(blocked_msgs, "; ") : status.last_sync_error, "",
-                          gen},
-      now);
   if (!(status == state->status)) {
-    auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
-    if (status.sync_status != state->status.sync_status ||
-        status.last_sync_error != state->status.last_sync_error) {
-      if (status.sync_status == "Failed") {
-        events_.warning(ref, "SyncFailed", status.last_sync_error);
-      } else if (!blocked.empty()) {
-        events_.warning(ref, "Blocked", join(blocked_msgs, "; "));
-      } else if (status.sync_status == "Succeeded") {
-        events_.normal(ref, "Synced",
-                       "the host matches generation " + std::to_string(gen) + "; " +
-                           std::to_string(advertised) + " VF(s) advertised");
+    if (auto event = host::syncEvent(state->status, status, outcome, gen)) {
+      auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
+      if (event->warning) {
+        events_.warning(ref, event->reason, event->message);
+      } else {
+        events_.normal(ref, event->reason, event->message);
       }
     }
     SDRA_RETURN_IF_ERROR(writeStatus(*state, status));

@@ -1,0 +1,90 @@
+#include "host/sync_status.h"
+
+#include <set>
+
+#include "base/strings.h"
+
+namespace sriovdra::host {
+
+std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked) {
+  std::vector<std::string> out;
+  out.reserve(blocked.size());
+  for (const auto& b : blocked) out.push_back(b.reason + " (claims: " + join(b.claims, ", ") + ")");
+  return out;
+}
+
+api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
+                                       const api::SriovNodeStateSpec& spec, int64_t gen,
+                                       const Topology& topology, const SyncOutcome& outcome,
+                                       const std::string& now) {
+  api::SriovNodeStateStatus status = before;
+  status.interfaces = topology.pfs;
+  status.gpus = topology.gpus;
+  status.pcie_roots = topology.roots;
+  std::vector<api::Device> existing;
+  std::set<std::string> vf_addresses;
+  for (const auto& pf : topology.pfs) {
+    for (const auto& vf : pf.vfs) vf_addresses.insert(vf.pci_address);
+  }
+  for (const auto& d : spec.devices) {
+    if (vf_addresses.count(d.pci_address) != 0) existing.push_back(d);
+  }
+  status.alignment = computeAlignment(topology, existing);
+  status.advertised_vfs = outcome.advertised;
+  status.gpu_count = static_cast<int64_t>(topology.gpus.size());
+  status.last_sync_error = join(outcome.errors, "; ");
+  if (!outcome.errors.empty()) {
+    status.sync_status = "Failed";
+  } else if (!outcome.blocked.empty()) {
+    status.sync_status = "InProgress";
+  } else {
+    status.sync_status = "Succeeded";
+    status.observed_generation = gen;
+  }
+  auto blocked = blockedMessages(outcome.blocked);
+  api::setCondition(status.conditions,
+                    {"Progressing", "False", "Done", "no change pending", "", gen}, now);
+  api::setCondition(
+      status.conditions,
+      outcome.errors.empty()
+          ? api::Condition{"Degraded", "False", "AsExpected", "the host matches the spec", "", gen}
+          : api::Condition{"Degraded", "True", "SyncFailed", status.last_sync_error, "", gen},
+      now);
+  api::setCondition(
+      status.conditions,
+      outcome.blocked.empty()
+          ? api::Condition{"Blocked", "False", "NothingInUse", "no VF that must change is in use",
+                           "", gen}
+          : api::Condition{"Blocked", "True", "VfsInUse", join(blocked, "; "), "", gen},
+      now);
+  bool ok = outcome.errors.empty() && outcome.blocked.empty();
+  api::setCondition(
+      status.conditions,
+      ok ? api::Condition{"Ready", "True", "Synced",
+                          std::to_string(outcome.advertised) + " VF(s) advertised", "", gen}
+         : api::Condition{"Ready", "False", outcome.errors.empty() ? "Blocked" : "SyncFailed",
+                          outcome.errors.empty() ? join(blocked, "; ") : status.last_sync_error, "",
+                          gen},
+      now);
+  return status;
+}
+
+std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
+                                   const api::SriovNodeStateStatus& after,
+                                   const SyncOutcome& outcome, int64_t gen) {
+  if (after.sync_status == before.sync_status && after.last_sync_error == before.last_sync_error) {
+    return std::nullopt;
+  }
+  if (after.sync_status == "Failed") return SyncEvent{true, "SyncFailed", after.last_sync_error};
+  if (!outcome.blocked.empty()) {
+    return SyncEvent{true, "Blocked", join(blockedMessages(outcome.blocked), "; ")};
+  }
+  if (after.sync_status == "Succeeded") {
+    return SyncEvent{false, "Synced",
+                     "the host matches generation " + std::to_string(gen) + "; " +
+                         std::to_string(outcome.advertised) + " VF(s) advertised"};
+  }
+  return std::nullopt;
+}
+
+}  // namespace sriovdra::host

@@ -1,0 +1,45 @@
+#pragma once
+// What the agent reports in SriovNodeState.status after a pass over the host (pure).
+//
+// syncedStatus(): the discovered PFs, GPUs and PCIe tree; the alignment of the spec's devices
+// that exist; advertisedVfs; syncStatus Failed (with lastSyncError) on errors, InProgress while
+// changes wait for VFs in use, else Succeeded (observedGeneration = the spec's generation); and
+// the conditions Progressing=False, Degraded, Blocked and Ready, each with the generation.
+// Conditions keep their lastTransitionTime unless their status changes.
+//
+// syncEvent(): the Event that tells a person what changed between two statuses, if anything
+// did: SyncFailed (Warning), Blocked (Warning) or Synced (Normal).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "host/discovery.h"
+#include "host/plan.h"
+
+namespace sriovdra::host {
+
+struct SyncOutcome {
+  std::vector<std::string> errors;
+  std::vector<BlockedPf> blocked;
+  int64_t advertised = 0;  // devices in the published ResourceSlices
+};
+
+api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
+                                       const api::SriovNodeStateSpec& spec, int64_t generation,
+                                       const Topology& topology, const SyncOutcome& outcome,
+                                       const std::string& now);
+
+struct SyncEvent {
+  bool warning = false;
+  std::string reason;
+  std::string message;
+};
+std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
+                                   const api::SriovNodeStateStatus& after,
+                                   const SyncOutcome& outcome, int64_t generation);
+
+// "<reason> (claims: a/x, b/y)" for each blocked PF.
+std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked);
+
+}  // namespace sriovdra::host
