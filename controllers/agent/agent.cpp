@@ -43,7 +43,7 @@ std::string nowString() { return formatRfc3339(std::chrono::system_clock::now())
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-             std::shared_ptr<PreparedSource> prepared, AgentOptions options,
+             std::shared_ptr<host::PreparedSource> prepared, AgentOptions options,
              kube::EventRecorder& events)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
@@ -250,8 +250,9 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
   auto doc =
       kube::newObject(api::resources::kSriovNodeStates, options_.namespace_, state.metadata.name);
   status.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
-  auto applied = client_->apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
-                                {.field_manager = kFieldManager, .force = true}, "status");
+  auto applied =
+      client_->apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
+                     {.field_manager = api::kAgentFieldManager, .force = true}, "status");
   if (applied.ok()) return Status::ok();
   if (applied.status().code() == Code::kTooLarge) {
     events_.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, state.metadata),
@@ -297,7 +298,7 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     }
     slice.spec.encode(api::Writer(doc, a).object("spec"));
     auto applied = client_->apply(api::resources::kResourceSlices, "", doc,
-                                  {.field_manager = kFieldManager, .force = true});
+                                  {.field_manager = api::kAgentFieldManager, .force = true});
     if (!applied.ok()) return applied.status();
     SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
                   << " devices, pool generation " << slice.spec.pool.generation << ")";

@@ -22,6 +22,7 @@
 #include "api/node_state.h"
 #include "api/resource.h"
 #include "host/plan.h"
+#include "host/prepared.h"
 #include "host/sysfs.h"
 #include "kube/controller.h"
 #include "kube/events.h"
@@ -29,17 +30,7 @@
 
 namespace sriovdra::agent {
 
-inline constexpr const char* kFieldManager = "sriov-dra-agent";
 inline constexpr const char* kNodeLabel = "sriovnetwork.k8snetworkplumbingwg.io/node";
-
-// Where prepared VFs come from (the kubelet plugin's checkpoint): the agent never resets or
-// rebinds them. holdHost() keeps the plugin from preparing while the agent changes VFs.
-class PreparedSource {
- public:
-  virtual ~PreparedSource() = default;
-  virtual host::PreparedVfs prepared() const = 0;
-  virtual std::unique_lock<std::mutex> holdHost() = 0;
-};
 
 struct AgentOptions {
   std::string node_name;
@@ -52,7 +43,7 @@ struct AgentOptions {
 class Agent {
  public:
   Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-        std::shared_ptr<PreparedSource> prepared, AgentOptions options,
+        std::shared_ptr<host::PreparedSource> prepared, AgentOptions options,
         kube::EventRecorder& events);
   ~Agent();
   Agent(const Agent&) = delete;
@@ -80,7 +71,7 @@ class Agent {
 
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
-  std::shared_ptr<PreparedSource> prepared_;
+  std::shared_ptr<host::PreparedSource> prepared_;
   const AgentOptions options_;
   kube::EventRecorder& events_;
   std::string node_uid_;

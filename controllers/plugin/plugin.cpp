@@ -385,7 +385,7 @@ void Plugin::writeClaimStatus(const api::ResourceClaim& claim, const dra::Prepar
     api::Writer(patch, a).object("status").value("devices", std::move(devices));
     auto patched = client_->patch(api::resources::kResourceClaims, claim.metadata.namespace_,
                                   claim.metadata.name, kube::PatchType::kMerge, json::dump(patch),
-                                  {}, "status");
+                                  {.field_manager = api::kAgentFieldManager}, "status");
     return patched.ok() ? Status::ok() : patched.status();
   };
   auto delay = options_.status_retry;

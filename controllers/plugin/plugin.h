@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "agent/agent.h"
 #include "api/resource.h"
 #include "dra/checkpoint.h"
+#include "host/prepared.h"
 #include "host/sysfs.h"
 #include "kube/client.h"
 
@@ -65,7 +65,7 @@ struct PluginOptions {
 // The device `name` as the agent publishes it in this node's ResourceSlices, if it does.
 using AdvertisedLookup = std::function<std::optional<api::SliceDevice>(const std::string& name)>;
 
-class Plugin : public agent::PreparedSource {
+class Plugin : public host::PreparedSource {
  public:
   Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
          AdvertisedLookup advertised, PluginOptions options);

@@ -9,6 +9,8 @@
 namespace sriovdra::api {
 
 inline constexpr std::string_view kDriverName = "sriovnetwork.k8snetworkplumbingwg.io";
+// The field manager of everything the node agent and its kubelet plugin write.
+inline constexpr const char* kAgentFieldManager = "sriov-dra-agent";
 inline constexpr std::string_view kDraGroup = "sriovnetwork.k8snetworkplumbingwg.io";
 inline constexpr std::string_view kOperatorGroup = "sriovnetwork.openshift.io";
 

@@ -16,6 +16,7 @@
 
 #include "api/node_state.h"
 #include "host/discovery.h"
+#include "host/prepared.h"
 
 namespace sriovdra::host {
 
@@ -43,9 +44,6 @@ struct Plan {
   std::set<std::string> configured;  // PFs the agent configures (the new record)
   bool empty() const { return actions.empty(); }
 };
-
-// VF address -> the claims it is prepared for.
-using PreparedVfs = std::map<std::string, std::vector<std::string>>;
 
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared);
