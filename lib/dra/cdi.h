@@ -17,7 +17,7 @@
 #include "base/json.h"
 #include "base/status.h"
 #include "dra/vf_config.h"
-#include "host/discovery.h"
+#include "host/model.h"
 
 namespace sriovdra::dra {
 

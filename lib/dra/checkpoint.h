@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 #include "dra/vf_config.h"
-#include "host/plan.h"
+#include "host/prepared.h"
 
 namespace sriovdra::dra {
 

@@ -20,7 +20,7 @@
 #include "api/resource.h"
 #include "dra/cdi.h"
 #include "dra/checkpoint.h"
-#include "host/discovery.h"
+#include "host/model.h"
 
 namespace sriovdra::dra {
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "dra/alignment.h"
-#include "host/discovery.h"
+#include "host/model.h"
 
 namespace sriovdra::dra {
 

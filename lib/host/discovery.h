@@ -9,16 +9,10 @@
 #include <vector>
 
 #include "api/node_state.h"
+#include "host/model.h"
 #include "host/sysfs.h"
 
 namespace sriovdra::host {
-
-struct Topology {
-  std::vector<api::InterfaceExt> pfs;  // with VFs, sorted by PCI address
-  std::vector<api::Gpu> gpus;
-  std::vector<api::PcieRoot> roots;
-  std::vector<std::string> warnings;
-};
 
 Result<Topology> discover(const Sysfs& sysfs);
 
@@ -30,17 +24,6 @@ struct PciPlacement {
 // Where the device with this address sits (from the resolved sys/bus/pci/devices link).
 Result<PciPlacement> placement(const Sysfs& sysfs, const std::string& bdf);
 
-// What a container needs to use a VF, read when the VF is prepared for a pod.
-struct VfAccess {
-  std::string driver;       // bound driver, "" = none
-  std::string iommu_group;  // group number
-  bool noiommu = false;     // a VFIO no-IOMMU group: the node is /dev/vfio/noiommu-<group>
-  std::string netdev;
-  std::string rdma_device;  // e.g. mlx5_3, "" = none
-  std::string uverbs;       // verbs character device, e.g. uverbs3 ("" = none)
-  std::string umad;         // MAD character devices
-  std::string issm;
-};
 // NotFound when there is no PCI function with this address.
 Result<VfAccess> readVfAccess(const Sysfs& sysfs, const std::string& bdf);
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "policy/vf_range.h"
+#include "api/vf_range.h"
 
 namespace sriovdra::host {
 namespace {
@@ -97,7 +97,7 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
       if (vf.vf_id >= itf.num_vfs) continue;
       const api::VfGroup* group = nullptr;
       for (const auto& g : itf.vf_groups) {
-        auto range = policy::parseVfRange(g.vf_range);
+        auto range = api::parseVfRange(g.vf_range);
         if (range.ok() && range->contains(vf.vf_id)) group = &g;
       }
       if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;

@@ -4,9 +4,13 @@
 
 #include "policy/selectors.h"
 #include "policy/validate.h"
-#include "policy/vf_range.h"
+#include "api/vf_range.h"
 
 namespace sriovdra::policy {
+
+using api::parsePfName;
+using api::parseVfRange;
+using api::VfRange;
 namespace {
 
 std::string lower(std::string s) {

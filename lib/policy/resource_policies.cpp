@@ -6,9 +6,13 @@
 #include "api/names.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
-#include "policy/vf_range.h"
+#include "api/vf_range.h"
 
 namespace sriovdra::policy {
+
+using api::parsePfName;
+using api::parseVfRange;
+using api::VfRange;
 namespace {
 
 constexpr size_t kMaxAttributesPerDevice = 32;

@@ -7,9 +7,13 @@
 #include "api/names.h"
 #include "api/resource_limits.h"
 #include "policy/selectors.h"
-#include "policy/vf_range.h"
+#include "api/vf_range.h"
 
 namespace sriovdra::policy {
+
+using api::parsePfName;
+using api::parseVfRange;
+using api::VfRange;
 namespace {
 
 const std::regex kResourceName("[a-zA-Z0-9]([a-zA-Z0-9_-]*[a-zA-Z0-9])?");

@@ -6,7 +6,7 @@
 
 #include "base/status.h"
 
-namespace sriovdra::policy {
+namespace sriovdra::api {
 
 struct VfRange {
   int64_t first = 0;
@@ -28,4 +28,4 @@ Result<PfName> parsePfName(const std::string& entry);
 // "0-3" -> {0, 3}.
 Result<VfRange> parseVfRange(const std::string& text);
 
-}  // namespace sriovdra::policy
+}  // namespace sriovdra::api

@@ -1,8 +1,8 @@
-#include "policy/vf_range.h"
+#include "api/vf_range.h"
 
 #include <charconv>
 
-namespace sriovdra::policy {
+namespace sriovdra::api {
 namespace {
 
 std::optional<int64_t> number(std::string_view s) {
@@ -60,4 +60,4 @@ Result<PfName> parsePfName(const std::string& entry) {
   return PfName{entry.substr(0, hash), *range};
 }
 
-}  // namespace sriovdra::policy
+}  // namespace sriovdra::api
