@@ -38,8 +38,6 @@ class GrpcServer {
   bool registered() const;
   // What kubelet said when it refused the registration ("" = nothing).
   std::string registrationError() const;
-  const std::string& registrationSocket() const { return registration_socket_; }
-  const std::string& draSocket() const { return dra_socket_; }
 
   // Called by the registration service.
   void setRegistration(bool registered, const std::string& error);

@@ -12,7 +12,6 @@ namespace sriovdra::log {
 namespace {
 
 std::atomic<int> g_verbosity{0};
-std::atomic<Sink> g_sink{nullptr};
 
 void writeStderr(std::string_view line) {
   size_t off = 0;
@@ -35,7 +34,6 @@ const char* baseName(const char* path) {
 
 void setVerbosity(int v) { g_verbosity.store(v); }
 int verbosity() { return g_verbosity.load(std::memory_order_relaxed); }
-void setSink(Sink sink) { g_sink.store(sink); }
 
 Line::Line(Severity severity, const char* file, int line) {
   timeval tv{};
@@ -53,8 +51,7 @@ Line::Line(Severity severity, const char* file, int line) {
 Line::~Line() {
   out_ << '\n';
   std::string text = out_.str();
-  Sink sink = g_sink.load();
-  (sink != nullptr ? sink : writeStderr)(text);
+  writeStderr(text);
 }
 
 }  // namespace sriovdra::log

@@ -15,10 +15,6 @@ enum class Severity { kInfo, kWarning, kError };
 void setVerbosity(int v);
 int verbosity();
 
-// Where lines go; defaults to stderr. Tests may capture lines by installing a sink.
-using Sink = void (*)(std::string_view line);
-void setSink(Sink sink);
-
 class Line {
  public:
   Line(Severity severity, const char* file, int line);

@@ -16,8 +16,6 @@ class ShutdownSignals {
   ShutdownSignals& operator=(const ShutdownSignals&) = delete;
 
   std::stop_token token() const { return source_.get_token(); }
-  // Requests stop as a signal would (for tests and fatal errors).
-  void requestStop() { source_.request_stop(); }
   int signal() const { return signal_; }
 
  private:

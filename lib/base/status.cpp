@@ -81,11 +81,15 @@ std::string Status::toString() const {
   return out;
 }
 
-void abortBug(std::string_view what, const char* file, int line) {
+void invariantBroken(std::string_view what, const char* file, int line) {
   std::fprintf(stderr, "BUG: %.*s at %s:%d\n", static_cast<int>(what.size()), what.data(), file,
                line);
   std::fflush(stderr);
+#ifdef NDEBUG
+  throw InvariantError("BUG: " + std::string(what) + " at " + file + ":" + std::to_string(line));
+#else
   std::abort();
+#endif
 }
 
 }  // namespace sriovdra

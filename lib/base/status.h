@@ -1,12 +1,11 @@
 #pragma once
 // Status and Result<T>: expected failures as values (STYLE.md "Errors").
 // A Status carries a Code, a message written for the person who must act on it, and, for errors
-// that came from the Kubernetes API, the HTTP status, the metav1.Status reason and Retry-After.
+// that came from the Kubernetes API, the HTTP status and the metav1.Status reason.
 // Result<T> holds either a T or a non-OK Status; reading the wrong alternative is a bug and aborts.
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
-#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,7 +25,7 @@ enum class Code {
   kUnauthorized,     // HTTP 401
   kForbidden,        // HTTP 403
   kGone,             // HTTP 410: resourceVersion too old / expired continue token
-  kTooManyRequests,  // HTTP 429 (see retryAfter())
+  kTooManyRequests,  // HTTP 429 (the client itself waits out Retry-After first)
   kTooLarge,         // HTTP 413, or the object exceeds etcd's request size limit: not transient
   kTimeout,          // a deadline passed (connect, request, idle stream) or HTTP 504
   kUnavailable,      // connection failures, HTTP 5xx: retry with backoff
@@ -51,7 +50,6 @@ class [[nodiscard]] Status {
   int httpStatus() const { return http_status_; }
   const std::string& reason() const { return reason_; }
   int sysErrno() const { return errno_; }
-  std::optional<std::chrono::seconds> retryAfter() const { return retry_after_; }
 
   Status& withHttp(int http_status, std::string reason) {
     http_status_ = http_status;
@@ -60,10 +58,6 @@ class [[nodiscard]] Status {
   }
   Status& withErrno(int err) {
     errno_ = err;
-    return *this;
-  }
-  Status& withRetryAfter(std::chrono::seconds s) {
-    retry_after_ = s;
     return *this;
   }
   // Prefixes the message with context: "reading /sys/...: " + message.
@@ -81,15 +75,24 @@ class [[nodiscard]] Status {
   int http_status_ = 0;
   std::string reason_;
   int errno_ = 0;
-  std::optional<std::chrono::seconds> retry_after_;
 };
 
-[[noreturn]] void abortBug(std::string_view what, const char* file, int line);
+// A broken invariant in a release build (see SDRA_CHECK).
+class InvariantError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
 
-// Checks an invariant; a failure is a programming error (STYLE.md): abort with the location.
-#define SDRA_CHECK(cond)                                          \
-  do {                                                            \
-    if (!(cond)) ::sriovdra::abortBug(#cond, __FILE__, __LINE__); \
+[[noreturn]] void invariantBroken(std::string_view what, const char* file, int line);
+
+// Checks an invariant; a failure is a programming error (STYLE.md), never a user's: it is
+// logged ("BUG: <condition> at <file>:<line>"), then aborts the process in debug builds and
+// throws InvariantError in release builds, where a controller logs it and counts it in
+// controller_runtime_reconcile_panics_total, retries the key and keeps serving the others, and
+// an HTTP handler answers 500. Only for conditions no input can cause.
+#define SDRA_CHECK(cond)                                                 \
+  do {                                                                   \
+    if (!(cond)) ::sriovdra::invariantBroken(#cond, __FILE__, __LINE__); \
   } while (0)
 
 template <typename T>
@@ -132,8 +135,8 @@ class [[nodiscard]] Result {
  private:
   void checkValue() const {
     if (!ok())
-      abortBug(("Result has no value: " + std::get<Status>(v_).toString()).c_str(), __FILE__,
-               __LINE__);
+      invariantBroken(("Result has no value: " + std::get<Status>(v_).toString()).c_str(), __FILE__,
+                      __LINE__);
   }
   std::variant<T, Status> v_;
 };

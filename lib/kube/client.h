@@ -2,8 +2,8 @@
 // The Kubernetes REST client: verbs on any resource, JSON in and out (RapidJSON documents).
 // Failures come back as Status with the HTTP status and the metav1.Status reason and message of
 // the server (kNotFound, kConflict, kAlreadyExists, kInvalid, kForbidden, kUnauthorized, kGone,
-// kTooManyRequests with retryAfter(), ...). 429 and 5xx answers that carry Retry-After are retried
-// within the request's deadline; a 401 refreshes rotating credentials and retries once.
+// kTooManyRequests, ...). 429 and 5xx answers that carry Retry-After are retried within the
+// request's deadline; a 401 refreshes rotating credentials and retries once.
 // Every request is counted in rest_client_requests_total{code,method,host}.
 // Thread-safe; share one Client per process.
 #include <chrono>

@@ -1,6 +1,6 @@
 #pragma once
-// A typed informer: a Reflector feeding a cache of decoded objects with optional indexes, and
-// event handlers (add/update/delete) called in the order the server reported the changes.
+// A typed informer: a Reflector feeding a cache of decoded objects, and event handlers
+// (add/update/delete) called in the order the server reported the changes.
 // T needs `static Result<T> decode(const json::Value&)` and a `metadata` member (ObjectMeta).
 // After a relist, objects that vanished are delivered to on_delete with final_state_unknown set
 // (client-go's DeletedFinalStateUnknown); objects whose resourceVersion changed to on_update.
@@ -51,7 +51,6 @@ template <KubeObject T>
 class Informer final : private ReflectorSink {
  public:
   using Ptr = std::shared_ptr<const T>;
-  using IndexFunc = std::function<std::vector<std::string>(const T&)>;
 
   Informer(std::shared_ptr<Client> client, ResourceType resource, InformerOptions options = {})
       : resource_(resource),
@@ -61,7 +60,6 @@ class Informer final : private ReflectorSink {
 
   // Before start().
   void addHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
-  void addIndex(const std::string& name, IndexFunc fn) { index_funcs_[name] = std::move(fn); }
 
   void start() {
     reflector_.start();
@@ -111,17 +109,6 @@ class Informer final : private ReflectorSink {
     std::shared_lock lock(mu_);
     return items_.size();
   }
-  std::vector<Ptr> byIndex(const std::string& index, const std::string& value) const {
-    std::shared_lock lock(mu_);
-    std::vector<Ptr> out;
-    auto idx = indexes_.find(index);
-    SDRA_CHECK(idx != indexes_.end() || index_funcs_.count(index) != 0);
-    if (idx == indexes_.end()) return out;
-    auto keys = idx->second.find(value);
-    if (keys == idx->second.end()) return out;
-    for (const auto& k : keys->second) out.push_back(items_.at(k));
-    return out;
-  }
 
  private:
   static InformerOptions named(InformerOptions o, const ResourceType& rt) {
@@ -141,35 +128,12 @@ class Informer final : private ReflectorSink {
     return std::make_shared<const T>(std::move(*decoded));
   }
 
-  // Index maintenance; mu_ held exclusively.
-  void unindex(const std::string& key, const T& obj) {
-    for (const auto& [name, fn] : index_funcs_) {
-      auto& idx = indexes_[name];
-      for (const auto& v : fn(obj)) {
-        auto it = idx.find(v);
-        if (it == idx.end()) continue;
-        it->second.erase(key);
-        if (it->second.empty()) idx.erase(it);
-      }
-    }
-  }
-  void index(const std::string& key, const T& obj) {
-    for (const auto& [name, fn] : index_funcs_) {
-      auto& idx = indexes_[name];
-      for (const auto& v : fn(obj)) idx[v].insert(key);
-    }
-  }
-  void put(const std::string& key, Ptr obj) {
-    auto it = items_.find(key);
-    if (it != items_.end()) unindex(key, *it->second);
-    index(key, *obj);
-    items_[key] = std::move(obj);
-  }
+  // mu_ held exclusively.
+  void put(const std::string& key, Ptr obj) { items_[key] = std::move(obj); }
   Ptr erase(const std::string& key) {
     auto it = items_.find(key);
     if (it == items_.end()) return nullptr;
     Ptr old = it->second;
-    unindex(key, *old);
     items_.erase(it);
     return old;
   }
@@ -274,10 +238,8 @@ class Informer final : private ReflectorSink {
   const InformerOptions options_;
   Reflector reflector_;
   std::vector<EventHandlers<T>> handlers_;
-  std::map<std::string, IndexFunc> index_funcs_;
   mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, Ptr> items_;
-  std::map<std::string, std::unordered_map<std::string, std::set<std::string>>> indexes_;
+  std::unordered_map<std::string, Ptr> items_;  // guarded by mu_
   std::mutex handler_mu_;
   std::jthread resync_thread_;
 };

@@ -14,7 +14,7 @@
 #include "base/files.h"
 #include "base/log.h"
 #include "base/yaml.h"
-#include "kube/discovery.h"
+#include "support/discovery.h"
 
 namespace sriovdra::testing {
 namespace {
@@ -548,7 +548,7 @@ void ControlPlane::applyYaml(const std::string& yaml, const std::string& namespa
   auto docs = yamlToJson(yaml);
   if (!docs.ok()) fatal(docs.status().toString());
   auto admin = client();
-  kube::Discovery discovery(admin);
+  Discovery discovery(admin);
   for (auto& doc : *docs) {
     auto rt = discovery.resourceFor(doc);
     if (!rt.ok()) fatal("applying YAML: " + rt.status().toString());

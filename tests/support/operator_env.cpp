@@ -8,7 +8,7 @@
 #include "api/names.h"
 #include "base/files.h"
 #include "host/fixtures.h"
-#include "kube/discovery.h"
+#include "support/discovery.h"
 #include "support/fixtures.h"
 
 namespace sriovdra::testing {
@@ -89,7 +89,7 @@ void OperatorEnv::setNodeLabel(const std::string& node, const std::string& key,
 
 void OperatorEnv::applyObject(json::Document obj) {
   retarget(obj, ns_);
-  kube::Discovery discovery(admin_);
+  Discovery discovery(admin_);
   auto rt = discovery.resourceFor(obj);
   if (!rt.ok()) throw std::runtime_error(rt.status().toString());
   auto created = admin_->create(*rt, ns_, obj);

@@ -81,7 +81,4 @@ class OperatorProcess {
 
 std::string binDir();
 
-// The same process helper serves both binaries.
-using ComponentProcess = OperatorProcess;
-
 }  // namespace sriovdra::testing

@@ -105,3 +105,13 @@ TEST_CASE("child processes get argv verbatim, with no shell in between", "[proce
   REQUIRE_FALSE(slow.ok());
   CHECK(slow.status().code() == Code::kTimeout);
 }
+
+#ifdef NDEBUG
+TEST_CASE("a broken invariant throws InvariantError in a release build, naming where",
+          "[base][unit]") {
+  auto broken = [] { SDRA_CHECK(1 + 1 == 3); };
+  CHECK_THROWS_AS(broken(), InvariantError);
+  CHECK_THROWS_WITH(broken(), Catch::StartsWith("BUG: 1 + 1 == 3 at ") &&
+                                  Catch::Contains("base_test.cpp:"));
+}
+#endif

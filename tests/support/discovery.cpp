@@ -1,6 +1,9 @@
-#include "kube/discovery.h"
+#include "support/discovery.h"
 
-namespace sriovdra::kube {
+namespace sriovdra::testing {
+
+using kube::apiError;
+using kube::ResourceType;
 
 Result<ResourceType> Discovery::resourceFor(const json::Value& object) {
   return resourceFor(std::string(json::stringOr(object, "apiVersion")),
@@ -51,4 +54,4 @@ Result<ResourceType> Discovery::resourceFor(const std::string& api_version,
   return it->second;
 }
 
-}  // namespace sriovdra::kube
+}  // namespace sriovdra::testing
