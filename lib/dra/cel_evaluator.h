@@ -1,0 +1,21 @@
+#pragma once
+// Internal to the CEL implementation: evaluates a syntax tree against one device with CEL's
+// semantics and a cost budget (see cel.h). Pure.
+#include <cstdint>
+
+#include "dra/cel.h"
+#include "dra/cel_value.h"
+
+namespace sriovdra::dra::cel {
+
+inline constexpr std::string_view kCostExceededMessage =
+    "operation cancelled: actual cost limit exceeded";
+
+struct Evaluation {
+  Value value;
+  bool over_budget = false;  // the cost limit was reached (value is then an error)
+};
+
+Evaluation evaluate(const Node& root, const DeviceInput& device, int64_t cost_limit);
+
+}  // namespace sriovdra::dra::cel

@@ -1,0 +1,20 @@
+#pragma once
+// Internal to the CEL implementation: the lexer and the recursive-descent parser of CEL's
+// grammar, with the static checks of cel.h (the variable `device`, its fields, known functions
+// and their arity). Pure.
+#include <string>
+#include <string_view>
+
+#include "dra/cel_value.h"
+
+namespace sriovdra::dra::cel {
+
+struct SyntaxError {
+  size_t offset;
+  std::string message;
+};
+
+// Throws SyntaxError at the first problem.
+NodePtr parse(std::string_view source);
+
+}  // namespace sriovdra::dra::cel
