@@ -41,9 +41,7 @@ struct AlignedCluster {
       names.push_back(n);
       agents.push_back(env.startAgent(n, "a100-reference", kubelet_plugin ? kubelet.path() : ""));
     }
-    env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-    env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-    env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+    env.applyReferencePolicies();
     env.applyFixture("reference/aligned-resourceclaimtemplate.yaml");
     testing::createGpuDeviceClass(env.admin());
     for (size_t i = 0; i < names.size(); ++i) {

@@ -21,9 +21,7 @@ using sriovdra::testing::OperatorEnv;
 namespace {
 
 void applyReference(OperatorEnv& env) {
-  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+  env.applyReferencePolicies();
 }
 
 void setNumVfs(OperatorEnv& env, int n) {

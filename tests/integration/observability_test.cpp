@@ -86,9 +86,7 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
   auto op = env.startOperator({.metrics_cert_dir = certs.path()});
   std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
   auto agent = env.startAgent(node, "a100-reference", "", certs.path());
-  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+  env.applyReferencePolicies();
   eventually([&] { return env.deviceCount(node) == 8; }, 90s, [&] { return agent->logs(); });
 
   SECTION("/metrics wants a token that may read it") {

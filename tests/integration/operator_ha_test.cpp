@@ -35,9 +35,7 @@ int leaseWritesBy(const testing::ControlPlane& cp, const std::string& user) {
 }
 
 void applyReference(OperatorEnv& env) {
-  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+  env.applyReferencePolicies();
 }
 
 bool converged(const OperatorEnv& env, const std::string& node) {

@@ -31,9 +31,7 @@ std::string describeState(const OperatorEnv& env, const std::string& node) {
 }
 
 void applyReference(OperatorEnv& env) {
-  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-  env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+  env.applyReferencePolicies();
 }
 
 }  // namespace

@@ -40,9 +40,7 @@ struct PluginEnv {
     op = env.startOperator({.extra_args = {"--resource-prefix=openshift.io"}});
     node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
     agent = env.startAgent(node, "a100-reference", kubelet.path());
-    env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-    env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-    env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+    env.applyReferencePolicies();
     if (num_vfs != 1) setNumVfs(num_vfs);
     eventually([&] { return env.deviceCount(node) == 8 * static_cast<size_t>(num_vfs); }, 90s,
                [&] { return agent->logs(); });

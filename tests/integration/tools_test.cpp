@@ -53,9 +53,7 @@ struct ToolsEnv {
       nodes.push_back(n);
       agents.push_back(env.startAgent(n, "a100-reference"));
     }
-    env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
-    env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
-    env.applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+    env.applyReferencePolicies();
     for (size_t i = 0; i < nodes.size(); ++i) {
       eventually(
           [&] {

@@ -96,6 +96,12 @@ void OperatorEnv::applyObject(json::Document obj) {
   if (!created.ok()) throw std::runtime_error("creating: " + created.status().toString());
 }
 
+void OperatorEnv::applyReferencePolicies() {
+  applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+  applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+  applyFixture("reference/deviceattributes-cx6-vfs-attrs.yaml");
+}
+
 void OperatorEnv::applyFixture(const std::string& relative) {
   for (auto& doc : loadFixture(relative)) applyObject(std::move(doc));
 }

@@ -49,6 +49,10 @@ class OperatorEnv {
                     const std::optional<std::string>& value);
   // Applies policy objects from a fixture file into this namespace.
   void applyFixture(const std::string& relative);
+  // The reference cluster's three policies: SriovNetworkNodePolicy cx6-vfs (one VF on each
+  // ConnectX-6 PF of nodes labelled dra-sriov-cx6=true), SriovResourcePolicy cx6-advertise-vfs
+  // and DeviceAttributes cx6-vfs-attrs (resourceName cx6_vfs).
+  void applyReferencePolicies();
   void applyObject(json::Document obj);
 
   std::optional<api::SriovNodeState> nodeState(const std::string& node) const;

@@ -1,31 +1,14 @@
 #include <cstdlib>
-#include <filesystem>
 
 #include <catch2/catch.hpp>
 
 #include "base/base64.h"
 #include "base/files.h"
 #include "kube/config.h"
-
+#include "support/temp_dir.h"
 using namespace sriovdra;
-namespace fs = std::filesystem;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "sriov-dra-cfg-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string write(const std::string& name, const std::string& content) {
-    std::string p = path + "/" + name;
-    fs::create_directories(fs::path(p).parent_path());
-    REQUIRE(writeFileAtomic(p, content).isOk());
-    return p;
-  }
-};
 
 const char* kTwoContexts = R"(apiVersion: v1
 kind: Config
@@ -59,7 +42,7 @@ users:
 }  // namespace
 
 TEST_CASE("kubeconfig: current context, relative paths and data fields", "[config][unit]") {
-  TempDir dir;
+  testing::TempDir dir;
   dir.write("certs/ca.pem", "CA-FROM-FILE");
   std::string path = dir.write("kubeconfig", kTwoContexts);
 
@@ -78,11 +61,11 @@ TEST_CASE("kubeconfig: current context, relative paths and data fields", "[confi
   CHECK(prod->tls.ca_pem == "CA-DATA");
   CHECK(prod->tls.client_cert_pem == "CERT");
   CHECK(prod->tls.client_key_pem == "KEY");
-  CHECK(prod->bearer_token_file == dir.path + "/tokens/prod");
+  CHECK(prod->bearer_token_file == dir.path() + "/tokens/prod");
 }
 
 TEST_CASE("kubeconfig problems are errors that say what to fix", "[config][unit]") {
-  TempDir dir;
+  testing::TempDir dir;
   struct Row {
     std::string name;
     std::string text;
@@ -133,7 +116,7 @@ TEST_CASE("kubeconfig problems are errors that say what to fix", "[config][unit]
 }
 
 TEST_CASE("$KUBECONFIG lists are merged with the first file winning", "[config][unit]") {
-  TempDir dir;
+  testing::TempDir dir;
   std::string first = dir.write("first",
                                 "apiVersion: v1\ncurrent-context: a\n"
                                 "clusters:\n- name: k\n  cluster: {server: https://first}\n"
@@ -143,7 +126,7 @@ TEST_CASE("$KUBECONFIG lists are merged with the first file winning", "[config][
                                  "clusters:\n- name: k\n  cluster: {server: https://second}\n"
                                  "- name: only-here\n  cluster: {server: https://third}\n"
                                  "contexts:\n- name: b\n  context: {cluster: only-here}\n");
-  ::setenv("KUBECONFIG", (first + ":" + dir.path + "/missing:" + second).c_str(), 1);
+  ::setenv("KUBECONFIG", (first + ":" + dir.path() + "/missing:" + second).c_str(), 1);
   auto cfg = kube::loadConfig({});
   auto other = kube::loadConfig({.context = "b"});
   ::unsetenv("KUBECONFIG");
@@ -154,22 +137,22 @@ TEST_CASE("$KUBECONFIG lists are merged with the first file winning", "[config][
 }
 
 TEST_CASE("in-cluster configuration comes from the service account files", "[config][unit]") {
-  TempDir dir;
+  testing::TempDir dir;
   dir.write("token", "sa-token\n");
   dir.write("ca.crt", "CLUSTER-CA");
   dir.write("namespace", "sriov-network-operator\n");
   ::setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
   ::setenv("KUBERNETES_SERVICE_PORT", "443", 1);
-  auto cfg = kube::inClusterConfig(dir.path);
+  auto cfg = kube::inClusterConfig(dir.path());
   ::unsetenv("KUBERNETES_SERVICE_HOST");
   ::unsetenv("KUBERNETES_SERVICE_PORT");
   REQUIRE(cfg.ok());
   CHECK(cfg->server == "https://[fd00::1]:443");
   CHECK(cfg->tls.ca_pem == "CLUSTER-CA");
-  CHECK(cfg->bearer_token_file == dir.path + "/token");
+  CHECK(cfg->bearer_token_file == dir.path() + "/token");
   CHECK(cfg->default_namespace == "sriov-network-operator");
 
-  auto outside = kube::inClusterConfig(dir.path);
+  auto outside = kube::inClusterConfig(dir.path());
   REQUIRE_FALSE(outside.ok());
   CHECK(outside.status().code() == Code::kNotFound);
 }
