@@ -1,5 +1,7 @@
 #include "kube/workqueue.h"
 
+#include <algorithm>
+
 #include "kube/metrics.h"
 
 namespace sriovdra::kube {
@@ -15,9 +17,10 @@ double seconds(std::chrono::steady_clock::duration d) {
 
 }  // namespace
 
-WorkQueue::WorkQueue(std::string name, std::unique_ptr<RateLimiter> limiter)
+WorkQueue::WorkQueue(std::string name, std::unique_ptr<RateLimiter> limiter, Clock& clock)
     : name_(std::move(name)),
-      limiter_(limiter ? std::move(limiter) : defaultControllerRateLimiter()),
+      limiter_(limiter ? std::move(limiter) : defaultControllerRateLimiter(clock)),
+      clock_(clock),
       depth_(metrics::workqueueDepth().Add(labelsFor(name_))),
       adds_(metrics::workqueueAdds().Add(labelsFor(name_))),
       queue_duration_(metrics::workqueueQueueDuration().Add(labelsFor(name_),
@@ -47,7 +50,7 @@ void WorkQueue::addLocked(const std::string& item) {
   dirty_.insert(item);
   if (processing_.count(item) != 0) return;  // re-queued by done()
   queue_.push_back(item);
-  added_at_.emplace(item, Clock::now());
+  added_at_.emplace(item, clock_.now());
   depth_.Set(static_cast<double>(queue_.size()));
   cv_.notify_one();
 }
@@ -60,7 +63,7 @@ void WorkQueue::addAfter(const std::string& item, Duration delay) {
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) return;
-    waiting_.push({Clock::now() + delay, item});
+    waiting_.push({clock_.now() + delay, item});
     ++waiting_version_;
   }
   waiting_cv_.notify_one();
@@ -75,14 +78,24 @@ void WorkQueue::forget(const std::string& item) { limiter_->forget(item); }
 
 int WorkQueue::numRequeues(const std::string& item) { return limiter_->numRequeues(item); }
 
+void WorkQueue::promoteReadyLocked() {
+  auto now = clock_.now();
+  while (!waiting_.empty() && waiting_.top().ready <= now) {
+    std::string item = waiting_.top().item;
+    waiting_.pop();
+    addLocked(item);
+  }
+}
+
 std::optional<std::string> WorkQueue::get() {
   std::unique_lock lock(mu_);
+  promoteReadyLocked();
   cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
   if (queue_.empty()) return std::nullopt;
   std::string item = std::move(queue_.front());
   queue_.pop_front();
   depth_.Set(static_cast<double>(queue_.size()));
-  auto now = Clock::now();
+  auto now = clock_.now();
   if (auto it = added_at_.find(item); it != added_at_.end()) {
     queue_duration_.Observe(seconds(now - it->second));
     added_at_.erase(it);
@@ -96,11 +109,11 @@ void WorkQueue::done(const std::string& item) {
   std::lock_guard lock(mu_);
   auto it = processing_.find(item);
   if (it == processing_.end()) return;
-  work_duration_.Observe(seconds(Clock::now() - it->second));
+  work_duration_.Observe(seconds(clock_.now() - it->second));
   processing_.erase(it);
   if (dirty_.count(item) != 0) {
     queue_.push_back(item);
-    added_at_.emplace(item, Clock::now());
+    added_at_.emplace(item, clock_.now());
     depth_.Set(static_cast<double>(queue_.size()));
     cv_.notify_one();
   }
@@ -108,8 +121,9 @@ void WorkQueue::done(const std::string& item) {
   if (processing_.empty()) drain_cv_.notify_all();
 }
 
-size_t WorkQueue::len() const {
+size_t WorkQueue::len() {
   std::lock_guard lock(mu_);
+  promoteReadyLocked();
   return queue_.size();
 }
 
@@ -137,7 +151,7 @@ bool WorkQueue::shuttingDown() const {
 }
 
 void WorkQueue::updateUnfinishedLocked() {
-  auto now = Clock::now();
+  auto now = clock_.now();
   double total = 0;
   double longest = 0;
   for (const auto& [item, start] : processing_) {
@@ -152,19 +166,19 @@ void WorkQueue::updateUnfinishedLocked() {
 void WorkQueue::waitingLoop(const std::stop_token& stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested() && !shutting_down_) {
-    auto now = Clock::now();
-    while (!waiting_.empty() && waiting_.top().ready <= now) {
-      std::string item = waiting_.top().item;
-      waiting_.pop();
-      addLocked(item);
-    }
+    promoteReadyLocked();
     updateUnfinishedLocked();
-    // Wake for the next ready item, or every 500 ms to refresh the in-progress gauges.
-    auto wake = now + std::chrono::milliseconds(500);
-    if (!waiting_.empty()) wake = std::min(wake, waiting_.top().ready);
+    // Wake for the next ready item (by the clock), and at least every 500 ms of real time to
+    // refresh the in-progress gauges and to notice a clock that jumped.
+    auto wait = std::chrono::milliseconds(500);
+    if (!waiting_.empty()) {
+      auto until_ready = std::chrono::duration_cast<std::chrono::milliseconds>(
+          waiting_.top().ready - clock_.now() + std::chrono::milliseconds(1));
+      wait = std::clamp(until_ready, std::chrono::milliseconds(0), wait);
+    }
     uint64_t seen = waiting_version_;
-    waiting_cv_.wait_until(lock, stop, wake,
-                           [&] { return waiting_version_ != seen || shutting_down_; });
+    waiting_cv_.wait_for(lock, stop, wait,
+                         [&] { return waiting_version_ != seen || shutting_down_; });
   }
 }
 

@@ -4,7 +4,9 @@
 // * an item is never handed to two workers at once: adding it while it is being processed
 //   marks it dirty, and done() puts it back exactly once;
 // * delayed adds (addAfter) and per-item backoff (addRateLimited, via a RateLimiter; forget()
-//   resets it);
+//   resets it), timed by a Clock: a delayed item is ready once clock.now() reaches its time, and
+//   len() and get() see it from then on (a background thread also moves it, at least every
+//   500 ms of real time, for clocks that do not wake anyone);
 // * shutDown() wakes every get() with nullopt; shutDownWithDrain() also waits until the items
 //   being processed are done.
 // Metrics: workqueue_depth/adds_total/queue_duration_seconds/work_duration_seconds/
@@ -22,6 +24,7 @@
 #include <string>
 #include <thread>
 
+#include "base/clock.h"
 #include "kube/rate_limiter.h"
 
 namespace prometheus {
@@ -34,9 +37,10 @@ namespace sriovdra::kube {
 
 class WorkQueue {
  public:
-  using Duration = std::chrono::steady_clock::duration;
+  using Duration = Clock::Steady::duration;
 
-  explicit WorkQueue(std::string name, std::unique_ptr<RateLimiter> limiter = nullptr);
+  explicit WorkQueue(std::string name, std::unique_ptr<RateLimiter> limiter = nullptr,
+                     Clock& clock = realClock());
   ~WorkQueue();
   WorkQueue(const WorkQueue&) = delete;
   WorkQueue& operator=(const WorkQueue&) = delete;
@@ -51,33 +55,35 @@ class WorkQueue {
   std::optional<std::string> get();
   void done(const std::string& item);
 
-  size_t len() const;
+  size_t len();  // also moves delayed items that are ready
   void shutDown();
   void shutDownWithDrain();
   bool shuttingDown() const;
   const std::string& name() const { return name_; }
 
  private:
-  using Clock = std::chrono::steady_clock;
+  using TimePoint = Clock::Steady::time_point;
   void addLocked(const std::string& item);
+  void promoteReadyLocked();  // delayed items whose time has come join the queue
   void waitingLoop(const std::stop_token& stop);
   void updateUnfinishedLocked();
 
   const std::string name_;
   std::unique_ptr<RateLimiter> limiter_;
+  Clock& clock_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable drain_cv_;
   std::deque<std::string> queue_;
   std::set<std::string> dirty_;
-  std::map<std::string, Clock::time_point> processing_;  // item -> processing start
-  std::map<std::string, Clock::time_point> added_at_;    // item -> first add while waiting
+  std::map<std::string, TimePoint> processing_;  // item -> processing start
+  std::map<std::string, TimePoint> added_at_;    // item -> first add while waiting
   bool shutting_down_ = false;
   bool draining_ = false;
 
   // Delayed items: a min-heap on ready time, served by waiting_thread_.
   struct Waiting {
-    Clock::time_point ready;
+    TimePoint ready;
     std::string item;
     bool operator>(const Waiting& o) const { return ready > o.ready; }
   };

@@ -129,12 +129,56 @@ TEST_CASE("no item is processed by two workers at the same time", "[workqueue][u
   CHECK(processed <= 20000);
 }
 
-TEST_CASE("addAfter makes the item available only after the delay", "[workqueue][unit]") {
-  WorkQueue q("delay-test");
+TEST_CASE("addAfter makes the item available exactly when the delay has passed, not before",
+          "[workqueue][unit]") {
+  FakeClock clock;
+  WorkQueue q("delay-test", nullptr, clock);
   q.addAfter("later", 300ms);
+  q.addAfter("much-later", 1s);
   CHECK(q.len() == 0);
-  eventually([&] { return q.len() == 1; }, 5s, [] { return "delayed item never arrived"; });
+  clock.advance(299ms);
+  CHECK(q.len() == 0);  // the lower bound: not a moment early
+  clock.advance(1ms);
+  CHECK(q.len() == 1);
   CHECK(q.get() == "later");
+  clock.advance(699ms);
+  CHECK(q.len() == 0);
+  clock.advance(1ms);
+  CHECK(q.get() == "much-later");
+}
+
+TEST_CASE(
+    "a failed item comes back after its backoff: 5 ms, then 10 ms, then at once when forgotten",
+    "[workqueue][unit]") {
+  FakeClock clock;
+  WorkQueue q("backoff-test", nullptr, clock);
+  q.addRateLimited("flaky");
+  clock.advance(4ms);
+  CHECK(q.len() == 0);
+  clock.advance(1ms);
+  REQUIRE(q.get() == "flaky");
+  q.done("flaky");
+  q.addRateLimited("flaky");
+  clock.advance(9ms);
+  CHECK(q.len() == 0);
+  clock.advance(1ms);
+  REQUIRE(q.get() == "flaky");
+  q.done("flaky");
+  CHECK(q.numRequeues("flaky") == 2);
+  q.forget("flaky");
+  CHECK(q.numRequeues("flaky") == 0);
+  q.addRateLimited("flaky");
+  clock.advance(5ms);  // back to the first step
+  CHECK(q.len() == 1);
+}
+
+TEST_CASE("a delayed item is moved by the queue itself on the real clock", "[workqueue][unit]") {
+  WorkQueue q("real-delay-test");
+  q.addAfter("later", 50ms);
+  std::atomic<bool> got{false};
+  std::thread worker([&] { got = q.get() == "later"; });  // get() blocks until it is moved
+  worker.join();
+  CHECK(got);
 }
 
 TEST_CASE("shutdown wakes waiting workers with no item", "[workqueue][unit]") {
