@@ -49,6 +49,12 @@ std::string holder(kube::Client& client, const std::string& ns,
   return std::string(json::stringOr(*json::at(*lease, {"spec"}), "holderIdentity"));
 }
 
+std::string renewTime(kube::Client& client, const std::string& ns) {
+  auto lease = client.get(kube::resources::kLeases, ns, "probe-lease");
+  if (!lease.ok()) return "";
+  return std::string(json::stringOr(*json::at(*lease, {"spec"}), "renewTime"));
+}
+
 }  // namespace
 
 TEST_CASE("exactly one of two candidates leads; the other takes over when it dies or leaves",
@@ -64,8 +70,19 @@ TEST_CASE("exactly one of two candidates leads; the other takes over when it die
   Candidate& leader = a.said("started-leading") ? a : b;
   Candidate& standby = &leader == &a ? b : a;
   CHECK(holder(*client, ns) == leader.identity);
-  // The standby keeps polling for a while and must not lead while the leader renews.
-  std::this_thread::sleep_for(5s);
+  // The standby keeps polling and must not lead while the leader renews: await two renewals.
+  std::string renewed = renewTime(*client, ns);
+  int renewals = 0;
+  eventually(
+      [&] {
+        std::string now = renewTime(*client, ns);
+        if (now != renewed) {
+          ++renewals;
+          renewed = now;
+        }
+        return renewals >= 2;
+      },
+      30s, [&] { return "the leader did not renew; holder " + holder(*client, ns); });
   CHECK_FALSE(standby.said("started-leading"));
   CHECK(standby.said("new-leader " + leader.identity));
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "support/audit.h"
 #include "support/eventually.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
@@ -11,32 +12,13 @@
 using namespace sriovdra;
 using namespace std::chrono_literals;
 using sriovdra::testing::eventually;
+using sriovdra::testing::leaseWritesBy;
 using sriovdra::testing::OperatorEnv;
+using sriovdra::testing::writesBy;
 
 namespace {
 
-// Writes by `user` in `ns`, except Lease renewals (and, when asked, Events).
-int writesBy(const testing::ControlPlane& cp, const std::string& user, const std::string& ns,
-             bool count_events = true) {
-  int n = 0;
-  for (const auto& e : cp.auditEvents()) {
-    if (e.user != user || !e.isWrite() || e.resource == "leases") continue;
-    if (!count_events && e.resource == "events") continue;
-    if (e.namespace_ == ns || e.namespace_.empty()) ++n;
-  }
-  return n;
-}
-
-int leaseWritesBy(const testing::ControlPlane& cp, const std::string& user) {
-  int n = 0;
-  for (const auto& e : cp.auditEvents())
-    n += e.user == user && e.isWrite() && e.resource == "leases";
-  return n;
-}
-
-void applyReference(OperatorEnv& env) {
-  env.applyReferencePolicies();
-}
+void applyReference(OperatorEnv& env) { env.applyReferencePolicies(); }
 
 bool converged(const OperatorEnv& env, const std::string& node) {
   auto s = env.nodeState(node);
@@ -96,22 +78,26 @@ TEST_CASE("an idle operator writes nothing but Lease renewals", "[operator][idle
   applyReference(env);
   env.reportStatus(node, testing::fixture::a100Status(1));
   eventually([&] { return converged(env, node); }, 30s, [&] { return op->logs(); });
-  // Let writes already in flight (status, Events) land, then measure a quiet minute.
+  // Quiet: two Lease renewals (the operator's own clock ticking) with no other write between.
   int before = writesBy(env.cp(), "operator", env.ns());
   eventually(
       [&] {
-        std::this_thread::sleep_for(2s);
         int now = writesBy(env.cp(), "operator", env.ns());
-        bool quiet = now == before;
-        before = now;
-        return quiet;
+        if (now != before) {
+          before = now;
+          return false;
+        }
+        testing::awaitLeaseRenewals(env.cp(), "operator", 2);
+        return writesBy(env.cp(), "operator", env.ns()) == before;
       },
-      30s, [] { return "the operator kept writing after convergence"; });
+      60s, [] { return "the operator kept writing after convergence"; });
+  // Idle: six more renewals (about 12 s, past every periodic retry of the operator, the 5 s
+  // rollout retry twice) and not one other write.
   int leases_before = leaseWritesBy(env.cp(), "operator");
-  std::this_thread::sleep_for(60s);  // measuring the absence of writes: nothing to poll for
+  testing::awaitLeaseRenewals(env.cp(), "operator", 6);
   int after = writesBy(env.cp(), "operator", env.ns());
   int lease_writes = leaseWritesBy(env.cp(), "operator") - leases_before;
   CHECK(after == before);
-  CHECK(lease_writes > 0);
-  WARN("idle minute: " << after - before << " writes, " << lease_writes << " Lease renewals");
+  CHECK(lease_writes >= 6);
+  WARN("idle: " << after - before << " writes during " << lease_writes << " Lease renewals");
 }

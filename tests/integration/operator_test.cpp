@@ -6,6 +6,7 @@
 
 #include "api/names.h"
 #include "metrics/registry.h"
+#include "support/audit.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
@@ -30,9 +31,7 @@ std::string describeState(const OperatorEnv& env, const std::string& node) {
          std::to_string(s->spec.devices.size()) + " devices";
 }
 
-void applyReference(OperatorEnv& env) {
-  env.applyReferencePolicies();
-}
+void applyReference(OperatorEnv& env) { env.applyReferencePolicies(); }
 
 }  // namespace
 
@@ -199,7 +198,7 @@ TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Eve
   options.extra_etcd_args = {"--max-request-bytes=98304"};
   auto cp = testing::ControlPlane::start(options);
   OperatorEnv env("toolarge", *cp);
-  auto op = env.startOperator();
+  auto op = env.startOperator({.leader_elect = true});  // its Lease renewals are its clock
   std::string big = env.createNode("big", {{"nic", "cx6"}});
   std::string small = env.createNode("small", {{"nic", "cx6"}});
   env.applyObject(testing::yamlObject(
@@ -233,7 +232,7 @@ TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Eve
     return n;
   };
   int before = writes();
-  std::this_thread::sleep_for(5s);
+  testing::awaitLeaseRenewals(*cp, "operator", 3);  // about 6 s of the operator's time
   CHECK(writes() - before <= 1);
 
   // An agent whose discovered topology alone does not fit says so too (16 PFs x 64 VFs).
