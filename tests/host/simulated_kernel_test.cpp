@@ -21,7 +21,7 @@ std::string read(const host::Sysfs& fs, const std::string& p) {
 
 }  // namespace
 
-TEST_CASE("writing sriov_numvfs creates and removes VFs like the kernel", "[host][unit]") {
+TEST_CASE("writing sriov_numvfs creates and removes VFs like the kernel", "[host]") {
   TempDir dir;
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
   host::SimulatedKernel k(dir.path());
@@ -56,7 +56,7 @@ TEST_CASE("writing sriov_numvfs creates and removes VFs like the kernel", "[host
   }
 }
 
-TEST_CASE("the simulated kernel rejects what Linux rejects", "[host][unit]") {
+TEST_CASE("the simulated kernel rejects what Linux rejects", "[host]") {
   TempDir dir;
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
   host::SimulatedKernel k(dir.path());
@@ -70,7 +70,7 @@ TEST_CASE("the simulated kernel rejects what Linux rejects", "[host][unit]") {
   CHECK(k.write(kPf + "/sriov_numvfs", "1").sysErrno() == ENOENT);  // no PF driver
 }
 
-TEST_CASE("driver binding moves the driver link", "[host][unit]") {
+TEST_CASE("driver binding moves the driver link", "[host]") {
   TempDir dir;
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
   host::SimulatedKernel k(dir.path());
@@ -96,7 +96,7 @@ TEST_CASE("driver binding moves the driver link", "[host][unit]") {
   CHECK(k.exists("sys/class/net/ibp14s0v0"));
 }
 
-TEST_CASE("E810 VFs are placed by sriov_offset and bound to iavf", "[host][unit]") {
+TEST_CASE("E810 VFs are placed by sriov_offset and bound to iavf", "[host]") {
   TempDir dir;
   REQUIRE(host::writeFixture("e810-ethernet", dir.path()).isOk());
   host::SimulatedKernel k(dir.path());
@@ -109,7 +109,7 @@ TEST_CASE("E810 VFs are placed by sriov_offset and bound to iavf", "[host][unit]
   CHECK(read(k, "sys/class/net/ens1f0v0/type") == "1");
 }
 
-TEST_CASE("what a container needs of a VF follows its driver", "[host][unit]") {
+TEST_CASE("what a container needs of a VF follows its driver", "[host]") {
   TempDir dir;
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
   host::SimulatedKernel k(dir.path());
