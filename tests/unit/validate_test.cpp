@@ -3,7 +3,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/names.h"
 #include "api/resource_limits.h"
+#include "dra/cel.h"
 #include "policy/device_classes.h"
 #include "support/policy_fixtures.h"
 
@@ -164,15 +166,36 @@ TEST_CASE("device classes: one for the driver, one per resource name",
   auto classes = policy::renderDeviceClasses({&a, &b}, {&da}, "");
   REQUIRE(classes.size() == 3);
   CHECK(classes[0].name == "cx6-vfs.sriovnetwork.k8snetworkplumbingwg.io");
-  CHECK(classes[0].spec.cel_selectors[0] ==
-        "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io' && 'resourceName' in "
-        "device.attributes['sriovnetwork.k8snetworkplumbingwg.io'] && "
-        "device.attributes['sriovnetwork.k8snetworkplumbingwg.io'].resourceName == 'cx6_vfs'");
   CHECK_FALSE(classes[0].spec.extended_resource_name.has_value());
   CHECK(classes[1].name == "e810.sriovnetwork.k8snetworkplumbingwg.io");
   CHECK(classes[2].name == "sriovnetwork.k8snetworkplumbingwg.io");
-  CHECK(classes[2].spec.cel_selectors[0] ==
-        "device.driver == 'sriovnetwork.k8snetworkplumbingwg.io'");
+  // What each class selects, by evaluating its selectors (they are CEL) on devices.
+  const std::string driver(api::kDriverName);
+  auto vf = [](const std::string& resource) {
+    api::SliceDevice d{"0000-0e-00-1", {}, {}};
+    if (!resource.empty()) {
+      d.attributes[std::string(api::attr::kResourceName)] = api::AttributeValue::ofString(resource);
+    }
+    return d;
+  };
+  auto selects = [&](const api::DeviceClassSpec& spec, const std::string& device_driver,
+                     const api::SliceDevice& device) {
+    for (const auto& expression : spec.cel_selectors) {
+      auto program = dra::cel::Program::compile(expression);
+      REQUIRE(program.ok());
+      auto matched = program->matches({device_driver, device});
+      REQUIRE(matched.ok());
+      if (!*matched) return false;
+    }
+    return true;
+  };
+  CHECK(selects(classes[0].spec, driver, vf("cx6_vfs")));
+  CHECK_FALSE(selects(classes[0].spec, driver, vf("E810")));
+  CHECK_FALSE(selects(classes[0].spec, driver, vf("")));  // no resourceName: not an error
+  CHECK_FALSE(selects(classes[0].spec, "gpu.nvidia.com", vf("cx6_vfs")));
+  CHECK(selects(classes[1].spec, driver, vf("E810")));
+  CHECK(selects(classes[2].spec, driver, vf("")));
+  CHECK_FALSE(selects(classes[2].spec, "gpu.nvidia.com", vf("")));
 
   auto prefixed = policy::renderDeviceClasses({&a}, {}, "openshift.io");
   CHECK(prefixed[0].spec.extended_resource_name == "openshift.io/cx6_vfs");
