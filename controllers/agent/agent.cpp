@@ -145,7 +145,6 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
                  << " yet (the operator creates it)";
     return ReconcileResult::after(options_.resync_period);
   }
-  const api::SriovNodeStateSpec& spec = state->spec;
   auto record = loadRecord();
   // No VF is prepared for a pod while this pass plans and changes the host.
   std::unique_lock<std::mutex> host_hold;
@@ -155,6 +154,20 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   api::SriovNodeStateStatus status = state->status;
   std::vector<std::string> errors;
   std::vector<host::BlockedPf> blocked;
+  auto topology = converge(*state, record, prepared, status, errors, blocked);
+  if (host_hold.owns_lock()) host_hold.unlock();
+  if (!topology.ok()) return topology.status();
+  SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(errors), blocked));
+  return ReconcileResult::after(options_.resync_period);
+}
+
+Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
+                                       std::set<std::string>& record,
+                                       const host::PreparedVfs& prepared,
+                                       api::SriovNodeStateStatus& status,
+                                       std::vector<std::string>& errors,
+                                       std::vector<host::BlockedPf>& blocked) {
+  const api::SriovNodeStateSpec& spec = state.spec;
   Result<host::Topology> topology = host::discover(*sysfs_);
   bool wrote_in_progress = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
@@ -173,9 +186,9 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
       api::setCondition(progress.conditions,
                         {"Progressing", "True", "Applying",
                          std::to_string(plan.actions.size()) + " change(s) to the host", "",
-                         state->metadata.generation},
+                         state.metadata.generation},
                         nowString());
-      SDRA_RETURN_IF_ERROR(writeStatus(*state, progress));
+      SDRA_RETURN_IF_ERROR(writeStatus(state, progress));
       status = progress;
       wrote_in_progress = true;
     }
@@ -192,23 +205,27 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
     topology = host::discover(*sysfs_);
     if (failed) break;
   }
-  if (host_hold.owns_lock()) host_hold.unlock();
-  if (!topology.ok()) return topology.status();
+  return topology;
+}
 
+Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
+                     const host::Topology& topology, std::vector<std::string> errors,
+                     const std::vector<host::BlockedPf>& blocked) {
+  const api::SriovNodeStateSpec& spec = state.spec;
   int64_t advertised = 0;
   std::vector<std::string> refused;
-  if (Status st = publish(spec.devices, topology->pfs, &advertised, &refused); !st.isOk()) {
+  if (Status st = publish(spec.devices, topology.pfs, &advertised, &refused); !st.isOk()) {
     errors.push_back("publishing ResourceSlices: " + st.message());
   }
   for (const auto& r : refused) errors.push_back("not advertised, " + r);
 
   host::SyncOutcome outcome{.errors = errors, .blocked = blocked, .advertised = advertised};
-  int64_t gen = state->metadata.generation;
-  status = host::syncedStatus(status, spec, gen, *topology, outcome, nowString());
+  int64_t gen = state.metadata.generation;
+  status = host::syncedStatus(status, spec, gen, topology, outcome, nowString());
   int64_t desired = 0;
   for (const auto& i : spec.interfaces) desired += i.num_vfs;
   int64_t present = 0;
-  for (const auto& pf : topology->pfs) present += static_cast<int64_t>(pf.vfs.size());
+  for (const auto& pf : topology.pfs) present += static_cast<int64_t>(pf.vfs.size());
   nodeVfsGauge().Add({{"state", "desired"}}).Set(static_cast<double>(desired));
   nodeVfsGauge().Add({{"state", "present"}}).Set(static_cast<double>(present));
   nodeVfsGauge().Add({{"state", "advertised"}}).Set(static_cast<double>(advertised));
@@ -216,23 +233,23 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
     syncGauge().Add({{"status", st}}).Set(status.sync_status == st ? 1 : 0);
   }
   bool ok = errors.empty() && blocked.empty();
-  if (!(status == state->status)) {
-    if (auto event = host::syncEvent(state->status, status, outcome, gen)) {
-      auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
+  if (!(status == state.status)) {
+    if (auto event = host::syncEvent(state.status, status, outcome, gen)) {
+      auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state.metadata);
       if (event->warning) {
         events_.warning(ref, event->reason, event->message);
       } else {
         events_.normal(ref, event->reason, event->message);
       }
     }
-    SDRA_RETURN_IF_ERROR(writeStatus(*state, status));
+    SDRA_RETURN_IF_ERROR(writeStatus(state, status));
   }
   {
     std::lock_guard lock(mu_);
     ready_ = ok;
     reconciled_once_ = true;
   }
-  return ReconcileResult::after(options_.resync_period);
+  return Status::ok();
 }
 
 std::optional<api::SliceDevice> Agent::advertised(const std::string& device) const {

@@ -62,6 +62,17 @@ class Agent {
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);
   Status writeStatus(const api::SriovNodeState& state, const api::SriovNodeStateStatus& status);
+  // Plans and applies changes to the host until it matches the spec (or max_passes, or a
+  // failure); the first change writes an InProgress status. Returns the last discovery.
+  Result<host::Topology> converge(const api::SriovNodeState& state, std::set<std::string>& record,
+                                  const host::PreparedVfs& prepared,
+                                  api::SriovNodeStateStatus& status,
+                                  std::vector<std::string>& errors,
+                                  std::vector<host::BlockedPf>& blocked);
+  // Publishes the slices, then writes the status (and its Event) when it changed.
+  Status report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
+                const host::Topology& topology, std::vector<std::string> errors,
+                const std::vector<host::BlockedPf>& blocked);
   // Publishes the node's ResourceSlices; `refused` gets the devices the API server would not
   // accept, with the reasons (see dra::buildSlices).
   Status publish(const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& pfs,

@@ -158,6 +158,8 @@ std::vector<PreparedDeviceResult> Plugin::results(const dra::PreparedClaim& clai
   return out;
 }
 
+// Prepare = fetch what planPrepare() needs, call it, then apply the plan: record the claim
+// (Preparing), bind, write the CDI specs and device-info files, record it Prepared, report.
 Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& ref) {
   {
     std::lock_guard lock(cp_mu_);
@@ -167,44 +169,14 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       return results(it->second);
     }
   }
-  // Fetch: the claim, our devices as advertised, the host's view of their VFs, the checkpoint.
-  const std::string who = "ResourceClaim " + claimName(ref);
-  auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
-  if (!got.ok()) {
-    if (got.status().code() == Code::kNotFound) return claimError(who + " does not exist");
-    return Status(got.status().code(), "reading " + who + ": " + got.status().message());
-  }
-  auto claim = api::ResourceClaim::decode(*got);
-  if (!claim.ok()) return claimError(who + ": " + claim.status().message());
-  dra::PrepareInput input{.claim = &*claim,
-                          .expected_uid = ref.uid,
-                          .driver = options_.driver_name,
-                          .node = options_.node_name};
-  if (claim->status.allocation) {
-    for (const auto& r : claim->status.allocation->results) {
-      if (r.driver != options_.driver_name) continue;
-      if (auto adv = advertised_(r.device)) input.advertised.emplace(r.device, std::move(*adv));
-    }
-  }
+  auto claim = readClaim(ref);
+  if (!claim.ok()) return claim.status();
   auto host = holdHost();
-  for (const auto& pci : dra::addressesToRead(*claim, options_.driver_name, input.advertised)) {
-    input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
-  }
   dra::PreparedClaim earlier;
-  {
-    std::lock_guard lock(cp_mu_);
-    if (auto it = checkpoint_.claims.find(ref.uid); it != checkpoint_.claims.end()) {
-      earlier = it->second;
-      input.earlier = &earlier;
-    }
-  }
-  // Decide.
-  auto plan = dra::planPrepare(input);
+  auto plan = dra::planPrepare(gather(ref, *claim, earlier));
   if (!plan.ok()) return plan.status();
   dra::PreparedClaim& pc = plan->claim;
   if (pc.devices.empty()) return std::vector<PreparedDeviceResult>{};
-
-  // Apply: record first, then bind, then write the CDI specs and device-info files.
   {
     std::lock_guard lock(cp_mu_);
     checkpoint_.claims[ref.uid] = pc;
@@ -213,61 +185,7 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
       return Status(st.code(), "saving the checkpoint: " + st.message());
     }
   }
-  // From here on a failure undoes what was done for this claim.
-  auto fail = [&](Status error) -> Status {
-    Status restored = restoreDrivers(pc);
-    Status removed = removeFiles(pc);
-    std::lock_guard lock(cp_mu_);
-    if (restored.isOk() && removed.isOk()) {
-      checkpoint_.claims.erase(ref.uid);
-      (void)save();
-      (void)writePodSpec(pc.pod_uid);
-      return error;
-    }
-    return Status(error.code(), error.message() + "; undoing it failed too (the claim stays " +
-                                    "recorded, unprepare retries): " +
-                                    (restored.isOk() ? removed : restored).message());
-  };
-  std::vector<dra::CdiDevice> cdi_devices;
-  for (size_t i = 0; i < pc.devices.size(); ++i) {
-    dra::PreparedDevice& d = pc.devices[i];
-    if (const auto& target = plan->vfs[i].rebind_to) {
-      auto current = host::readVfAccess(*sysfs_, d.pci_address);
-      if (!current.ok()) return fail(current.status());
-      host::Action bind{host::Action::Kind::kBindDriver, "", d.pci_address, *target,
-                        current->driver};
-      if (Status st = host::applyAction(*sysfs_, bind); !st.isOk()) {
-        return fail(Status(st.code(), "binding " + d.pci_address + " to " + driverText(*target) +
-                                          ": " + st.message()));
-      }
-      SDRA_LOG_INFO << "bound " << d.pci_address << " to " << driverText(*target) << " for "
-                    << claimName(ref);
-    }
-    auto current = host::readVfAccess(*sysfs_, d.pci_address);
-    if (!current.ok()) return fail(current.status());
-    auto artifacts = dra::deviceArtifacts(pc, d, *current, plan->vfs[i].advertised,
-                                          options_.driver_name, options_.device_info_dir);
-    if (!artifacts.ok()) return fail(artifacts.status());
-    cdi_devices.push_back(std::move(artifacts->cdi));
-    d.cdi_device_ids = std::move(artifacts->cdi_device_ids);
-    if (!artifacts->device_info_path.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(options_.device_info_dir, ec);
-      if (Status st =
-              writeFileAtomic(artifacts->device_info_path, artifacts->device_info_json, 0444);
-          !st.isOk()) {
-        return fail(Status(st.code(), "writing the Multus device-info file: " + st.message()));
-      }
-      d.device_info_path = artifacts->device_info_path;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(options_.cdi_root, ec);
-  if (Status st = writeFileAtomic(options_.cdi_root + "/" + dra::cdiSpecFileName(ref.uid),
-                                  json::dump(dra::cdiSpec(cdi_devices)) + "\n", 0644);
-      !st.isOk()) {
-    return fail(Status(st.code(), "writing the CDI spec: " + st.message()));
-  }
+  if (Status st = applyPlan(*plan); !st.isOk()) return undo(pc, st);
   pc.state = dra::PreparedClaim::State::kPrepared;
   {
     std::lock_guard lock(cp_mu_);
@@ -282,6 +200,101 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
   host.unlock();
   writeClaimStatus(*claim, pc);
   return results(pc);
+}
+
+Result<api::ResourceClaim> Plugin::readClaim(const ClaimRef& ref) {
+  const std::string who = "ResourceClaim " + claimName(ref);
+  auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
+  if (!got.ok()) {
+    if (got.status().code() == Code::kNotFound) return claimError(who + " does not exist");
+    return Status(got.status().code(), "reading " + who + ": " + got.status().message());
+  }
+  auto claim = api::ResourceClaim::decode(*got);
+  if (!claim.ok()) return claimError(who + ": " + claim.status().message());
+  return claim;
+}
+
+dra::PrepareInput Plugin::gather(const ClaimRef& ref, const api::ResourceClaim& claim,
+                                 dra::PreparedClaim& earlier) {
+  dra::PrepareInput input{.claim = &claim,
+                          .expected_uid = ref.uid,
+                          .driver = options_.driver_name,
+                          .node = options_.node_name};
+  if (claim.status.allocation) {
+    for (const auto& r : claim.status.allocation->results) {
+      if (r.driver != options_.driver_name) continue;
+      if (auto adv = advertised_(r.device)) input.advertised.emplace(r.device, std::move(*adv));
+    }
+  }
+  for (const auto& pci : dra::addressesToRead(claim, options_.driver_name, input.advertised)) {
+    input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
+  }
+  std::lock_guard lock(cp_mu_);
+  if (auto it = checkpoint_.claims.find(ref.uid); it != checkpoint_.claims.end()) {
+    earlier = it->second;
+    input.earlier = &earlier;
+  }
+  return input;
+}
+
+Status Plugin::applyPlan(dra::PreparePlan& plan) {
+  dra::PreparedClaim& pc = plan.claim;
+  const std::string who = "ResourceClaim " + pc.namespace_ + "/" + pc.name;
+  std::vector<dra::CdiDevice> cdi_devices;
+  for (size_t i = 0; i < pc.devices.size(); ++i) {
+    dra::PreparedDevice& d = pc.devices[i];
+    if (const auto& target = plan.vfs[i].rebind_to) {
+      auto current = host::readVfAccess(*sysfs_, d.pci_address);
+      if (!current.ok()) return current.status();
+      host::Action bind{host::Action::Kind::kBindDriver, "", d.pci_address, *target,
+                        current->driver};
+      if (Status st = host::applyAction(*sysfs_, bind); !st.isOk()) {
+        return Status(st.code(), "binding " + d.pci_address + " to " + driverText(*target) + ": " +
+                                     st.message());
+      }
+      SDRA_LOG_INFO << "bound " << d.pci_address << " to " << driverText(*target) << " for " << who;
+    }
+    auto current = host::readVfAccess(*sysfs_, d.pci_address);
+    if (!current.ok()) return current.status();
+    auto artifacts = dra::deviceArtifacts(pc, d, *current, plan.vfs[i].advertised,
+                                          options_.driver_name, options_.device_info_dir);
+    if (!artifacts.ok()) return artifacts.status();
+    cdi_devices.push_back(std::move(artifacts->cdi));
+    d.cdi_device_ids = std::move(artifacts->cdi_device_ids);
+    if (!artifacts->device_info_path.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(options_.device_info_dir, ec);
+      if (Status st =
+              writeFileAtomic(artifacts->device_info_path, artifacts->device_info_json, 0444);
+          !st.isOk()) {
+        return Status(st.code(), "writing the Multus device-info file: " + st.message());
+      }
+      d.device_info_path = artifacts->device_info_path;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(options_.cdi_root, ec);
+  if (Status st = writeFileAtomic(options_.cdi_root + "/" + dra::cdiSpecFileName(pc.uid),
+                                  json::dump(dra::cdiSpec(cdi_devices)) + "\n", 0644);
+      !st.isOk()) {
+    return Status(st.code(), "writing the CDI spec: " + st.message());
+  }
+  return Status::ok();
+}
+
+Status Plugin::undo(const dra::PreparedClaim& pc, Status error) {
+  Status restored = restoreDrivers(pc);
+  Status removed = removeFiles(pc);
+  std::lock_guard lock(cp_mu_);
+  if (restored.isOk() && removed.isOk()) {
+    checkpoint_.claims.erase(pc.uid);
+    (void)save();
+    (void)writePodSpec(pc.pod_uid);
+    return error;
+  }
+  return Status(error.code(), error.message() + "; undoing it failed too (the claim stays " +
+                                  "recorded, unprepare retries): " +
+                                  (restored.isOk() ? removed : restored).message());
 }
 
 Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {

@@ -6,9 +6,10 @@
 // has. Then: merge the VfConfigs (dra/vf_config.h); record the claim as Preparing in the
 // checkpoint with each VF's driver; bind the VFs the config asks for through sysfs; write a CDI
 // spec for the claim and one for the pod (dra/cdi.h) and the Multus device-info file; record the
-// claim as Prepared; add our entries to the claim's status.devices with server-side apply (other
-// drivers' entries stay). A claim prepared before gets the same answer without touching the
-// host. Unprepare undoes all of it, also after a restart and for claims already deleted. Calls
+// claim as Prepared; add our entries to the claim's status.devices with a merge patch guarded
+// by the claim's resourceVersion (other drivers' entries stay). The decision is
+// dra::planPrepare(); this class fetches its inputs and applies it. A claim prepared before gets
+// the same answer without touching the host. Unprepare undoes all of it, also after a restart and for claims already deleted. Calls
 // are serialized; one claim's failure never fails another. The agent reads the checkpoint (never
 // tears down a prepared VF) and holds the host lock while it changes VFs.
 #include <chrono>
@@ -22,6 +23,7 @@
 
 #include "api/resource.h"
 #include "dra/checkpoint.h"
+#include "dra/prepare.h"
 #include "host/prepared.h"
 #include "host/sysfs.h"
 #include "kube/client.h"
@@ -85,6 +87,14 @@ class Plugin : public host::PreparedSource {
 
  private:
   Result<std::vector<PreparedDeviceResult>> prepareClaim(const ClaimRef& ref);
+  Result<api::ResourceClaim> readClaim(const ClaimRef& ref);
+  // What planPrepare() needs; `earlier` holds the checkpoint's record the input points to.
+  dra::PrepareInput gather(const ClaimRef& ref, const api::ResourceClaim& claim,
+                           dra::PreparedClaim& earlier);
+  // Binds, then writes the CDI specs and device-info files (host lock held).
+  Status applyPlan(dra::PreparePlan& plan);
+  // Undoes a failed applyPlan(): drivers back, files removed, the record dropped; `error` back.
+  Status undo(const dra::PreparedClaim& claim, Status error);
   Status unprepareClaim(const std::string& uid);
   Status restoreDrivers(const dra::PreparedClaim& claim);
   Status removeFiles(const dra::PreparedClaim& claim);
