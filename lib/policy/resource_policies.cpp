@@ -4,9 +4,10 @@
 #include <set>
 
 #include "api/names.h"
+#include "api/resource_limits.h"
+#include "api/vf_range.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
-#include "api/vf_range.h"
 
 namespace sriovdra::policy {
 
@@ -14,8 +15,6 @@ using api::parsePfName;
 using api::parseVfRange;
 using api::VfRange;
 namespace {
-
-constexpr size_t kMaxAttributesPerDevice = 32;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -64,31 +63,30 @@ bool filterMatches(const api::ResourceFilter& f, const api::InterfaceExt& pf,
          (f.link_type.empty() || linkTypeName(f.link_type) == linkTypeName(pf.link_type));
 }
 
-DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interface>& interfaces) {
-  DevicesResult out;
-  std::vector<Candidate> candidates;
-  for (const auto& pf : in.discovered.interfaces) {
-    for (const auto& vf : pf.vfs) candidates.push_back({&pf, &vf});
-  }
-  std::sort(candidates.begin(), candidates.end(),
-            [](const auto& a, const auto& b) { return a.vf->pci_address < b.vf->pci_address; });
+namespace {
 
-  // 1. VFs in node-policy VF groups.
-  struct Source {
-    std::string node_policy;  // VF group that configures it
-    const api::SriovResourcePolicy* rp = nullptr;
-    const api::ResourcePolicyConfig* config = nullptr;
-  };
-  std::map<std::string, Source> sources;  // by VF PCI address
+// Where each advertised VF comes from, and its attributes so far (by VF PCI address).
+struct Source {
+  std::string node_policy;  // VF group that configures it
+  const api::SriovResourcePolicy* rp = nullptr;
+  const api::ResourcePolicyConfig* config = nullptr;
+};
+struct VfSources {
+  std::map<std::string, Source> sources;
   std::map<std::string, api::Attributes> attrs;
+};
+
+// 1. VFs in node-policy VF groups get their resourceName (and the Multus name).
+void addNodePolicyGroups(const RenderInput& in, const std::vector<api::Interface>& interfaces,
+                         const std::vector<Candidate>& candidates, VfSources& vfs) {
   for (const auto& c : candidates) {
     for (const auto& itf : interfaces) {
       if (itf.pci_address != c.pf->pci_address) continue;
       for (const auto& g : itf.vf_groups) {
         auto r = parseVfRange(g.vf_range);
         if (!r.ok() || !r->contains(c.vf->vf_id) || c.vf->vf_id >= itf.num_vfs) continue;
-        sources[c.vf->pci_address].node_policy = g.policy_name;
-        auto& a = attrs[c.vf->pci_address];
+        vfs.sources[c.vf->pci_address].node_policy = g.policy_name;
+        auto& a = vfs.attrs[c.vf->pci_address];
         a[std::string(api::attr::kResourceName)] = api::AttributeValue::ofString(g.resource_name);
         if (!in.options.resource_prefix.empty()) {
           a[std::string(api::attr::kCniResourceName)] =
@@ -97,8 +95,12 @@ DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interf
       }
     }
   }
+}
 
-  // 2. Resource policies, by name; the first matching config of the first policy wins a VF.
+// 2. Resource policies, by name; the first matching config of the first policy wins a VF, and
+// the others report the conflict.
+void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& candidates,
+                         VfSources& vfs, DevicesResult& out) {
   auto policies = in.resource_policies;
   std::sort(policies.begin(), policies.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
@@ -125,7 +127,7 @@ DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interf
         }
       }
       if (hit == nullptr) continue;
-      Source& s = sources[c.vf->pci_address];
+      Source& s = vfs.sources[c.vf->pci_address];
       if (s.rp == nullptr) {
         s.rp = p;
         s.config = hit;
@@ -146,15 +148,18 @@ DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interf
          "these VFs are advertised by policy " + quote(who.second) +
              ", which comes first in name order (the first matching policy wins a VF)"});
   }
+}
 
-  // 3. DeviceAttributes of the winning config, merged in name order.
+// 3. DeviceAttributes selected by the winning config, merged in name order; built-in names are
+// refused with a warning, and a resourceName that differs from the VF group's is pointed out.
+void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult& out) {
   auto das = in.device_attributes;
   std::sort(das.begin(), das.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
   std::set<std::pair<std::string, std::string>> reported;  // (DA, key) reserved warnings
-  for (auto& [pci, s] : sources) {
+  for (auto& [pci, s] : vfs.sources) {
     if (s.rp == nullptr || !s.config->device_attributes_selector) continue;
-    auto& a = attrs[pci];
+    auto& a = vfs.attrs[pci];
     std::string from_node_policy;
     if (auto it = a.find(std::string(api::attr::kResourceName)); it != a.end()) {
       from_node_policy = it->second.string_value;
@@ -187,13 +192,16 @@ DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interf
       }
     }
   }
+}
 
-  // 4. The advertised devices.
+// 4. The advertised devices, each within the attribute budget of a ResourceSlice device.
+void emitDevices(const std::vector<Candidate>& candidates, VfSources& vfs, DevicesResult& out) {
   for (const auto& c : candidates) {
-    auto it = sources.find(c.vf->pci_address);
-    if (it == sources.end()) continue;
-    api::Device d{api::deviceName(c.vf->pci_address), c.vf->pci_address, attrs[c.vf->pci_address]};
-    size_t budget = kMaxAttributesPerDevice - api::attr::kReserved.size();
+    auto it = vfs.sources.find(c.vf->pci_address);
+    if (it == vfs.sources.end()) continue;
+    api::Device d{api::deviceName(c.vf->pci_address), c.vf->pci_address,
+                  vfs.attrs[c.vf->pci_address]};
+    size_t budget = api::kMaxAttributesAndCapacitiesPerDevice - api::attr::kReserved.size();
     while (d.attributes.size() > budget) {
       auto last = std::prev(d.attributes.end());
       PolicyRef who = it->second.rp ? PolicyRef{kResourcePolicyKind, it->second.rp->metadata.name}
@@ -205,6 +213,23 @@ DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interf
     }
     out.devices.push_back(std::move(d));
   }
+}
+
+}  // namespace
+
+DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interface>& interfaces) {
+  DevicesResult out;
+  std::vector<Candidate> candidates;
+  for (const auto& pf : in.discovered.interfaces) {
+    for (const auto& vf : pf.vfs) candidates.push_back({&pf, &vf});
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto& a, const auto& b) { return a.vf->pci_address < b.vf->pci_address; });
+  VfSources vfs;
+  addNodePolicyGroups(in, interfaces, candidates, vfs);
+  addResourcePolicies(in, candidates, vfs, out);
+  mergeDeviceAttributes(in, vfs, out);
+  emitDevices(candidates, vfs, out);
   std::sort(out.devices.begin(), out.devices.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;
