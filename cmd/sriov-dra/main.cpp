@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 
+// Long on purpose: the flags of every subcommand, a few lines each, in the order of --help.
 int main(int argc, char** argv) {
   using namespace sriovdra::cli;
   CLI::App app{"sriov-dra: SR-IOV VFs as DRA devices, aligned with GPUs by PCIe root"};

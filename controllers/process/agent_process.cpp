@@ -21,6 +21,7 @@ int fail(const std::string& message) {
 
 }  // namespace
 
+// Long on purpose: the process in the order it starts its parts and stops them.
 int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   if (o.node.empty()) {
     if (const char* env = std::getenv("NODE_NAME")) o.node = env;

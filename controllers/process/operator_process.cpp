@@ -37,6 +37,7 @@ void waitForShutdown(ShutdownSignals& signals) {
 
 }  // namespace
 
+// Long on purpose: the process in the order it starts its parts and stops them.
 int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
   auto config = kube::loadConfig(o.kubeconfig);
   if (!config.ok()) return fail(config.status().message());

@@ -103,6 +103,8 @@ Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
   return p;
 }
 
+// Long on purpose: one walk over sys/bus/pci/devices that sorts each device into PFs, VFs, GPUs
+// and the PCIe tree as it goes.
 Result<Topology> discover(const Sysfs& fs) {
   auto bdfs = fs.list("sys/bus/pci/devices");
   if (!bdfs.ok()) {

@@ -156,6 +156,7 @@ Nic cx6(const std::string& bdf, const std::string& name) {
   return {bdf, name, "15b3", "101b", "101c", "mlx5_core", 8, true, 4092, 200000};
 }
 
+// Long on purpose: a table of the fixture servers, one literal per server.
 std::vector<Root> topology(const std::string& name) {
   if (name == "a100-reference") {
     auto gpus = [](std::initializer_list<const char*> bdfs) {

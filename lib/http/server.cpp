@@ -202,6 +202,7 @@ void Server::acceptLoop() {
   }
 }
 
+// Long on purpose: one connection's life, TLS handshake and then requests until it closes.
 void Server::serve(int fd, std::string peer) {
   timeval tv{30, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

@@ -59,6 +59,7 @@ NodePolicyDefaults nodePolicyDefaults(const api::SriovNetworkNodePolicySpec& spe
   return d;
 }
 
+// Long on purpose: independent checks of one field each, in the order of the CRD's fields.
 Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
   Findings f;
   const auto& s = p.spec;
