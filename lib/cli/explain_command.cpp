@@ -1,0 +1,138 @@
+#include <set>
+#include <variant>
+
+#include "api/names.h"
+#include "cli/cluster_common.h"
+#include "dra/alignment.h"
+#include "dra/allocator.h"
+
+namespace sriovdra::cli {
+namespace {
+
+std::string attributeText(const dra::PickedDevice& p, const api::ResourceClaimSpec& spec) {
+  std::string out;
+  for (const auto& c : spec.constraints) {
+    const std::string& name = c.match_attribute.empty() ? c.distinct_attribute : c.match_attribute;
+    const auto* v = dra::findAttribute(*p.device, p.id.driver, name);
+    std::string shortName = name.substr(name.find('/') + 1);
+    out += (out.empty() ? "" : ", ") + shortName + "=" + (v ? v->toString() : "(none)");
+  }
+  return out;
+}
+
+int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
+                const std::string& own_uid, const ExplainArgs& args, const ObjectBundle& bundle,
+                Streams io) {
+  dra::Allocator allocator(bundle.resource_slices, bundle.device_classes);
+  auto in_use = dra::allocatedDevices(bundle.resource_claims, own_uid);
+  std::vector<dra::ClusterNode> nodes;
+  for (const auto& n : bundle.nodes) nodes.push_back({n.metadata.name, n.metadata.labels});
+  if (nodes.empty()) {
+    for (const auto& n : allocator.nodeNames()) nodes.push_back({n, {}});
+  }
+  std::sort(nodes.begin(), nodes.end(),
+            [](const auto& x, const auto& y) { return x.name < y.name; });
+
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  json::Value list(rapidjson::kArrayType);
+  std::vector<std::vector<std::string>> rows = {{"NODE", "FITS", "DEVICES / WHY NOT"}};
+  int fits = 0;
+  for (const auto& node : nodes) {
+    auto got = allocator.allocate(spec, node, in_use);
+    json::Value entry(rapidjson::kObjectType);
+    api::Writer w(entry, a);
+    w.strAlways("node", node.name).boolean("fits", got.fits);
+    json::Value devices(rapidjson::kArrayType);
+    std::vector<std::string> lines;
+    for (const auto& p : got.devices) {
+      std::string attrs = attributeText(p, spec);
+      lines.push_back(p.request + ": " + p.id.toString() +
+                      (attrs.empty() ? "" : " (" + attrs + ")"));
+      json::Value d(rapidjson::kObjectType);
+      api::Writer(d, a)
+          .strAlways("request", p.request)
+          .strAlways("driver", p.id.driver)
+          .strAlways("pool", p.id.pool)
+          .strAlways("device", p.id.device)
+          .str("constrainedAttributes", attrs);
+      devices.PushBack(d, a);
+    }
+    json::Value reasons(rapidjson::kArrayType);
+    for (const auto& r : got.reasons) {
+      lines.push_back(r);
+      reasons.PushBack(json::str(r, a), a);
+    }
+    w.value("devices", std::move(devices)).value("reasons", std::move(reasons));
+    list.PushBack(entry, a);
+    fits += got.fits ? 1 : 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      rows.push_back({i == 0 ? node.name : "", i == 0 ? (got.fits ? "yes" : "no") : "", lines[i]});
+    }
+  }
+  api::Writer(doc, a)
+      .strAlways("claim", what)
+      .i64("nodesThatFit", fits)
+      .i64("nodes", static_cast<int64_t>(nodes.size()))
+      .value("nodeResults", std::move(list));
+  if (args.output == "table") {
+    io.out << what << ": fits on " << fits << " of " << nodes.size() << " node(s)\n\n";
+    printTable(rows, io.out);
+  } else {
+    printDocument(doc, args.output, io);
+  }
+  return fits > 0 ? 0 : kNegative;
+}
+
+}  // namespace
+
+int runExplain(const ExplainArgs& args, Streams io) {
+  if (!validOutput(args.output, {"table", "json", "yaml"})) {
+    return fail(io, "-o must be table, json or yaml");
+  }
+  if (args.file.empty() == args.claim.empty()) {
+    return fail(io, "give either -f FILE or NAMESPACE/CLAIM");
+  }
+  api::ResourceClaimSpec spec;
+  std::string what, own_uid;
+  if (!args.file.empty()) {
+    auto objects = loadObjects({args.file}, io.in);
+    if (!objects.ok()) return fail(io, objects.status().message());
+    size_t n = objects->resource_claims.size() + objects->resource_claim_templates.size();
+    if (n != 1) {
+      return fail(io, args.file + " must hold one ResourceClaim or ResourceClaimTemplate, found " +
+                          std::to_string(n));
+    }
+    if (!objects->resource_claims.empty()) {
+      const auto& c = objects->resource_claims[0];
+      spec = c.spec;
+      own_uid = c.metadata.uid;
+      what = "ResourceClaim " + qualified(c.metadata);
+    } else {
+      const auto& t = objects->resource_claim_templates[0];
+      spec = t.spec;
+      what = "ResourceClaimTemplate " + qualified(t.metadata);
+    }
+  }
+  return withCluster(args, io, [&](kube::Client& client, const ObjectBundle& bundle) {
+    if (!args.claim.empty()) {
+      std::string ns = args.namespace_, name = args.claim;
+      if (auto slash = name.find('/'); slash != std::string::npos) {
+        ns = name.substr(0, slash);
+        name = name.substr(slash + 1);
+      }
+      if (ns.empty()) ns = "default";
+      auto got = client.get(api::resources::kResourceClaims, ns, name);
+      if (!got.ok())
+        return fail(io, "ResourceClaim " + ns + "/" + name + ": " + got.status().message());
+      auto claim = api::ResourceClaim::decode(*got);
+      if (!claim.ok()) return fail(io, claim.status().message());
+      spec = claim->spec;
+      own_uid = claim->metadata.uid;
+      what = "ResourceClaim " + ns + "/" + name;
+    }
+    return explainSpec(what, spec, own_uid, args, bundle, io);
+  });
+}
+
+}  // namespace sriovdra::cli
