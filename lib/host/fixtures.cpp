@@ -246,7 +246,7 @@ std::vector<Root> topology(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> fixtureTopologies() {
-  return {"a100-reference", "e810-ethernet", "shared-root"};
+  return {"a100-reference", "e810-ethernet", "shared-root", "many-pfs"};
 }
 
 Status writeFixture(const std::string& name, const std::string& root) {

@@ -111,6 +111,18 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
         },
         30s, [&] { return describeState(env, labelled) + "\n" + op->logs(); });
   }
+  SECTION("a deleted node loses its SriovNodeState") {
+    REQUIRE(env.admin().remove(kube::resources::kNodes, "", labelled).isOk());
+    eventually([&] { return !env.nodeState(labelled).has_value(); }, 30s,
+               [&] { return describeState(env, labelled) + "\n" + op->logs(); });
+    CHECK(env.nodeState(other).has_value());
+  }
+  SECTION("a node the agent no longer runs on (--agent-node-selector) loses its SriovNodeState") {
+    env.setNodeLabel(labelled, "sriov-dra-test", std::nullopt);
+    eventually([&] { return !env.nodeState(labelled).has_value(); }, 30s,
+               [&] { return describeState(env, labelled) + "\n" + op->logs(); });
+    CHECK(env.nodeState(other).has_value());
+  }
   SECTION("deleting the policies removes the resource's DeviceClass") {
     REQUIRE(
         env.admin().remove(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs").isOk());

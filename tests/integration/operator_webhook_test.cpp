@@ -131,6 +131,20 @@ spec:
   CHECK(decoded->spec.is_rdma == true);
   CHECK(decoded->spec.priority == 99);
 
+  // An UPDATE is checked as a CREATE is: a range past numVfs is refused, the stored policy kept.
+  auto updated = env.admin().patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "ib",
+                                   kube::PatchType::kMerge,
+                                   R"({"spec":{"nicSelector":{"pfNames":["ibp17s0#0-5"]}}})");
+  REQUIRE_FALSE(updated.ok());
+  CHECK(updated.status().code() == Code::kInvalid);
+  CHECK_THAT(updated.status().message(),
+             Catch::Contains("denied the request") &&
+                 Catch::Contains("the range ends at VF 5 but numVfs is 2"));
+  auto kept = env.admin().get(api::resources::kSriovNetworkNodePolicies, env.ns(), "ib");
+  REQUIRE(kept.ok());
+  CHECK(api::SriovNetworkNodePolicy::decode(*kept)->spec.nic_selector.pf_names ==
+        std::vector<std::string>{"ibp17s0"});
+
   // Without the webhook the API server accepts the same object; its status says what is wrong.
   for (const auto* rt : {&kube::resources::kValidatingWebhookConfigurations,
                          &kube::resources::kMutatingWebhookConfigurations}) {
