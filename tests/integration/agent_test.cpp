@@ -20,9 +20,7 @@ using sriovdra::testing::OperatorEnv;
 
 namespace {
 
-void applyReference(OperatorEnv& env) {
-  env.applyReferencePolicies();
-}
+void applyReference(OperatorEnv& env) { env.applyReferencePolicies(); }
 
 void setNumVfs(OperatorEnv& env, int n) {
   REQUIRE(env.admin()
@@ -213,4 +211,71 @@ spec: {resourceName: cx6, numVfs: 2, nodeSelector: {nic: cx6}, nicSelector: {ven
   REQUIRE(s.status.alignment.gpus.size() == 2);
   CHECK(s.status.alignment.gpus[0].same_root_vfs.size() == 4);
   CHECK(s.status.alignment.gpus[0].same_switch_vfs.size() == 2);
+}
+
+TEST_CASE("the agent binds vfio-pci VFs, sets VF MTUs and resets a PF no policy wants any more",
+          "[agent][integration]") {
+  OperatorEnv env("hostops");
+  auto op = env.startOperator();
+  std::string node = env.createNode("e810", {{"nic", "e810"}});
+  auto agent = env.startAgent(node, "e810-ethernet");
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: dpdk}
+spec: {resourceName: e810_dpdk, numVfs: 4, deviceType: vfio-pci, nodeSelector: {nic: e810},
+       nicSelector: {pfNames: ["ens1f0#0-1"]}}
+)"));
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: jumbo}
+spec: {resourceName: e810_net, numVfs: 4, mtu: 9000, nodeSelector: {nic: e810},
+       nicSelector: {pfNames: ["ens1f0#2-3"]}}
+)"));
+  auto synced = [&] {
+    auto s = env.nodeState(node);
+    return s && s->status.sync_status == "Succeeded" &&
+           s->status.observed_generation == s->metadata.generation;
+  };
+  eventually(synced, 60s, [&] { return agent->logs(); });
+  auto state = *env.nodeState(node);
+  const api::InterfaceExt* pf = nullptr;
+  for (const auto& i : state.status.interfaces) {
+    if (i.name == "ens1f0") pf = &i;
+  }
+  REQUIRE(pf != nullptr);
+  REQUIRE(pf->vfs.size() == 4);
+  // What the kernel (the simulated one) holds now, read from sysfs, not from the agent's report.
+  const std::string sys = env.sysfsRoot(node) + "/sys";
+  auto driverOf = [&](const std::string& bdf) {
+    return std::filesystem::read_symlink(sys + "/bus/pci/devices/" + bdf + "/driver")
+        .filename()
+        .string();
+  };
+  host::RealSysfs kernel(env.sysfsRoot(node));
+  auto file = [&](const std::string& path) {
+    auto text = kernel.read("sys/" + path);
+    return text.ok() ? *text : "<" + text.status().message() + ">";
+  };
+  for (const auto& vf : pf->vfs) {
+    INFO("VF " << vf.vf_id << " " << vf.pci_address);
+    if (vf.vf_id < 2) {
+      CHECK(driverOf(vf.pci_address) == "vfio-pci");
+    } else {
+      CHECK(driverOf(vf.pci_address) == "iavf");
+      REQUIRE_FALSE(vf.name.empty());
+      CHECK(file("class/net/" + vf.name + "/mtu") == "9000");
+    }
+  }
+  CHECK(file("class/net/ens1f0/mtu") == "9000");  // the PF carries the largest VF MTU
+
+  // No policy wants the PF any more: the agent gives it back with 0 VFs.
+  for (const char* name : {"dpdk", "jumbo"}) {
+    REQUIRE(env.admin().remove(api::resources::kSriovNetworkNodePolicies, env.ns(), name).isOk());
+  }
+  eventually([&] { return file("bus/pci/devices/" + pf->pci_address + "/sriov_numvfs") == "0"; },
+             60s, [&] { return env.kernelJournal(node) + "\n" + agent->logs(); });
+  eventually(synced, 60s, [&] { return agent->logs(); });
+  CHECK(env.deviceCount(node) == 0);
 }
