@@ -11,6 +11,7 @@
 #include "http/pki.h"
 #include "kube/transport.h"
 #include "support/eventually.h"
+#include "support/https_get.h"
 #include "support/operator_env.h"
 #include "support/temp_dir.h"
 
@@ -23,12 +24,7 @@ namespace {
 
 // GET /metrics over HTTPS, verifying the serving certificate against `ca`.
 kube::HttpResponse scrape(int port, const std::string& ca, const std::string& token) {
-  auto t = kube::Transport::create("https://127.0.0.1:" + std::to_string(port),
-                                   kube::TlsOptions{.ca_pem = ca});
-  REQUIRE(t.ok());
-  kube::HttpRequest req{"GET", "/metrics", "", "", "*/*", {}};
-  if (!token.empty()) req.headers.emplace_back("Authorization", "Bearer " + token);
-  auto r = (*t)->send(req, 10s);
+  auto r = testing::httpsGet(port, ca, "/metrics", token);
   REQUIRE(r.ok());
   return *r;
 }
@@ -106,6 +102,28 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
     // Tokens never reach the logs.
     CHECK_THAT(op->logs(), !Catch::Contains(cp->token("prometheus")));
     CHECK_THAT(agent->logs(), !Catch::Contains(cp->token("prometheus")));
+  }
+
+  SECTION("a rotated certificate is served without a restart") {
+    auto ca2 = http::makeCa("metrics-ca-2");
+    auto serving2 = http::makeCert(ca2, {.common_name = "localhost",
+                                         .dns_names = {"localhost"},
+                                         .ip_addresses = {"127.0.0.1"},
+                                         .client = false});
+    REQUIRE(writeFileAtomic(certs.path() + "/tls.key", serving2.key, 0600).isOk());
+    REQUIRE(writeFileAtomic(certs.path() + "/tls.crt", serving2.cert, 0644).isOk());
+    for (int port : {op->metricsPort(), agent->metricsPort()}) {
+      INFO("port " << port);
+      eventually(
+          [&] {
+            auto r = testing::httpsGet(port, ca2.cert, "/metrics", cp->token("prometheus"));
+            return r.ok() && r->status == 200;
+          },
+          30s, [&] { return "the new certificate is not served"; });
+      auto old = testing::httpsGet(port, ca.cert, "/metrics", cp->token("prometheus"));
+      REQUIRE_FALSE(old.ok());
+      CHECK(old.status().code() == Code::kTlsVerification);
+    }
   }
 
   SECTION("Prometheus scrapes both and answers queries") {

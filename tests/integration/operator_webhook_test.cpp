@@ -10,6 +10,7 @@
 #include "http/pki.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
+#include "support/https_get.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
 
@@ -112,8 +113,26 @@ TEST_CASE(
                  Catch::Contains("spec.nicSelector.pfNames entry \"ibp14s0#2-9\": the range ends "
                                  "at VF 9 but numVfs is 4; VFs are numbered 0 to numVfs-1"));
 
-  // The mutating webhook adds isRdma for an InfiniBand policy that leaves it out.
-  env.applyObject(yamlObject(R"(
+  // A rotated certificate (cert-manager renewing the Secret) is served without a restart.
+  auto ca2 = http::makeCa("webhook-ca-2");
+  auto serving2 = http::makeCert(ca2, {.common_name = "sriov-dra-webhook",
+                                       .ip_addresses = {"127.0.0.1"},
+                                       .server = true,
+                                       .client = false});
+  REQUIRE(writeFileAtomic(certs + "/tls.key", serving2.key, 0600).isOk());
+  REQUIRE(writeFileAtomic(certs + "/tls.crt", serving2.cert).isOk());
+  eventually([&] { return testing::httpsGet(op->webhookPort(), ca2.cert, "/healthz").ok(); }, 30s,
+             [] { return "the webhook does not serve the new certificate"; });
+  auto old = testing::httpsGet(op->webhookPort(), ca.cert, "/healthz");
+  REQUIRE_FALSE(old.ok());
+  CHECK(old.status().code() == Code::kTlsVerification);
+  env.cp().applyYaml(webhookConfigs(env.ns(), op->webhookPort(), ca2.cert));
+
+  // The mutating webhook adds isRdma for an InfiniBand policy that leaves it out. (The API server
+  // takes the new caBundle asynchronously: until then the webhook call fails and is retried.)
+  eventually(
+      [&] {
+        auto obj = yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
 metadata: {name: ib}
@@ -123,7 +142,12 @@ spec:
   linkType: ib
   nodeSelector: {dra-sriov-cx6: "true"}
   nicSelector: {pfNames: [ibp17s0]}
-)"));
+)");
+        testing::retarget(obj, env.ns());
+        auto created = env.admin().create(api::resources::kSriovNetworkNodePolicies, env.ns(), obj);
+        return created.ok() || created.status().code() == Code::kAlreadyExists;
+      },
+      30s, [] { return "the API server never accepted the ib policy through the webhook"; });
   auto ib = env.admin().get(api::resources::kSriovNetworkNodePolicies, env.ns(), "ib");
   REQUIRE(ib.ok());
   auto decoded = api::SriovNetworkNodePolicy::decode(*ib);
