@@ -39,6 +39,21 @@ std::vector<std::string> agentWrites(const OperatorEnv& env) {
   return out;
 }
 
+// The operator and one agent on a fixture server, in a namespace of the test's own; the node
+// carries `label`.
+struct OneNode {
+  OneNode(const std::string& prefix, const std::string& node_suffix,
+          std::pair<std::string, std::string> label, const std::string& topology)
+      : env(prefix),
+        op(env.startOperator()),
+        node(env.createNode(node_suffix, {label})),
+        agent(env.startAgent(node, topology)) {}
+  OperatorEnv env;
+  std::unique_ptr<testing::OperatorProcess> op;
+  std::string node;
+  std::unique_ptr<testing::OperatorProcess> agent;
+};
+
 const api::Condition* condition(const api::SriovNodeState& s, const std::string& type) {
   return api::findCondition(s.status.conditions, type);
 }
@@ -47,10 +62,10 @@ const api::Condition* condition(const api::SriovNodeState& s, const std::string&
 
 TEST_CASE("on the a100-reference server the reference policies publish the reference VFs",
           "[agent][integration]") {
-  OperatorEnv env("agent");
-  auto op = env.startOperator();
-  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
-  auto agent = env.startAgent(node, "a100-reference");
+  OneNode one("agent", "a100", {"dra-sriov-cx6", "true"}, "a100-reference");
+  auto& env = one.env;
+  auto& node = one.node;
+  auto& agent = one.agent;
   applyReference(env);
   auto describe = [&] {
     return "slice devices: " + std::to_string(env.deviceCount(node)) + "\n" + agent->logs();
@@ -130,10 +145,10 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
 
 TEST_CASE("300 VFs on one node are 3 slices of one pool; one device's change updates one slice",
           "[agent][integration]") {
-  OperatorEnv env("agent300");
-  auto op = env.startOperator();
-  std::string node = env.createNode("e810", {{"nic", "e810"}});
-  auto agent = env.startAgent(node, "e810-ethernet");
+  OneNode one("agent300", "e810", {"nic", "e810"}, "e810-ethernet");
+  auto& env = one.env;
+  auto& node = one.node;
+  auto& agent = one.agent;
   env.applyObject(testing::yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
@@ -186,10 +201,10 @@ spec:
 
 TEST_CASE("on the shared-root server the status says pcieRoot does not imply a shared switch",
           "[agent][integration]") {
-  OperatorEnv env("shared");
-  auto op = env.startOperator();
-  std::string node = env.createNode("shared", {{"nic", "cx6"}});
-  auto agent = env.startAgent(node, "shared-root");
+  OneNode one("shared", "shared", {"nic", "cx6"}, "shared-root");
+  auto& env = one.env;
+  auto& node = one.node;
+  auto& agent = one.agent;
   env.applyObject(testing::yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
@@ -215,10 +230,10 @@ spec: {resourceName: cx6, numVfs: 2, nodeSelector: {nic: cx6}, nicSelector: {ven
 
 TEST_CASE("the agent binds vfio-pci VFs, sets VF MTUs and resets a PF no policy wants any more",
           "[agent][integration]") {
-  OperatorEnv env("hostops");
-  auto op = env.startOperator();
-  std::string node = env.createNode("e810", {{"nic", "e810"}});
-  auto agent = env.startAgent(node, "e810-ethernet");
+  OneNode one("hostops", "e810", {"nic", "e810"}, "e810-ethernet");
+  auto& env = one.env;
+  auto& node = one.node;
+  auto& agent = one.agent;
   env.applyObject(testing::yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
