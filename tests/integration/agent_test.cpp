@@ -248,12 +248,15 @@ metadata: {name: jumbo}
 spec: {resourceName: e810_net, numVfs: 4, mtu: 9000, nodeSelector: {nic: e810},
        nicSelector: {pfNames: ["ens1f0#2-3"]}}
 )"));
-  auto synced = [&] {
-    auto s = env.nodeState(node);
-    return s && s->status.sync_status == "Succeeded" &&
-           s->status.observed_generation == s->metadata.generation;
+  // Synced with `pfs` PFs in the spec (the operator renders both policies, the agent applies).
+  auto synced = [&](size_t pfs) {
+    return [&env, &node, pfs] {
+      auto s = env.nodeState(node);
+      return s && s->spec.interfaces.size() == pfs && s->status.sync_status == "Succeeded" &&
+             s->status.observed_generation == s->metadata.generation;
+    };
   };
-  eventually(synced, 60s, [&] { return agent->logs(); });
+  eventually(synced(1), 60s, [&] { return agent->logs(); });
   auto state = *env.nodeState(node);
   const api::InterfaceExt* pf = nullptr;
   for (const auto& i : state.status.interfaces) {
@@ -291,6 +294,6 @@ spec: {resourceName: e810_net, numVfs: 4, mtu: 9000, nodeSelector: {nic: e810},
   }
   eventually([&] { return file("bus/pci/devices/" + pf->pci_address + "/sriov_numvfs") == "0"; },
              60s, [&] { return env.kernelJournal(node) + "\n" + agent->logs(); });
-  eventually(synced, 60s, [&] { return agent->logs(); });
+  eventually(synced(0), 60s, [&] { return agent->logs(); });
   CHECK(env.deviceCount(node) == 0);
 }
