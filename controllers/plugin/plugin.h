@@ -9,9 +9,10 @@
 // claim as Prepared; add our entries to the claim's status.devices with a merge patch guarded
 // by the claim's resourceVersion (other drivers' entries stay). The decision is
 // dra::planPrepare(); this class fetches its inputs and applies it. A claim prepared before gets
-// the same answer without touching the host. Unprepare undoes all of it, also after a restart and for claims already deleted. Calls
-// are serialized; one claim's failure never fails another. The agent reads the checkpoint (never
-// tears down a prepared VF) and holds the host lock while it changes VFs.
+// the same answer without touching the host. Unprepare undoes all of it, also after a restart and
+// for claims already deleted. Calls are serialized; one claim's failure never fails another. The
+// agent reads the checkpoint (never tears down a prepared VF) and holds the host lock while it
+// changes VFs.
 #include <chrono>
 #include <functional>
 #include <map>

@@ -1,6 +1,8 @@
 #include "base/json.h"
 
 #include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -13,13 +15,51 @@ Value::ConstMemberIterator find(const Value& obj, std::string_view key) {
 
 }  // namespace
 
+namespace {
+
+constexpr unsigned kParseFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
+
+// A SAX pass that only counts nesting: the iterative reader uses no stack of its own, so a
+// document of 200,000 '[' is refused here instead of overflowing the recursive DOM code.
+struct DepthLimit : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DepthLimit> {
+  size_t depth = 0;
+  bool Default() { return true; }
+  bool StartObject() { return ++depth <= kMaxDepth; }
+  bool EndObject(rapidjson::SizeType) {
+    --depth;
+    return true;
+  }
+  bool StartArray() { return ++depth <= kMaxDepth; }
+  bool EndArray(rapidjson::SizeType) {
+    --depth;
+    return true;
+  }
+};
+
+Status parseError(size_t offset, const std::string& what) {
+  return Status(Code::kInvalidArgument,
+                "invalid JSON at byte " + std::to_string(offset) + ": " + what);
+}
+
+}  // namespace
+
 Result<Document> parse(std::string_view text) {
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  DepthLimit limit;
+  rapidjson::Reader reader;
+  rapidjson::ParseResult checked = reader.Parse<kParseFlags>(stream, limit);
+  if (checked.IsError()) {
+    if (checked.Code() == rapidjson::kParseErrorTermination) {
+      return parseError(checked.Offset(),
+                        "nested deeper than " + std::to_string(kMaxDepth) + " arrays and objects");
+    }
+    return parseError(checked.Offset(), rapidjson::GetParseError_En(checked.Code()));
+  }
   Document doc;
-  doc.Parse<rapidjson::kParseStopWhenDoneFlag>(text.data(), text.size());
+  doc.Parse<kParseFlags>(text.data(), text.size());
   if (doc.HasParseError()) {
-    return Status(Code::kInvalidArgument, "invalid JSON at byte " +
-                                              std::to_string(doc.GetErrorOffset()) + ": " +
-                                              rapidjson::GetParseError_En(doc.GetParseError()));
+    return parseError(doc.GetErrorOffset(), rapidjson::GetParseError_En(doc.GetParseError()));
   }
   return doc;
 }

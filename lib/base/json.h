@@ -16,6 +16,9 @@ using Document = rapidjson::Document;
 using Allocator = rapidjson::Document::AllocatorType;
 
 // Parses a complete JSON text; the error names the byte offset and RapidJSON's reason.
+// One JSON value, nothing after it but whitespace, valid UTF-8, at most kMaxDepth arrays and
+// objects deep (deeper input is refused before it is built: the DOM code recurses).
+inline constexpr size_t kMaxDepth = 512;
 Result<Document> parse(std::string_view text);
 
 // Compact serialisation.

@@ -60,8 +60,8 @@ Result<VfAccess> readVfAccess(const Sysfs& fs, const std::string& bdf) {
   a.driver = linkBase(fs, dir + "/driver");
   a.iommu_group = linkBase(fs, dir + "/iommu_group");
   if (!a.iommu_group.empty()) {
-    a.noiommu = fs.read("sys/kernel/iommu_groups/" + a.iommu_group + "/name").valueOr("") ==
-                "vfio-noiommu";
+    a.noiommu =
+        fs.read("sys/kernel/iommu_groups/" + a.iommu_group + "/name").valueOr("") == "vfio-noiommu";
   }
   a.netdev = firstEntry(fs, dir + "/net");
   a.rdma_device = firstEntry(fs, dir + "/infiniband");

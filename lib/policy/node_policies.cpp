@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "api/vf_range.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
-#include "api/vf_range.h"
 
 namespace sriovdra::policy {
 

@@ -6,8 +6,8 @@
 
 #include "api/names.h"
 #include "api/resource_limits.h"
-#include "policy/selectors.h"
 #include "api/vf_range.h"
+#include "policy/selectors.h"
 
 namespace sriovdra::policy {
 

@@ -128,6 +128,15 @@ TEST_CASE(
   CHECK(old.status().code() == Code::kTlsVerification);
   env.cp().applyYaml(webhookConfigs(env.ns(), op->webhookPort(), ca2.cert));
 
+  // Anyone who reaches the port may send anything: 200,000 nested arrays (400 KB, under the body
+  // limit) are a 400 with the reason, and the operator goes on serving.
+  auto bomb = testing::httpsRequest(op->webhookPort(), ca2.cert, "POST",
+                                    "/validating-custom-resource", std::string(200000, '['));
+  REQUIRE(bomb.ok());
+  CHECK(bomb->status == 400);
+  CHECK_THAT(bomb->body, Catch::Contains("nested deeper than 512"));
+  CHECK(op->healthy());
+
   // The mutating webhook adds isRdma for an InfiniBand policy that leaves it out. (The API server
   // takes the new caBundle asynchronously: until then the webhook call fails and is retried.)
   eventually(

@@ -2,14 +2,28 @@
 
 namespace sriovdra::testing {
 
-Result<kube::HttpResponse> httpsGet(int port, const std::string& ca_pem, const std::string& path,
-                                    const std::string& bearer_token) {
+namespace {
+
+Result<kube::HttpResponse> send(int port, const std::string& ca_pem, kube::HttpRequest req) {
   auto t = kube::Transport::create("https://127.0.0.1:" + std::to_string(port),
                                    kube::TlsOptions{.ca_pem = ca_pem});
   if (!t.ok()) return t.status();
+  return (*t)->send(req, std::chrono::seconds(10));
+}
+
+}  // namespace
+
+Result<kube::HttpResponse> httpsGet(int port, const std::string& ca_pem, const std::string& path,
+                                    const std::string& bearer_token) {
   kube::HttpRequest req{"GET", path, "", "", "*/*", {}};
   if (!bearer_token.empty()) req.headers.emplace_back("Authorization", "Bearer " + bearer_token);
-  return (*t)->send(req, std::chrono::seconds(10));
+  return send(port, ca_pem, std::move(req));
+}
+
+Result<kube::HttpResponse> httpsRequest(int port, const std::string& ca_pem,
+                                        const std::string& method, const std::string& path,
+                                        const std::string& body) {
+  return send(port, ca_pem, {method, path, body, "application/json", "*/*", {}});
 }
 
 }  // namespace sriovdra::testing

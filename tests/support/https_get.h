@@ -1,5 +1,5 @@
 #pragma once
-// One HTTPS GET to a component on loopback, verifying its serving certificate against `ca_pem`:
+// One HTTPS request to a component on loopback, verifying its serving certificate against `ca_pem`:
 // the answer, or why the connection failed (kTlsVerification for a certificate the CA did not
 // sign).
 #include <string>
@@ -10,5 +10,9 @@ namespace sriovdra::testing {
 
 Result<kube::HttpResponse> httpsGet(int port, const std::string& ca_pem, const std::string& path,
                                     const std::string& bearer_token = "");
+// The same with any method and a JSON body.
+Result<kube::HttpResponse> httpsRequest(int port, const std::string& ca_pem,
+                                        const std::string& method, const std::string& path,
+                                        const std::string& body);
 
 }  // namespace sriovdra::testing

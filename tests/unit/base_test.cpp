@@ -111,7 +111,42 @@ TEST_CASE("a broken invariant throws InvariantError in a release build, naming w
           "[base][unit]") {
   auto broken = [] { SDRA_CHECK(1 + 1 == 3); };
   CHECK_THROWS_AS(broken(), InvariantError);
-  CHECK_THROWS_WITH(broken(), Catch::StartsWith("BUG: 1 + 1 == 3 at ") &&
-                                  Catch::Contains("base_test.cpp:"));
+  CHECK_THROWS_WITH(broken(),
+                    Catch::StartsWith("BUG: 1 + 1 == 3 at ") && Catch::Contains("base_test.cpp:"));
 }
 #endif
+
+TEST_CASE("JSON: hostile input is refused with a message, never crashes", "[base][json][unit]") {
+  std::string deep_ok = std::string(json::kMaxDepth, '[') + std::string(json::kMaxDepth, ']');
+  CHECK(json::parse(deep_ok).ok());
+  struct Row {
+    std::string name;
+    std::string text;
+    std::string error;
+  };
+  const std::vector<Row> rows = {
+      {"200,000 nested arrays (a 400 KB AdmissionReview body)", std::string(200000, '['),
+       "invalid JSON at byte 512: nested deeper than 512 arrays and objects"},
+      {"one level too deep", std::string(json::kMaxDepth + 1, '[') + std::string(513, ']'),
+       "nested deeper than 512"},
+      {"nested objects",
+       [] {
+         std::string s;
+         for (int i = 0; i < 600; ++i) s += "{\"a\":";
+         return s + "1" + std::string(600, '}');
+       }(),
+       "nested deeper than 512"},
+      {"a value followed by garbage", R"({"kind":"AdmissionReview"} trailing)",
+       "The document root must not be followed by other values"},
+      {"two values", "{}{}", "The document root must not be followed by other values"},
+      {"invalid UTF-8 in a string", "{\"a\":\"\xff\xfe\"}", "Invalid encoding in string"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto parsed = json::parse(row.text);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.status().code() == Code::kInvalidArgument);
+    CHECK_THAT(parsed.status().message(), Catch::Contains(row.error));
+  }
+  CHECK(json::parse("  {\"a\": 1}\n").ok());  // whitespace around one value is fine
+}
