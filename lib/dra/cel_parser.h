@@ -4,12 +4,14 @@
 // and their arity). Pure.
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "dra/cel_value.h"
 
 namespace sriovdra::dra::cel {
 
 struct SyntaxError {
+  SyntaxError(size_t at, std::string what) : offset(at), message(std::move(what)) {}
   size_t offset;
   std::string message;
 };

@@ -86,8 +86,9 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
     auto access = in.host.find(pci);
     if (access == in.host.end() || !access->second.ok()) {
       std::string why = access == in.host.end() ? "not read" : access->second.status().message();
-      return refuse(who + ": device " + r->device + " (" + pci +
-                    ") is advertised but not on the host: " + why);
+      std::string message = who + ": device " + r->device;
+      message.append(" (").append(pci).append(") is advertised but not on the host: ").append(why);
+      return refuse(message);
     }
     auto known = known_original.find(pci);
     PreparedDevice d{

@@ -185,7 +185,7 @@ Result<Topology> discover(const Sysfs& fs) {
       for (const auto& e : *entries) {
         if (e.rfind("virtfn", 0) != 0) continue;
         int64_t index = toInt(e.substr(6), -1);
-        auto vf_dir = fs.resolve(dir + "/" + e);
+        auto vf_dir = fs.resolve(std::string(dir).append("/").append(e));
         if (index < 0 || !vf_dir.ok()) continue;
         pf.vfs.push_back(readVf(fs, *vf_dir, index));
       }

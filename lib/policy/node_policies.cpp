@@ -81,6 +81,7 @@ InterfacesResult renderInterfaces(const api::Node& node,
     return a->metadata.name < b->metadata.name;
   });
   std::vector<const api::InterfaceExt*> pfs;
+  pfs.reserve(discovered.size());
   for (const auto& pf : discovered) pfs.push_back(&pf);
   std::sort(pfs.begin(), pfs.end(),
             [](const auto* a, const auto* b) { return a->pci_address < b->pci_address; });

@@ -11,9 +11,7 @@
 
 namespace sriovdra::policy {
 
-using api::parsePfName;
 using api::parseVfRange;
-using api::VfRange;
 namespace {
 
 std::string lower(std::string s) {

@@ -12,8 +12,6 @@
 namespace sriovdra::policy {
 
 using api::parsePfName;
-using api::parseVfRange;
-using api::VfRange;
 namespace {
 
 const std::regex kResourceName("[a-zA-Z0-9]([a-zA-Z0-9_-]*[a-zA-Z0-9])?");

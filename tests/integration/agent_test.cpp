@@ -43,7 +43,7 @@ std::vector<std::string> agentWrites(const OperatorEnv& env) {
 // carries `label`.
 struct OneNode {
   OneNode(const std::string& prefix, const std::string& node_suffix,
-          std::pair<std::string, std::string> label, const std::string& topology)
+          const std::pair<std::string, std::string>& label, const std::string& topology)
       : env(prefix),
         op(env.startOperator()),
         node(env.createNode(node_suffix, {label})),

@@ -127,7 +127,7 @@ TEST_CASE("a leader reports itself in metrics and health, and releases on stop",
                               {.lease_namespace = ns, .lease_name = "inproc", .identity = "me"},
                               {.on_started_leading = [&] { started = true; },
                                .on_stopped_leading = [&] { stopped = true; }});
-  std::jthread runner([&](std::stop_token stop) { elector.run(stop); });
+  std::jthread runner([&](const std::stop_token& stop) { elector.run(stop); });
   eventually([&] { return started.load(); }, 10s, [] { return "never started leading"; });
   CHECK(elector.isLeader());
   CHECK(elector.leader() == "me");

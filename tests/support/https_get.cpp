@@ -4,7 +4,7 @@ namespace sriovdra::testing {
 
 namespace {
 
-Result<kube::HttpResponse> send(int port, const std::string& ca_pem, kube::HttpRequest req) {
+Result<kube::HttpResponse> send(int port, const std::string& ca_pem, const kube::HttpRequest& req) {
   auto t = kube::Transport::create("https://127.0.0.1:" + std::to_string(port),
                                    kube::TlsOptions{.ca_pem = ca_pem});
   if (!t.ok()) return t.status();
@@ -17,7 +17,7 @@ Result<kube::HttpResponse> httpsGet(int port, const std::string& ca_pem, const s
                                     const std::string& bearer_token) {
   kube::HttpRequest req{"GET", path, "", "", "*/*", {}};
   if (!bearer_token.empty()) req.headers.emplace_back("Authorization", "Bearer " + bearer_token);
-  return send(port, ca_pem, std::move(req));
+  return send(port, ca_pem, req);
 }
 
 Result<kube::HttpResponse> httpsRequest(int port, const std::string& ca_pem,

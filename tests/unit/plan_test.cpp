@@ -6,7 +6,6 @@
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
-using host::Action;
 
 namespace {
 
