@@ -149,35 +149,49 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   // No VF is prepared for a pod while this pass plans and changes the host.
   std::unique_lock<std::mutex> host_hold;
   if (prepared_) host_hold = prepared_->holdHost();
-  auto prepared = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
 
   api::SriovNodeStateStatus status = state->status;
-  std::vector<std::string> errors;
-  std::vector<host::BlockedPf> blocked;
-  auto topology = converge(*state, record, prepared, status, errors, blocked);
+  host::SyncOutcome outcome;
+  auto topology = converge(*state, record, status, outcome);
   if (host_hold.owns_lock()) host_hold.unlock();
   if (!topology.ok()) return topology.status();
-  SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(errors), blocked));
+  std::string unknown = outcome.in_use_unknown;
+  SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(outcome)));
+  // Retried with backoff until the VFs in use can be known.
+  if (!unknown.empty()) return Status(Code::kUnavailable, host::inUseUnknownMessage(unknown));
   return ReconcileResult::after(options_.resync_period);
 }
 
 Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
                                        std::set<std::string>& record,
-                                       const host::PreparedVfs& prepared,
                                        api::SriovNodeStateStatus& status,
-                                       std::vector<std::string>& errors,
-                                       std::vector<host::BlockedPf>& blocked) {
+                                       host::SyncOutcome& outcome) {
   const api::SriovNodeStateSpec& spec = state.spec;
+  // The checkpoint answers while nothing would be destroyed; before the first change that
+  // destroys or rebinds a VF, the API server and the host are asked too (host/prepared.h).
+  host::PreparedVfs in_use = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
+  bool asked_everyone = prepared_ == nullptr;
   Result<host::Topology> topology = host::discover(*sysfs_);
   bool wrote_in_progress = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
-    auto plan = host::planHost(spec, *topology, record, prepared);
-    errors = plan.errors;
-    blocked = plan.blocked;
+    auto plan = host::planHost(spec, *topology, record, in_use);
+    if (!asked_everyone && plan.destructive()) {
+      asked_everyone = true;
+      auto all = prepared_->inUse();
+      if (!all.ok()) {
+        outcome.in_use_unknown = all.status().message();
+        SDRA_LOG_WARN << host::inUseUnknownMessage(outcome.in_use_unknown);
+        break;
+      }
+      in_use = std::move(*all);
+      plan = host::planHost(spec, *topology, record, in_use);
+    }
+    outcome.errors = plan.errors;
+    outcome.blocked = plan.blocked;
     if (plan.configured != record) {
       record = plan.configured;
       if (Status st = saveRecord(record); !st.isOk())
-        errors.push_back("saving the record: " + st.message());
+        outcome.errors.push_back("saving the record: " + st.message());
     }
     if (plan.empty()) break;
     if (!wrote_in_progress) {
@@ -197,7 +211,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
       Status st = host::applyAction(*sysfs_, action);
       SDRA_LOG_INFO << action.describe() << (st.isOk() ? "" : ": " + st.message());
       if (!st.isOk()) {
-        errors.push_back(action.describe() + ": " + st.message());
+        outcome.errors.push_back(action.describe() + ": " + st.message());
         failed = true;
         break;
       }
@@ -209,17 +223,15 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
 }
 
 Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
-                     const host::Topology& topology, std::vector<std::string> errors,
-                     const std::vector<host::BlockedPf>& blocked) {
+                     const host::Topology& topology, host::SyncOutcome outcome) {
   const api::SriovNodeStateSpec& spec = state.spec;
   int64_t advertised = 0;
   std::vector<std::string> refused;
   if (Status st = publish(spec.devices, topology.pfs, &advertised, &refused); !st.isOk()) {
-    errors.push_back("publishing ResourceSlices: " + st.message());
+    outcome.errors.push_back("publishing ResourceSlices: " + st.message());
   }
-  for (const auto& r : refused) errors.push_back("not advertised, " + r);
-
-  host::SyncOutcome outcome{.errors = errors, .blocked = blocked, .advertised = advertised};
+  for (const auto& r : refused) outcome.errors.push_back("not advertised, " + r);
+  outcome.advertised = advertised;
   int64_t gen = state.metadata.generation;
   status = host::syncedStatus(status, spec, gen, topology, outcome, nowString());
   int64_t desired = 0;
@@ -232,7 +244,7 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
   for (const char* st : {"Succeeded", "InProgress", "Failed"}) {
     syncGauge().Add({{"status", st}}).Set(status.sync_status == st ? 1 : 0);
   }
-  bool ok = errors.empty() && blocked.empty();
+  bool ok = outcome.errors.empty() && !outcome.waiting();
   if (!(status == state.status)) {
     if (auto event = host::syncEvent(state.status, status, outcome, gen)) {
       auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state.metadata);

@@ -11,7 +11,9 @@
 //      recreating slices someone deleted.
 // Runs again on every spec change, slice change and every --resync-period, so VFs created or
 // removed by anyone are noticed. PFs it configured are remembered in --state-dir, so only those
-// are ever reset.
+// are ever reset. A VF a pod uses is never destroyed or rebound: in use is what the plugin's
+// checkpoint, the API server's claims and the CDI specs on disk say (host/prepared.h); while
+// that cannot be known, the changes wait (Blocked=True, reason InUseUnknown, Event) and retry.
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -23,6 +25,7 @@
 #include "api/resource.h"
 #include "host/plan.h"
 #include "host/prepared.h"
+#include "host/sync_status.h"
 #include "host/sysfs.h"
 #include "kube/controller.h"
 #include "kube/events.h"
@@ -63,16 +66,15 @@ class Agent {
   Result<kube::ReconcileResult> reconcile(const std::string& key);
   Status writeStatus(const api::SriovNodeState& state, const api::SriovNodeStateStatus& status);
   // Plans and applies changes to the host until it matches the spec (or max_passes, or a
-  // failure); the first change writes an InProgress status. Returns the last discovery.
+  // failure); the first change writes an InProgress status. Before the first change that
+  // destroys or rebinds a VF it asks which VFs are in use beyond the checkpoint
+  // (PreparedSource::inUse()); while that cannot be known, nothing changes. Returns the last
+  // discovery; errors, blocked PFs and an unknown in-use set go to `outcome`.
   Result<host::Topology> converge(const api::SriovNodeState& state, std::set<std::string>& record,
-                                  const host::PreparedVfs& prepared,
-                                  api::SriovNodeStateStatus& status,
-                                  std::vector<std::string>& errors,
-                                  std::vector<host::BlockedPf>& blocked);
+                                  api::SriovNodeStateStatus& status, host::SyncOutcome& outcome);
   // Publishes the slices, then writes the status (and its Event) when it changed.
   Status report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
-                const host::Topology& topology, std::vector<std::string> errors,
-                const std::vector<host::BlockedPf>& blocked);
+                const host::Topology& topology, host::SyncOutcome outcome);
   // Publishes the node's ResourceSlices; `refused` gets the devices the API server would not
   // accept, with the reasons (see dra::buildSlices).
   Status publish(const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& pfs,

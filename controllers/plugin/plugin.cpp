@@ -1,6 +1,8 @@
 #include "plugin/plugin.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "api/names.h"
@@ -10,6 +12,7 @@
 #include "base/time.h"
 #include "dra/attributes.h"
 #include "dra/cdi.h"
+#include "dra/in_use.h"
 #include "dra/prepare.h"
 #include "dra/vf_config.h"
 #include "host/apply.h"
@@ -30,6 +33,30 @@ Status claimError(const std::string& what) { return Status(Code::kInvalidArgumen
 // A driver for messages: "" is the VF's default driver.
 std::string driverText(const std::string& driver) {
   return driver.empty() ? "its default driver" : driver;
+}
+
+struct CdiSpecOnDisk {
+  std::string path;
+  std::string id;  // claim or pod UID
+  Result<std::vector<std::string>> addresses;
+};
+
+// Our CDI spec files under `root` and the VFs each names; none when `root` does not exist.
+Result<std::vector<CdiSpecOnDisk>> ourCdiSpecs(const std::string& root) {
+  std::vector<CdiSpecOnDisk> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    std::string id = dra::cdiSpecId(entry.path().filename().string());
+    if (id.empty()) continue;
+    auto text = readFile(entry.path().string());
+    out.push_back({entry.path().string(), id,
+                   text.ok() ? dra::cdiSpecAddresses(*text)
+                             : Result<std::vector<std::string>>(text.status())});
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return Status(Code::kIo, "listing " + root + ": " + ec.message());
+  }
+  return out;
 }
 
 Status removeIfPresent(const std::string& path) {
@@ -107,6 +134,38 @@ host::PreparedVfs Plugin::prepared() const {
 }
 
 std::unique_lock<std::mutex> Plugin::holdHost() { return std::unique_lock(host_mu_); }
+
+Result<host::PreparedVfs> Plugin::inUse() const {
+  host::PreparedVfs out = prepared();
+  auto listed = client_->listAll(api::resources::kResourceClaims, "");
+  if (!listed.ok()) {
+    return Status(listed.status().code(), "listing ResourceClaims: " + listed.status().message());
+  }
+  std::vector<api::ResourceClaim> claims;
+  if (const json::Value* items = json::at(*listed, {"items"}); items && items->IsArray()) {
+    for (const auto& item : items->GetArray()) {
+      auto claim = api::ResourceClaim::decode(item);
+      if (!claim.ok()) {
+        return Status(Code::kInvalidArgument,
+                      "a ResourceClaim cannot be read: " + claim.status().message());
+      }
+      claims.push_back(std::move(*claim));
+    }
+  }
+  dra::mergeInUse(out, dra::allocatedVfs(claims, options_.driver_name, options_.node_name));
+  auto specs = ourCdiSpecs(options_.cdi_root);
+  if (!specs.ok()) return specs.status();
+  for (const auto& spec : *specs) {
+    if (!spec.addresses.ok()) {
+      return Status(Code::kInvalidArgument, "the CDI spec " + spec.path +
+                                                " cannot be read: " + spec.addresses.status().message());
+    }
+    host::PreparedVfs on_disk;
+    for (const auto& pci : *spec.addresses) on_disk[pci].push_back("CDI spec of " + spec.id);
+    dra::mergeInUse(out, on_disk);
+  }
+  return out;
+}
 
 dra::Checkpoint Plugin::checkpoint() const {
   std::lock_guard lock(cp_mu_);
@@ -334,13 +393,14 @@ Status Plugin::writePodSpec(const std::string& pod_uid) {
 }
 
 Status Plugin::unprepareClaim(const std::string& uid) {
-  dra::PreparedClaim claim;
+  std::optional<dra::PreparedClaim> recorded;
   {
     std::lock_guard lock(cp_mu_);
     auto it = checkpoint_.claims.find(uid);
-    if (it == checkpoint_.claims.end()) return Status::ok();  // never prepared here, or done
-    claim = it->second;
+    if (it != checkpoint_.claims.end()) recorded = it->second;
   }
+  if (!recorded) return cleanUpUnrecorded(uid);
+  const dra::PreparedClaim& claim = *recorded;
   auto host = holdHost();
   SDRA_RETURN_IF_ERROR(restoreDrivers(claim));
   SDRA_RETURN_IF_ERROR(removeFiles(claim));
@@ -351,6 +411,59 @@ Status Plugin::unprepareClaim(const std::string& uid) {
     return Status(st.code(), "saving the checkpoint: " + st.message());
   }
   return writePodSpec(claim.pod_uid);
+}
+
+Status Plugin::cleanUpUnrecorded(const std::string& uid) {
+  const std::string spec_path = options_.cdi_root + "/" + dra::cdiSpecFileName(uid);
+  auto text = readFile(spec_path);
+  if (!text.ok()) {
+    // Never prepared here, or already undone.
+    return text.status().code() == Code::kNotFound ? Status::ok() : text.status();
+  }
+  auto addresses = dra::cdiSpecAddresses(*text);
+  if (!addresses.ok()) {
+    return Status(Code::kInvalidArgument, spec_path + " is not a CDI spec of ours (" +
+                                              addresses.status().message() +
+                                              "); left in place for a person to check");
+  }
+  auto host = holdHost();
+  std::set<std::string> vfs(addresses->begin(), addresses->end());
+  for (const auto& pci : vfs) {
+    auto current = host::readVfAccess(*sysfs_, pci);
+    if (!current.ok() || !host::isUserspaceDriver(current->driver)) continue;
+    host::Action back{host::Action::Kind::kBindDriver, "", pci, "", current->driver};
+    if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
+      return Status(st.code(), "restoring " + pci + " to its default driver: " + st.message());
+    }
+    SDRA_LOG_INFO << "restored " << pci << " (of the unrecorded claim " << uid << ") from "
+                  << current->driver << " to its default driver";
+  }
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.device_info_dir, ec)) {
+    auto info = readFile(entry.path().string());
+    auto doc = info.ok() ? json::parse(*info) : Result<json::Document>(info.status());
+    if (!doc.ok()) continue;
+    const json::Value* address = json::at(*doc, {"pci", "pci-address"});
+    if (address != nullptr && address->IsString() && vfs.count(address->GetString()) != 0) {
+      SDRA_RETURN_IF_ERROR(removeIfPresent(entry.path().string()));
+    }
+  }
+  std::set<std::string> recorded_pods;
+  for (const auto& [_, c] : checkpoint().claims) recorded_pods.insert(c.pod_uid);
+  auto specs = ourCdiSpecs(options_.cdi_root);
+  if (!specs.ok()) return specs.status();
+  for (const auto& spec : *specs) {
+    if (spec.id == uid || recorded_pods.count(spec.id) != 0) continue;
+    if (!spec.addresses.ok() || spec.addresses->empty()) continue;
+    if (std::all_of(spec.addresses->begin(), spec.addresses->end(),
+                    [&](const std::string& a) { return vfs.count(a) != 0; })) {
+      SDRA_RETURN_IF_ERROR(removeIfPresent(spec.path));
+    }
+  }
+  SDRA_RETURN_IF_ERROR(removeIfPresent(spec_path));
+  SDRA_LOG_WARN << "unprepared claim " << uid << ", which the checkpoint did not hold, from its "
+                << "CDI spec on disk (" << join(*addresses, ", ") << ")";
+  return Status::ok();
 }
 
 // status.devices is written with a JSON merge patch guarded by the claim's resourceVersion, not

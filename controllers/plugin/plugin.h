@@ -10,7 +10,8 @@
 // by the claim's resourceVersion (other drivers' entries stay). The decision is
 // dra::planPrepare(); this class fetches its inputs and applies it. A claim prepared before gets
 // the same answer without touching the host. Unprepare undoes all of it, also after a restart and
-// for claims already deleted. Calls are serialized; one claim's failure never fails another. The
+// for claims already deleted, and for claims a lost checkpoint forgot (from their CDI spec on
+// disk). Calls are serialized; one claim's failure never fails another. The
 // agent reads the checkpoint (never tears down a prepared VF) and holds the host lock while it
 // changes VFs.
 #include <chrono>
@@ -83,6 +84,9 @@ class Plugin : public host::PreparedSource {
   std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims);
 
   host::PreparedVfs prepared() const override;
+  // The checkpoint, the claims the API server shows allocated from this node's pool (any state)
+  // and the CDI specs of ours on disk (dra/in_use.h).
+  Result<host::PreparedVfs> inUse() const override;
   std::unique_lock<std::mutex> holdHost() override;
   dra::Checkpoint checkpoint() const;
 
@@ -97,6 +101,11 @@ class Plugin : public host::PreparedSource {
   // Undoes a failed applyPlan(): drivers back, files removed, the record dropped; `error` back.
   Status undo(const dra::PreparedClaim& claim, Status error);
   Status unprepareClaim(const std::string& uid);
+  // Unprepare of a claim the checkpoint does not hold (lost, corrupt, or prepared by a process
+  // that died before recording it): whatever its CDI spec on disk names is undone; VFs on a
+  // user-space driver go back to their default driver, their device-info files and the pod
+  // specs that name only them are removed, then the spec itself. Nothing found: done.
+  Status cleanUpUnrecorded(const std::string& uid);
   Status restoreDrivers(const dra::PreparedClaim& claim);
   Status removeFiles(const dra::PreparedClaim& claim);
   Status writePodSpec(const std::string& pod_uid);

@@ -100,4 +100,14 @@ std::string cdiSpecFileName(std::string_view id) {
   return std::string(kCdiVendor) + "-" + std::string(kCdiClass) + "_" + std::string(id) + ".json";
 }
 
+std::string cdiSpecId(std::string_view file_name) {
+  const std::string empty = cdiSpecFileName("");
+  const size_t stem = empty.size() - std::string_view(".json").size();
+  if (file_name.size() <= empty.size() || file_name.substr(0, stem) != empty.substr(0, stem) ||
+      file_name.substr(file_name.size() - 5) != ".json") {
+    return "";
+  }
+  return std::string(file_name.substr(stem, file_name.size() - empty.size()));
+}
+
 }  // namespace sriovdra::dra

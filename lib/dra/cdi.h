@@ -57,5 +57,7 @@ std::string cdiQualifiedName(std::string_view device);
 json::Document cdiSpec(const std::vector<CdiDevice>& devices);
 // "sriovnetwork.k8snetworkplumbingwg.io-vf_<id>.json": one file per claim or pod UID.
 std::string cdiSpecFileName(std::string_view id);
+// The inverse: the claim or pod UID of one of our spec file names, "" for any other name.
+std::string cdiSpecId(std::string_view file_name);
 
 }  // namespace sriovdra::dra

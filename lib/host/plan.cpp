@@ -22,6 +22,15 @@ std::string describePf(const api::InterfaceExt& pf) {
 
 }  // namespace
 
+bool Action::destructive() const {
+  return kind == Kind::kBindDriver || (kind == Kind::kSetNumVfs && value == "0");
+}
+
+bool Plan::destructive() const {
+  return std::any_of(actions.begin(), actions.end(),
+                     [](const Action& a) { return a.destructive(); });
+}
+
 std::string Action::describe() const {
   switch (kind) {
     case Kind::kSetNumVfs:

@@ -29,6 +29,8 @@ struct Action {
   std::string from;    // kBindDriver: the driver bound now ("" = none)
   std::string describe() const;
   bool operator==(const Action&) const = default;
+  // Writing 0 VFs or rebinding a VF: what a pod using the VF would lose it to.
+  bool destructive() const;
 };
 
 struct BlockedPf {
@@ -43,6 +45,7 @@ struct Plan {
   std::vector<std::string> errors;
   std::set<std::string> configured;  // PFs the agent configures (the new record)
   bool empty() const { return actions.empty(); }
+  bool destructive() const;
 };
 
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,

@@ -13,6 +13,11 @@ std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked) 
   return out;
 }
 
+std::string inUseUnknownMessage(const std::string& why) {
+  return "cannot tell which VFs pods use (" + why +
+         "); changes that destroy or rebind VFs wait until it can";
+}
+
 api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
                                        const api::SriovNodeStateSpec& spec, int64_t gen,
                                        const Topology& topology, const SyncOutcome& outcome,
@@ -35,13 +40,14 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
   status.last_sync_error = join(outcome.errors, "; ");
   if (!outcome.errors.empty()) {
     status.sync_status = "Failed";
-  } else if (!outcome.blocked.empty()) {
+  } else if (outcome.waiting()) {
     status.sync_status = "InProgress";
   } else {
     status.sync_status = "Succeeded";
     status.observed_generation = gen;
   }
-  auto blocked = blockedMessages(outcome.blocked);
+  std::string waiting = join(blockedMessages(outcome.blocked), "; ");
+  if (!outcome.in_use_unknown.empty()) waiting = inUseUnknownMessage(outcome.in_use_unknown);
   api::setCondition(status.conditions,
                     {"Progressing", "False", "Done", "no change pending", "", gen}, now);
   api::setCondition(
@@ -52,18 +58,20 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
       now);
   api::setCondition(
       status.conditions,
-      outcome.blocked.empty()
+      !outcome.waiting()
           ? api::Condition{"Blocked", "False", "NothingInUse", "no VF that must change is in use",
                            "", gen}
-          : api::Condition{"Blocked", "True", "VfsInUse", join(blocked, "; "), "", gen},
+          : api::Condition{"Blocked", "True",
+                           outcome.in_use_unknown.empty() ? "VfsInUse" : "InUseUnknown", waiting,
+                           "", gen},
       now);
-  bool ok = outcome.errors.empty() && outcome.blocked.empty();
+  bool ok = outcome.errors.empty() && !outcome.waiting();
   api::setCondition(
       status.conditions,
       ok ? api::Condition{"Ready", "True", "Synced",
                           std::to_string(outcome.advertised) + " VF(s) advertised", "", gen}
          : api::Condition{"Ready", "False", outcome.errors.empty() ? "Blocked" : "SyncFailed",
-                          outcome.errors.empty() ? join(blocked, "; ") : status.last_sync_error, "",
+                          outcome.errors.empty() ? waiting : status.last_sync_error, "",
                           gen},
       now);
   return status;
@@ -72,10 +80,18 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
 std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
                                    const api::SriovNodeStateStatus& after,
                                    const SyncOutcome& outcome, int64_t gen) {
-  if (after.sync_status == before.sync_status && after.last_sync_error == before.last_sync_error) {
+  auto blockedText = [](const api::SriovNodeStateStatus& s) {
+    const api::Condition* c = api::findCondition(s.conditions, "Blocked");
+    return c != nullptr ? c->message : std::string();
+  };
+  if (after.sync_status == before.sync_status && after.last_sync_error == before.last_sync_error &&
+      blockedText(after) == blockedText(before)) {
     return std::nullopt;
   }
   if (after.sync_status == "Failed") return SyncEvent{true, "SyncFailed", after.last_sync_error};
+  if (!outcome.in_use_unknown.empty()) {
+    return SyncEvent{true, "InUseUnknown", inUseUnknownMessage(outcome.in_use_unknown)};
+  }
   if (!outcome.blocked.empty()) {
     return SyncEvent{true, "Blocked", join(blockedMessages(outcome.blocked), "; ")};
   }

@@ -3,12 +3,12 @@
 //
 // syncedStatus(): the discovered PFs, GPUs and PCIe tree; the alignment of the spec's devices
 // that exist; advertisedVfs; syncStatus Failed (with lastSyncError) on errors, InProgress while
-// changes wait for VFs in use, else Succeeded (observedGeneration = the spec's generation); and
+// changes wait for VFs in use (or for knowing which are, `in_use_unknown`), else Succeeded (observedGeneration = the spec's generation); and
 // the conditions Progressing=False, Degraded, Blocked and Ready, each with the generation.
 // Conditions keep their lastTransitionTime unless their status changes.
 //
 // syncEvent(): the Event that tells a person what changed between two statuses, if anything
-// did: SyncFailed (Warning), Blocked (Warning) or Synced (Normal).
+// did: SyncFailed (Warning), InUseUnknown (Warning), Blocked (Warning) or Synced (Normal).
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +23,10 @@ struct SyncOutcome {
   std::vector<std::string> errors;
   std::vector<BlockedPf> blocked;
   int64_t advertised = 0;  // devices in the published ResourceSlices
+  // Why the VFs in use could not be known ("" = they could): changes that destroy or rebind VFs
+  // wait for it.
+  std::string in_use_unknown;
+  bool waiting() const { return !blocked.empty() || !in_use_unknown.empty(); }
 };
 
 api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
@@ -38,6 +42,9 @@ struct SyncEvent {
 std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
                                    const api::SriovNodeStateStatus& after,
                                    const SyncOutcome& outcome, int64_t generation);
+
+// What the status and the Event say while the VFs in use cannot be known (`why`).
+std::string inUseUnknownMessage(const std::string& why);
 
 // "<reason> (claims: a/x, b/y)" for each blocked PF.
 std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked);

@@ -85,6 +85,15 @@ struct PluginEnv {
     return c.ok() ? std::optional(std::move(*c)) : std::nullopt;
   }
 
+  void release(const KubeletClaim& c) { testing::releaseClaim(env.admin(), c.namespace_, c.name); }
+
+  // The Blocked condition of the node, "" when it is not True.
+  std::string blocked() const {
+    auto s = env.nodeState(node);
+    auto c = s ? api::findCondition(s->status.conditions, "Blocked") : nullptr;
+    return c != nullptr && c->status == "True" ? c->reason + ": " + c->message : "";
+  }
+
   std::string driverOf(const std::string& bdf) const {
     auto link = std::filesystem::read_symlink(env.sysfsRoot(node) + "/sys/bus/pci/devices/" + bdf +
                                               "/driver");
@@ -304,9 +313,84 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     CHECK(undone->at(claim.uid) == "");
     CHECK_THAT(p.env.kernelJournal(p.node).substr(journal_mark),
                Catch::Contains("drivers/vfio-pci/unbind 0000:0e:00.1 -> ok"));
-    // Released: the node converges to 2 VFs per PF.
+    // Kubernetes releases the claim once the pod is gone; until then its VF counts as in use.
+    p.release(claim);
     eventually([&] { return p.env.deviceCount(p.node) == 16; }, 60s,
                [&] { return p.agent->logs(); });
+  }
+  SECTION("a corrupt checkpoint hides no VF in use: the API's claims keep it, unprepare cleans up") {
+    p.agent->stop(SIGKILL);
+    std::string path = p.env.stateDir(p.node) + "/checkpoint.json";
+    REQUIRE(writeFileAtomic(path, R"({"version":1,"claims":{)", 0600).isOk());  // torn
+    p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path());
+    endpoint = p.registerPlugin();
+    p.agent->waitReady();
+    size_t journal_mark = p.env.kernelJournal(p.node).size();
+    p.setNumVfs(2);
+    eventually([&] { return p.blocked().find(p.env.ns() + "/dpdk") != std::string::npos; }, 60s,
+               [&] { return p.blocked() + "\n" + p.agent->logs(); });
+    CHECK(p.driverOf("0000:0e:00.1") == "vfio-pci");
+    std::string journal = p.env.kernelJournal(p.node).substr(journal_mark);
+    CHECK(journal.find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
+    CHECK_THAT(journal, Catch::Contains("0000:c7:00.0/sriov_numvfs 2 -> ok"));  // the others changed
+
+    // The checkpoint forgot the claim; its CDI spec on disk says what to undo.
+    std::string claim_spec = p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid);
+    std::string pod_spec = p.dirs().cdi + "/" + dra::cdiSpecFileName("pod-dpdk");
+    REQUIRE(std::filesystem::exists(claim_spec));
+    REQUIRE(std::filesystem::exists(pod_spec));
+    auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+    REQUIRE(undone.ok());
+    CHECK(undone->at(claim.uid) == "");
+    CHECK(p.driverOf("0000:0e:00.1") == "mlx5_core");
+    CHECK_FALSE(std::filesystem::exists(claim_spec));
+    CHECK_FALSE(std::filesystem::exists(pod_spec));
+    p.release(claim);
+    eventually([&] { return p.env.deviceCount(p.node) == 16; }, 60s,
+               [&] { return p.agent->logs(); });
+    CHECK(p.blocked() == "");
+  }
+  SECTION("while the claims cannot be read, no VF is destroyed: InUseUnknown, then it goes on") {
+    // The agent's ServiceAccount loses `list` on ResourceClaims (a trimmed copy of its role).
+    const std::string binding = "sriov-dra-agent-" + p.env.ns() + "-sa-sriov-dra-agent";
+    const std::string trimmed = "sriov-dra-agent-no-list-" + p.env.ns();
+    auto role = p.env.admin().get(kube::resources::kClusterRoles, "", "sriov-dra-agent");
+    REQUIRE(role.ok());
+    json::Document copy(rapidjson::kObjectType);
+    copy.CopyFrom(*role, copy.GetAllocator());
+    copy["metadata"].SetObject();
+    copy["metadata"].AddMember("name", json::str(trimmed, copy.GetAllocator()),
+                               copy.GetAllocator());
+    for (auto& rule : copy["rules"].GetArray()) {
+      if (rule["resources"][0] != "resourceclaims") continue;
+      rule["verbs"].SetArray().PushBack("get", copy.GetAllocator());
+    }
+    REQUIRE(p.env.admin().create(kube::resources::kClusterRoles, "", copy).ok());
+    REQUIRE(p.env.admin().remove(kube::resources::kClusterRoleBindings, "", binding).isOk());
+    p.env.cp().bindRole("ClusterRole", trimmed, "system:serviceaccount:" + p.env.ns() +
+                                                    ":sriov-dra-agent", p.env.ns());
+    size_t journal_mark = p.env.kernelJournal(p.node).size();
+    p.setNumVfs(2);
+    eventually([&] { return p.blocked().rfind("InUseUnknown: ", 0) == 0; }, 60s,
+               [&] { return p.agent->logs(); });
+    CHECK_THAT(p.blocked(), Catch::Contains("forbidden") && Catch::Contains("resourceclaims"));
+    auto event = p.env.findEvent("InUseUnknown", "Warning", p.node);
+    REQUIRE(event);
+    CHECK_THAT(*event, Catch::Contains("changes that destroy or rebind VFs wait"));
+    CHECK(p.env.kernelJournal(p.node).substr(journal_mark).find("sriov_numvfs") ==
+          std::string::npos);
+
+    // The permission comes back: the other PFs change, the prepared VF's PF stays blocked.
+    REQUIRE(p.env.admin()
+                .remove(kube::resources::kClusterRoleBindings, "",
+                        trimmed + "-" + p.env.ns() + "-sa-sriov-dra-agent")
+                .isOk());
+    p.env.cp().bindRole("ClusterRole", "sriov-dra-agent",
+                        "system:serviceaccount:" + p.env.ns() + ":sriov-dra-agent", p.env.ns());
+    eventually([&] { return p.env.deviceCount(p.node) == 15; }, 90s,
+               [&] { return p.blocked() + "\n" + p.agent->logs(); });
+    CHECK_THAT(p.blocked(), Catch::StartsWith("VfsInUse: ") && Catch::Contains("/dpdk"));
+    REQUIRE(p.env.admin().remove(kube::resources::kClusterRoles, "", trimmed).isOk());
   }
   SECTION("a checkpoint changed on disk is reported and kept aside, never silently dropped") {
     p.agent->stop(SIGKILL);

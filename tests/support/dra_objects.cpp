@@ -105,4 +105,10 @@ std::string createAllocatedClaim(kube::Client& client, const AllocatedClaim& c) 
   return kube::ObjectMeta::decode(*created).uid;
 }
 
+void releaseClaim(kube::Client& client, const std::string& ns, const std::string& name) {
+  check(client.patch(api::resources::kResourceClaims, ns, name, kube::PatchType::kMerge,
+                     R"({"status":{"reservedFor":null,"allocation":null}})", {}, "status"),
+        "releasing ResourceClaim " + name);
+}
+
 }  // namespace sriovdra::testing

@@ -54,4 +54,8 @@ struct AllocatedClaim {
 // result's driver) and writes its allocation. Returns the claim's uid.
 std::string createAllocatedClaim(kube::Client& client, const AllocatedClaim& claim);
 
+// What Kubernetes' resourceclaim controller writes once the claim's pod is gone: reservedFor
+// emptied and the allocation removed.
+void releaseClaim(kube::Client& client, const std::string& ns, const std::string& name);
+
 }  // namespace sriovdra::testing

@@ -33,11 +33,13 @@ TEST_CASE("changing a VF count writes 0 first", "[host][plan][unit]") {
   CHECK(described(plan) == std::vector<std::string>{"set sriov_numvfs of 0000:0e:00.0 to 0",
                                                     "set sriov_numvfs of 0000:0e:00.0 to 4"});
   CHECK(plan.configured == std::set<std::string>{"0000:0e:00.0"});
+  CHECK(plan.destructive());
 }
 
 TEST_CASE("from 0 VFs the count is written at once", "[host][plan][unit]") {
   auto plan = host::planHost({{itf("0000:0e:00.0", 2)}, {}}, topology(0), {}, {});
   CHECK(described(plan) == std::vector<std::string>{"set sriov_numvfs of 0000:0e:00.0 to 2"});
+  CHECK_FALSE(plan.destructive());  // creating VFs takes nothing from anyone
 }
 
 TEST_CASE("a matching host needs nothing; other PFs are left alone", "[host][plan][unit]") {
@@ -60,6 +62,7 @@ TEST_CASE("VF groups put their VFs on the right driver", "[host][plan][unit]") {
   auto plan = host::planHost({{split}, {}}, t, {}, {});
   CHECK(described(plan) ==
         std::vector<std::string>{"bind 0000:0e:00.3 to vfio-pci (from mlx5_core)"});
+  CHECK(plan.destructive());  // a rebind takes the VF from whoever uses it
   t.pfs[0].vfs[2].driver = "vfio-pci";
   t.pfs[0].vfs[3].driver = "vfio-pci";  // VF 3 is in no group: left as it is
   CHECK(host::planHost({{split}, {}}, t, {}, {}).empty());

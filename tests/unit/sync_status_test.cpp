@@ -62,6 +62,14 @@ TEST_CASE("the status after a pass says Succeeded, Failed or InProgress, with it
        "False AsExpected",
        "True VfsInUse",
        "Warning Blocked"},
+      {"which VFs are in use cannot be known",
+       {{}, {}, 1, "listing ResourceClaims: forbidden"},
+       "InProgress",
+       3,
+       "False Blocked",
+       "False AsExpected",
+       "True InUseUnknown",
+       "Warning InUseUnknown"},
   };
   api::SriovNodeStateSpec spec;
   spec.devices.push_back({"0000-0e-00-1", "0000:0e:00.1", {}});
