@@ -1,10 +1,13 @@
 // sriov-dra-agent: configures SR-IOV VFs on its node, reports the PCIe topology, publishes the
 // node's ResourceSlices and is the kubelet DRA plugin of the driver. Flags ->
 // process::runAgent.
+#include <set>
+
 #include <CLI/CLI.hpp>
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "dra/vf_config.h"
 #include "process/agent_process.h"
 
 using namespace sriovdra;
@@ -37,6 +40,15 @@ int main(int argc, char** argv) {
   app.add_option("--device-info-dir", o.device_info_dir,
                  "where Multus device-info files are written (\"\" = none)")
       ->capture_default_str();
+  app.add_option("--allowed-vf-drivers", o.allowed_vf_drivers,
+                 "kernel drivers a claim's VfConfig may bind VFs to, besides vfio-pci and the VF's "
+                 "own (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](const std::string& d) {
+            return dra::isDriverName(d) ? std::string() : "\"" + d + "\" is not a driver name";
+          },
+          "DRIVER"));
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();
   serving::addMetricsFlags(app, o.metrics);

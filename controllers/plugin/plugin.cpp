@@ -278,7 +278,8 @@ dra::PrepareInput Plugin::gather(const ClaimRef& ref, const api::ResourceClaim& 
   dra::PrepareInput input{.claim = &claim,
                           .expected_uid = ref.uid,
                           .driver = options_.driver_name,
-                          .node = options_.node_name};
+                          .node = options_.node_name,
+                          .allowed_drivers = options_.allowed_drivers};
   if (claim.status.allocation) {
     for (const auto& r : claim.status.allocation->results) {
       if (r.driver != options_.driver_name) continue;
@@ -365,7 +366,10 @@ Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
       return current.status();
     }
     if (current->driver == d.original_driver) continue;
-    host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, d.original_driver,
+    // Back to a kernel driver by clearing driver_override (the kernel picks the VF's own), so no
+    // override sticks; a user-space original (a vfio-pci VF group) is set again by name.
+    std::string target = host::isUserspaceDriver(d.original_driver) ? d.original_driver : "";
+    host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, target,
                       current->driver};
     if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
       return Status(st.code(), "restoring " + d.pci_address + " to " +

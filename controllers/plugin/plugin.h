@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ struct PluginOptions {
   std::string state_dir;        // checkpoint.json
   std::string cdi_root;         // CDI spec files
   std::string device_info_dir;  // Multus device-info files ("" = none written)
+  std::set<std::string> allowed_drivers;  // VfConfig drivers beyond vfio-pci and the VF's own
   std::chrono::milliseconds status_retry{100};
 };
 

@@ -55,7 +55,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                             .node_name = o.node,
                             .state_dir = o.state_dir,
                             .cdi_root = o.cdi_root,
-                            .device_info_dir = o.device_info_dir});
+                            .device_info_dir = o.device_info_dir,
+                            .allowed_drivers = o.allowed_vf_drivers});
   if (Status st = plugin->load(); !st.isOk()) {
     SDRA_LOG_ERROR << st.message();
     kube::ObjectMeta meta;

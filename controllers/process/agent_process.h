@@ -5,6 +5,7 @@
 // /metrics. A checkpoint that cannot be read is reported as a CheckpointUnreadable Event on the
 // node's SriovNodeState. SIGTERM/SIGINT stop everything and return 0.
 #include <chrono>
+#include <set>
 #include <string>
 
 #include "base/signals.h"
@@ -25,6 +26,7 @@ struct AgentProcessOptions {
   std::string plugins_dir = "/var/lib/kubelet/plugins";
   std::string cdi_root = "/var/run/cdi";
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
+  std::set<std::string> allowed_vf_drivers;  // beyond vfio-pci and the VF's own
   std::chrono::seconds resync_period{30};
   std::string probe_address = ":8082";
   serving::MetricsEndpointOptions metrics{.bind_address = "0"};

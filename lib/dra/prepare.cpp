@@ -99,10 +99,18 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
         .config = configs->at(r->request),
         .original_driver = known != known_original.end() ? known->second : access->second->driver};
     PlannedVf vf{.rebind_to = std::nullopt, .advertised = in.advertised.at(r->device)};
-    if (auto target = d.config.targetDriver();
-        target && needsRebind(*target, access->second->driver)) {
-      vf.rebind_to = *target;
+    auto target = d.config.targetDriver();
+    if (target && !target->empty() && *target != "vfio-pci" &&
+        in.allowed_drivers.count(*target) == 0 &&
+        (host::isUserspaceDriver(d.original_driver) || *target != d.original_driver)) {
+      std::string own = host::isUserspaceDriver(d.original_driver) || d.original_driver.empty()
+                            ? std::string()
+                            : ", " + d.original_driver + " (its own)";
+      return refuse(who + ": device " + r->device + ": driver \"" + *target +
+                    "\" is not allowed; a claim may ask for \"vfio-pci\", \"default\"" + own +
+                    " or a driver the administrator allows with the agent's --allowed-vf-drivers");
     }
+    if (target && needsRebind(*target, access->second->driver)) vf.rebind_to = *target;
     plan.claim.devices.push_back(std::move(d));
     plan.vfs.push_back(std::move(vf));
   }

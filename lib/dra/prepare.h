@@ -7,13 +7,16 @@
 // with a PCI address the host has. The plan records every such VF with its effective VfConfig
 // (dra/vf_config.h) and its original driver (from an interrupted earlier attempt if there was
 // one, so a crash between binding and recording never loses the driver to restore), and says
-// which VFs must be bound to another driver first. A claim with none of our results has an
-// empty plan. Every refusal is kInvalidArgument with a message naming the claim and the device.
+// which VFs must be bound to another driver first. The driver a VfConfig names must be vfio-pci,
+// the VF's own kernel driver ("default", or its name) or one the administrator allowed: a claim
+// author never makes the agent bind a VF to an arbitrary kernel driver as root. A claim with none
+// of our results has an empty plan. Every refusal is kInvalidArgument with a message naming the claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
 // device carries the Multus attributes, its device-info file.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +37,9 @@ struct PrepareInput {
   // The host's view of each VF the claim names, by PCI address (absent or an error: not there).
   std::map<std::string, Result<host::VfAccess>> host;
   const PreparedClaim* earlier = nullptr;  // the checkpoint's record of this claim, if any
+  // Drivers a VfConfig may name besides vfio-pci and the VF's own kernel driver (an
+  // administrator's choice: the agent's --allowed-vf-drivers).
+  std::set<std::string> allowed_drivers;
 };
 
 struct PlannedVf {

@@ -11,11 +11,6 @@ Status fieldError(std::string_view field, const std::string& what) {
   return Status(Code::kInvalidArgument, std::string(field) + ": " + what);
 }
 
-bool isDriverName(std::string_view s) {
-  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
-}
 
 // Linux accepts up to 15 bytes, no '/', ':' or whitespace, and not "." or "..".
 bool isInterfaceName(std::string_view s) {
@@ -131,22 +126,39 @@ Result<std::map<std::string, VfConfig>> vfConfigsByRequest(const api::Allocation
   std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
     return (a.second->source == "FromClass") > (b.second->source == "FromClass");
   });
+  std::map<std::string, std::string> class_driver;  // request -> the driver a DeviceClass set
   for (const auto& [index, cfg] : ordered) {
     if (cfg->opaque.driver != driver) continue;
+    const std::string where = "config[" + std::to_string(index) + "] (" + cfg->source + "): ";
     auto parsed = parseVfConfig(cfg->opaque.parameters_json);
-    if (!parsed.ok()) {
-      return Status(Code::kInvalidArgument, "config[" + std::to_string(index) + "] (" +
-                                                cfg->source + "): " + parsed.status().message());
-    }
+    if (!parsed.ok()) return Status(Code::kInvalidArgument, where + parsed.status().message());
+    const bool from_class = cfg->source == "FromClass";
     for (auto& [request, effective] : out) {
       std::string parent = request.substr(0, request.find('/'));
       bool applies = cfg->requests.empty() ||
                      std::any_of(cfg->requests.begin(), cfg->requests.end(),
                                  [&](const std::string& n) { return n == request || n == parent; });
-      if (applies) effective.mergeFrom(*parsed);
+      if (!applies) continue;
+      if (parsed->driver && !parsed->driver->empty()) {
+        auto set = class_driver.find(request);
+        if (from_class) {
+          class_driver[request] = *parsed->driver;
+        } else if (set != class_driver.end() && set->second != *parsed->driver) {
+          return Status(Code::kInvalidArgument,
+                        where + "driver: the DeviceClass of request " + request + " sets \"" +
+                            set->second + "\"; a claim cannot change it");
+        }
+      }
+      effective.mergeFrom(*parsed);
     }
   }
   return out;
+}
+
+bool isDriverName(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
 }
 
 }  // namespace sriovdra::dra

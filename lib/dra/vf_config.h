@@ -2,7 +2,8 @@
 // VfConfig: this driver's opaque device configuration (apiVersion
 // sriovnetwork.k8snetworkplumbingwg.io/v1alpha1, kind VfConfig), read strictly like the reference
 // driver (unknown fields and wrong types are errors naming the field), and merged per request:
-// DeviceClass configs first, then claim configs, a later config wins field by field. Unlike the
+// DeviceClass configs first, then claim configs, a later config wins field by field, except the
+// driver: one a DeviceClass config sets cannot be changed by the claim (an error). Unlike the
 // reference driver every field survives the merge (it drops addVhostMount and
 // netAttachDefNamespace). Values that end up in sysfs paths or interface names are validated.
 // Pure.
@@ -37,6 +38,9 @@ struct VfConfig {
   void encode(api::Writer w) const;
   static Result<VfConfig> decode(const json::Value& v);  // lenient: for our own checkpoint
 };
+
+// Letters, digits, '_' and '-', at most 64: what a kernel driver's name looks like.
+bool isDriverName(std::string_view s);
 
 // Strict: `parameters_json` is the opaque parameters object of a config for this driver.
 Result<VfConfig> parseVfConfig(std::string_view parameters_json);

@@ -287,7 +287,20 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     REQUIRE(undone.ok());
     CHECK(undone->at(claim.uid) == "");
     CHECK(p.driverOf("0000:0e:00.1") == "mlx5_core");
+    CHECK(readFile(p.env.sysfsRoot(p.node) + "/sys/bus/pci/devices/0000:0e:00.1/driver_override")
+              .value() == "(null)\n");  // nothing sticky left behind
     CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+  }
+  SECTION("a claim cannot pick a kernel driver the administrator did not allow") {
+    auto stub = p.createClaim("stub", "pod-stub", {{"vf", kDriver, "0000-11-00-1"}},
+                              R"("driver":"pci-stub")");
+    auto refused = KubeletClient::prepare(endpoint, "v1", {stub});
+    REQUIRE(refused.ok());
+    CHECK_THAT(refused->at(stub.uid).error,
+               Catch::Contains("driver \"pci-stub\" is not allowed") &&
+                   Catch::Contains("--allowed-vf-drivers"));
+    CHECK(p.driverOf("0000:11:00.1") == "mlx5_core");
+    CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(stub.uid)));
   }
   SECTION("after SIGKILL and restart the VF stays protected, and unprepare still restores it") {
     p.agent->stop(SIGKILL);

@@ -72,8 +72,9 @@ TEST_CASE("class configs apply first, claim configs win field by field, nothing 
   auto a = allocation({
       config("FromClaim", {"vf"}, R"("ifName":"net1","netAttachDefName":"claim-nad")"),
       config("FromClass", {},
-             R"("driver":"vfio-pci","addVhostMount":true,"ifName":"cls0",)"
+             R"("addVhostMount":true,"ifName":"cls0",)"
              R"("netAttachDefNamespace":"infra")"),
+      config("FromClaim", {"vf"}, R"("driver":"vfio-pci")"),
       config("FromClaim", {"pair"}, R"("driver":"default")"),
       config("FromClaim", {}, R"("whatever":1)", "gpu.nvidia.com"),
   });
@@ -100,6 +101,22 @@ TEST_CASE("class configs apply first, claim configs win field by field, nothing 
   CHECK_THAT(err.status().message(),
              Catch::StartsWith("config[1] (FromClaim): mtu: unknown field"));
   CHECK(dra::VfConfig{}.targetDriver() == std::nullopt);
+}
+
+TEST_CASE("a driver set by the DeviceClass cannot be changed by the claim", "[dra][plugin][unit]") {
+  auto same = allocation({config("FromClaim", {"vf"}, R"("driver":"vfio-pci","ifName":"n1")"),
+                          config("FromClass", {}, R"("driver":"vfio-pci")")});
+  auto ok = dra::vfConfigsByRequest(same, api::kDriverName);
+  REQUIRE(ok.ok());
+  CHECK(ok->at("vf").targetDriver() == "vfio-pci");
+  CHECK(ok->at("pair/vf").targetDriver() == "vfio-pci");
+  auto other = allocation({config("FromClaim", {"pair"}, R"("driver":"default")"),
+                           config("FromClass", {}, R"("driver":"vfio-pci")")});
+  auto err = dra::vfConfigsByRequest(other, api::kDriverName);
+  REQUIRE_FALSE(err.ok());
+  CHECK(err.status().message() ==
+        "config[0] (FromClaim): driver: the DeviceClass of request pair/vf sets \"vfio-pci\"; a "
+        "claim cannot change it");
 }
 
 TEST_CASE("CDI specs carry the reference driver's edits and validate against the CDI schema",

@@ -14,6 +14,11 @@ const std::string kVfio = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io
                           R"("kind":"VfConfig","driver":"vfio-pci"})";
 const std::string kDefault = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
                              R"("kind":"VfConfig","driver":"default"})";
+std::string withDriver(const std::string& driver) {
+  return R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
+         R"("kind":"VfConfig","driver":")" +
+         driver + R"("})";
+}
 
 // A claim allocated on n1 with VF 0000-11-00-1 for request "vf" (and a GPU), reserved for one pod.
 api::ResourceClaim claim(const std::string& vf_config = "") {
@@ -48,6 +53,7 @@ struct Row {
   bool advertised = true;
   std::optional<std::string> host_driver = "mlx5_core";  // nullopt: not on the host
   std::optional<std::string> earlier_original;           // an interrupted attempt recorded this
+  std::set<std::string> allowed;                         // the agent's --allowed-vf-drivers
   // Expected: an error starting with this, or the plan below.
   std::string error;
   std::optional<std::string> rebind_to;
@@ -90,6 +96,21 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
        .host_driver = std::nullopt,
        .error = "ResourceClaim ns/c: device 0000-11-00-1 (0000:11:00.1) is advertised but not on "
                 "the host"},
+      {.name = "a driver nobody allowed",
+       .claim = claim(withDriver("pci-stub")),
+       .error = "ResourceClaim ns/c: device 0000-11-00-1: driver \"pci-stub\" is not allowed; a "
+                "claim may ask for \"vfio-pci\", \"default\", mlx5_core (its own) or a driver "
+                "the administrator allows with the agent's --allowed-vf-drivers"},
+      {.name = "a driver by name while the VF is on vfio-pci: its own is unknown, refused",
+       .claim = claim(withDriver("mlx5_core")),
+       .host_driver = "vfio-pci",
+       .error = "ResourceClaim ns/c: device 0000-11-00-1: driver \"mlx5_core\" is not allowed; a "
+                "claim may ask for \"vfio-pci\", \"default\" or a driver"},
+      {.name = "the VF's own driver by name: nothing to do", .claim = claim(withDriver("mlx5_core"))},
+      {.name = "a driver the administrator allowed",
+       .claim = claim(withDriver("pci-stub")),
+       .allowed = {"pci-stub"},
+       .rebind_to = "pci-stub"},
       {.name = "no VF in the config: left on its driver", .claim = claim()},
       {.name = "vfio-pci asked: rebind, remember mlx5_core",
        .claim = claim(kVfio),
@@ -108,6 +129,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
     INFO(row.name);
     dra::PrepareInput in{
         .claim = &row.claim, .expected_uid = row.uid, .driver = kDriver, .node = "n1"};
+    in.allowed_drivers = row.allowed;
     if (row.advertised) in.advertised.emplace("0000-11-00-1", advertisedVf());
     if (row.host_driver) in.host.emplace("0000:11:00.1", onDriver(*row.host_driver));
     dra::PreparedClaim earlier;
