@@ -9,7 +9,7 @@ packages=(
   clang-format clang-tidy
   # libraries (ARCHITECTURE.md §5)
   libboost1.81-dev libboost-url1.81-dev libssl-dev rapidjson-dev libyaml-cpp-dev
-  prometheus-cpp-dev catch2 libcli11-dev libbenchmark-dev
+  prometheus-cpp-dev catch2 libcli11-dev libbenchmark-dev libre2-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # a real peer for tests: the Prometheus server that scrapes the operator and an agent
   # (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl are built from Go

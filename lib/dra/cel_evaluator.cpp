@@ -8,9 +8,10 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 #include <vector>
+
+#include <re2/re2.h>
 
 #include "dra/attributes.h"
 
@@ -18,6 +19,8 @@ namespace sriovdra::dra::cel {
 namespace {
 
 const Value kCostExceeded = Value::error(std::string(kCostExceededMessage));
+// What one compiled pattern may take (RE2 refuses a pattern that needs more: an error).
+constexpr int64_t kRegexMemory = 1 << 20;
 
 Value attributeValue(const api::AttributeValue& a) {
   using T = api::AttributeValue::Type;
@@ -574,13 +577,16 @@ class Evaluator {
     if (overBudget()) return kCostExceeded;
     auto& cache = regexes_[pattern.s];
     if (!cache) {
-      try {
-        cache = std::make_shared<std::regex>(pattern.s, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return Value::error("invalid regular expression \"" + pattern.s + "\": " + e.what());
-      }
+      // CEL's dialect is RE2's, and RE2 runs in time linear in the input.
+      RE2::Options options;
+      options.set_log_errors(false);
+      options.set_max_mem(kRegexMemory);
+      cache = std::make_shared<RE2>(pattern.s, options);
     }
-    return Value::ofBool(std::regex_search(s.s, *cache));
+    if (!cache->ok()) {
+      return Value::error("invalid regular expression \"" + pattern.s + "\": " + cache->error());
+    }
+    return Value::ofBool(RE2::PartialMatch(s.s, *cache));
   }
 
   Value method(const std::string& f, const std::vector<Value>& args) {
@@ -653,7 +659,7 @@ class Evaluator {
   const DeviceInput& dev_;
   int64_t limit_;
   int64_t cost_ = 0;
-  std::map<std::string, std::shared_ptr<std::regex>> regexes_;
+  std::map<std::string, std::shared_ptr<RE2>> regexes_;
 };
 
 }  // namespace

@@ -311,7 +311,27 @@ class Parser {
     return n;
   }
 
+  // Counts the parser's own recursion (parentheses, unary operators, list and map literals,
+  // call arguments), so hostile nesting is an error instead of a stack overflow.
+  class Nested {
+   public:
+    explicit Nested(Parser& p) : p_(p) {
+      if (++p_.depth_ > kMaxNesting) {
+        throw SyntaxError(p_.peek().offset, "expression nests deeper than " +
+                                                std::to_string(kMaxNesting) +
+                                                " levels (CEL's recursion limit)");
+      }
+    }
+    ~Nested() { --p_.depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Parser& p_;
+  };
+
   NodePtr expr() {
+    Nested nested(*this);
     NodePtr cond = orExpr();
     if (!isPunct("?")) return cond;
     size_t at = peek().offset;
@@ -386,7 +406,10 @@ class Parser {
 
   NodePtr unary() {
     size_t at = peek().offset;
-    if (accept("!")) return make(Op::kNot, at, {unary()});
+    if (accept("!")) {
+      Nested nested(*this);
+      return make(Op::kNot, at, {unary()});
+    }
     if (isPunct("-")) {
       ++pos_;
       // -9223372036854775808 is the only way to write the smallest int.
@@ -398,6 +421,7 @@ class Parser {
         n->literal = Value::ofInt(static_cast<int64_t>(0 - t.u));
         return member(n);
       }
+      Nested nested(*this);
       return make(Op::kNeg, at, {unary()});
     }
     return member(primary());
@@ -564,6 +588,7 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

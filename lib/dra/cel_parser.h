@@ -10,6 +10,10 @@
 
 namespace sriovdra::dra::cel {
 
+// Nesting the parser accepts: parentheses, list and map literals, call arguments and unary
+// operators, each level counted once. Deeper is a SyntaxError, never a stack overflow.
+inline constexpr int kMaxNesting = 250;
+
 struct SyntaxError {
   SyntaxError(size_t at, std::string what) : offset(at), message(std::move(what)) {}
   size_t offset;

@@ -2,6 +2,7 @@
 // the observed devices, CEL's error semantics, positioned syntax errors, the cost limit, and the
 // Quantity / Semver values. Table-driven.
 #include "dra/cel.h"
+#include "dra/cel_parser.h"
 
 #include <catch2/catch.hpp>
 
@@ -204,6 +205,63 @@ TEST_CASE("the cost limit stops runaway expressions", "[cel][unit]") {
   // An error absorbed by || does not hide that the budget ran out.
   auto absorbed = eval("true || (" + expr + ")", kSriov, vf, 500);
   CHECK(absorbed.value());
+}
+
+TEST_CASE("hostile nesting is a syntax error, not a stack overflow", "[cel][unit]") {
+  auto vf = observed("reference/resourceslice-sriov-observed.json");
+  auto nested = [](int depth, const std::string& open, const std::string& close) {
+    std::string e;
+    for (int i = 0; i < depth; ++i) e += open;
+    e += "true";
+    for (int i = 0; i < depth; ++i) e += close;
+    return e;
+  };
+  const int limit = dra::cel::kMaxNesting;
+  // At the limit (the whole expression is one level) everything still works.
+  CHECK(eval(nested(limit - 1, "(", ")"), kSriov, vf).value());
+  CHECK(eval(nested(limit - 2, "!", ""), kSriov, vf).value());  // an even count
+  CHECK(eval(nested(limit - 2, "[", "]") + " != []", kSriov, vf).value());
+  for (const auto& deep : {nested(limit, "(", ")"), nested(5100, "(", ")"),
+                           nested(limit + 1, "!", ""), nested(5100, "-", ""),
+                           nested(5100, "[", "]"), nested(1500, "size(", ")")}) {
+    INFO(deep.substr(0, 20));
+    auto p = Program::compile(deep);
+    REQUIRE_FALSE(p.ok());
+    CHECK_THAT(p.status().message(),
+               Catch::Contains("expression nests deeper than 250 levels (CEL's recursion limit)"));
+  }
+}
+
+TEST_CASE("matches() is RE2: CEL's dialect, in linear time", "[cel][unit]") {
+  auto vf = observed("reference/resourceslice-sriov-observed.json");
+  // Exponential for a backtracking engine (std::regex: seconds at 28 characters); linear here.
+  std::string as(4096, 'a');
+  CHECK_FALSE(eval("'" + as + "!'.matches('^(a+)+$')", kSriov, vf).value());
+  CHECK(eval("'" + as + "'.matches('^(a+)+$')", kSriov, vf).value());
+  struct Row {
+    std::string expr;
+    std::optional<bool> value;  // nullopt: an error containing `error`
+    std::string error;
+  };
+  const std::vector<Row> rows = {
+      {R"('mlx5_core'.matches('^mlx5'))", true, ""},
+      {R"('xmlx5'.matches('mlx5'))", true, ""},  // a search, not a full match
+      {R"('abc'.matches('(?i)ABC'))", true, ""},  // RE2 flags
+      {R"('ab12'.matches('\\pL+\\d+'))", true, ""},  // Unicode classes
+      {R"('aaa'.matches('(a)\\1'))", std::nullopt, "invalid regular expression"},  // no backrefs
+      {R"('abc'.matches('(?=a)'))", std::nullopt, "invalid regular expression"},  // no lookahead
+  };
+  for (const auto& row : rows) {
+    INFO(row.expr);
+    auto r = eval(row.expr, kSriov, vf);
+    if (row.value) {
+      REQUIRE(r.ok());
+      CHECK(*r == *row.value);
+    } else {
+      REQUIRE_FALSE(r.ok());
+      CHECK_THAT(r.status().message(), Catch::Contains(row.error));
+    }
+  }
 }
 
 TEST_CASE("quantities and versions compare like Kubernetes", "[cel][unit]") {
