@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <regex>
+#include <map>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
@@ -11,45 +11,143 @@
 namespace sriovdra {
 namespace {
 
+// "[-+]?[0-9]+"
+bool isInteger(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+bool isFloat(std::string_view s) {
+  auto digits = [&s] {
+    size_t n = 0;
+    while (n < s.size() && s[n] >= '0' && s[n] <= '9') ++n;
+    s.remove_prefix(n);
+    return n;
+  };
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  size_t whole = digits();
+  size_t fraction = 0;
+  if (!s.empty() && s[0] == '.') {
+    s.remove_prefix(1);
+    fraction = digits();
+  }
+  if (whole == 0 && fraction == 0) return false;
+  if (!s.empty() && (s[0] == 'e' || s[0] == 'E')) {
+    s.remove_prefix(1);
+    if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+    if (digits() == 0) return false;
+  }
+  return s.empty();
+}
+
 json::Value scalarValue(const YAML::Node& n, json::Allocator& a) {
   const std::string& s = n.Scalar();
   if (n.Tag() == "!" || n.Tag() == "tag:yaml.org,2002:str") return json::str(s, a);
   if (s == "null" || s == "Null" || s == "NULL" || s == "~" || s.empty()) return json::Value();
   if (s == "true" || s == "True" || s == "TRUE") return json::Value(true);
   if (s == "false" || s == "False" || s == "FALSE") return json::Value(false);
-  static const std::regex kInt("[-+]?[0-9]+");
-  static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-  if (std::regex_match(s, kInt)) {
+  if (isInteger(s)) {
     int64_t v = 0;
     const char* begin = s.data() + (s[0] == '+' ? 1 : 0);
     auto [ptr, ec] = std::from_chars(begin, s.data() + s.size(), v);
     if (ec == std::errc() && ptr == s.data() + s.size()) return json::Value(v);
     return json::str(s, a);
   }
-  if (std::regex_match(s, kFloat)) return json::Value(std::strtod(s.c_str(), nullptr));
+  if (isFloat(s)) {
+    double v = std::strtod(s.c_str(), nullptr);
+    return std::isfinite(v) ? json::Value(v) : json::str(s, a);
+  }
   return json::str(s, a);
 }
 
-json::Value convert(const YAML::Node& n, json::Allocator& a) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return json::Value();
-    case YAML::NodeType::Scalar:
-      return scalarValue(n, a);
-    case YAML::NodeType::Sequence: {
-      json::Value arr(rapidjson::kArrayType);
-      for (const auto& item : n) arr.PushBack(convert(item, a), a);
-      return arr;
-    }
-    case YAML::NodeType::Map: {
-      json::Value obj(rapidjson::kObjectType);
-      for (const auto& kv : n) json::set(obj, kv.first.Scalar(), convert(kv.second, a), a);
-      return obj;
-    }
+// Turns one document into JSON within budgets: aliases are expanded (JSON has none), so a few
+// kilobytes of anchors could otherwise stand for gigabytes; an alias may even contain itself.
+class Converter {
+ public:
+  explicit Converter(json::Allocator& a) : a_(a) {}
+
+  Result<json::Value> run(const YAML::Node& n) {
+    json::Value v = convert(n, 0);
+    if (!error_.empty()) return Status(Code::kInvalidArgument, error_);
+    return v;
   }
-  return json::Value();
-}
+
+ private:
+  static std::string at(const YAML::Node& n) {
+    return "line " + std::to_string(n.Mark().line + 1) + ": ";
+  }
+
+  bool fail(const YAML::Node& n, const std::string& what) {
+    if (error_.empty()) error_ = at(n) + what;
+    return false;
+  }
+
+  bool charge(const YAML::Node& n, size_t depth) {
+    if (!error_.empty()) return false;
+    if (depth > kYamlMaxDepth) {
+      return fail(n, "nested deeper than " + std::to_string(kYamlMaxDepth) + " levels");
+    }
+    if (++nodes_ > kYamlMaxNodes) {
+      return fail(n, "the document expands to more than " + std::to_string(kYamlMaxNodes) +
+                         " values (aliases?)");
+    }
+    if (n.IsScalar()) {
+      if (n.Scalar().size() > kYamlMaxScalar) {
+        return fail(n, "a scalar of " + std::to_string(n.Scalar().size()) +
+                           " bytes (at most " + std::to_string(kYamlMaxScalar) + ")");
+      }
+      bytes_ += n.Scalar().size();
+      if (bytes_ > kYamlMaxExpandedBytes) {
+        return fail(n, "the document expands to more than " +
+                           std::to_string(kYamlMaxExpandedBytes) + " bytes of text (aliases?)");
+      }
+    }
+    return true;
+  }
+
+  json::Value convert(const YAML::Node& n, size_t depth) {
+    if (!charge(n, depth)) return json::Value();
+    switch (n.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        return json::Value();
+      case YAML::NodeType::Scalar:
+        return scalarValue(n, a_);
+      case YAML::NodeType::Sequence: {
+        json::Value arr(rapidjson::kArrayType);
+        for (const auto& item : n) {
+          arr.PushBack(convert(item, depth + 1), a_);
+          if (!error_.empty()) break;
+        }
+        return arr;
+      }
+      case YAML::NodeType::Map: {
+        json::Value obj(rapidjson::kObjectType);
+        std::map<std::string, int> first_line;
+        for (const auto& kv : n) {
+          if (!charge(kv.first, depth + 1)) break;
+          const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
+          auto [seen, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
+          if (!fresh) {
+            fail(kv.first, "duplicate key \"" + key + "\" (first at line " +
+                               std::to_string(seen->second) + ")");
+            break;
+          }
+          json::set(obj, key, convert(kv.second, depth + 1), a_);
+          if (!error_.empty()) break;
+        }
+        return obj;
+      }
+    }
+    return json::Value();
+  }
+
+  json::Allocator& a_;
+  size_t nodes_ = 0;
+  size_t bytes_ = 0;
+  std::string error_;
+};
 
 void emit(YAML::Emitter& out, const json::Value& v) {
   switch (v.GetType()) {
@@ -121,8 +219,9 @@ Result<std::vector<json::Document>> yamlToJson(std::string_view text) {
   for (const auto& node : docs) {
     if (node.IsNull() || !node.IsDefined()) continue;
     json::Document doc;
-    json::Value v = convert(node, doc.GetAllocator());
-    static_cast<json::Value&>(doc) = std::move(v);
+    auto v = Converter(doc.GetAllocator()).run(node);
+    if (!v.ok()) return Status(Code::kInvalidArgument, "invalid YAML: " + v.status().message());
+    static_cast<json::Value&>(doc) = std::move(*v);
     out.push_back(std::move(doc));
   }
   return out;

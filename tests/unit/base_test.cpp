@@ -27,6 +27,13 @@ TEST_CASE("YAML scalars resolve to JSON types; quoted ones stay strings", "[yaml
       {"a: [x, 2]", R"({"a":["x",2]})"},
       {"a: {b: {c: d}}", R"({"a":{"b":{"c":"d"}}})"},
       {"a: 99999999999999999999", R"({"a":"99999999999999999999"})"},
+      {"a: +5", R"({"a":5})"},
+      {"a: .5e1", R"({"a":5.0})"},
+      {"a: 1e", R"({"a":"1e"})"},
+      {"a: 1.", R"({"a":1.0})"},
+      {"a: .", R"({"a":"."})"},
+      {"a: 1e999", R"({"a":"1e999"})"},  // not a finite number: kept as written
+      {"a: 12-3", R"({"a":"12-3"})"},
   };
   for (const auto& row : rows) {
     INFO(row.yaml);
@@ -45,6 +52,51 @@ TEST_CASE("YAML streams give one document per non-empty document", "[yaml][unit]
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().code() == Code::kInvalidArgument);
   CHECK(bad.status().message().find("invalid YAML") != std::string::npos);
+}
+
+TEST_CASE("hostile YAML is refused with its line, never expanded or crashed on", "[yaml][unit]") {
+  // Nine levels of nine aliases each: 9^9 values if expanded.
+  std::string bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i <= 9; ++i) {
+    std::string prev = "*a" + std::to_string(i - 1);
+    bomb += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + prev;
+    for (int k = 1; k < 9; ++k) bomb += ", " + prev;
+    bomb += "]\n";
+  }
+  std::string big_scalar = "a: " + std::string(kYamlMaxScalar + 1, '1') + "\n";
+  // Within the scalar limit, but expanded 100 times past the byte budget.
+  std::string wide = "a: &w " + std::string(kYamlMaxScalar, 'w') + "\nb: [";
+  for (int i = 0; i < 100; ++i) wide += std::string(i != 0 ? ", " : "") + "*w";
+  wide += "]\n";
+  struct Row {
+    std::string name;
+    std::string yaml;
+    std::string error;
+  };
+  const std::vector<Row> rows = {
+      {"alias bomb", bomb, "values (aliases?)"},
+      {"a scalar over the limit", big_scalar, "line 1: a scalar of 1048577 bytes"},
+      {"a big scalar expanded", wide, "bytes of text (aliases?)"},
+      {"deep nesting", std::string(100000, '[') + std::string(100000, ']'), "invalid YAML"},
+      {"nesting over the limit",
+       std::string(kYamlMaxDepth + 1, '[') + std::string(kYamlMaxDepth + 1, ']'),
+       "invalid YAML"},
+      {"a key twice", "spec:\n  numVfs: 1\n  mtu: 9000\n  numVfs: 64\n",
+       "invalid YAML: line 4: duplicate key \"numVfs\" (first at line 2)"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto docs = yamlToJson(row.yaml);
+    REQUIRE_FALSE(docs.ok());
+    CHECK(docs.status().code() == Code::kInvalidArgument);
+    CHECK_THAT(docs.status().message(), Catch::Contains(row.error));
+  }
+  // A 50,000-digit number is a string, read without a regular expression.
+  auto digits = yamlToJson("a: " + std::string(50000, '7'));
+  REQUIRE(digits.ok());
+  CHECK(digits->at(0)["a"].GetStringLength() == 50000);
+  // The same key in different mappings is fine.
+  CHECK(yamlToJson("a: {x: 1}\nb: {x: 2}\n").ok());
 }
 
 TEST_CASE("JSON printed as YAML reads back as the same JSON", "[yaml][unit]") {
