@@ -1,18 +1,29 @@
 #include "http/server.h"
 
 #include <arpa/inet.h>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <thread>
 
 #include "base/files.h"
 #include "base/log.h"
@@ -37,12 +48,6 @@ bool sameTime(const timespec& a, const timespec& b) {
 }
 
 }  // namespace
-
-struct Server::Tls {
-  std::shared_ptr<ssl::context> ctx;
-  timespec cert_mtime{};
-  timespec key_mtime{};
-};
 
 Response Response::text(int status, std::string body) {
   return {status, "text/plain; charset=utf-8", std::move(body), {}};
@@ -75,14 +80,227 @@ Result<std::pair<std::string, int>> parseBindAddress(const std::string& address)
   return std::pair<std::string, int>{host, port};
 }
 
-Status Server::reloadTlsIfChanged() {
-  if (!options_.tls) return Status::ok();
-  const auto& files = *options_.tls;
-  timespec cert_mtime = mtimeOf(files.cert_file);
-  timespec key_mtime = mtimeOf(files.key_file);
+namespace {
+class Session;
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  std::map<std::string, Handler> routes;
+  asio::io_context ioc{kIoThreads};
+  tcp::acceptor acceptor{asio::make_strand(ioc)};
+  asio::steady_timer accept_retry{acceptor.get_executor()};
+  asio::thread_pool handlers{kHandlerThreads};
+  std::vector<std::thread> io_threads;
+  std::atomic<bool> stopping{false};
+
+  std::mutex mu;  // guards everything below
+  std::shared_ptr<ssl::context> tls;
+  timespec cert_mtime{};
+  timespec key_mtime{};
+  std::list<std::weak_ptr<Session>> sessions;
+  std::chrono::steady_clock::time_point last_refusal_log;
+
+  Status reloadTlsIfChanged();
+  std::shared_ptr<ssl::context> tlsContext();
+  void accept();
+  void onAccept(boost::system::error_code ec, tcp::socket socket);
+  // Makes room for one more connection; false when every connection is busy.
+  bool admit();
+  Response handle(const Request& r);
+};
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One connection, whatever its stream: what admit() and stop() need to see.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  virtual ~Session() = default;
+  virtual void start() = 0;
+  // Any thread. Waiting for a request: closed now; a request in progress: closed after its
+  // response.
+  virtual void close() = 0;
+  // Since when the connection has waited for a request (nullopt: a request is in progress).
+  std::optional<Clock::time_point> waitingSince() const {
+    int64_t ns = waiting_since_.load();
+    if (ns < 0) return std::nullopt;
+    return Clock::time_point(Clock::duration(ns));
+  }
+
+ protected:
+  void markWaiting(bool waiting) {
+    waiting_since_ = waiting ? Clock::now().time_since_epoch().count() : -1;
+  }
+
+ private:
+  std::atomic<int64_t> waiting_since_{Clock::now().time_since_epoch().count()};
+};
+
+template <class Stream>
+class HttpSession final : public Session {
+ public:
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+  HttpSession(Server::Impl& srv, std::string peer, std::shared_ptr<ssl::context> ctx,
+              tcp::socket socket)
+      : srv_(srv), peer_(std::move(peer)), ctx_(std::move(ctx)), stream_(makeStream(socket)) {}
+
+  void start() override {
+    asio::dispatch(stream_.get_executor(), [self = self()] { self->begin(); });
+  }
+
+  void close() override {
+    asio::post(stream_.get_executor(), [self = self()] {
+      self->closing_ = true;
+      if (self->waitingSince()) self->finish();
+    });
+  }
+
+ private:
+  Stream makeStream(tcp::socket& socket) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *ctx_);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  std::shared_ptr<HttpSession> self() {
+    return std::static_pointer_cast<HttpSession>(shared_from_this());
+  }
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+  const Deadlines& deadlines() const { return srv_.options.deadlines; }
+
+  void begin() {
+    if constexpr (kTls) {
+      lowest().expires_after(deadlines().handshake);
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = self()](boost::system::error_code ec) {
+                                if (ec) return self->finish();
+                                self->readHeader(self->deadlines().header);
+                              });
+    } else {
+      readHeader(deadlines().header);
+    }
+  }
+
+  void readHeader(std::chrono::milliseconds deadline) {
+    if (closing_ || srv_.stopping) return finish();
+    markWaiting(true);
+    parser_.emplace();
+    parser_->body_limit(srv_.options.max_body_bytes);
+    lowest().expires_after(deadline);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             [self = self()](boost::system::error_code ec, size_t) {
+                               if (ec == bhttp::error::body_limit) return self->tooLarge();
+                               if (ec) return self->finish();
+                               self->readBody();
+                             });
+  }
+
+  void readBody() {
+    markWaiting(false);
+    lowest().expires_after(deadlines().body);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      [self = self()](boost::system::error_code ec, size_t) {
+                        self->onRequest(ec);
+                      });
+  }
+
+  void onRequest(boost::system::error_code ec) {
+    if (ec == bhttp::error::body_limit) return tooLarge();
+    if (ec) return finish();
+    lowest().expires_never();
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    version_ = req.version();
+    Request r;
+    r.method = std::string(req.method_string());
+    r.target = std::string(req.target());
+    r.path = r.target.substr(0, r.target.find('?'));
+    for (const auto& field : req) {
+      std::string name(field.name_string());
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      r.headers[name] = std::string(field.value());
+    }
+    r.body = std::move(req.body());
+    r.peer = peer_;
+    // The handler may block: it runs on the handler pool; the work guard keeps the I/O threads
+    // (and stop()) waiting for its answer.
+    asio::post(srv_.handlers, [self = self(), r = std::move(r),
+                               work = asio::make_work_guard(stream_.get_executor())]() mutable {
+      Response resp = self->srv_.handle(r);
+      asio::post(work.get_executor(), [self, resp = std::move(resp)]() mutable {
+        self->write(std::move(resp));
+      });
+    });
+  }
+
+  void tooLarge() {
+    markWaiting(false);
+    closing_ = true;
+    write(Response::text(413, "request body over " + std::to_string(srv_.options.max_body_bytes) +
+                                  " bytes\n"));
+  }
+
+  void write(Response resp) {
+    auto out = std::make_shared<bhttp::response<bhttp::string_body>>(
+        static_cast<bhttp::status>(resp.status), version_);
+    out->set(bhttp::field::server, "sriov-dra");
+    out->set(bhttp::field::content_type, resp.content_type);
+    for (const auto& [k, v] : resp.headers) out->set(k, v);
+    out->keep_alive(keep_alive_ && !closing_ && !srv_.stopping);
+    out->body() = std::move(resp.body);
+    out->prepare_payload();
+    lowest().expires_after(deadlines().write);
+    bhttp::async_write(stream_, *out,
+                       [self = self(), out](boost::system::error_code ec, size_t) {
+                         if (ec || !out->keep_alive()) return self->finish();
+                         self->readHeader(self->deadlines().idle);
+                       });
+  }
+
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    markWaiting(false);
+    boost::system::error_code ec;
+    lowest().socket().shutdown(tcp::socket::shutdown_both, ec);
+    lowest().close();
+  }
+
+  Server::Impl& srv_;
+  const std::string peer_;
+  std::shared_ptr<ssl::context> ctx_;  // outlives stream_
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  bool keep_alive_ = false;
+  unsigned version_ = 11;
+  bool closing_ = false;
+  bool finished_ = false;
+};
+
+std::string peerOf(const tcp::socket& socket) {
+  boost::system::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return "?";
+  return ep.address().to_string() + ":" + std::to_string(ep.port());
+}
+
+}  // namespace
+
+Status Server::Impl::reloadTlsIfChanged() {
+  if (!options.tls) return Status::ok();
+  const auto& files = *options.tls;
+  timespec cert_now = mtimeOf(files.cert_file);
+  timespec key_now = mtimeOf(files.key_file);
   {
-    std::lock_guard lock(tls_mu_);
-    if (tls_ && sameTime(tls_->cert_mtime, cert_mtime) && sameTime(tls_->key_mtime, key_mtime)) {
+    std::lock_guard lock(mu);
+    if (tls && sameTime(cert_mtime, cert_now) && sameTime(key_mtime, key_now)) {
       return Status::ok();
     }
   }
@@ -98,12 +316,100 @@ Status Server::reloadTlsIfChanged() {
   if (ec) return Status(Code::kInvalidArgument, files.cert_file + ": " + ec.message());
   ctx->use_private_key(asio::buffer(*key), ssl::context::pem, ec);
   if (ec) return Status(Code::kInvalidArgument, files.key_file + ": " + ec.message());
-  auto tls = std::make_shared<Tls>(Tls{std::move(ctx), cert_mtime, key_mtime});
-  std::lock_guard lock(tls_mu_);
-  bool reload = tls_ != nullptr;
-  tls_ = std::move(tls);
-  if (reload) SDRA_LOG_INFO << options_.name << ": reloaded TLS certificate " << files.cert_file;
+  std::lock_guard lock(mu);
+  bool reload = tls != nullptr;
+  tls = std::move(ctx);
+  cert_mtime = cert_now;
+  key_mtime = key_now;
+  if (reload) SDRA_LOG_INFO << options.name << ": reloaded TLS certificate " << files.cert_file;
   return Status::ok();
+}
+
+std::shared_ptr<ssl::context> Server::Impl::tlsContext() {
+  Status st = reloadTlsIfChanged();
+  if (!st.isOk()) SDRA_LOG_WARN << options.name << ": keeping the old certificate: " << st.message();
+  std::lock_guard lock(mu);
+  return tls;
+}
+
+Response Server::Impl::handle(const Request& r) {
+  auto route = routes.find(r.path);
+  if (route == routes.end()) return Response::text(404, "not found\n");
+  try {
+    return route->second(r);
+  } catch (const std::exception& e) {
+    SDRA_LOG_ERROR << options.name << ": handler for " << r.path << " threw: " << e.what();
+    return Response::text(500, "internal error\n");
+  }
+}
+
+bool Server::Impl::admit() {
+  std::shared_ptr<Session> victim;
+  {
+    std::lock_guard lock(mu);
+    sessions.remove_if([](const std::weak_ptr<Session>& w) { return w.expired(); });
+    if (sessions.size() < options.max_connections) return true;
+    std::optional<Clock::time_point> oldest;
+    for (auto it = sessions.begin(); it != sessions.end(); ++it) {
+      auto s = it->lock();
+      auto since = s ? s->waitingSince() : std::nullopt;
+      if (since && (!oldest || *since < *oldest)) {
+        oldest = since;
+        victim = std::move(s);
+      }
+    }
+    if (victim) {
+      sessions.remove_if([&](const std::weak_ptr<Session>& w) { return w.lock() == victim; });
+    }
+  }
+  if (victim) victim->close();
+  return victim != nullptr;
+}
+
+void Server::Impl::accept() {
+  acceptor.async_accept(asio::make_strand(ioc),
+                        [this](boost::system::error_code ec, tcp::socket socket) {
+                          onAccept(ec, std::move(socket));
+                        });
+}
+
+void Server::Impl::onAccept(boost::system::error_code ec, tcp::socket socket) {
+  if (stopping || ec == asio::error::operation_aborted) return;
+  if (ec) {
+    // EMFILE and friends: try again shortly instead of spinning.
+    SDRA_LOG_WARN << options.name << ": accepting a connection: " << ec.message();
+    accept_retry.expires_after(std::chrono::milliseconds(100));
+    accept_retry.async_wait([this](boost::system::error_code) {
+      if (!stopping) accept();
+    });
+    return;
+  }
+  if (!admit()) {
+    boost::system::error_code ignored;
+    socket.close(ignored);
+    auto now = Clock::now();
+    if (now - last_refusal_log > std::chrono::seconds(10)) {
+      last_refusal_log = now;
+      SDRA_LOG_WARN << options.name << ": refusing connections: all " << options.max_connections
+                    << " have a request in progress";
+    }
+    return accept();
+  }
+  std::string peer = peerOf(socket);
+  std::shared_ptr<Session> session;
+  if (options.tls) {
+    session = std::make_shared<HttpSession<beast::ssl_stream<beast::tcp_stream>>>(
+        *this, std::move(peer), tlsContext(), std::move(socket));
+  } else {
+    session = std::make_shared<HttpSession<beast::tcp_stream>>(*this, std::move(peer), nullptr,
+                                                               std::move(socket));
+  }
+  {
+    std::lock_guard lock(mu);
+    sessions.push_back(session);
+  }
+  session->start();
+  accept();
 }
 
 Result<std::unique_ptr<Server>> Server::start(ServerOptions options,
@@ -111,9 +417,11 @@ Result<std::unique_ptr<Server>> Server::start(ServerOptions options,
   auto bind = parseBindAddress(options.bind_address);
   if (!bind.ok()) return bind.status();
   std::unique_ptr<Server> s(new Server());
-  s->options_ = std::move(options);
-  s->routes_ = std::move(routes);
-  SDRA_RETURN_IF_ERROR(s->reloadTlsIfChanged());
+  s->impl_ = std::make_unique<Impl>();
+  Impl& impl = *s->impl_;
+  impl.options = std::move(options);
+  impl.routes = std::move(routes);
+  SDRA_RETURN_IF_ERROR(impl.reloadTlsIfChanged());
 
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -125,9 +433,10 @@ Result<std::unique_ptr<Server>> Server::start(ServerOptions options,
   int rc = ::getaddrinfo(host, port.c_str(), &hints, &res);
   if (rc != 0) {
     return Status(Code::kInvalidArgument, "cannot resolve bind address " +
-                                              s->options_.bind_address + ": " + gai_strerror(rc));
+                                              impl.options.bind_address + ": " + gai_strerror(rc));
   }
   int fd = -1;
+  int family = AF_INET;
   int last_errno = 0;
   for (addrinfo* ai = res; ai != nullptr && fd < 0; ai = ai->ai_next) {
     fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
@@ -142,18 +451,22 @@ Result<std::unique_ptr<Server>> Server::start(ServerOptions options,
       last_errno = errno;
       ::close(fd);
       fd = -1;
+      continue;
     }
+    family = ai->ai_family;
   }
   ::freeaddrinfo(res);
-  if (fd < 0) return Status::fromErrno(last_errno, "listening on " + s->options_.bind_address);
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  s->port_ = addr.ss_family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
-                                        : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
-  s->listen_fd_ = fd;
-  s->acceptor_ = std::thread([srv = s.get()] { srv->acceptLoop(); });
-  SDRA_LOG_INFO << s->options_.name << ": serving " << (s->options_.tls ? "HTTPS" : "HTTP")
+  if (fd < 0) return Status::fromErrno(last_errno, "listening on " + impl.options.bind_address);
+  boost::system::error_code ec;
+  impl.acceptor.assign(family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
+  if (ec) {
+    ::close(fd);
+    return Status(Code::kIo, "listening on " + impl.options.bind_address + ": " + ec.message());
+  }
+  s->port_ = impl.acceptor.local_endpoint(ec).port();
+  impl.accept();
+  for (int i = 0; i < kIoThreads; ++i) impl.io_threads.emplace_back([&impl] { impl.ioc.run(); });
+  SDRA_LOG_INFO << impl.options.name << ": serving " << (impl.options.tls ? "HTTPS" : "HTTP")
                 << " on port " << s->port_;
   return s;
 }
@@ -161,129 +474,25 @@ Result<std::unique_ptr<Server>> Server::start(ServerOptions options,
 Server::~Server() { stop(); }
 
 void Server::stop() {
-  if (stopping_.exchange(true)) return;
-  if (acceptor_.joinable()) acceptor_.join();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  // Let connections in flight finish (they have socket timeouts).
-  for (int i = 0; i < 350 && active_.load() > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  if (!impl_ || impl_->stopping.exchange(true)) return;
+  Impl& impl = *impl_;
+  asio::post(impl.acceptor.get_executor(), [&impl] {
+    boost::system::error_code ec;
+    impl.acceptor.close(ec);
+    impl.accept_retry.cancel();
+  });
+  std::vector<std::shared_ptr<Session>> open;
+  {
+    std::lock_guard lock(impl.mu);
+    for (const auto& w : impl.sessions) {
+      if (auto s = w.lock()) open.push_back(std::move(s));
+    }
   }
-}
-
-void Server::acceptLoop() {
-  while (!stopping_) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    int n = ::poll(&p, 1, 200);
-    if (n <= 0) continue;
-    sockaddr_storage addr{};
-    socklen_t len = sizeof addr;
-    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC);
-    if (fd < 0) continue;
-    char host[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-    if (addr.ss_family == AF_INET) {
-      auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-      ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
-      port = ntohs(a->sin_port);
-    } else if (addr.ss_family == AF_INET6) {
-      auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-      ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
-      port = ntohs(a->sin6_port);
-    }
-    if (active_.load() >= options_.max_connections) {
-      ::close(fd);
-      continue;
-    }
-    ++active_;
-    std::thread([this, fd, peer = std::string(host) + ":" + std::to_string(port)] {
-      serve(fd, peer);
-      --active_;
-    }).detach();
-  }
-}
-
-// Long on purpose: one connection's life, TLS handshake and then requests until it closes.
-void Server::serve(int fd, std::string peer) {
-  timeval tv{30, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  asio::io_context ioc;
-  tcp::socket socket(ioc);
-  boost::system::error_code ec;
-  int family = 0;
-  socklen_t flen = sizeof family;
-  ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &flen);
-  socket.assign(family == AF_INET6 ? tcp::v6() : tcp::v4(), fd, ec);
-  if (ec) {
-    ::close(fd);
-    return;
-  }
-
-  auto handle = [&](auto& stream) {
-    beast::flat_buffer buffer;
-    for (;;) {
-      bhttp::request_parser<bhttp::string_body> parser;
-      parser.body_limit(options_.max_body_bytes);
-      bhttp::read(stream, buffer, parser, ec);
-      if (ec) return;
-      auto& req = parser.get();
-      Request r;
-      r.method = std::string(req.method_string());
-      r.target = std::string(req.target());
-      r.path = r.target.substr(0, r.target.find('?'));
-      for (const auto& field : req) {
-        std::string name(field.name_string());
-        std::transform(name.begin(), name.end(), name.begin(),
-                       [](unsigned char c) { return std::tolower(c); });
-        r.headers[name] = std::string(field.value());
-      }
-      r.body = std::move(req.body());
-      r.peer = peer;
-      Response resp;
-      auto route = routes_.find(r.path);
-      if (route == routes_.end()) {
-        resp = Response::text(404, "not found\n");
-      } else {
-        try {
-          resp = route->second(r);
-        } catch (const std::exception& e) {
-          SDRA_LOG_ERROR << options_.name << ": handler for " << r.path << " threw: " << e.what();
-          resp = Response::text(500, "internal error\n");
-        }
-      }
-      bhttp::response<bhttp::string_body> out{static_cast<bhttp::status>(resp.status),
-                                              req.version()};
-      out.set(bhttp::field::server, "sriov-dra");
-      out.set(bhttp::field::content_type, resp.content_type);
-      for (const auto& [k, v] : resp.headers) out.set(k, v);
-      out.keep_alive(req.keep_alive());
-      out.body() = std::move(resp.body);
-      out.prepare_payload();
-      bhttp::write(stream, out, ec);
-      if (ec || !out.keep_alive()) return;
-    }
-  };
-
-  if (options_.tls) {
-    Status st = reloadTlsIfChanged();
-    if (!st.isOk())
-      SDRA_LOG_WARN << options_.name << ": keeping the old certificate: " << st.message();
-    std::shared_ptr<ssl::context> ctx;
-    {
-      std::lock_guard lock(tls_mu_);
-      ctx = tls_->ctx;
-    }
-    beast::ssl_stream<tcp::socket&> stream(socket, *ctx);
-    stream.handshake(ssl::stream_base::server, ec);
-    if (!ec) {
-      handle(stream);
-      stream.shutdown(ec);
-    }
-  } else {
-    handle(socket);
-  }
-  socket.shutdown(tcp::socket::shutdown_both, ec);
-  socket.close(ec);
+  for (const auto& s : open) s->close();
+  open.clear();
+  // The I/O threads return once no connection is left (each within its deadlines).
+  for (auto& t : impl.io_threads) t.join();
+  impl.handlers.join();
 }
 
 }  // namespace sriovdra::http

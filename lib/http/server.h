@@ -1,16 +1,27 @@
 #pragma once
 // A small HTTP/1.1 server on Boost.Beast for probes, metrics and admission webhooks, plain or
 // TLS. TLS material is read from files and reloaded when they change (cert-manager rotation).
-// One thread accepts; each connection is served on its own thread (bounded), with 30 s socket
-// read/write timeouts and a bounded request body. Handlers must be thread-safe.
-#include <atomic>
+//
+// Connections are asynchronous (kIoThreads threads) and every step has a deadline: the TLS
+// handshake, the request header (the first request, or the next one on a kept-alive
+// connection), the body and the response; a connection that misses one is closed. Handlers run
+// on their own small pool (kHandlerThreads) because they may block (a TokenReview to the API
+// server), so a slow handler never stalls reading or writing other connections.
+//
+// At max_connections a new connection makes room by closing the connection that has waited
+// longest for a request (idle keep-alive, or a peer that never sent one); only when every
+// connection has a request in progress is the new one refused. Idle or slow peers therefore
+// cannot starve /healthz, /metrics or the webhook.
+//
+// stop() closes the listener and the idle connections, lets requests in progress finish (within
+// their deadlines) and returns when every thread it started has been joined. Handlers must be
+// thread-safe.
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/status.h"
@@ -42,13 +53,25 @@ struct TlsFiles {
   std::string key_file;
 };
 
+struct Deadlines {
+  std::chrono::milliseconds handshake{std::chrono::seconds(10)};
+  std::chrono::milliseconds header{std::chrono::seconds(10)};  // the first request's header
+  std::chrono::milliseconds idle{std::chrono::seconds(60)};    // kept alive, until a header
+  std::chrono::milliseconds body{std::chrono::seconds(30)};
+  std::chrono::milliseconds write{std::chrono::seconds(30)};
+};
+
 struct ServerOptions {
   std::string bind_address;  // "host:port", ":port" (all interfaces) or "0" (disabled)
   std::optional<TlsFiles> tls;
   size_t max_body_bytes = 3u << 20;
-  size_t max_connections = 64;
+  size_t max_connections = 256;
+  Deadlines deadlines;
   std::string name = "http";  // for logs
 };
+
+inline constexpr int kIoThreads = 2;
+inline constexpr int kHandlerThreads = 4;
 
 class Server {
  public:
@@ -61,22 +84,13 @@ class Server {
   int port() const { return port_; }
   void stop();
 
+  struct Impl;  // server.cpp: its connections need it
+
  private:
   Server() = default;
-  void acceptLoop();
-  void serve(int fd, std::string peer);
-  Status reloadTlsIfChanged();
 
-  ServerOptions options_;
-  std::map<std::string, Handler> routes_;
-  int listen_fd_ = -1;
   int port_ = 0;
-  std::atomic<bool> stopping_{false};
-  std::atomic<size_t> active_{0};
-  std::thread acceptor_;
-  struct Tls;
-  std::shared_ptr<Tls> tls_;
-  std::mutex tls_mu_;
+  std::unique_ptr<Impl> impl_;
 };
 
 // "host:port" / ":port" -> {host ("" = any), port}; "0" disables.
