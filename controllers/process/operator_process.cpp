@@ -1,6 +1,7 @@
 #include "process/operator_process.h"
 
 #include <condition_variable>
+#include <cstdlib>
 #include <random>
 
 #include <unistd.h>
@@ -61,7 +62,6 @@ int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
 
   kube::EventRecorder events(*client, "sriov-dra-operator");
   op::Operator operator_(*client, o.operator_, events);
-  int code = 0;
   std::unique_ptr<kube::LeaderElector> elector;
   std::string id = identity();
   if (o.leader_elect) {
@@ -72,11 +72,12 @@ int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
         kube::LeaderCallbacks{.on_started_leading = [&] { operator_.startControllers(); },
                               .on_stopped_leading =
                                   [&] {
-                                    if (!signals.token().stop_requested()) {
-                                      SDRA_LOG_ERROR << "lost leadership; exiting so that a fresh "
-                                                        "process campaigns again";
-                                      code = 1;
-                                    }
+                                    if (signals.token().stop_requested()) return;
+                                    // As controller-runtime: no graceful shutdown, so that no
+                                    // reconcile writes anything once another replica may lead.
+                                    SDRA_LOG_ERROR << "lost leadership; exiting at once so that "
+                                                      "a fresh process campaigns again";
+                                    std::_Exit(1);
                                   }});
   }
 
@@ -133,7 +134,7 @@ int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
   if (webhook) webhook->stop();
   if (*metrics_server) (*metrics_server)->stop();
   (*probes)->stop();
-  return code;
+  return 0;
 }
 
 }  // namespace sriovdra::process

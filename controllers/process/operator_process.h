@@ -3,7 +3,8 @@
 // (/healthz: the leader lease is renewed; /readyz: the caches have synced), /metrics and the
 // admission webhook (once its certificate exists), then runs the reconcilers on this replica or,
 // with leader election, while it leads; on SIGTERM/SIGINT it stops them, flushes Events and
-// returns 0. Losing the lease returns 1, so the pod restarts and campaigns again.
+// returns 0. Losing the lease exits the process at once with 1 (no graceful shutdown: nothing
+// more is written once another replica may lead), so the pod restarts and campaigns again.
 #include <string>
 
 #include "base/signals.h"

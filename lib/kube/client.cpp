@@ -294,9 +294,10 @@ Result<json::Document> Client::expectObject(const Result<HttpResponse>& resp, st
 }
 
 Result<json::Document> Client::get(const ResourceType& rt, std::string_view ns,
-                                   std::string_view name, std::string_view subresource) {
+                                   std::string_view name, std::string_view subresource,
+                                   std::optional<milliseconds> timeout) {
   std::string path = rt.objectPath(ns, name, subresource);
-  return expectObject(raw("GET", path), "GET", path);
+  return expectObject(raw("GET", path, {}, {}, timeout), "GET", path);
 }
 
 Result<json::Document> Client::list(const ResourceType& rt, std::string_view ns,
@@ -343,7 +344,8 @@ Result<json::Document> Client::create(const ResourceType& rt, std::string_view n
                                       const json::Value& object, const WriteOptions& options) {
   std::string path = rt.collectionPath(ns);
   return expectObject(
-      raw("POST", path + writeQuery(options, false), json::dump(object), "application/json"),
+      raw("POST", path + writeQuery(options, false), json::dump(object), "application/json",
+          options.timeout),
       "POST", path);
 }
 
@@ -352,7 +354,9 @@ Result<json::Document> Client::update(const ResourceType& rt, std::string_view n
                                       std::string_view subresource) {
   std::string path = rt.objectPath(ns, objectName(object), subresource);
   return expectObject(
-      raw("PUT", path + writeQuery(options, false), json::dump(object), "application/json"), "PUT",
+      raw("PUT", path + writeQuery(options, false), json::dump(object), "application/json",
+          options.timeout),
+      "PUT",
       path);
 }
 
@@ -379,7 +383,8 @@ Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns
     return Status(Code::kInvalidArgument, "server-side apply needs a field manager");
   }
   return expectObject(
-      raw("PATCH", path + writeQuery(options, type == PatchType::kApply), body, content_type),
+      raw("PATCH", path + writeQuery(options, type == PatchType::kApply), body, content_type,
+          options.timeout),
       "PATCH", path);
 }
 

@@ -45,6 +45,7 @@ struct WriteOptions {
   std::string field_manager;  // required for apply
   bool force = false;         // apply: take ownership of conflicting fields
   bool dry_run = false;
+  std::optional<std::chrono::milliseconds> timeout;  // unset: the config's request timeout
 };
 
 enum class PatchType { kMerge, kJson, kStrategicMerge, kApply };
@@ -86,7 +87,8 @@ class Client {
                                                 ClientOptions options = {});
 
   Result<json::Document> get(const ResourceType& rt, std::string_view ns, std::string_view name,
-                             std::string_view subresource = {});
+                             std::string_view subresource = {},
+                             std::optional<std::chrono::milliseconds> timeout = std::nullopt);
   // One page; follow metadata.continue for more.
   Result<json::Document> list(const ResourceType& rt, std::string_view ns,
                               const ListOptions& options = {});

@@ -1,5 +1,6 @@
 #include "kube/leader_election.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <random>
 
@@ -85,18 +86,26 @@ void LeaderElector::encodeRecord(const Record& r, json::Value& lease, json::Allo
   json::set(spec, "leaseTransitions", json::Value(r.transitions), a);
 }
 
-bool LeaderElector::tryAcquireOrRenew() {
+bool LeaderElector::tryAcquireOrRenew(std::chrono::milliseconds budget) {
+  // One deadline for the whole attempt (a read and a write).
+  const auto until = clock_.now() + budget;
+  auto left = [&]() -> std::optional<std::chrono::milliseconds> {
+    return std::max(std::chrono::milliseconds(1),
+                    std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_.now()));
+  };
   std::string now = formatRfc3339Micro(clock_.wallNow());
   Record desired{config_.identity,
                  std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count(),
                  now, now, 0};
-  auto current = client_->get(resources::kLeases, config_.lease_namespace, config_.lease_name);
+  auto current =
+      client_->get(resources::kLeases, config_.lease_namespace, config_.lease_name, {}, left());
   if (!current.ok() && current.status().code() == Code::kNotFound) {
     json::Document lease =
         newObject(resources::kLeases, config_.lease_namespace, config_.lease_name);
     auto& a = lease.GetAllocator();
     encodeRecord(desired, lease, a);
-    auto created = client_->create(resources::kLeases, config_.lease_namespace, lease);
+    auto created = client_->create(resources::kLeases, config_.lease_namespace, lease,
+                                   {.timeout = left()});
     if (!created.ok()) {
       SDRA_VLOG(1) << "leader election: creating lease: " << created.status().toString();
       return false;
@@ -131,7 +140,8 @@ bool LeaderElector::tryAcquireOrRenew() {
     metrics::leaderElectionSlowpath().Add({{"name", config_.lease_name}}).Increment();
   }
   encodeRecord(desired, *current, current->GetAllocator());
-  auto updated = client_->update(resources::kLeases, config_.lease_namespace, *current);
+  auto updated = client_->update(resources::kLeases, config_.lease_namespace, *current,
+                                 {.timeout = left()});
   if (!updated.ok()) {
     SDRA_VLOG(1) << "leader election: updating lease: " << updated.status().toString();
     return false;
@@ -184,7 +194,7 @@ void LeaderElector::run(const std::stop_token& stop) {
   // Acquire.
   for (;;) {
     if (stop.stop_requested()) return;
-    bool acquired = tryAcquireOrRenew();
+    bool acquired = tryAcquireOrRenew(config_.lease_duration);
     std::string holder = leader();
     if (holder != reported_leader_ && !holder.empty()) {
       reported_leader_ = holder;
@@ -211,9 +221,12 @@ void LeaderElector::run(const std::stop_token& stop) {
     auto deadline = clock_.now() + config_.renew_deadline;
     bool renewed = false;
     while (!stop.stop_requested()) {
-      renewed = tryAcquireOrRenew();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
+      if (left.count() <= 0) break;
+      renewed = tryAcquireOrRenew(left);
       if (renewed || clock_.now() >= deadline) break;
-      if (!sleepFor(stop, config_.retry_period)) break;
+      auto pause = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.now());
+      if (!sleepFor(stop, std::min(config_.retry_period, pause))) break;
     }
     if (stop.stop_requested()) break;
     if (!renewed) {

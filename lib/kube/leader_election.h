@@ -4,8 +4,11 @@
 // Another holder's lease is judged valid from the *local* time at which its record was last seen
 // to change, plus leaseDurationSeconds; the remote renewTime is never compared with our clock.
 // Every write carries the resourceVersion, so racing candidates get 409 and retry. A leader
-// that cannot renew within the renew deadline stops leading (on_stopped_leading); a graceful
-// stop releases the lease (holder "", duration 1 s) so a standby takes over at once.
+// that cannot renew within the renew deadline stops leading (on_stopped_leading), and it knows
+// in time: each request of a renewal is bounded by what is left of the renew deadline, so a hung
+// API server cannot keep it leading past the deadline (the request timeout is longer than the
+// lease). A graceful stop releases the lease (holder "", duration 1 s) so a standby takes over at
+// once. A campaign attempt is bounded by the lease duration.
 // Metrics: leader_election_master_status{name}, leader_election_slowpath_total{name}.
 #include <atomic>
 #include <chrono>
@@ -62,7 +65,8 @@ class LeaderElector {
     int64_t transitions = 0;
     bool operator==(const Record&) const = default;
   };
-  bool tryAcquireOrRenew();
+  // `budget`: the longest any of its requests may take.
+  bool tryAcquireOrRenew(std::chrono::milliseconds budget);
   void release();
   static Record decodeRecord(const json::Value& lease);
   static void encodeRecord(const Record& r, json::Value& lease, json::Allocator& a);

@@ -116,6 +116,25 @@ TEST_CASE("exactly one of two candidates leads; the other takes over when it die
   }
 }
 
+TEST_CASE("a leader whose API server hangs stops leading within the renew deadline",
+          "[leaderelection][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("leader-hang");
+  Candidate only = launch(cp, ns, "candidate-hang");
+  eventually([&] { return only.said("started-leading"); }, 30s,
+             [&] { return "never led; holder " + holder(*client, ns); });
+  {
+    auto frozen = cp.freezeApiServer();
+    // The renew deadline (10 s) after the last renewal, which is at most one retry period (2 s)
+    // old; every request of the renewal is bounded by what is left of it. Requests without that
+    // bound hang for the client timeout (30 s), longer than the lease (15 s).
+    eventually([&] { return only.said("stopped-leading"); }, 14s,
+               [&] { return "still leading with a frozen API server"; });
+  }
+  CHECK(only.said("exit"));
+}
+
 TEST_CASE("a leader reports itself in metrics and health, and releases on stop",
           "[leaderelection][integration]") {
   auto& cp = ControlPlane::shared();

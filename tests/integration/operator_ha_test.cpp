@@ -71,6 +71,21 @@ TEST_CASE("with two replicas only the leader writes; after SIGKILL the other tak
   CHECK(writesBy(env.cp(), follower_user, env.ns()) > 0);
 }
 
+TEST_CASE("an operator that loses its lease exits at once, without a graceful shutdown",
+          "[operator][leaderelection][integration]") {
+  OperatorEnv env("ha-lost");
+  auto op = env.startOperator({.leader_elect = true, .name = "replica-lost"});
+  eventually([&] { return leads(*op); }, 30s, [&] { return op->logs(); });
+  {
+    auto frozen = env.cp().freezeApiServer();
+    // Renew deadline (10 s) after the last renewal (at most a retry period, 2 s, before).
+    eventually([&] { return !op->running(); }, 14s,
+               [&] { return "still running with a frozen API server:\n" + op->logs(); });
+  }
+  CHECK(op->exitCode() == 1);
+  CHECK_THAT(op->logs(), Catch::Contains("lost leadership; exiting at once"));
+}
+
 TEST_CASE("an idle operator writes nothing but Lease renewals", "[operator][idle][integration]") {
   OperatorEnv env("idle");
   auto op = env.startOperator({.leader_elect = true});

@@ -410,6 +410,10 @@ http::Pem ControlPlane::clientCertificate(const std::string& user,
 
 void ControlPlane::stopApiServer(int sig) { apiserver_.stop(sig, 15s); }
 
+ControlPlane::FrozenApiServer::FrozenApiServer(pid_t pid) : pid_(pid) { ::kill(pid_, SIGSTOP); }
+
+ControlPlane::FrozenApiServer::~FrozenApiServer() { ::kill(pid_, SIGCONT); }
+
 void ControlPlane::startApiServer() {
   apiserver_ = launchApiServer(port_, "apiserver.log");
   waitReady(server(), 90s);

@@ -93,6 +93,19 @@ class ControlPlane {
   // Stops kube-apiserver (etcd keeps running) and starts it again on the same port.
   void stopApiServer(int sig = SIGTERM);
   void startApiServer();
+  // Freezes kube-apiserver (SIGSTOP): connections stay open and nothing answers, as when it
+  // hangs. The guard thaws it (SIGCONT) when it goes out of scope, whatever happened.
+  class FrozenApiServer {
+   public:
+    explicit FrozenApiServer(pid_t pid);
+    ~FrozenApiServer();
+    FrozenApiServer(const FrozenApiServer&) = delete;
+    FrozenApiServer& operator=(const FrozenApiServer&) = delete;
+
+   private:
+    pid_t pid_;
+  };
+  [[nodiscard]] FrozenApiServer freezeApiServer() const { return FrozenApiServer(apiserver_.pid()); }
   // A second kube-apiserver on the same etcd, on its own port; returns its server URL.
   std::string startSecondApiServer();
   void stopSecondApiServer();

@@ -1,5 +1,7 @@
 #include "support/operator_process.h"
 
+#include <sys/wait.h>
+
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -120,6 +122,14 @@ void OperatorProcess::waitReady() const {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   throw std::runtime_error("operator did not become ready; log:\n" + logs());
+}
+
+std::optional<int> OperatorProcess::exitCode() {
+  int status = 0;
+  if (!exit_code_ && process_.exited(&status)) {
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+  return exit_code_;
 }
 
 std::string OperatorProcess::logs() const {

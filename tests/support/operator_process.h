@@ -2,6 +2,7 @@
 // Runs the product's binaries (sriov-dra-operator, sriov-dra-agent) as real processes against
 // the test control plane, each under an identity that has exactly its RBAC.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,9 @@ class OperatorProcess {
   // The HTTP status of a probe endpoint ("/readyz"), 0 when it does not answer.
   int probeStatus(const std::string& path) const;
   void stop(int sig);
-  bool running() { return !process_.exited(); }
+  bool running() { return !exitCode().has_value(); }
+  // The exit code once the process has exited (-N: killed by signal N).
+  std::optional<int> exitCode();
   std::string logs() const;
   int webhookPort() const { return webhook_port_; }
   int metricsPort() const { return metrics_port_; }
@@ -73,6 +76,7 @@ class OperatorProcess {
               std::vector<std::string> argv);
 
   ChildProcess process_;
+  std::optional<int> exit_code_;
   std::string log_path_;
   int probe_port_ = 0;
   int webhook_port_ = 0;
