@@ -1,5 +1,8 @@
 #include "operator/caches.h"
 
+#include <condition_variable>
+#include <mutex>
+
 #include "api/names.h"
 #include "operator/options.h"
 
@@ -68,16 +71,18 @@ bool Caches::synced() const {
          claims.hasSynced() && slices.hasSynced() && (!daemonsets || daemonsets->hasSynced());
 }
 
-bool Caches::waitForSync(std::chrono::milliseconds timeout) {
+bool Caches::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto left = [&] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                 std::chrono::steady_clock::now());
-  };
-  return nodes.waitForSync(left()) && node_policies.waitForSync(left()) &&
-         resource_policies.waitForSync(left()) && device_attributes.waitForSync(left()) &&
-         states.waitForSync(left()) && classes.waitForSync(left()) && claims.waitForSync(left()) &&
-         slices.waitForSync(left()) && (!daemonsets || daemonsets->waitForSync(left()));
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  while (!synced() && std::chrono::steady_clock::now() < deadline) {
+    if (cv.wait_for(lock, stop, std::chrono::milliseconds(10), [] { return false; }) ||
+        stop.stop_requested()) {
+      break;
+    }
+  }
+  return synced();
 }
 
 }  // namespace sriovdra::op

@@ -5,6 +5,7 @@
 // leader. Thread-safety: that of kube::Informer (reads from any thread).
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include "api/node_state.h"
@@ -43,7 +44,9 @@ struct Caches {
   void start();
   void stop();
   bool synced() const;
-  bool waitForSync(std::chrono::milliseconds timeout);
+  // Blocks until every cache has synced, the timeout passes or `stop` is requested (within a few
+  // milliseconds); returns synced().
+  bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop);
 };
 
 }  // namespace sriovdra::op

@@ -36,7 +36,9 @@ class Operator {
   Operator& operator=(const Operator&) = delete;
 
   void startInformers() { caches_.start(); }
-  bool waitForSync(std::chrono::milliseconds timeout) { return caches_.waitForSync(timeout); }
+  bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
+    return caches_.waitForSync(timeout, stop);
+  }
   bool synced() const { return caches_.synced(); }
   void startControllers();
   void stop();

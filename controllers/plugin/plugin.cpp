@@ -346,15 +346,19 @@ Status Plugin::undo(const dra::PreparedClaim& pc, Status error) {
   Status restored = restoreDrivers(pc);
   Status removed = removeFiles(pc);
   std::lock_guard lock(cp_mu_);
-  if (restored.isOk() && removed.isOk()) {
-    checkpoint_.claims.erase(pc.uid);
-    (void)save();
-    (void)writePodSpec(pc.pod_uid);
-    return error;
+  Status undone = !restored.isOk() ? restored : removed;
+  if (undone.isOk()) {
+    auto recorded = checkpoint_.claims.extract(pc.uid);
+    undone = save();
+    if (undone.isOk()) {
+      undone = writePodSpec(pc.pod_uid);
+    } else if (!recorded.empty()) {
+      checkpoint_.claims.insert(std::move(recorded));  // memory matches the file on disk
+    }
+    if (undone.isOk()) return error;
   }
   return Status(error.code(), error.message() + "; undoing it failed too (the claim stays " +
-                                  "recorded, unprepare retries): " +
-                                  (restored.isOk() ? removed : restored).message());
+                                  "recorded, unprepare retries): " + undone.message());
 }
 
 Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {

@@ -118,7 +118,11 @@ int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
   }
 
   operator_.startInformers();
-  if (!operator_.waitForSync(std::chrono::minutes(2))) {
+  if (!operator_.waitForSync(std::chrono::minutes(2), signals.token())) {
+    if (signals.token().stop_requested()) {
+      operator_.stop();
+      return 0;
+    }
     return fail("informers did not sync within 2 minutes; check RBAC and API server access");
   }
   SDRA_LOG_INFO << "sriov-dra-operator " << id << " watching namespace " << ns;

@@ -66,6 +66,16 @@ Status writeFileAtomic(const std::string& path, std::string_view content, int mo
     ::unlink(tmp.c_str());
     return Status::fromErrno(err, "renaming " + tmp + " to " + path);
   }
+  // The rename is durable only once the directory is: without this, a power loss can bring back
+  // the old file (or none) although the call succeeded.
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return Status::fromErrno(errno, "opening " + dir + " to sync it");
+  int dir_rc = ::fsync(dir_fd);
+  int dir_err = errno;
+  ::close(dir_fd);
+  if (dir_rc != 0) return Status::fromErrno(dir_err, "syncing " + dir);
   return Status::ok();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Whole-file reads and atomic writes (write to a temporary file in the same directory, fsync,
-// rename), so a crash never leaves a half-written file behind.
+// rename, fsync the directory), so a crash never leaves a half-written file behind and a write
+// that returned OK survives a power loss.
 #include <string>
 #include <string_view>
 

@@ -50,14 +50,19 @@ std::string scalar(const YAML::Node& n, const char* key) {
   return v.as<std::string>();
 }
 
-bool flag(const YAML::Node& n, const char* key) {
+// Absent: false. Anything but a YAML boolean is an error naming `where`: a typo must not turn
+// a setting off silently.
+Result<bool> flag(const YAML::Node& n, const char* key, const std::string& where) {
   YAML::Node v = n[key];
-  if (!v || !v.IsScalar()) return false;
-  try {
-    return v.as<bool>();
-  } catch (const YAML::Exception&) {
-    return false;
+  if (!v || v.IsNull()) return false;
+  if (v.IsScalar()) {
+    try {
+      return v.as<bool>();
+    } catch (const YAML::Exception&) {
+    }
   }
+  return Status(Code::kInvalidArgument, where + ": " + key + " must be true or false" +
+                                            (v.IsScalar() ? ", not \"" + v.Scalar() + "\"" : ""));
 }
 
 std::string resolvePath(const std::string& path, const std::string& kubeconfig) {
@@ -114,7 +119,9 @@ Result<ExecConfig> parseExec(const NamedEntry& user, const std::string& user_nam
   }
   std::string mode = scalar(n, "interactiveMode");
   if (!mode.empty()) exec.interactive_mode = mode;
-  exec.provide_cluster_info = flag(n, "provideClusterInfo");
+  auto provide = flag(n, "provideClusterInfo", user.file + ": exec");
+  if (!provide.ok()) return provide.status();
+  exec.provide_cluster_info = *provide;
   exec.install_hint = scalar(n, "installHint");
   return exec;
 }
@@ -160,7 +167,10 @@ Result<RestConfig> build(const Merged& m, const std::string& context_override,
   cfg.tls.ca_pem = std::move(*ca);
   cfg.ca_data_for_exec = cfg.tls.ca_pem;
   cfg.tls.server_name = scalar(c.node, "tls-server-name");
-  cfg.tls.insecure_skip_verify = flag(c.node, "insecure-skip-tls-verify");
+  auto insecure =
+      flag(c.node, "insecure-skip-tls-verify", c.file + ": cluster \"" + cluster_name + "\"");
+  if (!insecure.ok()) return insecure.status();
+  cfg.tls.insecure_skip_verify = *insecure;
   if (cfg.tls.insecure_skip_verify && !cfg.tls.ca_pem.empty()) {
     return Status(Code::kInvalidArgument,
                   c.file + ": cluster \"" + cluster_name +

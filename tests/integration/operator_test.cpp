@@ -1,5 +1,6 @@
 // The operator process against the real API server, under its own RBAC: the reference policies
 // render the reference node, labels and policy deletion take effect, conflicts are explained.
+#include <csignal>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -287,4 +288,18 @@ TEST_CASE("with --agent-daemonset the operator deploys the node agent and keeps 
   REQUIRE(env.admin().remove(kDaemonSets, env.ns(), "sriov-dra-agent").isOk());
   eventually([&] { return image() == "registry.example/sriov-dra-agent:test"; }, 30s,
              [&] { return op->logs(); });
+}
+
+TEST_CASE("SIGTERM while the caches cannot sync ends the operator at once", "[operator][integration]") {
+  OperatorEnv env("sync-stop");
+  // A user without any RBAC: every list is refused, so the caches never sync.
+  auto op = testing::OperatorProcess::start(
+      env.cp(), {.user = "restricted", .namespace_ = env.ns(), .name = "sync-stop"});
+  eventually([&] { return op->logs().find("forbidden") != std::string::npos; }, 30s,
+             [&] { return op->logs(); });
+  REQUIRE(op->running());
+  ::kill(op->pid(), SIGTERM);
+  eventually([&] { return !op->running(); }, 5s,
+             [&] { return "still waiting for its caches after SIGTERM:\n" + op->logs(); });
+  CHECK(op->exitCode() == 0);
 }

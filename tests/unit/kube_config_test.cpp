@@ -104,6 +104,11 @@ TEST_CASE("kubeconfig problems are errors that say what to fix", "[config][unit]
        "{cluster: k}\n",
        "", "nope.pem"},
       {"not YAML", "a: [", "", "is not valid YAML"},
+      {"a malformed boolean",
+       "apiVersion: v1\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n    server: "
+       "https://h\n    insecure-skip-tls-verify: ture\ncontexts:\n- name: c\n  context: "
+       "{cluster: k}\n",
+       "", "cluster \"k\": insecure-skip-tls-verify must be true or false, not \"ture\""},
   };
   for (const auto& row : rows) {
     INFO(row.name);
