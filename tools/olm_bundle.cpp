@@ -1,8 +1,8 @@
 // olm-bundle SOURCE_DIR OUT_DIR: writes the OLM registry+v1 bundle (OUT_DIR/manifests,
 // OUT_DIR/metadata/annotations.yaml) from config/: the CRDs as they are, a ClusterServiceVersion
-// whose permissions are exactly what config/rbac binds to the two ServiceAccounts, the operator
-// Deployment of config/manager (deploying the agent from a ConfigMap, since bundles cannot carry
-// a DaemonSet), the webhooks of config/webhook, alm-examples from config/samples, and the
+// whose permissions are exactly what config/rbac and config/agent-daemonset-rbac bind to the two
+// ServiceAccounts, the operator Deployment of config/manager (deploying the agent from a
+// ConfigMap, since bundles cannot carry a DaemonSet), the webhooks of config/webhook, alm-examples from config/samples, and the
 // Services and unbound ClusterRoles as extra bundle objects. Deterministic: same input, same
 // bytes. Run by scripts/render-manifests.sh; a test checks the committed bundle is current.
 #include <algorithm>
@@ -142,8 +142,11 @@ int main(int argc, char** argv) {
   // RBAC: the rules config/rbac binds to each ServiceAccount; unbound ClusterRoles ship as-is.
   std::map<std::string, std::vector<const json::Value*>> roles, cluster_roles;
   std::vector<json::Document> rbac_docs;
-  for (const auto& file : kustomizationFiles(src + "/config/rbac")) {
-    for (auto& d : loadYaml(file)) rbac_docs.push_back(std::move(d));
+  // The bundle's operator deploys the agent, so it gets that overlay's permissions too.
+  for (const char* dir : {"/config/rbac", "/config/agent-daemonset-rbac"}) {
+    for (const auto& file : kustomizationFiles(src + dir)) {
+      for (auto& d : loadYaml(file)) rbac_docs.push_back(std::move(d));
+    }
   }
   for (const auto& d : rbac_docs) {
     std::string kind = str(d, {"kind"}), name = str(d, {"metadata", "name"});

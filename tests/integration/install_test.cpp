@@ -69,8 +69,7 @@ TEST_CASE("docs/crd-reference.md is generated from the CRD schemas", "[install][
 TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integration]") {
   testing::ControlPlaneOptions options;
   options.install_product_crds = false;  // install.yaml brings them
-  // As every real cluster runs (kubeadm, OpenShift): the node agent is a privileged pod.
-  options.extra_apiserver_args = {"--allow-privileged=true"};
+  // No --allow-privileged: nothing in install.yaml is a privileged pod.
   auto cp = ControlPlane::start(options);
 
   auto installed = cp->kubectl({"apply", "-f", source("manifests/install.yaml")});
@@ -78,6 +77,8 @@ TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integrati
   REQUIRE(installed.exit_code == 0);
   CHECK_THAT(installed.out, Catch::Contains("deployment.apps/sriov-dra-operator created"));
   CHECK_THAT(installed.out, Catch::Contains("daemonset.apps/sriov-dra-agent created"));
+  CHECK_THAT(installed.out, Catch::Contains("validatingadmissionpolicy.admissionregistration.k8s.io/"
+                                            "sriov-dra-agent-own-node created"));
   auto established =
       cp->kubectl({"wait", "--for", "condition=established", "--timeout=60s", "crd", "--all"});
   REQUIRE(established.exit_code == 0);
@@ -122,6 +123,16 @@ TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integrati
   CHECK(canI("create", "editors") == "yes\n");
   CHECK(canI("list", "viewers") == "yes\n");
   CHECK(canI("delete", "viewers") == "no\n");
+  // Least privilege: install.yaml deploys the agent itself, so the operator may not write
+  // DaemonSets (config/agent-daemonset-rbac grants that where the operator deploys it).
+  auto operatorMay = [&](const std::string& verb, const std::string& resource) {
+    return cp
+        ->kubectl({"auth", "can-i", verb, resource, "-n", "sriov-dra", "--as",
+                   "system:serviceaccount:sriov-dra:sriov-dra-operator"})
+        .out;
+  };
+  CHECK(operatorMay("create", "daemonsets.apps") == "no\n");
+  CHECK(operatorMay("create", "sriovnodestates.sriovnetwork.k8snetworkplumbingwg.io") == "yes\n");
 }
 
 TEST_CASE("the opt-in manifests parse and the alert rules are valid Prometheus rules",

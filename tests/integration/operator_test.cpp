@@ -264,6 +264,7 @@ TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Eve
 TEST_CASE("with --agent-daemonset the operator deploys the node agent and keeps it deployed",
           "[operator][integration]") {
   OperatorEnv env("agentds");
+  env.cp().grantOperatorDaemonSetRbac("operator", env.ns());
   auto op = env.startOperator(
       {.extra_args = {"--agent-daemonset=" + testing::sourceDir() + "/config/agent/daemonset.yaml",
                       "--agent-image=registry.example/sriov-dra-agent:test"}});

@@ -493,3 +493,61 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
   for (const auto& [uid, error] : *undone) CHECK(error == "");
   CHECK(std::filesystem::is_empty(p.dirs().cdi));
 }
+
+TEST_CASE("an agent writes the status only of claims of its own node, and never their allocation",
+          "[plugin][integration]") {
+  // Kubernetes 1.37 refuses these itself (resourceclaims/driver "associated-node:" verbs and
+  // resourceclaims/binding); on 1.34-1.36 the ValidatingAdmissionPolicy sriov-dra-agent-own-node
+  // does. Either way the agent of one node cannot touch another node's claims.
+  PluginEnv p;
+  auto cfg = kube::loadConfig(
+      {.path = p.env.cp().serviceAccountKubeconfig(p.env.ns(), "sriov-dra-agent", p.node)});
+  REQUIRE(cfg.ok());
+  auto agent = kube::Client::create(*cfg);
+  REQUIRE(agent.ok());
+  auto mine = p.createClaim("mine", "pod-mine", {{"vf", kDriver, "0000-0e-00-1"}});
+  auto theirs = p.createClaim("theirs", "pod-theirs", {{"vf", kDriver, "0000-0e-00-1"}}, "",
+                              p.node + "-other");
+  auto patchStatus = [&](const KubeletClaim& c, const std::string& body) {
+    return (*agent)->patch(api::resources::kResourceClaims, c.namespace_, c.name,
+                           kube::PatchType::kMerge, body, {.field_manager = "sriov-dra-agent"},
+                           "status");
+  };
+  auto devices = [&](const std::string& pool) {
+    return R"({"status":{"devices":[{"driver":")" + kDriver + R"(","pool":")" + pool +
+           R"(","device":"0000-0e-00-1"}]}})";
+  };
+  CHECK(patchStatus(mine, devices(p.node)).ok());
+  for (const auto& [claim, body] : std::vector<std::pair<KubeletClaim, std::string>>{
+           {theirs, devices(p.node + "-other")},
+           {mine, R"({"status":{"reservedFor":null}})"},
+           {theirs, R"({"status":{"allocation":null}})"}}) {
+    INFO(claim.name << ": " << body);
+    auto refused = patchStatus(claim, body);
+    REQUIRE_FALSE(refused.ok());
+    CHECK((refused.status().code() == Code::kForbidden ||
+           refused.status().code() == Code::kInvalid));
+    CHECK_THAT(refused.status().message(), Catch::Contains("Forbidden") ||
+                                               Catch::Contains("sriov-dra agent"));
+  }
+  // Slices and states have no built-in node check: the policy alone refuses these.
+  auto slice = kube::newObject(api::resources::kResourceSlices, "", p.node + "-other-slice");
+  auto& a = slice.GetAllocator();
+  api::Writer(slice, a)
+      .object("spec")
+      .strAlways("driver", kDriver)
+      .strAlways("nodeName", p.node + "-other");
+  json::Value pool(rapidjson::kObjectType);
+  api::Writer(pool, a).strAlways("name", p.node + "-other");
+  json::set(pool, "generation", json::Value(1), a);
+  json::set(pool, "resourceSliceCount", json::Value(1), a);
+  json::set(slice["spec"], "pool", std::move(pool), a);
+  auto forged = (*agent)->create(api::resources::kResourceSlices, "", slice);
+  REQUIRE_FALSE(forged.ok());
+  CHECK_THAT(forged.status().message(),
+             Catch::Contains("may only write its own node's ResourceSlices and SriovNodeState"));
+  auto theirs_now = p.claim("theirs");
+  REQUIRE(theirs_now);
+  CHECK(theirs_now->status.devices.empty());
+  CHECK(theirs_now->status.allocation.has_value());
+}

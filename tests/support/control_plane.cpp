@@ -508,8 +508,14 @@ void ControlPlane::grantOperatorRbac(const std::string& user, const std::string&
   bindRole("Role", "sriov-dra-operator-leader-election", user, ns);
 }
 
+void ControlPlane::grantOperatorDaemonSetRbac(const std::string& user, const std::string& ns) {
+  applyYamlFile(sourceDir() + "/config/agent-daemonset-rbac/role.yaml", ns);
+  bindRole("Role", "sriov-dra-operator-agent-daemonset", user, ns);
+}
+
 std::string ControlPlane::grantAgentRbac(const std::string& ns) {
-  for (const char* file : {"agent_role.yaml", "metrics_auth_role.yaml"}) {
+  for (const char* file :
+       {"agent_role.yaml", "agent_validating_admission_policy.yaml", "metrics_auth_role.yaml"}) {
     applyYamlFile(sourceDir() + "/config/rbac/" + file, ns);
   }
   std::string user = "system:serviceaccount:" + ns + ":sriov-dra-agent";

@@ -124,6 +124,8 @@ class ControlPlane {
   // Binds the operator's RBAC (config/rbac roles, applied into ns) to a test user, so the
   // operator runs with exactly the permissions it has in production.
   void grantOperatorRbac(const std::string& user, const std::string& ns);
+  // What config/agent-daemonset-rbac adds for an operator run with --agent-daemonset.
+  void grantOperatorDaemonSetRbac(const std::string& user, const std::string& ns);
   // The same for the node agent (config/rbac/agent_role.yaml), bound to the ServiceAccount
   // ns/sriov-dra-agent as in config/rbac/agent_role_binding.yaml; returns its user name.
   std::string grantAgentRbac(const std::string& ns);
