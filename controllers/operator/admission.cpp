@@ -106,6 +106,7 @@ AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationCo
     f = policy::validateNodePolicy(*p);
     if (req.namespace_ == ctx.operator_namespace) {
       f.merge(policy::validateNodePolicyAgainst(*p, ctx.node_policies, ctx.nodes));
+      f.merge(policy::validateNodePolicyAgainstStates(*p, ctx.nodes, ctx.states));
     }
   } else if (req.kind == "SriovResourcePolicy") {
     auto p = decodeObject<api::SriovResourcePolicy>(req);

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/node_state.h"
 #include "api/objects.h"
 #include "api/policies.h"
 
@@ -38,6 +39,7 @@ struct ValidationContext {
   std::string operator_namespace;
   std::vector<const api::SriovNetworkNodePolicy*> node_policies;  // in the operator namespace
   std::vector<const api::Node*> nodes;
+  std::vector<const api::SriovNodeState*> states;  // what the agents report
 };
 AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationContext& ctx);
 

@@ -16,9 +16,11 @@ http::Response Webhook::handleValidate(const http::Request& req) {
   if (!review.ok()) return http::Response::text(400, review.status().message() + "\n");
   auto policies_list = caches_.node_policies.list();
   auto node_list = caches_.nodes.list();
-  ValidationContext ctx{namespace_, {}, {}};
+  auto state_list = caches_.states.list();
+  ValidationContext ctx{namespace_, {}, {}, {}};
   for (const auto& p : policies_list) ctx.node_policies.push_back(p.get());
   for (const auto& n : node_list) ctx.nodes.push_back(n.get());
+  for (const auto& s : state_list) ctx.states.push_back(s.get());
   auto decision = validatePolicy(*review, ctx);
   if (!decision.allowed) {
     SDRA_LOG_INFO << "admission: rejected " << review->kind << " in " << review->namespace_ << ": "

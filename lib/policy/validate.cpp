@@ -1,5 +1,7 @@
 #include "policy/validate.h"
 
+#include "policy/node_policies.h"
+
 #include <algorithm>
 #include <regex>
 #include <set>
@@ -146,6 +148,10 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
         "and is ignored");
   }
   if (s.num_vfs < 0) err("spec.numVfs must not be negative");
+  if (s.num_vfs > kMaxNumVfs) {
+    err("spec.numVfs " + std::to_string(s.num_vfs) + " exceeds " + std::to_string(kMaxNumVfs) +
+        ", the most a PF can offer (TotalVFs is a 16-bit field)");
+  }
   if (s.num_vfs == 0) {
     f.warnings.push_back("spec.numVfs is 0: this policy configures no VFs");
   }
@@ -242,6 +248,29 @@ std::vector<std::string> validateAttributeName(const std::string& name) {
 std::vector<std::string> validateAttributeValue(const std::string& name,
                                                 const api::AttributeValue& v) {
   return api::attributeValueProblems(name, v);
+}
+
+Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
+                                         const std::vector<const api::Node*>& nodes,
+                                         const std::vector<const api::SriovNodeState*>& states) {
+  Findings f;
+  if (p.spec.externally_managed) return f;  // the VFs exist already; the agent checks them
+  std::map<std::string, const api::SriovNodeState*> by_node;
+  for (const auto* st : states) by_node[st->metadata.name] = st;
+  for (const auto* n : nodes) {
+    if (!matchesLabelMap(p.spec.node_selector, n->metadata.labels)) continue;
+    auto st = by_node.find(n->metadata.name);
+    if (st == by_node.end()) continue;
+    for (const auto& pf : st->second->status.interfaces) {
+      if (pf.total_vfs <= 0 || p.spec.num_vfs <= pf.total_vfs) continue;
+      if (!nicSelected(p.spec.nic_selector, pf)) continue;
+      f.errors.push_back("numVfs(" + std::to_string(p.spec.num_vfs) + ") in CR " +
+                         p.metadata.name + " exceed the maximum allowed value(" +
+                         std::to_string(pf.total_vfs) + ") interface(" + pf.name + ") node(" +
+                         n->metadata.name + "); lower numVfs or leave this PF out of nicSelector");
+    }
+  }
+  return f;
 }
 
 Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {

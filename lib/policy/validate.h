@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/objects.h"
+#include "api/node_state.h"
 #include "api/policies.h"
 
 namespace sriovdra::policy {
@@ -18,6 +19,9 @@ struct Findings {
   void merge(Findings other);
 };
 
+// The most VFs a PF can have: TotalVFs is a 16-bit field of the SR-IOV capability.
+inline constexpr int64_t kMaxNumVfs = 65535;
+
 Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p);
 // Rules between policies on nodes both select: pfNames VF ranges must not overlap (as upstream:
 // two entries without a range on one PF overlap; an entry without a range does not conflict
@@ -26,6 +30,12 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p);
 Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
                                    const std::vector<const api::Node*>& nodes);
+// Rules against what nodes report (their SriovNodeStates): on every node the policy selects, a
+// PF it selects must offer numVfs VFs (totalvfs, as the upstream webhook checks, with its
+// wording: "numVfs(N) in CR X exceed the maximum allowed value(T) ...").
+Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
+                                         const std::vector<const api::Node*>& nodes,
+                                         const std::vector<const api::SriovNodeState*>& states);
 Findings validateResourcePolicy(const api::SriovResourcePolicy& p);
 Findings validateDeviceAttributes(const api::DeviceAttributes& d);
 

@@ -113,6 +113,36 @@ TEST_CASE(
                  Catch::Contains("spec.nicSelector.pfNames entry \"ibp14s0#2-9\": the range ends "
                                  "at VF 9 but numVfs is 4; VFs are numbered 0 to numVfs-1"));
 
+  // Against what the node reports (8 VFs at most per PF), in the upstream webhook's words.
+  env.reportStatus(node, testing::fixture::a100Status(1));
+  Status too_many;
+  eventually(
+      [&] {
+        auto obj = yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: too-many}
+spec:
+  resourceName: many
+  numVfs: 16
+  nodeSelector: {dra-sriov-cx6: "true"}
+  nicSelector: {pfNames: ["ibp14s0"]}
+)");
+        testing::retarget(obj, env.ns());
+        auto created = env.admin().create(api::resources::kSriovNetworkNodePolicies, env.ns(), obj);
+        if (created.ok()) {
+          (void)env.admin().remove(api::resources::kSriovNetworkNodePolicies, env.ns(), "too-many");
+          return false;  // the operator's cache has not seen the node's status yet
+        }
+        too_many = created.status();
+        return true;
+      },
+      30s, [&] { return op->logs(); });
+  CHECK_THAT(too_many.message(),
+             Catch::Contains("numVfs(16) in CR too-many exceed the maximum allowed value(8) "
+                             "interface(ibp14s0) node(" +
+                             node + ")"));
+
   // A rotated certificate (cert-manager renewing the Secret) is served without a restart.
   auto ca2 = http::makeCa("webhook-ca-2");
   auto serving2 = http::makeCert(ca2, {.common_name = "sriov-dra-webhook",

@@ -60,6 +60,9 @@ TEST_CASE("node policy rules name the field and the fix", "[policy][validate][un
        "netFilter cannot be combined"},
       {"vdpa without switchdev", with([](auto& s) { s.vdpa_type = "virtio"; }),
        "vdpaType needs deviceType: netdevice and eSwitchMode: switchdev"},
+      {"numVfs at the PCIe limit", base().numVfs(65535).get(), ""},
+      {"numVfs past the PCIe limit", base().numVfs(65536).get(),
+       "spec.numVfs 65536 exceeds 65535, the most a PF can offer"},
   };
   for (const auto& row : rows) {
     INFO(row.name);
@@ -94,6 +97,34 @@ TEST_CASE("overlapping VF ranges between policies on a shared node are rejected"
     CHECK(policy::validateNodePolicyAgainst(whole_a, {&whole_b}, {&n}).errors.size() == 1);
     CHECK(policy::validateNodePolicyAgainst(whole_a, {&ranged}, {&n}).errors.empty());
   }
+}
+
+TEST_CASE("numVfs is checked against the totalvfs nodes report, in upstream's words",
+          "[policy][validate][unit]") {
+  auto n1 = node("n1", {{"sriov", "true"}});
+  auto n2 = node("n2", {{"sriov", "false"}});
+  api::SriovNodeState s1, s2;
+  s1.metadata.name = "n1";
+  s1.status = a100Status(1);  // 8 VFs at most per PF
+  s2.metadata.name = "n2";
+  s2.status = a100Status(1);
+  auto check = [&](const api::SriovNetworkNodePolicy& p) {
+    return policy::validateNodePolicyAgainstStates(p, {&n1, &n2}, {&s1, &s2}).errors;
+  };
+  auto policy = [](int vfs) {
+    return NodePolicy("cx6").pf("ibp14s0").numVfs(vfs).nodeSelector({{"sriov", "true"}});
+  };
+  CHECK(check(policy(8).get()).empty());
+  CHECK(check(policy(9).get()) ==
+        std::vector<std::string>{"numVfs(9) in CR cx6 exceed the maximum allowed value(8) "
+                                 "interface(ibp14s0) node(n1); lower numVfs or leave this PF out "
+                                 "of nicSelector"});
+  CHECK(check(policy(9).nodeSelector({{"sriov", "none"}}).get()).empty());  // no node selected
+  auto external = policy(9).get();
+  external.spec.externally_managed = true;
+  CHECK(check(external).empty());
+  CHECK(check(NodePolicy("other").pf("nope").numVfs(9).nodeSelector({{"sriov", "true"}}).get())
+            .empty());
 }
 
 TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit]") {
