@@ -65,7 +65,8 @@ json::Value scalarValue(const YAML::Node& n, json::Allocator& a) {
 // kilobytes of anchors could otherwise stand for gigabytes; an alias may even contain itself.
 class Converter {
  public:
-  explicit Converter(json::Allocator& a) : a_(a) {}
+  // `first_line`: where the document starts in the stream (0-based), for messages.
+  Converter(json::Allocator& a, int first_line) : a_(a), first_line_(first_line) {}
 
   Result<json::Value> run(const YAML::Node& n) {
     json::Value v = convert(n, 0);
@@ -74,9 +75,8 @@ class Converter {
   }
 
  private:
-  static std::string at(const YAML::Node& n) {
-    return "line " + std::to_string(n.Mark().line + 1) + ": ";
-  }
+  std::string at(const YAML::Node& n) const { return "line " + std::to_string(line(n)) + ": "; }
+  int line(const YAML::Node& n) const { return first_line_ + n.Mark().line + 1; }
 
   bool fail(const YAML::Node& n, const std::string& what) {
     if (error_.empty()) error_ = at(n) + what;
@@ -128,7 +128,7 @@ class Converter {
         for (const auto& kv : n) {
           if (!charge(kv.first, depth + 1)) break;
           const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string();
-          auto [seen, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
+          auto [seen, fresh] = first_line.emplace(key, line(kv.first));
           if (!fresh) {
             fail(kv.first, "duplicate key \"" + key + "\" (first at line " +
                                std::to_string(seen->second) + ")");
@@ -144,6 +144,7 @@ class Converter {
   }
 
   json::Allocator& a_;
+  const int first_line_;
   size_t nodes_ = 0;
   size_t bytes_ = 0;
   std::string error_;
@@ -206,20 +207,67 @@ void emit(YAML::Emitter& out, const json::Value& v) {
   }
 }
 
+
+struct DocumentText {
+  std::string text;
+  int first_line;  // 0-based line of the stream where it starts
+};
+
+// The documents of a stream, split at the markers at the start of a line ("---" and "...", and
+// directives, which begin the next document). yaml-cpp 0.7's LoadAll loops forever on some
+// invalid streams ("," or ",:", jbeder/yaml-cpp#1040, fixed after 0.8); Load reads one document
+// and always returns.
+std::vector<DocumentText> splitDocuments(std::string_view text) {
+  std::vector<DocumentText> docs(1, DocumentText{"", 0});
+  bool only_directives = true;  // the current document has nothing but directives so far
+  auto startNew = [&](int line) {
+    docs.push_back({"", line});
+    only_directives = true;
+  };
+  auto marker = [](std::string_view l, std::string_view m) {
+    return l.substr(0, m.size()) == m &&
+           (l.size() == m.size() || l[m.size()] == ' ' || l[m.size()] == '\t' ||
+            l[m.size()] == '\r');
+  };
+  for (int line = 0; !text.empty(); ++line) {
+    size_t end = std::min(text.find('\n'), text.size());
+    std::string_view l = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (marker(l, "---")) {
+      if (!only_directives) startNew(line);
+      only_directives = false;
+      docs.back().text.append(l.substr(3)).append("\n");
+    } else if (marker(l, "...")) {
+      startNew(line + 1);
+    } else if (!l.empty() && l[0] == '%') {
+      if (!only_directives) startNew(line);
+      docs.back().text.append(l).append("\n");
+    } else {
+      if (l.find_first_not_of(" \t\r") != std::string_view::npos && l[0] != '#') {
+        only_directives = false;
+      }
+      docs.back().text.append(l).append("\n");
+    }
+  }
+  return docs;
+}
+
 }  // namespace
 
 Result<std::vector<json::Document>> yamlToJson(std::string_view text) {
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    return Status(Code::kInvalidArgument, std::string("invalid YAML: ") + e.what());
-  }
   std::vector<json::Document> out;
-  for (const auto& node : docs) {
+  for (const auto& d : splitDocuments(text)) {
+    YAML::Node node;
+    try {
+      node = YAML::Load(d.text);
+    } catch (const YAML::Exception& e) {
+      return Status(Code::kInvalidArgument,
+                    "invalid YAML: line " + std::to_string(d.first_line + e.mark.line + 1) +
+                        ", column " + std::to_string(e.mark.column + 1) + ": " + e.msg);
+    }
     if (node.IsNull() || !node.IsDefined()) continue;
     json::Document doc;
-    auto v = Converter(doc.GetAllocator()).run(node);
+    auto v = Converter(doc.GetAllocator(), d.first_line).run(node);
     if (!v.ok()) return Status(Code::kInvalidArgument, "invalid YAML: " + v.status().message());
     static_cast<json::Value&>(doc) = std::move(*v);
     out.push_back(std::move(doc));

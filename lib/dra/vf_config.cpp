@@ -11,7 +11,6 @@ Status fieldError(std::string_view field, const std::string& what) {
   return Status(Code::kInvalidArgument, std::string(field) + ": " + what);
 }
 
-
 // Linux accepts up to 15 bytes, no '/', ':' or whitespace, and not "." or "..".
 bool isInterfaceName(std::string_view s) {
   if (s.empty() || s.size() > 15 || s == "." || s == "..") return false;
@@ -135,18 +134,19 @@ Result<std::map<std::string, VfConfig>> vfConfigsByRequest(const api::Allocation
     const bool from_class = cfg->source == "FromClass";
     for (auto& [request, effective] : out) {
       std::string parent = request.substr(0, request.find('/'));
-      bool applies = cfg->requests.empty() ||
-                     std::any_of(cfg->requests.begin(), cfg->requests.end(),
-                                 [&](const std::string& n) { return n == request || n == parent; });
+      bool applies =
+          cfg->requests.empty() ||
+          std::any_of(cfg->requests.begin(), cfg->requests.end(),
+                      [&, &r = request](const std::string& n) { return n == r || n == parent; });
       if (!applies) continue;
       if (parsed->driver && !parsed->driver->empty()) {
         auto set = class_driver.find(request);
         if (from_class) {
           class_driver[request] = *parsed->driver;
         } else if (set != class_driver.end() && set->second != *parsed->driver) {
-          return Status(Code::kInvalidArgument,
-                        where + "driver: the DeviceClass of request " + request + " sets \"" +
-                            set->second + "\"; a claim cannot change it");
+          return Status(Code::kInvalidArgument, where + "driver: the DeviceClass of request " +
+                                                    request + " sets \"" + set->second +
+                                                    "\"; a claim cannot change it");
         }
       }
       effective.mergeFrom(*parsed);

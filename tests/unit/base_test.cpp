@@ -48,6 +48,23 @@ TEST_CASE("YAML streams give one document per non-empty document", "[yaml][unit]
   auto docs = yamlToJson("---\na: 1\n---\n---\nb: 2\n");
   REQUIRE(docs.ok());
   CHECK(docs->size() == 2);
+  auto marked = yamlToJson("%YAML 1.2\n--- {a: 1}\n...\n# note\n--- b: 2\n---\nc: 3\n");
+  REQUIRE(marked.ok());
+  REQUIRE(marked->size() == 3);
+  CHECK(json::dump(marked->at(0)) == R"({"a":1})");
+  CHECK(json::dump(marked->at(1)) == R"({"b":2})");
+  // Lines count from the start of the stream, whatever document they are in.
+  auto twice = yamlToJson("a: 1\n---\nb: 1\nb: 2\n");
+  REQUIRE_FALSE(twice.ok());
+  CHECK_THAT(twice.status().message(), Catch::Contains("line 4: duplicate key \"b\" (first at line 3)"));
+  auto broken = yamlToJson("a: 1\n---\nb: [1\n");
+  REQUIRE_FALSE(broken.ok());
+  CHECK_THAT(broken.status().message(), Catch::StartsWith("invalid YAML: line 4"));
+  // Found by fuzz/policy_yaml_fuzzer: yaml-cpp 0.7's LoadAll never returns on these.
+  for (const char* hang : {",:", ",", "\n,\n", "a: 1\n---\n,:\n"}) {
+    INFO(hang);
+    CHECK(yamlToJson(hang).ok());  // null documents, as yaml-cpp reads them
+  }
   auto bad = yamlToJson("a: [1, 2\n");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().code() == Code::kInvalidArgument);

@@ -1,0 +1,14 @@
+// The opaque VfConfig parameters of a claim, read strictly.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "dra/vf_config.h"
+
+using namespace sriovdra;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto config = dra::parseVfConfig({reinterpret_cast<const char*>(data), size});
+  if (config.ok()) (void)config->targetDriver();
+  return 0;
+}
