@@ -66,15 +66,19 @@ std::vector<json::Document> docsOf(const std::string& path) {
 }
 
 // The rules of the named (Cluster)Roles in config/rbac, each as canonical JSON.
+// The rules of the named roles in config/rbac and config/agent-daemonset-rbac (the bundle's
+// operator deploys the agent).
 std::multiset<std::string> rulesOf(const std::string& kind, const std::vector<std::string>& names) {
   std::multiset<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(source("config/rbac"))) {
-    if (e.path().filename() == "kustomization.yaml") continue;
-    for (const auto& d : docsOf(e.path().string())) {
-      if (json::stringOr(d, "kind") != kind) continue;
-      std::string name(json::stringOr(*json::objectMember(d, "metadata"), "name"));
-      if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-      for (const auto& r : d["rules"].GetArray()) out.insert(json::dump(r));
+  for (const char* dir : {"config/rbac", "config/agent-daemonset-rbac"}) {
+    for (const auto& e : std::filesystem::directory_iterator(source(dir))) {
+      if (e.path().filename() == "kustomization.yaml") continue;
+      for (const auto& d : docsOf(e.path().string())) {
+        if (json::stringOr(d, "kind") != kind) continue;
+        std::string name(json::stringOr(*json::objectMember(d, "metadata"), "name"));
+        if (std::find(names.begin(), names.end(), name) == names.end()) continue;
+        for (const auto& r : d["rules"].GetArray()) out.insert(json::dump(r));
+      }
     }
   }
   return out;
@@ -174,7 +178,8 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
   CHECK(csvRules(csv, "clusterPermissions", "sriov-dra-agent") ==
         rulesOf("ClusterRole", {"sriov-dra-agent", "sriov-dra-metrics-auth"}));
   CHECK(csvRules(csv, "permissions", "sriov-dra-operator") ==
-        rulesOf("Role", {"sriov-dra-operator", "sriov-dra-operator-leader-election"}));
+        rulesOf("Role", {"sriov-dra-operator", "sriov-dra-operator-leader-election",
+                         "sriov-dra-operator-agent-daemonset"}));
   CHECK(csvRules(csv, "permissions", "sriov-dra-agent") == rulesOf("Role", {"sriov-dra-agent"}));
   // On OpenShift the agent may use the privileged SCC.
   CHECK_THAT(json::dump(csv), Catch::Contains("\"resourceNames\":[\"privileged\"]"));

@@ -47,19 +47,25 @@ std::string webhookConfigs(const std::string& ns, int port, const std::string& c
          ns + "}\nwebhooks:\n- name: validate.sriov-dra.io\n" + with("/validating-custom-resource");
 }
 
-json::Document badRange(const std::string& name) {
+// A policy for the labelled nodes' PF `pf_name` (a pfNames entry, range allowed).
+json::Document nodePolicy(const std::string& name, int num_vfs, const std::string& pf_name) {
   return yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
 metadata: {name: )" +
                     name + R"(}
 spec:
-  resourceName: bad
-  numVfs: 4
+  resourceName: )" + name +
+                    R"(
+  numVfs: )" + std::to_string(num_vfs) +
+                    R"(
   nodeSelector: {dra-sriov-cx6: "true"}
-  nicSelector: {pfNames: ["ibp14s0#2-9"]}
+  nicSelector: {pfNames: [")" +
+                    pf_name + R"("]}
 )");
 }
+
+json::Document badRange(const std::string& name) { return nodePolicy(name, 4, "ibp14s0#2-9"); }
 
 }  // namespace
 
@@ -118,16 +124,7 @@ TEST_CASE(
   Status too_many;
   eventually(
       [&] {
-        auto obj = yamlObject(R"(
-apiVersion: sriovnetwork.openshift.io/v1
-kind: SriovNetworkNodePolicy
-metadata: {name: too-many}
-spec:
-  resourceName: many
-  numVfs: 16
-  nodeSelector: {dra-sriov-cx6: "true"}
-  nicSelector: {pfNames: ["ibp14s0"]}
-)");
+        auto obj = nodePolicy("too-many", 16, "ibp14s0");
         testing::retarget(obj, env.ns());
         auto created = env.admin().create(api::resources::kSriovNetworkNodePolicies, env.ns(), obj);
         if (created.ok()) {

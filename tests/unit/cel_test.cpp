@@ -2,11 +2,11 @@
 // the observed devices, CEL's error semantics, positioned syntax errors, the cost limit, and the
 // Quantity / Semver values. Table-driven.
 #include "dra/cel.h"
-#include "dra/cel_parser.h"
 
 #include <catch2/catch.hpp>
 
 #include "api/resource.h"
+#include "dra/cel_parser.h"
 #include "dra/quantity.h"
 #include "support/fixtures.h"
 
@@ -31,6 +31,27 @@ Result<bool> eval(const std::string& expr, std::string_view driver, const api::S
 }
 
 const std::string kSriov = "sriovnetwork.k8snetworkplumbingwg.io";
+
+struct Outcome {
+  std::string expr;
+  std::optional<bool> value;  // nullopt: an error containing `error`
+  std::string error;
+};
+
+// Each expression evaluated against the VF `vf` gives its value, or fails naming `error`.
+void checkOutcomes(const std::vector<Outcome>& rows, const api::SliceDevice& vf) {
+  for (const auto& row : rows) {
+    INFO(row.expr);
+    auto r = eval(row.expr, kSriov, vf);
+    if (row.value) {
+      REQUIRE(r.ok());
+      CHECK(*r == *row.value);
+    } else {
+      REQUIRE_FALSE(r.ok());
+      CHECK_THAT(r.status().message(), Catch::Contains(row.error));
+    }
+  }
+}
 const std::string kGpu = "gpu.nvidia.com";
 
 }  // namespace
@@ -113,12 +134,7 @@ TEST_CASE("unqualified attribute names belong to the device's driver", "[cel][un
 
 TEST_CASE("errors follow CEL: missing keys fail, && and || absorb them", "[cel][unit]") {
   auto vf = observed("reference/resourceslice-sriov-observed.json");
-  struct Row {
-    std::string expr;
-    std::optional<bool> value;  // nullopt: an error containing `error`
-    std::string error;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<Outcome> rows = {
       {"device.attributes['gpu.nvidia.com'].type == 'gpu'", std::nullopt, "no such key: type"},
       {"device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'",
        false, ""},
@@ -146,17 +162,7 @@ TEST_CASE("errors follow CEL: missing keys fail, && and || absorb them", "[cel][
       {"r'a\\b' == 'a\\\\b' && '\\x41\\u00e9' == 'Aé' && size('é') == 1", true, ""},
       {"-9223372036854775808 < 0 && 0x10 == 16 && 7 % 3 == 1 && 'a' + 'b' == 'ab'", true, ""},
   };
-  for (const auto& row : rows) {
-    INFO(row.expr);
-    auto r = eval(row.expr, kSriov, vf);
-    if (row.value) {
-      REQUIRE(r.ok());
-      CHECK(*r == *row.value);
-    } else {
-      REQUIRE_FALSE(r.ok());
-      CHECK_THAT(r.status().message(), Catch::Contains(row.error));
-    }
-  }
+  checkOutcomes(rows, vf);
 }
 
 TEST_CASE("malformed expressions give positioned errors", "[cel][unit]") {
@@ -221,9 +227,9 @@ TEST_CASE("hostile nesting is a syntax error, not a stack overflow", "[cel][unit
   CHECK(eval(nested(limit - 1, "(", ")"), kSriov, vf).value());
   CHECK(eval(nested(limit - 2, "!", ""), kSriov, vf).value());  // an even count
   CHECK(eval(nested(limit - 2, "[", "]") + " != []", kSriov, vf).value());
-  for (const auto& deep : {nested(limit, "(", ")"), nested(5100, "(", ")"),
-                           nested(limit + 1, "!", ""), nested(5100, "-", ""),
-                           nested(5100, "[", "]"), nested(1500, "size(", ")")}) {
+  for (const auto& deep :
+       {nested(limit, "(", ")"), nested(5100, "(", ")"), nested(limit + 1, "!", ""),
+        nested(5100, "-", ""), nested(5100, "[", "]"), nested(1500, "size(", ")")}) {
     INFO(deep.substr(0, 20));
     auto p = Program::compile(deep);
     REQUIRE_FALSE(p.ok());
@@ -238,30 +244,15 @@ TEST_CASE("matches() is RE2: CEL's dialect, in linear time", "[cel][unit]") {
   std::string as(4096, 'a');
   CHECK_FALSE(eval("'" + as + "!'.matches('^(a+)+$')", kSriov, vf).value());
   CHECK(eval("'" + as + "'.matches('^(a+)+$')", kSriov, vf).value());
-  struct Row {
-    std::string expr;
-    std::optional<bool> value;  // nullopt: an error containing `error`
-    std::string error;
-  };
-  const std::vector<Row> rows = {
+  const std::vector<Outcome> rows = {
       {R"('mlx5_core'.matches('^mlx5'))", true, ""},
-      {R"('xmlx5'.matches('mlx5'))", true, ""},  // a search, not a full match
-      {R"('abc'.matches('(?i)ABC'))", true, ""},  // RE2 flags
+      {R"('xmlx5'.matches('mlx5'))", true, ""},      // a search, not a full match
+      {R"('abc'.matches('(?i)ABC'))", true, ""},     // RE2 flags
       {R"('ab12'.matches('\\pL+\\d+'))", true, ""},  // Unicode classes
       {R"('aaa'.matches('(a)\\1'))", std::nullopt, "invalid regular expression"},  // no backrefs
-      {R"('abc'.matches('(?=a)'))", std::nullopt, "invalid regular expression"},  // no lookahead
+      {R"('abc'.matches('(?=a)'))", std::nullopt, "invalid regular expression"},   // no lookahead
   };
-  for (const auto& row : rows) {
-    INFO(row.expr);
-    auto r = eval(row.expr, kSriov, vf);
-    if (row.value) {
-      REQUIRE(r.ok());
-      CHECK(*r == *row.value);
-    } else {
-      REQUIRE_FALSE(r.ok());
-      CHECK_THAT(r.status().message(), Catch::Contains(row.error));
-    }
-  }
+  checkOutcomes(rows, vf);
 }
 
 TEST_CASE("quantities and versions compare like Kubernetes", "[cel][unit]") {
