@@ -8,7 +8,9 @@
 
 using namespace sriovdra;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+// The libFuzzer entry point: its name is fixed by libFuzzer.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   auto review = op::parseAdmissionReview({reinterpret_cast<const char*>(data), size});
   if (!review.ok()) return 0;
   auto mutated = op::mutatePolicy(*review);

@@ -26,20 +26,40 @@ void decode(const json::Value& v) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+// The libFuzzer entry point: its name is fixed by libFuzzer.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   auto doc = json::parse({reinterpret_cast<const char*>(data) + 1, size - 1});
   if (!doc.ok()) return 0;
   switch (data[0] % 9) {
-    case 0: decode<api::SriovNetworkNodePolicy>(*doc); break;
-    case 1: decode<api::SriovResourcePolicy>(*doc); break;
-    case 2: decode<api::DeviceAttributes>(*doc); break;
-    case 3: decode<api::SriovNodeState>(*doc); break;
-    case 4: decode<api::ResourceSlice>(*doc); break;
-    case 5: decode<api::ResourceClaim>(*doc); break;
-    case 6: decode<api::ResourceClaimTemplate>(*doc); break;
-    case 7: decode<api::Node>(*doc); break;
-    default: decode<api::DeviceClass>(*doc); break;
+    case 0:
+      decode<api::SriovNetworkNodePolicy>(*doc);
+      break;
+    case 1:
+      decode<api::SriovResourcePolicy>(*doc);
+      break;
+    case 2:
+      decode<api::DeviceAttributes>(*doc);
+      break;
+    case 3:
+      decode<api::SriovNodeState>(*doc);
+      break;
+    case 4:
+      decode<api::ResourceSlice>(*doc);
+      break;
+    case 5:
+      decode<api::ResourceClaim>(*doc);
+      break;
+    case 6:
+      decode<api::ResourceClaimTemplate>(*doc);
+      break;
+    case 7:
+      decode<api::Node>(*doc);
+      break;
+    default:
+      decode<api::DeviceClass>(*doc);
+      break;
   }
   return 0;
 }

@@ -27,7 +27,9 @@ api::SliceDevice vf() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+// The libFuzzer entry point: its name is fixed by libFuzzer.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   static const api::SliceDevice device = vf();
   auto program = dra::cel::Program::compile({reinterpret_cast<const char*>(data), size});
   if (!program.ok()) return 0;

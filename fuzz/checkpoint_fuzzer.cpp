@@ -13,7 +13,9 @@
 
 using namespace sriovdra;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+// The libFuzzer entry point: its name is fixed by libFuzzer.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::string text(input);

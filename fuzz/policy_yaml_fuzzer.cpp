@@ -10,7 +10,9 @@
 
 using namespace sriovdra;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+// The libFuzzer entry point: its name is fixed by libFuzzer.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   auto docs = yamlToJson({reinterpret_cast<const char*>(data), size});
   if (!docs.ok()) return 0;
   for (const auto& doc : *docs) {

@@ -1,11 +1,11 @@
 // What the kernel (or a broken driver) puts in sysfs, as discovery parses it: a fixture tree
 // whose attribute files and links answer with fuzzed bytes, in the order discovery reads them.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+
+#include <unistd.h>
 
 #include "host/discovery.h"
 #include "host/fixtures.h"
@@ -73,7 +73,9 @@ const host::RealSysfs& fixture() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+// The libFuzzer entry point: its name is fixed by libFuzzer.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   FuzzedSysfs fs(fixture(), {reinterpret_cast<const char*>(data), size});
   (void)host::discover(fs);
   return 0;

@@ -2,9 +2,10 @@
 // OUT_DIR/metadata/annotations.yaml) from config/: the CRDs as they are, a ClusterServiceVersion
 // whose permissions are exactly what config/rbac and config/agent-daemonset-rbac bind to the two
 // ServiceAccounts, the operator Deployment of config/manager (deploying the agent from a
-// ConfigMap, since bundles cannot carry a DaemonSet), the webhooks of config/webhook, alm-examples from config/samples, and the
-// Services and unbound ClusterRoles as extra bundle objects. Deterministic: same input, same
-// bytes. Run by scripts/render-manifests.sh; a test checks the committed bundle is current.
+// ConfigMap, since bundles cannot carry a DaemonSet), the webhooks of config/webhook, alm-examples
+// from config/samples, and the Services and unbound ClusterRoles as extra bundle objects.
+// Deterministic: same input, same bytes. Run by scripts/render-manifests.sh; a test checks the
+// committed bundle is current.
 #include <algorithm>
 #include <filesystem>
 #include <iostream>

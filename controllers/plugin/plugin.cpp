@@ -157,8 +157,8 @@ Result<host::PreparedVfs> Plugin::inUse() const {
   if (!specs.ok()) return specs.status();
   for (const auto& spec : *specs) {
     if (!spec.addresses.ok()) {
-      return Status(Code::kInvalidArgument, "the CDI spec " + spec.path +
-                                                " cannot be read: " + spec.addresses.status().message());
+      return Status(Code::kInvalidArgument, "the CDI spec " + spec.path + " cannot be read: " +
+                                                spec.addresses.status().message());
     }
     host::PreparedVfs on_disk;
     for (const auto& pci : *spec.addresses) on_disk[pci].push_back("CDI spec of " + spec.id);
@@ -373,8 +373,7 @@ Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
     // Back to a kernel driver by clearing driver_override (the kernel picks the VF's own), so no
     // override sticks; a user-space original (a vfio-pci VF group) is set again by name.
     std::string target = host::isUserspaceDriver(d.original_driver) ? d.original_driver : "";
-    host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, target,
-                      current->driver};
+    host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, target, current->driver};
     if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
       return Status(st.code(), "restoring " + d.pci_address + " to " +
                                    driverText(d.original_driver) + ": " + st.message());

@@ -61,9 +61,9 @@ struct PrepareResult {
 struct PluginOptions {
   std::string driver_name;
   std::string node_name;
-  std::string state_dir;        // checkpoint.json
-  std::string cdi_root;         // CDI spec files
-  std::string device_info_dir;  // Multus device-info files ("" = none written)
+  std::string state_dir;                  // checkpoint.json
+  std::string cdi_root;                   // CDI spec files
+  std::string device_info_dir;            // Multus device-info files ("" = none written)
   std::set<std::string> allowed_drivers;  // VfConfig drivers beyond vfio-pci and the VF's own
   std::chrono::milliseconds status_retry{100};
 };

@@ -94,8 +94,8 @@ class Converter {
     }
     if (n.IsScalar()) {
       if (n.Scalar().size() > kYamlMaxScalar) {
-        return fail(n, "a scalar of " + std::to_string(n.Scalar().size()) +
-                           " bytes (at most " + std::to_string(kYamlMaxScalar) + ")");
+        return fail(n, "a scalar of " + std::to_string(n.Scalar().size()) + " bytes (at most " +
+                           std::to_string(kYamlMaxScalar) + ")");
       }
       bytes_ += n.Scalar().size();
       if (bytes_ > kYamlMaxExpandedBytes) {
@@ -207,7 +207,6 @@ void emit(YAML::Emitter& out, const json::Value& v) {
   }
 }
 
-
 struct DocumentText {
   std::string text;
   int first_line;  // 0-based line of the stream where it starts
@@ -225,9 +224,8 @@ std::vector<DocumentText> splitDocuments(std::string_view text) {
     only_directives = true;
   };
   auto marker = [](std::string_view l, std::string_view m) {
-    return l.substr(0, m.size()) == m &&
-           (l.size() == m.size() || l[m.size()] == ' ' || l[m.size()] == '\t' ||
-            l[m.size()] == '\r');
+    return l.substr(0, m.size()) == m && (l.size() == m.size() || l[m.size()] == ' ' ||
+                                          l[m.size()] == '\t' || l[m.size()] == '\r');
   };
   for (int line = 0; !text.empty(); ++line) {
     size_t end = std::min(text.find('\n'), text.size());

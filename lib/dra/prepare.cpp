@@ -106,9 +106,11 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
       std::string own = host::isUserspaceDriver(d.original_driver) || d.original_driver.empty()
                             ? std::string()
                             : ", " + d.original_driver + " (its own)";
-      return refuse(who + ": device " + r->device + ": driver \"" + *target +
-                    "\" is not allowed; a claim may ask for \"vfio-pci\", \"default\"" + own +
-                    " or a driver the administrator allows with the agent's --allowed-vf-drivers");
+      std::string message = who + ": device " + r->device + ": driver \"" + *target;
+      message.append("\" is not allowed; a claim may ask for \"vfio-pci\", \"default\"")
+          .append(own)
+          .append(" or a driver the administrator allows with the agent's --allowed-vf-drivers");
+      return refuse(message);
     }
     if (target && needsRebind(*target, access->second->driver)) vf.rebind_to = *target;
     plan.claim.devices.push_back(std::move(d));

@@ -10,7 +10,8 @@
 // which VFs must be bound to another driver first. The driver a VfConfig names must be vfio-pci,
 // the VF's own kernel driver ("default", or its name) or one the administrator allowed: a claim
 // author never makes the agent bind a VF to an arbitrary kernel driver as root. A claim with none
-// of our results has an empty plan. Every refusal is kInvalidArgument with a message naming the claim and the device.
+// of our results has an empty plan. Every refusal is kInvalidArgument with a message naming the
+// claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
 // device carries the Multus attributes, its device-info file.

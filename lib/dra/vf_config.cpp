@@ -144,9 +144,13 @@ Result<std::map<std::string, VfConfig>> vfConfigsByRequest(const api::Allocation
         if (from_class) {
           class_driver[request] = *parsed->driver;
         } else if (set != class_driver.end() && set->second != *parsed->driver) {
-          return Status(Code::kInvalidArgument, where + "driver: the DeviceClass of request " +
-                                                    request + " sets \"" + set->second +
-                                                    "\"; a claim cannot change it");
+          std::string message = where;
+          message.append("driver: the DeviceClass of request ")
+              .append(request)
+              .append(" sets \"")
+              .append(set->second)
+              .append("\"; a claim cannot change it");
+          return Status(Code::kInvalidArgument, message);
         }
       }
       effective.mergeFrom(*parsed);

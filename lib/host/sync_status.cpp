@@ -71,8 +71,7 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
       ok ? api::Condition{"Ready", "True", "Synced",
                           std::to_string(outcome.advertised) + " VF(s) advertised", "", gen}
          : api::Condition{"Ready", "False", outcome.errors.empty() ? "Blocked" : "SyncFailed",
-                          outcome.errors.empty() ? waiting : status.last_sync_error, "",
-                          gen},
+                          outcome.errors.empty() ? waiting : status.last_sync_error, "", gen},
       now);
   return status;
 }

@@ -3,9 +3,10 @@
 //
 // syncedStatus(): the discovered PFs, GPUs and PCIe tree; the alignment of the spec's devices
 // that exist; advertisedVfs; syncStatus Failed (with lastSyncError) on errors, InProgress while
-// changes wait for VFs in use (or for knowing which are, `in_use_unknown`), else Succeeded (observedGeneration = the spec's generation); and
-// the conditions Progressing=False, Degraded, Blocked and Ready, each with the generation.
-// Conditions keep their lastTransitionTime unless their status changes.
+// changes wait for VFs in use (or for knowing which are, `in_use_unknown`), else Succeeded
+// (observedGeneration = the spec's generation); and the conditions Progressing=False, Degraded,
+// Blocked and Ready, each with the generation. Conditions keep their lastTransitionTime unless
+// their status changes.
 //
 // syncEvent(): the Event that tells a person what changed between two statuses, if anything
 // did: SyncFailed (Warning), InUseUnknown (Warning), Blocked (Warning) or Synced (Normal).

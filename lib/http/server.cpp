@@ -1,5 +1,11 @@
 #include "http/server.h"
 
+#include <algorithm>
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <thread>
+
 #include <arpa/inet.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -18,12 +24,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <list>
-#include <mutex>
-#include <thread>
 
 #include "base/files.h"
 #include "base/log.h"
@@ -203,10 +203,9 @@ class HttpSession final : public Session {
   void readBody() {
     markWaiting(false);
     lowest().expires_after(deadlines().body);
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = self()](boost::system::error_code ec, size_t) {
-                        self->onRequest(ec);
-                      });
+    bhttp::async_read(
+        stream_, buffer_, *parser_,
+        [self = self()](boost::system::error_code ec, size_t) { self->onRequest(ec); });
   }
 
   void onRequest(boost::system::error_code ec) {
@@ -233,17 +232,16 @@ class HttpSession final : public Session {
     asio::post(srv_.handlers, [self = self(), r = std::move(r),
                                work = asio::make_work_guard(stream_.get_executor())]() mutable {
       Response resp = self->srv_.handle(r);
-      asio::post(work.get_executor(), [self, resp = std::move(resp)]() mutable {
-        self->write(std::move(resp));
-      });
+      asio::post(work.get_executor(),
+                 [self, resp = std::move(resp)]() mutable { self->write(std::move(resp)); });
     });
   }
 
   void tooLarge() {
     markWaiting(false);
     closing_ = true;
-    write(Response::text(413, "request body over " + std::to_string(srv_.options.max_body_bytes) +
-                                  " bytes\n"));
+    write(Response::text(
+        413, "request body over " + std::to_string(srv_.options.max_body_bytes) + " bytes\n"));
   }
 
   void write(Response resp) {
@@ -256,11 +254,10 @@ class HttpSession final : public Session {
     out->body() = std::move(resp.body);
     out->prepare_payload();
     lowest().expires_after(deadlines().write);
-    bhttp::async_write(stream_, *out,
-                       [self = self(), out](boost::system::error_code ec, size_t) {
-                         if (ec || !out->keep_alive()) return self->finish();
-                         self->readHeader(self->deadlines().idle);
-                       });
+    bhttp::async_write(stream_, *out, [self = self(), out](boost::system::error_code ec, size_t) {
+      if (ec || !out->keep_alive()) return self->finish();
+      self->readHeader(self->deadlines().idle);
+    });
   }
 
   void finish() {
@@ -327,7 +324,8 @@ Status Server::Impl::reloadTlsIfChanged() {
 
 std::shared_ptr<ssl::context> Server::Impl::tlsContext() {
   Status st = reloadTlsIfChanged();
-  if (!st.isOk()) SDRA_LOG_WARN << options.name << ": keeping the old certificate: " << st.message();
+  if (!st.isOk())
+    SDRA_LOG_WARN << options.name << ": keeping the old certificate: " << st.message();
   std::lock_guard lock(mu);
   return tls;
 }

@@ -343,21 +343,18 @@ Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view 
 Result<json::Document> Client::create(const ResourceType& rt, std::string_view ns,
                                       const json::Value& object, const WriteOptions& options) {
   std::string path = rt.collectionPath(ns);
-  return expectObject(
-      raw("POST", path + writeQuery(options, false), json::dump(object), "application/json",
-          options.timeout),
-      "POST", path);
+  return expectObject(raw("POST", path + writeQuery(options, false), json::dump(object),
+                          "application/json", options.timeout),
+                      "POST", path);
 }
 
 Result<json::Document> Client::update(const ResourceType& rt, std::string_view ns,
                                       const json::Value& object, const WriteOptions& options,
                                       std::string_view subresource) {
   std::string path = rt.objectPath(ns, objectName(object), subresource);
-  return expectObject(
-      raw("PUT", path + writeQuery(options, false), json::dump(object), "application/json",
-          options.timeout),
-      "PUT",
-      path);
+  return expectObject(raw("PUT", path + writeQuery(options, false), json::dump(object),
+                          "application/json", options.timeout),
+                      "PUT", path);
 }
 
 Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns,
@@ -382,10 +379,9 @@ Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return Status(Code::kInvalidArgument, "server-side apply needs a field manager");
   }
-  return expectObject(
-      raw("PATCH", path + writeQuery(options, type == PatchType::kApply), body, content_type,
-          options.timeout),
-      "PATCH", path);
+  return expectObject(raw("PATCH", path + writeQuery(options, type == PatchType::kApply), body,
+                          content_type, options.timeout),
+                      "PATCH", path);
 }
 
 Result<json::Document> Client::apply(const ResourceType& rt, std::string_view ns,

@@ -104,8 +104,8 @@ bool LeaderElector::tryAcquireOrRenew(std::chrono::milliseconds budget) {
         newObject(resources::kLeases, config_.lease_namespace, config_.lease_name);
     auto& a = lease.GetAllocator();
     encodeRecord(desired, lease, a);
-    auto created = client_->create(resources::kLeases, config_.lease_namespace, lease,
-                                   {.timeout = left()});
+    auto created =
+        client_->create(resources::kLeases, config_.lease_namespace, lease, {.timeout = left()});
     if (!created.ok()) {
       SDRA_VLOG(1) << "leader election: creating lease: " << created.status().toString();
       return false;
@@ -140,8 +140,8 @@ bool LeaderElector::tryAcquireOrRenew(std::chrono::milliseconds budget) {
     metrics::leaderElectionSlowpath().Add({{"name", config_.lease_name}}).Increment();
   }
   encodeRecord(desired, *current, current->GetAllocator());
-  auto updated = client_->update(resources::kLeases, config_.lease_namespace, *current,
-                                 {.timeout = left()});
+  auto updated =
+      client_->update(resources::kLeases, config_.lease_namespace, *current, {.timeout = left()});
   if (!updated.ok()) {
     SDRA_VLOG(1) << "leader election: updating lease: " << updated.status().toString();
     return false;

@@ -1,7 +1,5 @@
 #include "policy/validate.h"
 
-#include "policy/node_policies.h"
-
 #include <algorithm>
 #include <regex>
 #include <set>
@@ -9,6 +7,7 @@
 #include "api/names.h"
 #include "api/resource_limits.h"
 #include "api/vf_range.h"
+#include "policy/node_policies.h"
 #include "policy/selectors.h"
 
 namespace sriovdra::policy {
@@ -264,10 +263,10 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
     for (const auto& pf : st->second->status.interfaces) {
       if (pf.total_vfs <= 0 || p.spec.num_vfs <= pf.total_vfs) continue;
       if (!nicSelected(p.spec.nic_selector, pf)) continue;
-      f.errors.push_back("numVfs(" + std::to_string(p.spec.num_vfs) + ") in CR " +
-                         p.metadata.name + " exceed the maximum allowed value(" +
-                         std::to_string(pf.total_vfs) + ") interface(" + pf.name + ") node(" +
-                         n->metadata.name + "); lower numVfs or leave this PF out of nicSelector");
+      f.errors.push_back("numVfs(" + std::to_string(p.spec.num_vfs) + ") in CR " + p.metadata.name +
+                         " exceed the maximum allowed value(" + std::to_string(pf.total_vfs) +
+                         ") interface(" + pf.name + ") node(" + n->metadata.name +
+                         "); lower numVfs or leave this PF out of nicSelector");
     }
   }
   return f;

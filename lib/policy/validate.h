@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "api/objects.h"
 #include "api/node_state.h"
+#include "api/objects.h"
 #include "api/policies.h"
 
 namespace sriovdra::policy {

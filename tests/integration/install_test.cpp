@@ -77,8 +77,9 @@ TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integrati
   REQUIRE(installed.exit_code == 0);
   CHECK_THAT(installed.out, Catch::Contains("deployment.apps/sriov-dra-operator created"));
   CHECK_THAT(installed.out, Catch::Contains("daemonset.apps/sriov-dra-agent created"));
-  CHECK_THAT(installed.out, Catch::Contains("validatingadmissionpolicy.admissionregistration.k8s.io/"
-                                            "sriov-dra-agent-own-node created"));
+  CHECK_THAT(installed.out,
+             Catch::Contains("validatingadmissionpolicy.admissionregistration.k8s.io/"
+                             "sriov-dra-agent-own-node created"));
   auto established =
       cp->kubectl({"wait", "--for", "condition=established", "--timeout=60s", "crd", "--all"});
   REQUIRE(established.exit_code == 0);

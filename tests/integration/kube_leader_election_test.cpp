@@ -84,7 +84,9 @@ TEST_CASE("exactly one of two candidates leads; the other takes over when it die
       },
       30s, [&] { return "the leader did not renew; holder " + holder(*client, ns); });
   CHECK_FALSE(standby.said("started-leading"));
-  CHECK(standby.said("new-leader " + leader.identity));
+  // It learns who leads at its next poll (a retry period with jitter, up to 4.4 s).
+  eventually([&] { return standby.said("new-leader " + leader.identity); }, 10s,
+             [] { return "the standby never reported the leader"; });
 
   SECTION("SIGKILL: the standby leads within lease duration + retry period (with jitter)") {
     auto killed_at = std::chrono::steady_clock::now();

@@ -291,7 +291,8 @@ TEST_CASE("with --agent-daemonset the operator deploys the node agent and keeps 
              [&] { return op->logs(); });
 }
 
-TEST_CASE("SIGTERM while the caches cannot sync ends the operator at once", "[operator][integration]") {
+TEST_CASE("SIGTERM while the caches cannot sync ends the operator at once",
+          "[operator][integration]") {
   OperatorEnv env("sync-stop");
   // A user without any RBAC: every list is refused, so the caches never sync.
   auto op = testing::OperatorProcess::start(

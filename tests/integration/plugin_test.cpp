@@ -296,9 +296,8 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
                               R"("driver":"pci-stub")");
     auto refused = KubeletClient::prepare(endpoint, "v1", {stub});
     REQUIRE(refused.ok());
-    CHECK_THAT(refused->at(stub.uid).error,
-               Catch::Contains("driver \"pci-stub\" is not allowed") &&
-                   Catch::Contains("--allowed-vf-drivers"));
+    CHECK_THAT(refused->at(stub.uid).error, Catch::Contains("driver \"pci-stub\" is not allowed") &&
+                                                Catch::Contains("--allowed-vf-drivers"));
     CHECK(p.driverOf("0000:11:00.1") == "mlx5_core");
     CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(stub.uid)));
   }
@@ -331,7 +330,8 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     eventually([&] { return p.env.deviceCount(p.node) == 16; }, 60s,
                [&] { return p.agent->logs(); });
   }
-  SECTION("a corrupt checkpoint hides no VF in use: the API's claims keep it, unprepare cleans up") {
+  SECTION(
+      "a corrupt checkpoint hides no VF in use: the API's claims keep it, unprepare cleans up") {
     p.agent->stop(SIGKILL);
     std::string path = p.env.stateDir(p.node) + "/checkpoint.json";
     REQUIRE(writeFileAtomic(path, R"({"version":1,"claims":{)", 0600).isOk());  // torn
@@ -345,7 +345,8 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     CHECK(p.driverOf("0000:0e:00.1") == "vfio-pci");
     std::string journal = p.env.kernelJournal(p.node).substr(journal_mark);
     CHECK(journal.find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
-    CHECK_THAT(journal, Catch::Contains("0000:c7:00.0/sriov_numvfs 2 -> ok"));  // the others changed
+    CHECK_THAT(journal,
+               Catch::Contains("0000:c7:00.0/sriov_numvfs 2 -> ok"));  // the others changed
 
     // The checkpoint forgot the claim; its CDI spec on disk says what to undo.
     std::string claim_spec = p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid);
@@ -380,8 +381,8 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     }
     REQUIRE(p.env.admin().create(kube::resources::kClusterRoles, "", copy).ok());
     REQUIRE(p.env.admin().remove(kube::resources::kClusterRoleBindings, "", binding).isOk());
-    p.env.cp().bindRole("ClusterRole", trimmed, "system:serviceaccount:" + p.env.ns() +
-                                                    ":sriov-dra-agent", p.env.ns());
+    p.env.cp().bindRole("ClusterRole", trimmed,
+                        "system:serviceaccount:" + p.env.ns() + ":sriov-dra-agent", p.env.ns());
     size_t journal_mark = p.env.kernelJournal(p.node).size();
     p.setNumVfs(2);
     eventually([&] { return p.blocked().rfind("InUseUnknown: ", 0) == 0; }, 60s,
@@ -525,10 +526,10 @@ TEST_CASE("an agent writes the status only of claims of its own node, and never 
     INFO(claim.name << ": " << body);
     auto refused = patchStatus(claim, body);
     REQUIRE_FALSE(refused.ok());
-    CHECK((refused.status().code() == Code::kForbidden ||
-           refused.status().code() == Code::kInvalid));
-    CHECK_THAT(refused.status().message(), Catch::Contains("Forbidden") ||
-                                               Catch::Contains("sriov-dra agent"));
+    CHECK(
+        (refused.status().code() == Code::kForbidden || refused.status().code() == Code::kInvalid));
+    CHECK_THAT(refused.status().message(),
+               Catch::Contains("Forbidden") || Catch::Contains("sriov-dra agent"));
   }
   // Slices and states have no built-in node check: the policy alone refuses these.
   auto slice = kube::newObject(api::resources::kResourceSlices, "", p.node + "-other-slice");

@@ -105,7 +105,9 @@ class ControlPlane {
    private:
     pid_t pid_;
   };
-  [[nodiscard]] FrozenApiServer freezeApiServer() const { return FrozenApiServer(apiserver_.pid()); }
+  [[nodiscard]] FrozenApiServer freezeApiServer() const {
+    return FrozenApiServer(apiserver_.pid());
+  }
   // A second kube-apiserver on the same etcd, on its own port; returns its server URL.
   std::string startSecondApiServer();
   void stopSecondApiServer();

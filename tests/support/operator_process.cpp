@@ -1,10 +1,10 @@
 #include "support/operator_process.h"
 
-#include <sys/wait.h>
-
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+
+#include <sys/wait.h>
 
 #include "base/files.h"
 #include "kube/transport.h"

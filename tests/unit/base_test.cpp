@@ -56,7 +56,8 @@ TEST_CASE("YAML streams give one document per non-empty document", "[yaml][unit]
   // Lines count from the start of the stream, whatever document they are in.
   auto twice = yamlToJson("a: 1\n---\nb: 1\nb: 2\n");
   REQUIRE_FALSE(twice.ok());
-  CHECK_THAT(twice.status().message(), Catch::Contains("line 4: duplicate key \"b\" (first at line 3)"));
+  CHECK_THAT(twice.status().message(),
+             Catch::Contains("line 4: duplicate key \"b\" (first at line 3)"));
   auto broken = yamlToJson("a: 1\n---\nb: [1\n");
   REQUIRE_FALSE(broken.ok());
   CHECK_THAT(broken.status().message(), Catch::StartsWith("invalid YAML: line 4"));
@@ -96,8 +97,7 @@ TEST_CASE("hostile YAML is refused with its line, never expanded or crashed on",
       {"a big scalar expanded", wide, "bytes of text (aliases?)"},
       {"deep nesting", std::string(100000, '[') + std::string(100000, ']'), "invalid YAML"},
       {"nesting over the limit",
-       std::string(kYamlMaxDepth + 1, '[') + std::string(kYamlMaxDepth + 1, ']'),
-       "invalid YAML"},
+       std::string(kYamlMaxDepth + 1, '[') + std::string(kYamlMaxDepth + 1, ']'), "invalid YAML"},
       {"a key twice", "spec:\n  numVfs: 1\n  mtu: 9000\n  numVfs: 64\n",
        "invalid YAML: line 4: duplicate key \"numVfs\" (first at line 2)"},
   };

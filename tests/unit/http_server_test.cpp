@@ -1,19 +1,17 @@
 // The HTTP server under hostile peers: idle and slow connections, oversized bodies, a handler
 // that blocks, and stop() with connections open. Real sockets on loopback.
-#include "http/server.h"
+#include <latch>
+#include <thread>
 
+#include <catch2/catch.hpp>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <latch>
-#include <thread>
-
-#include <catch2/catch.hpp>
-
 #include "base/files.h"
 #include "http/pki.h"
+#include "http/server.h"
 #include "kube/transport.h"
 #include "support/https_get.h"
 #include "support/temp_dir.h"
@@ -61,6 +59,13 @@ class RawConnection {
   int fd_;
 };
 
+std::vector<std::unique_ptr<RawConnection>> idleConnections(int port, int n) {
+  std::vector<std::unique_ptr<RawConnection>> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) out.push_back(std::make_unique<RawConnection>(port));
+  return out;
+}
+
 Result<kube::HttpResponse> plainGet(int port, const std::string& path) {
   auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(port), {});
   if (!t.ok()) return t.status();
@@ -88,11 +93,10 @@ std::map<std::string, http::Handler> healthz() {
 
 TEST_CASE("idle peers cannot starve the server: the longest waiting connection makes room",
           "[http][unit]") {
-  auto server = http::Server::start({.bind_address = "127.0.0.1:0", .max_connections = 8},
-                                    healthz());
+  auto server =
+      http::Server::start({.bind_address = "127.0.0.1:0", .max_connections = 8}, healthz());
   REQUIRE(server.ok());
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 64; ++i) idle.push_back(std::make_unique<RawConnection>((*server)->port()));
+  auto idle = idleConnections((*server)->port(), 64);
   for (int i = 0; i < 3; ++i) {
     auto got = plainGet((*server)->port(), "/healthz");
     REQUIRE(got.ok());
@@ -107,8 +111,7 @@ TEST_CASE("TLS peers that never handshake cannot starve the server either", "[ht
   auto server = http::Server::start(
       {.bind_address = "127.0.0.1:0", .tls = cert.files, .max_connections = 4}, healthz());
   REQUIRE(server.ok());
-  std::vector<std::unique_ptr<RawConnection>> idle;
-  for (int i = 0; i < 32; ++i) idle.push_back(std::make_unique<RawConnection>((*server)->port()));
+  auto idle = idleConnections((*server)->port(), 32);
   auto got = testing::httpsGet((*server)->port(), cert.ca.cert, "/healthz");
   REQUIRE(got.ok());
   CHECK(got->status == 200);
@@ -117,11 +120,10 @@ TEST_CASE("TLS peers that never handshake cannot starve the server either", "[ht
 TEST_CASE("every step has a deadline: handshake, header, body, idle keep-alive", "[http][unit]") {
   ServingCert cert;
   const http::Deadlines short_deadlines{300ms, 300ms, 300ms, 300ms, 300ms};
-  auto plain = http::Server::start(
-      {.bind_address = "127.0.0.1:0", .deadlines = short_deadlines}, healthz());
+  auto plain =
+      http::Server::start({.bind_address = "127.0.0.1:0", .deadlines = short_deadlines}, healthz());
   auto tls = http::Server::start(
-      {.bind_address = "127.0.0.1:0", .tls = cert.files, .deadlines = short_deadlines},
-      healthz());
+      {.bind_address = "127.0.0.1:0", .tls = cert.files, .deadlines = short_deadlines}, healthz());
   REQUIRE(plain.ok());
   REQUIRE(tls.ok());
   int port = (*plain)->port();
@@ -152,8 +154,8 @@ TEST_CASE("every step has a deadline: handshake, header, body, idle keep-alive",
 }
 
 TEST_CASE("an oversized body is answered 413 and the server keeps serving", "[http][unit]") {
-  auto server = http::Server::start(
-      {.bind_address = "127.0.0.1:0", .max_body_bytes = 1024}, healthz());
+  auto server =
+      http::Server::start({.bind_address = "127.0.0.1:0", .max_body_bytes = 1024}, healthz());
   REQUIRE(server.ok());
   RawConnection c((*server)->port());
   c.send("POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 4096\r\n\r\n" +
@@ -166,8 +168,7 @@ TEST_CASE("an oversized body is answered 413 and the server keeps serving", "[ht
   CHECK(again->status == 200);
 }
 
-TEST_CASE("a handler that blocks does not stall the others; stop() waits for it",
-          "[http][unit]") {
+TEST_CASE("a handler that blocks does not stall the others; stop() waits for it", "[http][unit]") {
   std::latch release(1);
   std::atomic<bool> slow_answered{false};
   auto routes = healthz();

@@ -50,8 +50,8 @@ TEST_CASE("claims reserved for a pod hold the VFs they allocate from this node's
           "[dra][unit]") {
   std::vector<api::ResourceClaim> claims = {
       allocated("a", "n1", "0000-0e-00-1"),
-      allocated("b", "n1", "0000-0e-00-2", /*reserved=*/false),   // deallocated soon
-      allocated("c", "n2", "0000-0e-00-3"),                       // another node
+      allocated("b", "n1", "0000-0e-00-2", /*reserved=*/false),    // deallocated soon
+      allocated("c", "n2", "0000-0e-00-3"),                        // another node
       allocated("d", "n1", "0000-0e-00-4", true, "other.vendor"),  // another driver
       allocated("e", "n1", "not-a-vf"),
   };
@@ -62,10 +62,10 @@ TEST_CASE("claims reserved for a pod hold the VFs they allocate from this node's
 
 TEST_CASE("the VFs our CDI specs name: claim specs, pod specs, and what is not a spec",
           "[dra][unit]") {
-  dra::CdiDevice vf{"uid-1-0000-0e-00-1",
-                    {"SRIOVNETWORK_VF_DEVICE_0000_0e_00_1=0000:0e:00.1",
-                     "SRIOVNETWORK_NET_ATTACH_DEF_NAME=net"},
-                    {}};
+  dra::CdiDevice vf{
+      "uid-1-0000-0e-00-1",
+      {"SRIOVNETWORK_VF_DEVICE_0000_0e_00_1=0000:0e:00.1", "SRIOVNETWORK_NET_ATTACH_DEF_NAME=net"},
+      {}};
   auto claim_spec = json::dump(dra::cdiSpec({vf}));
   CHECK(dra::cdiSpecAddresses(claim_spec).value() == std::vector<std::string>{"0000:0e:00.1"});
   auto pod_spec =
@@ -92,6 +92,6 @@ TEST_CASE("merged evidence adds only VFs nobody holds yet", "[dra][unit]") {
   host::PreparedVfs in_use = {{"0000:0e:00.1", {"ns/a"}}};
   dra::mergeInUse(in_use, {{"0000:0e:00.1", {"CDI spec of uid-a"}},
                            {"0000:0e:00.2", {"CDI spec of uid-b", "CDI spec of uid-b"}}});
-  CHECK(in_use == host::PreparedVfs{{"0000:0e:00.1", {"ns/a"}},
-                                    {"0000:0e:00.2", {"CDI spec of uid-b"}}});
+  CHECK(in_use ==
+        host::PreparedVfs{{"0000:0e:00.1", {"ns/a"}}, {"0000:0e:00.2", {"CDI spec of uid-b"}}});
 }

@@ -106,7 +106,8 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
        .host_driver = "vfio-pci",
        .error = "ResourceClaim ns/c: device 0000-11-00-1: driver \"mlx5_core\" is not allowed; a "
                 "claim may ask for \"vfio-pci\", \"default\" or a driver"},
-      {.name = "the VF's own driver by name: nothing to do", .claim = claim(withDriver("mlx5_core"))},
+      {.name = "the VF's own driver by name: nothing to do",
+       .claim = claim(withDriver("mlx5_core"))},
       {.name = "a driver the administrator allowed",
        .claim = claim(withDriver("pci-stub")),
        .allowed = {"pci-stub"},

@@ -33,7 +33,7 @@ TEST_CASE("the status after a pass says Succeeded, Failed or InProgress, with it
     std::string name;
     host::SyncOutcome outcome;
     std::string sync_status;
-    int64_t observed_generation;
+    int64_t observed_generation = 0;
     std::string ready, degraded, blocked;
     std::optional<std::string> event;  // "Warning SyncFailed" / "Normal Synced" / ...
   };
