@@ -99,9 +99,22 @@ NODE
   i=$((i + 1))
 done
 
-bold "Applying the reference policies (config/samples, from the published experiment)"
-kubectl apply -n "$ns" -f config/samples/sriovnetworknodepolicy-cx6-vfs.yaml \
-  -f config/samples/sriovresourcepolicy-cx6-advertise-vfs.yaml \
+bold "The reference node policy alone (config/samples): VFs are created, none is advertised"
+kubectl apply -n "$ns" -f config/samples/sriovnetworknodepolicy-cx6-vfs.yaml
+vfs_created() {
+  [[ "$(kubectl get sriovnodestate -n "$ns" a100-04 \
+        -o jsonpath='{range .status.interfaces[*]}{.Vfs[*].pciAddress}{" "}{end}' | wc -w)" -ge 8 ]]
+}
+wait_for vfs_created || echo "  (still converging; see the agent logs)"
+echo "  a100-04 has $(kubectl get sriovnodestate -n "$ns" a100-04 \
+  -o jsonpath='{range .status.interfaces[*]}{.Vfs[*].pciAddress}{" "}{end}' | wc -w) VFs;" \
+  "ResourceSlices advertise $(kubectl get resourceslices \
+  -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) devices"
+echo "  (as the SR-IOV DRA driver: without a SriovResourcePolicy nothing is advertised; the"
+echo "   operator's --advertise-node-policy-vfs advertises a node policy's VF groups as well)"
+
+bold "Adding the reference SriovResourcePolicy and DeviceAttributes"
+kubectl apply -n "$ns" -f config/samples/sriovresourcepolicy-cx6-advertise-vfs.yaml \
   -f config/samples/deviceattributes-cx6-vfs-attrs.yaml
 
 bold "The agents create the VFs (through the simulated kernel) and publish ResourceSlices"

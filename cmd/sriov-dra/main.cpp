@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   r->add_option("-o,--output", render.output, "yaml or json")->default_val("yaml");
   r->add_option("--resource-prefix", render.resource_prefix,
                 "also publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus)");
+  r->add_flag("--advertise-node-policy-vfs", render.advertise_node_policy_vfs,
+              "as the operator's flag: node policies' VF groups are advertised without a "
+              "SriovResourcePolicy");
   r->add_option("-n,--namespace", render.namespace_,
                 "only policies in this namespace count (the operator's namespace)");
 

@@ -64,7 +64,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   static const api::SriovNodeStateStatus kNothingDiscovered;
   const api::SriovNodeStateStatus& discovered = state ? state->status : kNothingDiscovered;
   auto result =
-      policy::renderNode(*node, snapshot->validated.valid, discovered, {options_.resource_prefix});
+      policy::renderNode(*node, snapshot->validated.valid, discovered, {options_.resource_prefix, options_.advertise_node_policy_vfs});
 
   NodeFacts facts;
   facts.matches = result.matches;

@@ -19,6 +19,7 @@ inline constexpr const char* kDisruptiveAnnotation =
 struct OperatorOptions {
   std::string namespace_;
   std::string resource_prefix;
+  bool advertise_node_policy_vfs = false;  // see policy::RenderOptions
   api::LabelSelector agent_node_selector;  // empty = every node
   int max_unavailable = 1;
   int workers = 4;

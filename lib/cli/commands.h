@@ -20,6 +20,7 @@ struct RenderArgs {
   std::vector<std::string> policy_files;
   std::string output = "yaml";  // yaml | json
   std::string resource_prefix;
+  bool advertise_node_policy_vfs = false;
   std::string namespace_;  // only policies in this namespace count ("" = all)
 };
 // Prints the SriovNodeState the operator would write for the node, with conflicts, warnings and

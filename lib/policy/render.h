@@ -10,7 +10,9 @@
 //   equal; linkType, eSwitchMode and externallyManaged come from the last (winning) policy.
 //   Unlike upstream, "equal priority" compares the priority of the policies that configured
 //   the PF, not of the previous policy in the sort.
-// devices: VFs in a node policy's VF group are advertised with
+// devices: as the SR-IOV DRA driver, only VFs a SriovResourcePolicy selects are advertised
+//   (without one, the node's ResourceSlices stay empty), unless advertise_node_policy_vfs also
+//   advertises every VF of a node policy's VF group. VFs of a VF group carry
 //   sriovnetwork.k8snetworkplumbingwg.io/resourceName (and k8s.cni.cncf.io/resourceName =
 //   <prefix>/<resourceName> when a resource prefix is set). SriovResourcePolicies (by name, then
 //   configs in order; the first match wins a VF) may advertise any discovered VF and stamp the
@@ -57,6 +59,9 @@ struct Warning {
 
 struct RenderOptions {
   std::string resource_prefix;  // --resource-prefix; "" = no k8s.cni.cncf.io/resourceName
+  // --advertise-node-policy-vfs: a node policy's VF groups are advertised without a
+  // SriovResourcePolicy (off: the SR-IOV DRA driver's rule).
+  bool advertise_node_policy_vfs = false;
 };
 
 struct RenderInput {

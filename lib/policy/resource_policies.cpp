@@ -193,10 +193,13 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
 }
 
 // 4. The advertised devices, each within the attribute budget of a ResourceSlice device.
-void emitDevices(const std::vector<Candidate>& candidates, VfSources& vfs, DevicesResult& out) {
+// Without advertise_node_policy_vfs only VFs a SriovResourcePolicy selects are advertised.
+void emitDevices(const RenderOptions& options, const std::vector<Candidate>& candidates,
+                 VfSources& vfs, DevicesResult& out) {
   for (const auto& c : candidates) {
     auto it = vfs.sources.find(c.vf->pci_address);
     if (it == vfs.sources.end()) continue;
+    if (it->second.rp == nullptr && !options.advertise_node_policy_vfs) continue;
     api::Device d{api::deviceName(c.vf->pci_address), c.vf->pci_address,
                   vfs.attrs[c.vf->pci_address]};
     size_t budget = api::kMaxAttributesAndCapacitiesPerDevice - api::attr::kReserved.size();
@@ -227,7 +230,7 @@ DevicesResult renderDevices(const RenderInput& in, const std::vector<api::Interf
   addNodePolicyGroups(in, interfaces, candidates, vfs);
   addResourcePolicies(in, candidates, vfs, out);
   mergeDeviceAttributes(in, vfs, out);
-  emitDevices(candidates, vfs, out);
+  emitDevices(in.options, candidates, vfs, out);
   std::sort(out.devices.begin(), out.devices.end(),
             [](const auto& a, const auto& b) { return a.name < b.name; });
   return out;

@@ -40,12 +40,13 @@ std::vector<std::string> agentWrites(const OperatorEnv& env) {
 }
 
 // The operator and one agent on a fixture server, in a namespace of the test's own; the node
-// carries `label`.
+// carries `label`. `operator_args` go to the operator.
 struct OneNode {
   OneNode(const std::string& prefix, const std::string& node_suffix,
-          const std::pair<std::string, std::string>& label, const std::string& topology)
+          const std::pair<std::string, std::string>& label, const std::string& topology,
+          std::vector<std::string> operator_args = {})
       : env(prefix),
-        op(env.startOperator()),
+        op(env.startOperator({.extra_args = std::move(operator_args)})),
         node(env.createNode(node_suffix, {label})),
         agent(env.startAgent(node, topology)) {}
   OperatorEnv env;
@@ -145,7 +146,9 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
 
 TEST_CASE("300 VFs on one node are 3 slices of one pool; one device's change updates one slice",
           "[agent][integration]") {
-  OneNode one("agent300", "e810", {"nic", "e810"}, "e810-ethernet");
+  // Every VF of the node policy is advertised, so that one resource policy changes one device.
+  OneNode one("agent300", "e810", {"nic", "e810"}, "e810-ethernet",
+              {"--advertise-node-policy-vfs"});
   auto& env = one.env;
   auto& node = one.node;
   auto& agent = one.agent;
@@ -201,7 +204,7 @@ spec:
 
 TEST_CASE("on the shared-root server the status says pcieRoot does not imply a shared switch",
           "[agent][integration]") {
-  OneNode one("shared", "shared", {"nic", "cx6"}, "shared-root");
+  OneNode one("shared", "shared", {"nic", "cx6"}, "shared-root", {"--advertise-node-policy-vfs"});
   auto& env = one.env;
   auto& node = one.node;
   auto& agent = one.agent;

@@ -135,6 +135,41 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
   CHECK(op->logs().find("Forbidden") == std::string::npos);
 }
 
+TEST_CASE("a node policy alone configures VFs and advertises none; a resource policy advertises",
+          "[operator][integration]") {
+  // The SR-IOV DRA driver's rule: "Without a matching SriovResourcePolicy, ResourceSlices stay
+  // empty." (--advertise-node-policy-vfs restores advertising the VF groups.)
+  OperatorEnv env("optin");
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  env.applyFixture("reference/sriovnetworknodepolicy-cx6-vfs.yaml");
+  env.reportStatus(node, testing::fixture::a100Status(1));
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        auto st = env.policyStatus(api::resources::kSriovNetworkNodePolicies, "cx6-vfs");
+        return s && s->spec.interfaces.size() == 8 && st && st->matched_nodes == 1;
+      },
+      30s, [&] { return describeState(env, node) + "\n" + op->logs(); });
+  CHECK(env.nodeState(node)->spec.devices.empty());
+
+  env.applyFixture("reference/sriovresourcepolicy-cx6-advertise-vfs.yaml");
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->spec.devices.size() == 8;
+      },
+      30s, [&] { return describeState(env, node) + "\n" + op->logs(); });
+  auto advertised = env.nodeState(node);
+  REQUIRE(advertised);
+  for (const auto& d : advertised->spec.devices) {
+    INFO(d.name);
+    auto name = d.attributes.find(std::string(api::attr::kResourceName));
+    REQUIRE(name != d.attributes.end());
+    CHECK(name->second.string_value == "cx6_vfs");
+  }
+}
+
 TEST_CASE("the policy that loses an overlapping range says which policy won and why",
           "[operator][integration]") {
   OperatorEnv env("overlap");
@@ -211,7 +246,9 @@ TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Eve
   options.extra_etcd_args = {"--max-request-bytes=98304"};
   auto cp = testing::ControlPlane::start(options);
   OperatorEnv env("toolarge", *cp);
-  auto op = env.startOperator({.leader_elect = true});  // its Lease renewals are its clock
+  // Its Lease renewals are its clock; every VF of the node policy is advertised (spec size).
+  auto op =
+      env.startOperator({.leader_elect = true, .extra_args = {"--advertise-node-policy-vfs"}});
   std::string big = env.createNode("big", {{"nic", "cx6"}});
   std::string small = env.createNode("small", {{"nic", "cx6"}});
   env.applyObject(testing::yamlObject(

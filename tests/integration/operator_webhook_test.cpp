@@ -83,7 +83,8 @@ TEST_CASE(
                                      .client = false});
   // The certificate's Secret may be mounted after the pod started: the operator runs without the
   // webhook, then serves it once tls.crt and tls.key appear.
-  auto op = env.startOperator({.webhook_cert_dir = certs});
+  auto op =
+      env.startOperator({.webhook_cert_dir = certs, .extra_args = {"--advertise-node-policy-vfs"}});
   op->waitReady();
   eventually([&] { return op->logs().find("admission webhook not started") != std::string::npos; },
              10s, [&] { return op->logs(); });

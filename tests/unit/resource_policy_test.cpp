@@ -18,8 +18,9 @@ policy::RenderResult renderWith(const api::SriovNodeStateStatus& status,
                                 std::vector<api::SriovResourcePolicy> rps,
                                 std::vector<api::DeviceAttributes> das = {},
                                 std::vector<api::SriovNetworkNodePolicy> nps = {},
+                                policy::RenderOptions options = {},
                                 api::Node n = node("n1", {{"zone", "a"}, {"cpus", "64"}})) {
-  return policy::render({n, ptrs(nps), ptrs(rps), ptrs(das), status, {}});
+  return policy::render({n, ptrs(nps), ptrs(rps), ptrs(das), status, options});
 }
 
 std::vector<std::string> names(const policy::RenderResult& r) {
@@ -149,16 +150,32 @@ TEST_CASE("a config without a DeviceAttributes selector advertises without attri
 TEST_CASE("node policies and resource policies together", "[policy][srp][unit]") {
   auto status = e810Status(4);
   auto np = NodePolicy("np").pf("ens1f0#0-1").numVfs(4).resource("fast").get();
-  SECTION("a node policy alone advertises its VF group with resourceName") {
+  SECTION("a node policy alone advertises nothing, as the SR-IOV DRA driver") {
     auto out = renderWith(status, {}, {}, {np});
+    CHECK(out.spec.devices.empty());
+    CHECK(out.spec.interfaces.size() == 1);  // its VFs are still configured
+  }
+  SECTION("with --advertise-node-policy-vfs it advertises its VF group with resourceName") {
+    auto out = renderWith(status, {}, {}, {np}, {.advertise_node_policy_vfs = true});
     CHECK(names(out) == std::vector<std::string>{"0000:3b:02.0", "0000:3b:02.1"});
+    REQUIRE(out.spec.devices.size() == 2);
     CHECK(out.spec.devices[0].attributes.at(kRes) == api::AttributeValue::ofString("fast"));
   }
-  SECTION("a resource policy adds VFs outside every group") {
+  SECTION("a resource policy selecting the group's VFs advertises them with resourceName") {
+    auto out = renderWith(
+        status, {ResourcePolicy("rp").config({{.pf_names = {"ens1f0"}}}).get()}, {}, {np});
+    CHECK(out.spec.devices.size() == 4);
+    CHECK(out.spec.devices[0].attributes.at(kRes) == api::AttributeValue::ofString("fast"));
+    CHECK(out.spec.devices[2].attributes.empty());  // outside the group: no resourceName
+  }
+  SECTION("a resource policy advertises VFs outside every group, and only those it selects") {
     auto out = renderWith(status, {ResourcePolicy("rp").config({{.pf_names = {"ens1f1"}}}).get()},
                           {}, {np});
-    CHECK(out.spec.devices.size() == 6);
-    CHECK(out.spec.devices[5].attributes.empty());
+    CHECK(out.spec.devices.size() == 4);
+    for (const auto& d : out.spec.devices) CHECK(d.attributes.empty());
+    auto both = renderWith(status, {ResourcePolicy("rp").config({{.pf_names = {"ens1f1"}}}).get()},
+                           {}, {np}, {.advertise_node_policy_vfs = true});
+    CHECK(both.spec.devices.size() == 6);
   }
   SECTION("DeviceAttributes win resourceName over the node policy, with a warning") {
     auto rp = ResourcePolicy("rp").config({}, {{{"p", "1"}}}).get();
