@@ -1,10 +1,19 @@
 #include "host/plan.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "api/vf_range.h"
 
 namespace sriovdra::host {
+namespace {
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
 namespace {
 
 std::vector<std::string> claimsOn(const api::InterfaceExt& pf, const PreparedVfs& prepared) {
@@ -61,6 +70,19 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     }
     const api::InterfaceExt& pf = *it->second;
     std::string who = describePf(pf);
+    // Settings this agent does not change on the host are checked, never silently ignored.
+    if (!itf.link_type.empty() && !pf.link_type.empty() &&
+        upper(itf.link_type) != upper(pf.link_type)) {
+      plan.errors.push_back(who + ": linkType " + itf.link_type + " is asked, the port is " +
+                            pf.link_type +
+                            "; the link type is a firmware setting (mlxconfig LINK_TYPE_P<n>) "
+                            "that the agent does not change");
+    }
+    if (!itf.eswitch_mode.empty() && !pf.eswitch_mode.empty() &&
+        itf.eswitch_mode != pf.eswitch_mode) {
+      plan.errors.push_back(who + ": eSwitchMode " + itf.eswitch_mode + " is asked, the PF is in " +
+                            pf.eswitch_mode + "; changing it (devlink) is not supported yet");
+    }
     if (itf.externally_managed) {
       if (pf.num_vfs < itf.num_vfs) {
         plan.errors.push_back(who + " is externally managed and has " + std::to_string(pf.num_vfs) +

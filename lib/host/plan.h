@@ -6,6 +6,8 @@
 // * MTU: raise a PF's MTU to the spec (never lower it); set netdevice VF MTUs of a group.
 // * PFs this agent configured earlier (the record) and that left the spec are reset to 0 VFs.
 // * PFs marked externally managed keep their VF count (an error if it is too low).
+// * linkType and eSwitchMode are not changed: a PF that differs from the spec is an error naming
+//   the field (never reported as matching).
 // * Never destroys or rebinds a VF that is prepared for a pod: that PF is reported Blocked with
 //   the claims instead.
 // Drivers of VFs that do not exist yet are planned on the next pass, after the VFs appear.

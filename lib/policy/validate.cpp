@@ -76,16 +76,8 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
         "rootDevices or netFilter");
   }
   if (!nic.net_filter.empty()) {
-    if (!nic.vendor.empty() || !nic.device_id.empty() || !nic.pf_names.empty() ||
-        !nic.root_devices.empty()) {
-      err("spec.nicSelector.netFilter cannot be combined with vendor, deviceID, pfNames or "
-          "rootDevices; use one or the other");
-    }
-    if (!s.eswitch_mode.empty()) err("spec.eSwitchMode is not supported with netFilter");
-    if (s.has_bridge) err("spec.bridge is not supported with netFilter");
-    if (!s.link_type.empty() && s.link_type != "eth" && s.link_type != "ETH") {
-      err("spec.linkType must be eth with netFilter");
-    }
+    err("spec.nicSelector.netFilter (OpenStack virtual NICs) is not supported by "
+        "sriov-dra-operator; select the PFs by vendor, deviceID, pfNames or rootDevices");
   }
   if (!nic.vendor.empty() && !std::regex_match(nic.vendor, kHexId)) {
     err("spec.nicSelector.vendor " + quote(nic.vendor) +
@@ -132,19 +124,11 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
     err("spec.eSwitchMode switchdev needs an Ethernet link; set linkType: eth or remove it");
   }
   if (!s.vdpa_type.empty()) {
-    if (s.vdpa_type != "virtio" && s.vdpa_type != "vhost") {
-      err("spec.vdpaType " + quote(s.vdpa_type) + " must be virtio or vhost");
-    }
-    if (device_type != "netdevice" || s.eswitch_mode != "switchdev") {
-      err("spec.vdpaType needs deviceType: netdevice and eSwitchMode: switchdev");
-    }
+    err("spec.vdpaType (vDPA devices) is not supported by sriov-dra-operator; remove it");
   }
   if (s.has_bridge) {
-    if (s.eswitch_mode != "switchdev") err("spec.bridge needs eSwitchMode: switchdev");
-    if (s.externally_managed) err("spec.bridge cannot be combined with externallyManaged");
-    f.warnings.push_back(
-        "spec.bridge (OVS software bridges) is not managed by sriov-dra-operator "
-        "and is ignored");
+    err("spec.bridge (OVS hardware-offload bridges) is not supported by sriov-dra-operator; "
+        "remove it");
   }
   if (s.num_vfs < 0) err("spec.numVfs must not be negative");
   if (s.num_vfs > kMaxNumVfs) {

@@ -300,3 +300,29 @@ spec: {resourceName: e810_net, numVfs: 4, mtu: 9000, nodeSelector: {nic: e810},
   eventually(synced(0), 60s, [&] { return agent->logs(); });
   CHECK(env.deviceCount(node) == 0);
 }
+
+TEST_CASE("a linkType the port does not have fails the sync, naming the PF and the field",
+          "[agent][integration]") {
+  OneNode one("linktype", "a100", {"nic", "cx6"}, "a100-reference");
+  one.env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: cx6-eth}
+spec: {resourceName: cx6, numVfs: 1, linkType: eth, nodeSelector: {nic: cx6},
+       nicSelector: {pfNames: [ibp14s0]}}
+)"));
+  eventually(
+      [&] {
+        auto s = one.env.nodeState(one.node);
+        return s && s->status.sync_status == "Failed" &&
+               s->status.last_sync_error.find("ibp14s0") != std::string::npos &&
+               s->status.last_sync_error.find("linkType eth is asked, the port is IB") !=
+                   std::string::npos;
+      },
+      60s, [&] { return one.agent->logs(); });
+  auto state = one.env.nodeState(one.node);
+  REQUIRE(state);
+  auto degraded = condition(*state, "Degraded");
+  REQUIRE(degraded);
+  CHECK(degraded->status == "True");
+}

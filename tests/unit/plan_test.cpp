@@ -117,3 +117,21 @@ TEST_CASE("impossible specs are errors, not actions", "[host][plan][unit]") {
   CHECK(ext.actions.empty());
   CHECK_THAT(ext.errors.at(0), Catch::Contains("externally managed and has 1 VFs"));
 }
+
+TEST_CASE("linkType and eSwitchMode the host does not have are errors, never ignored",
+          "[host][plan][unit]") {
+  auto eth = itf("0000:0e:00.0", 1);
+  eth.link_type = "eth";  // the fixture's ports are InfiniBand
+  auto plan = host::planHost({{eth}, {}}, topology(1), {}, {});
+  REQUIRE(plan.errors.size() == 1);
+  CHECK_THAT(plan.errors[0], Catch::Contains("linkType eth is asked, the port is IB") &&
+                                 Catch::Contains("firmware setting"));
+  auto switchdev = itf("0000:0e:00.0", 1);
+  switchdev.eswitch_mode = "switchdev";
+  auto t = topology(1);
+  t.pfs[0].eswitch_mode = "legacy";
+  plan = host::planHost({{switchdev}, {}}, t, {}, {});
+  REQUIRE(plan.errors.size() == 1);
+  CHECK_THAT(plan.errors[0], Catch::Contains("eSwitchMode switchdev is asked, the PF is in legacy"));
+  CHECK(host::planHost({{itf("0000:0e:00.0", 1)}, {}}, topology(1), {}, {}).errors.empty());
+}

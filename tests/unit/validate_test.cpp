@@ -55,11 +55,19 @@ TEST_CASE("node policy rules name the field and the fix", "[policy][validate][un
          s.link_type = "ib";
        }),
        "switchdev needs an Ethernet link"},
-      {"netFilter with vendor",
-       with([](auto& s) { s.nic_selector.net_filter = "aws/NetworkID:x"; }),
-       "netFilter cannot be combined"},
-      {"vdpa without switchdev", with([](auto& s) { s.vdpa_type = "virtio"; }),
-       "vdpaType needs deviceType: netdevice and eSwitchMode: switchdev"},
+      // Not supported here: refused at admission rather than accepted and ignored.
+      {"netFilter", with([](auto& s) { s.nic_selector.net_filter = "openstack/NetworkID:x"; }),
+       "spec.nicSelector.netFilter (OpenStack virtual NICs) is not supported"},
+      {"vdpaType", with([](auto& s) {
+         s.vdpa_type = "virtio";
+         s.eswitch_mode = "switchdev";
+       }),
+       "spec.vdpaType (vDPA devices) is not supported"},
+      {"bridge", with([](auto& s) {
+         s.has_bridge = true;
+         s.eswitch_mode = "switchdev";
+       }),
+       "spec.bridge (OVS hardware-offload bridges) is not supported"},
       {"numVfs at the PCIe limit", base().numVfs(65535).get(), ""},
       {"numVfs past the PCIe limit", base().numVfs(65536).get(),
        "spec.numVfs 65536 exceeds 65535, the most a PF can offer"},
