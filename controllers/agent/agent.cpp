@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "api/names.h"
+#include "api/vf_range.h"
 #include "base/files.h"
 #include "base/log.h"
 #include "base/process.h"
@@ -272,6 +273,25 @@ std::optional<api::SliceDevice> Agent::advertised(const std::string& device) con
     }
   }
   return std::nullopt;
+}
+
+bool Agent::needsVhostNet(const std::string& pci_address) const {
+  auto state = state_.get(options_.namespace_, options_.node_name);
+  if (!state) return false;
+  for (const auto& pf : state->status.interfaces) {
+    for (const auto& vf : pf.vfs) {
+      if (vf.pci_address != pci_address) continue;
+      for (const auto& itf : state->spec.interfaces) {
+        if (itf.pci_address != pf.pci_address) continue;
+        for (const auto& g : itf.vf_groups) {
+          auto range = api::parseVfRange(g.vf_range);
+          if (g.need_vhost_net && range.ok() && range->contains(vf.vf_id)) return true;
+        }
+      }
+      return false;
+    }
+  }
+  return false;
 }
 
 Status Agent::writeStatus(const api::SriovNodeState& state,

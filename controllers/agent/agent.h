@@ -61,6 +61,8 @@ class Agent {
   bool reconciledOnce() const;
   // The device as published in this node's ResourceSlices, if it is.
   std::optional<api::SliceDevice> advertised(const std::string& device) const;
+  // True when the VF is in a VF group of the spec whose node policy has needVhostNet.
+  bool needsVhostNet(const std::string& pci_address) const;
 
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);

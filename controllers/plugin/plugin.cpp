@@ -69,11 +69,12 @@ Status removeIfPresent(const std::string& path) {
 }  // namespace
 
 Plugin::Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-               AdvertisedLookup advertised, PluginOptions options)
+               AdvertisedLookup advertised, PluginOptions options, VhostNetLookup vhost_net)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       advertised_(std::move(advertised)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      vhost_net_(std::move(vhost_net)) {
   auto& requests = prometheus::BuildCounter()
                        .Name("sriov_dra_kubelet_plugin_claims_total")
                        .Help("Claims the kubelet asked to prepare or unprepare, by outcome")
@@ -288,6 +289,7 @@ dra::PrepareInput Plugin::gather(const ClaimRef& ref, const api::ResourceClaim& 
   }
   for (const auto& pci : dra::addressesToRead(claim, options_.driver_name, input.advertised)) {
     input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
+    if (vhost_net_ && vhost_net_(pci)) input.vhost_net_vfs.insert(pci);
   }
   std::lock_guard lock(cp_mu_);
   if (auto it = checkpoint_.claims.find(ref.uid); it != checkpoint_.claims.end()) {

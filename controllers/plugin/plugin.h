@@ -70,11 +70,13 @@ struct PluginOptions {
 
 // The device `name` as the agent publishes it in this node's ResourceSlices, if it does.
 using AdvertisedLookup = std::function<std::optional<api::SliceDevice>(const std::string& name)>;
+// True when the VF (PCI address) belongs to a node-policy VF group with needVhostNet.
+using VhostNetLookup = std::function<bool(const std::string& pci_address)>;
 
 class Plugin : public host::PreparedSource {
  public:
   Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-         AdvertisedLookup advertised, PluginOptions options);
+         AdvertisedLookup advertised, PluginOptions options, VhostNetLookup vhost_net = nullptr);
   ~Plugin() override;
 
   // Reads the checkpoint. A corrupt one is moved aside (its name is in the error) and the plugin
@@ -119,6 +121,7 @@ class Plugin : public host::PreparedSource {
   std::shared_ptr<host::Sysfs> sysfs_;
   AdvertisedLookup advertised_;
   const PluginOptions options_;
+  VhostNetLookup vhost_net_;
 
   std::mutex calls_mu_;       // one prepare/unprepare at a time
   std::mutex host_mu_;        // sysfs changes: the plugin's and the agent's

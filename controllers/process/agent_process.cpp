@@ -56,7 +56,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                             .state_dir = o.state_dir,
                             .cdi_root = o.cdi_root,
                             .device_info_dir = o.device_info_dir,
-                            .allowed_drivers = o.allowed_vf_drivers});
+                            .allowed_drivers = o.allowed_vf_drivers},
+      [&agent](const std::string& pci) { return agent && agent->needsVhostNet(pci); });
   if (Status st = plugin->load(); !st.isOk()) {
     SDRA_LOG_ERROR << st.message();
     kube::ObjectMeta meta;

@@ -32,7 +32,7 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
     for (const auto& g : i.array("vfGroups")) {
       itf.vf_groups.push_back({g.str("resourceName"), g.str("deviceType"), g.str("vfRange"),
                                g.str("policyName"), g.i64("mtu"), g.boolean("isRdma"),
-                               g.str("vdpaType")});
+                               g.str("vdpaType"), g.boolean("needVhostNet")});
     }
     s.interfaces.push_back(std::move(itf));
   }
@@ -63,7 +63,8 @@ void SriovNodeStateSpec::encode(Writer w) const {
                              .optI64("mtu",
                                      g.mtu > 0 ? std::optional<int64_t>(g.mtu) : std::nullopt)
                              .trueOnly("isRdma", g.is_rdma)
-                             .str("vdpaType", g.vdpa_type);
+                             .str("vdpaType", g.vdpa_type)
+                             .trueOnly("needVhostNet", g.need_vhost_net);
                        }));
           }));
   w.nonEmpty("devices", encodeList(devices, a, [&](const Device& d, Writer o) {

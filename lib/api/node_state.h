@@ -22,6 +22,7 @@ struct VfGroup {
   int64_t mtu = 0;
   bool is_rdma = false;
   std::string vdpa_type;
+  bool need_vhost_net = false;  // its VFs get /dev/vhost-net and /dev/net/tun when prepared
   bool operator==(const VfGroup&) const = default;
 };
 

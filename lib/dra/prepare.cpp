@@ -98,6 +98,9 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
         .pci_address = pci,
         .config = configs->at(r->request),
         .original_driver = known != known_original.end() ? known->second : access->second->driver};
+    if (in.vhost_net_vfs.count(pci) != 0 && !d.config.add_vhost_mount) {
+      d.config.add_vhost_mount = true;
+    }
     PlannedVf vf{.rebind_to = std::nullopt, .advertised = in.advertised.at(r->device)};
     auto target = d.config.targetDriver();
     if (target && !target->empty() && *target != "vfio-pci" &&

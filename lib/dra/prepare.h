@@ -41,6 +41,9 @@ struct PrepareInput {
   // Drivers a VfConfig may name besides vfio-pci and the VF's own kernel driver (an
   // administrator's choice: the agent's --allowed-vf-drivers).
   std::set<std::string> allowed_drivers;
+  // VFs (PCI addresses) whose node-policy VF group has needVhostNet: their config gets
+  // addVhostMount unless the claim says otherwise.
+  std::set<std::string> vhost_net_vfs;
 };
 
 struct PlannedVf {

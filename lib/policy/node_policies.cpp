@@ -104,7 +104,7 @@ InterfacesResult renderInterfaces(const api::Node& node,
       VfRange range = rangeFor(spec, *pf);
       api::VfGroup group{spec.resource_name, spec.effectiveDeviceType(), range.toString(),
                          p->metadata.name,   spec.mtu.value_or(0),       effectiveIsRdma(spec),
-                         spec.vdpa_type};
+                         spec.vdpa_type,     spec.need_vhost_net};
       api::Interface result{pf->pci_address,         pf->name,       spec.num_vfs,
                             spec.mtu.value_or(0),    spec.link_type, spec.eswitch_mode,
                             spec.externally_managed, {group}};

@@ -552,3 +552,43 @@ TEST_CASE("an agent writes the status only of claims of its own node, and never 
   CHECK(theirs_now->status.devices.empty());
   CHECK(theirs_now->status.allocation.has_value());
 }
+
+TEST_CASE("a node policy with needVhostNet gives its VFs /dev/vhost-net and /dev/net/tun",
+          "[plugin][integration]") {
+  PluginEnv p;
+  REQUIRE(p.env.admin()
+              .patch(api::resources::kSriovNetworkNodePolicies, p.env.ns(), "cx6-vfs",
+                     kube::PatchType::kMerge, R"({"spec":{"needVhostNet":true}})")
+              .ok());
+  eventually(
+      [&] {
+        auto s = p.env.nodeState(p.node);
+        return s && !s->spec.interfaces.empty() && !s->spec.interfaces[0].vf_groups.empty() &&
+               s->spec.interfaces[0].vf_groups[0].need_vhost_net;
+      },
+      30s, [&] { return p.op->logs(); });
+  std::string endpoint = p.registerPlugin();
+  auto claim = p.createClaim("vhost", "pod-vhost", {{"vf", kDriver, "0000-0e-00-1"}});
+  // The agent reads the spec from its cache: retried until it has the new generation.
+  eventually(
+      [&] {
+        auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
+        REQUIRE(prepared.ok());
+        REQUIRE(prepared->at(claim.uid).error == "");
+        auto spec = readJson(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+        std::vector<std::string> nodes;
+        if (spec) {
+          for (const auto& n : (*spec)["devices"][0]["containerEdits"]["deviceNodes"].GetArray()) {
+            nodes.emplace_back(n["path"].GetString());
+          }
+        }
+        bool mounted = std::count(nodes.begin(), nodes.end(), "/dev/vhost-net") == 1 &&
+                       std::count(nodes.begin(), nodes.end(), "/dev/net/tun") == 1;
+        if (!mounted) {
+          auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+          REQUIRE(undone.ok());
+        }
+        return mounted;
+      },
+      30s, [&] { return p.agent->logs(); });
+}

@@ -196,3 +196,32 @@ TEST_CASE("the artifacts of a prepared VF: its CDI device and the Multus device-
   REQUIRE(without.ok());
   CHECK(without->device_info_path.empty());
 }
+
+TEST_CASE("a VF of a needVhostNet group gets the vhost mounts unless the claim says no",
+          "[dra][plugin][unit]") {
+  const std::string no_vhost = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
+                               R"("kind":"VfConfig","addVhostMount":false})";
+  struct Row {
+    std::string name;
+    std::string vf_config;
+    bool in_group;
+    std::optional<bool> expected;
+  };
+  const std::vector<Row> rows = {
+      {"a needVhostNet group", "", true, true},
+      {"no such group", "", false, std::nullopt},
+      {"the claim turns it off", no_vhost, true, false},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto c = claim(row.vf_config);
+    dra::PrepareInput in{.claim = &c, .expected_uid = "uid-1", .driver = kDriver, .node = "n1"};
+    in.advertised.emplace("0000-11-00-1", advertisedVf());
+    in.host.emplace("0000:11:00.1", onDriver("mlx5_core"));
+    if (row.in_group) in.vhost_net_vfs.insert("0000:11:00.1");
+    auto plan = dra::planPrepare(in);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->claim.devices.size() == 1);
+    CHECK(plan->claim.devices[0].config.add_vhost_mount == row.expected);
+  }
+}

@@ -297,6 +297,17 @@ TEST_CASE("isRdma defaults on for InfiniBand netdevice VFs, off for vfio-pci",
   CHECK_FALSE(iface(out, "0000:11:00.0").vf_groups[0].is_rdma);
 }
 
+TEST_CASE("needVhostNet reaches the VF group, for the kubelet plugin's CDI spec",
+          "[policy][render][unit]") {
+  Scenario s;
+  auto vhost = NodePolicy("vhost").pf("ibp14s0").numVfs(1).resource("a").get();
+  vhost.spec.need_vhost_net = true;
+  s.node_policies = {vhost, NodePolicy("plain").pf("ibp17s0").numVfs(1).resource("b").get()};
+  auto out = s.run();
+  CHECK(iface(out, "0000:0e:00.0").vf_groups[0].need_vhost_net);
+  CHECK_FALSE(iface(out, "0000:11:00.0").vf_groups[0].need_vhost_net);
+}
+
 TEST_CASE("render is deterministic whatever the input order", "[policy][render][unit]") {
   Scenario s = referenceScenario();
   s.status = a100Status(8);
