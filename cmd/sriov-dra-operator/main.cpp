@@ -34,10 +34,11 @@ int main(int argc, char** argv) {
   app.add_option("--resource-prefix", o.operator_.resource_prefix,
                  "also publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus) and "
                  "set extendedResourceName on per-resource DeviceClasses");
-  app.add_flag("--advertise-node-policy-vfs", o.operator_.advertise_node_policy_vfs,
-               "advertise every VF of a SriovNetworkNodePolicy's VF group, also without a "
-               "SriovResourcePolicy (default: only VFs a SriovResourcePolicy selects, as the SR-IOV "
-               "DRA driver)");
+  app.add_flag(
+      "--advertise-node-policy-vfs", o.operator_.advertise_node_policy_vfs,
+      "advertise every VF of a SriovNetworkNodePolicy's VF group, also without a "
+      "SriovResourcePolicy (default: only VFs a SriovResourcePolicy selects, as the SR-IOV "
+      "DRA driver)");
   app.add_option("--agent-daemonset", o.agent_daemonset_file,
                  "YAML file with the node agent's DaemonSet: the operator applies it in its "
                  "namespace and keeps it so (OLM installs; default: the agent is deployed by "

@@ -63,8 +63,8 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   auto snapshot = policies_.get();
   static const api::SriovNodeStateStatus kNothingDiscovered;
   const api::SriovNodeStateStatus& discovered = state ? state->status : kNothingDiscovered;
-  auto result =
-      policy::renderNode(*node, snapshot->validated.valid, discovered, {options_.resource_prefix, options_.advertise_node_policy_vfs});
+  auto result = policy::renderNode(*node, snapshot->validated.valid, discovered,
+                                   {options_.resource_prefix, options_.advertise_node_policy_vfs});
 
   NodeFacts facts;
   facts.matches = result.matches;

@@ -73,6 +73,7 @@ api::DeviceAttributes deviceAttributes(const std::string& name,
 template <typename T>
 std::vector<const T*> ptrs(const std::vector<T>& items) {
   std::vector<const T*> out;
+  out.reserve(items.size());
   for (const auto& i : items) out.push_back(&i);
   return out;
 }

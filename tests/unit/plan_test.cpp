@@ -132,6 +132,7 @@ TEST_CASE("linkType and eSwitchMode the host does not have are errors, never ign
   t.pfs[0].eswitch_mode = "legacy";
   plan = host::planHost({{switchdev}, {}}, t, {}, {});
   REQUIRE(plan.errors.size() == 1);
-  CHECK_THAT(plan.errors[0], Catch::Contains("eSwitchMode switchdev is asked, the PF is in legacy"));
+  CHECK_THAT(plan.errors[0],
+             Catch::Contains("eSwitchMode switchdev is asked, the PF is in legacy"));
   CHECK(host::planHost({{itf("0000:0e:00.0", 1)}, {}}, topology(1), {}, {}).errors.empty());
 }

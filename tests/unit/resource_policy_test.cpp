@@ -15,11 +15,11 @@ namespace {
 const std::string kRes(api::attr::kResourceName);
 
 policy::RenderResult renderWith(const api::SriovNodeStateStatus& status,
-                                std::vector<api::SriovResourcePolicy> rps,
-                                std::vector<api::DeviceAttributes> das = {},
-                                std::vector<api::SriovNetworkNodePolicy> nps = {},
-                                policy::RenderOptions options = {},
-                                api::Node n = node("n1", {{"zone", "a"}, {"cpus", "64"}})) {
+                                const std::vector<api::SriovResourcePolicy>& rps,
+                                const std::vector<api::DeviceAttributes>& das = {},
+                                const std::vector<api::SriovNetworkNodePolicy>& nps = {},
+                                const policy::RenderOptions& options = {},
+                                const api::Node& n = node("n1", {{"zone", "a"}, {"cpus", "64"}})) {
   return policy::render({n, ptrs(nps), ptrs(rps), ptrs(das), status, options});
 }
 
@@ -162,8 +162,8 @@ TEST_CASE("node policies and resource policies together", "[policy][srp][unit]")
     CHECK(out.spec.devices[0].attributes.at(kRes) == api::AttributeValue::ofString("fast"));
   }
   SECTION("a resource policy selecting the group's VFs advertises them with resourceName") {
-    auto out = renderWith(
-        status, {ResourcePolicy("rp").config({{.pf_names = {"ens1f0"}}}).get()}, {}, {np});
+    auto out = renderWith(status, {ResourcePolicy("rp").config({{.pf_names = {"ens1f0"}}}).get()},
+                          {}, {np});
     CHECK(out.spec.devices.size() == 4);
     CHECK(out.spec.devices[0].attributes.at(kRes) == api::AttributeValue::ofString("fast"));
     CHECK(out.spec.devices[2].attributes.empty());  // outside the group: no resourceName
