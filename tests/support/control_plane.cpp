@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <random>
-#include <set>
 #include <mutex>
+#include <random>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include <netinet/in.h>
