@@ -21,15 +21,26 @@ const std::regex kPciAddress("[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-
 
 std::string quote(const std::string& s) { return "\"" + s + "\""; }
 
+// Whether both policies select some node: one that exists, or any node at all when their
+// nodeSelectors are identical or one of them selects every node (so that a conflict is refused
+// before the nodes carry the labels). `where` says which, for messages (" on node n1").
 bool selectorsCanShareNode(const api::SriovNetworkNodePolicy& a,
                            const api::SriovNetworkNodePolicy& b,
-                           const std::vector<const api::Node*>& nodes, std::string* node_name) {
+                           const std::vector<const api::Node*>& nodes, std::string* where) {
   for (const api::Node* n : nodes) {
     if (matchesLabelMap(a.spec.node_selector, n->metadata.labels) &&
         matchesLabelMap(b.spec.node_selector, n->metadata.labels)) {
-      *node_name = n->metadata.name;
+      *where = " on node " + n->metadata.name;
       return true;
     }
+  }
+  if (a.spec.node_selector == b.spec.node_selector) {
+    *where = " on every node they select (their nodeSelectors are identical)";
+    return true;
+  }
+  if (a.spec.node_selector.empty() || b.spec.node_selector.empty()) {
+    *where = " on every node they both select (an empty nodeSelector selects every node)";
+    return true;
   }
   return false;
 }
@@ -156,9 +167,8 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
   Findings f;
   for (const auto* o : others) {
     if (o->metadata.name == p.metadata.name) continue;
-    std::string node;
-    if (!selectorsCanShareNode(p, *o, nodes, &node)) continue;
-    std::string where = " on node " + node;
+    std::string where;
+    if (!selectorsCanShareNode(p, *o, nodes, &where)) continue;
     for (const auto& mine : p.spec.nic_selector.pf_names) {
       auto a = parsePfName(mine);
       if (!a.ok()) continue;

@@ -23,7 +23,8 @@ struct Findings {
 inline constexpr int64_t kMaxNumVfs = 65535;
 
 Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p);
-// Rules between policies on nodes both select: pfNames VF ranges must not overlap (as upstream:
+// Rules between policies on nodes both select (a node that exists, or any node when their
+// nodeSelectors are identical or one is empty): pfNames VF ranges must not overlap (as upstream:
 // two entries without a range on one PF overlap; an entry without a range does not conflict
 // with a ranged one), rootDevices must differ, externallyManaged must agree on a shared PF, and
 // excludeTopology must agree for one resourceName.

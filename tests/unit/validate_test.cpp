@@ -107,6 +107,23 @@ TEST_CASE("overlapping VF ranges between policies on a shared node are rejected"
   }
 }
 
+TEST_CASE("overlapping ranges are refused before any node carries the labels",
+          "[policy][validate][unit]") {
+  auto a = NodePolicy("a").pf("ibp14s0#0-3").nodeSelector({{"pool", "x"}}).get();
+  auto same = NodePolicy("b").pf("ibp14s0#2-5").nodeSelector({{"pool", "x"}}).get();
+  auto every = NodePolicy("c").pf("ibp14s0#2-5").get();  // no nodeSelector: every node
+  auto other = NodePolicy("d").pf("ibp14s0#2-5").nodeSelector({{"pool", "y"}}).get();
+  auto errors = [&](const api::SriovNetworkNodePolicy& o) {
+    return joined(policy::validateNodePolicyAgainst(a, {&o}, {}).errors);
+  };
+  CHECK_THAT(errors(same), Catch::Contains("overlaps policy \"b\" (ibp14s0#2-5) on every node "
+                                           "they select (their nodeSelectors are identical)"));
+  CHECK_THAT(errors(every), Catch::Contains("overlaps policy \"c\" (ibp14s0#2-5) on every node "
+                                            "they both select (an empty nodeSelector selects "
+                                            "every node)"));
+  CHECK(errors(other).empty());  // different labels: no node selects both yet
+}
+
 TEST_CASE("numVfs is checked against the totalvfs nodes report, in upstream's words",
           "[policy][validate][unit]") {
   auto n1 = node("n1", {{"sriov", "true"}});
