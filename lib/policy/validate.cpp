@@ -247,7 +247,6 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
                                          const std::vector<const api::Node*>& nodes,
                                          const std::vector<const api::SriovNodeState*>& states) {
   Findings f;
-  if (p.spec.externally_managed) return f;  // the VFs exist already; the agent checks them
   std::map<std::string, const api::SriovNodeState*> by_node;
   for (const auto* st : states) by_node[st->metadata.name] = st;
   for (const auto* n : nodes) {
@@ -255,12 +254,23 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
     auto st = by_node.find(n->metadata.name);
     if (st == by_node.end()) continue;
     for (const auto& pf : st->second->status.interfaces) {
-      if (pf.total_vfs <= 0 || p.spec.num_vfs <= pf.total_vfs) continue;
       if (!nicSelected(p.spec.nic_selector, pf)) continue;
-      f.errors.push_back("numVfs(" + std::to_string(p.spec.num_vfs) + ") in CR " + p.metadata.name +
-                         " exceed the maximum allowed value(" + std::to_string(pf.total_vfs) +
-                         ") interface(" + pf.name + ") node(" + n->metadata.name +
-                         "); lower numVfs or leave this PF out of nicSelector");
+      std::string e = "numVfs(" + std::to_string(p.spec.num_vfs) + ") in CR " + p.metadata.name;
+      std::string where = ") interface(" + pf.name + ") node(" + n->metadata.name + "); ";
+      if (p.spec.externally_managed && p.spec.num_vfs > pf.num_vfs) {
+        e.append(" is higher than the virtual functions allocated for the PF externally value(")
+            .append(std::to_string(pf.num_vfs))
+            .append(where)
+            .append("create the VFs first or lower numVfs");
+      } else if (pf.total_vfs > 0 && p.spec.num_vfs > pf.total_vfs) {
+        e.append(" exceed the maximum allowed value(")
+            .append(std::to_string(pf.total_vfs))
+            .append(where)
+            .append("lower numVfs or leave this PF out of nicSelector");
+      } else {
+        continue;
+      }
+      f.errors.push_back(std::move(e));
     }
   }
   return f;

@@ -32,8 +32,10 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
                                    const std::vector<const api::Node*>& nodes);
 // Rules against what nodes report (their SriovNodeStates): on every node the policy selects, a
-// PF it selects must offer numVfs VFs (totalvfs, as the upstream webhook checks, with its
-// wording: "numVfs(N) in CR X exceed the maximum allowed value(T) ...").
+// PF it selects must offer numVfs VFs (totalvfs), and an externallyManaged policy must not ask
+// for more VFs than the PF has, as the upstream webhook checks, with its wording
+// ("numVfs(N) in CR X exceed the maximum allowed value(T) ...", "... is higher than the virtual
+// functions allocated for the PF externally value(V) ...").
 Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
                                          const std::vector<const api::Node*>& nodes,
                                          const std::vector<const api::SriovNodeState*>& states);

@@ -145,9 +145,15 @@ TEST_CASE("numVfs is checked against the totalvfs nodes report, in upstream's wo
                                  "interface(ibp14s0) node(n1); lower numVfs or leave this PF out "
                                  "of nicSelector"});
   CHECK(check(policy(9).nodeSelector({{"sriov", "none"}}).get()).empty());  // no node selected
-  auto external = policy(9).get();
+  // externallyManaged: the VFs must exist already (a100Status(1): one per PF).
+  auto external = policy(1).get();
   external.spec.externally_managed = true;
   CHECK(check(external).empty());
+  external.spec.num_vfs = 2;
+  CHECK(check(external) ==
+        std::vector<std::string>{"numVfs(2) in CR cx6 is higher than the virtual functions "
+                                 "allocated for the PF externally value(1) interface(ibp14s0) "
+                                 "node(n1); create the VFs first or lower numVfs"});
   CHECK(check(NodePolicy("other").pf("nope").numVfs(9).nodeSelector({{"sriov", "true"}}).get())
             .empty());
 }
