@@ -1,8 +1,5 @@
 #include "dra/cel_evaluator.h"
 
-// One file over 600 lines on purpose: every operator and function below charges the same cost
-// budget and shares the evaluator's lazily built maps, so they stay one class.
-
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -21,34 +18,6 @@ namespace {
 const Value kCostExceeded = Value::error(std::string(kCostExceededMessage));
 // What one compiled pattern may take (RE2 refuses a pattern that needs more: an error).
 constexpr int64_t kRegexMemory = 1 << 20;
-
-Value attributeValue(const api::AttributeValue& a) {
-  using T = api::AttributeValue::Type;
-  auto version = [](const std::string& s) {
-    auto v = Semver::parse(s);
-    if (!v.ok()) return Value::error(v.status().message());
-    return Value{.kind = Value::Kind::kSemver, .semver = std::make_shared<Semver>(std::move(*v))};
-  };
-  switch (a.type) {
-    case T::kInt:
-      return Value::ofInt(a.int_value);
-    case T::kBool:
-      return Value::ofBool(a.bool_value);
-    case T::kString:
-      return Value::ofString(a.string_value);
-    case T::kVersion:
-      return version(a.string_value);
-    default:
-      break;
-  }
-  auto list = std::make_shared<List>();
-  for (int64_t v : a.int_values) list->push_back(Value::ofInt(v));
-  for (bool v : a.bool_values) list->push_back(Value::ofBool(v));
-  for (const auto& v : a.string_values) {
-    list->push_back(a.type == T::kVersions ? version(v) : Value::ofString(v));
-  }
-  return Value{.kind = Value::Kind::kList, .list = std::move(list)};
-}
 
 // The domain and ID of an attribute or capacity key published by `driver`.
 std::pair<std::string_view, std::string_view> splitKey(std::string_view key,
@@ -291,21 +260,6 @@ class Evaluator {
     return Value{.kind = Value::Kind::kMap, .map = std::move(map)};
   }
 
-  static std::string display(const Value& v) {
-    switch (v.kind) {
-      case Value::Kind::kString:
-        return v.s;
-      case Value::Kind::kInt:
-        return std::to_string(v.i);
-      case Value::Kind::kUint:
-        return std::to_string(v.u) + "u";
-      case Value::Kind::kBool:
-        return v.b ? "true" : "false";
-      default:
-        return std::string(typeName(v));
-    }
-  }
-
   // CEL heterogeneous equality: numbers compare by value, other different types are unequal.
   bool equal(const Value& a0, const Value& b0) {
     Value a = materialize(a0), b = materialize(b0);
@@ -345,25 +299,6 @@ class Evaluator {
       default:
         return false;
     }
-  }
-
-  // -1/0/1; NaN compares as unordered (2).
-  static int compareNumbers(const Value& a, const Value& b) {
-    auto sign = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
-    if (a.kind == Value::Kind::kDouble || b.kind == Value::Kind::kDouble) {
-      auto as = [](const Value& v) {
-        return v.kind == Value::Kind::kDouble
-                   ? v.d
-                   : (v.kind == Value::Kind::kInt ? static_cast<double>(v.i)
-                                                  : static_cast<double>(v.u));
-      };
-      double x = as(a), y = as(b);
-      if (std::isnan(x) || std::isnan(y)) return 2;
-      return sign(x, y);
-    }
-    if (a.kind == b.kind) return a.kind == Value::Kind::kInt ? sign(a.i, b.i) : sign(a.u, b.u);
-    if (a.kind == Value::Kind::kInt) return a.i < 0 ? -1 : sign(static_cast<uint64_t>(a.i), b.u);
-    return b.i < 0 ? 1 : sign(a.u, static_cast<uint64_t>(b.i));
   }
 
   Value binary(Op op, const Value& a, const Value& b) {
@@ -453,16 +388,6 @@ class Evaluator {
       default:
         return noOverload(name, a, &b);
     }
-  }
-
-  Value negate(const Value& v) {
-    if (v.isError()) return v;
-    if (v.kind == Value::Kind::kInt) {
-      if (v.i == INT64_MIN) return Value::error("integer overflow");
-      return Value::ofInt(-v.i);
-    }
-    if (v.kind == Value::Kind::kDouble) return Value::ofDouble(-v.d);
-    return noOverload("-_", v);
   }
 
   Value call(const Node& n) {

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/policies.h"
 #include "dra/quantity.h"
 
 namespace sriovdra::dra::cel {
@@ -64,6 +65,14 @@ struct Value {
 std::string_view typeName(const Value& v);
 // The error of an operator or function applied to types it has no overload for.
 Value noOverload(std::string_view op, const Value& a, const Value* b = nullptr);
+// A published device attribute as a CEL value (versions as Semver, list types as lists).
+Value attributeValue(const api::AttributeValue& a);
+// A scalar as it appears in messages ("no such key: 3u"); other kinds by their type name.
+std::string display(const Value& v);
+// Two numbers of any numeric kinds by value: -1, 0 or 1; 2 when a NaN makes them unordered.
+int compareNumbers(const Value& a, const Value& b);
+// CEL's unary minus (int overflow is an error).
+Value negate(const Value& v);
 
 enum class Op {
   kLiteral,
