@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/pointers.h"
 #include "cli/commands.h"
 #include "cli/objects.h"
 #include "kube/client.h"
@@ -31,14 +32,6 @@ std::string qualified(const kube::ObjectMeta& m);
 std::string cat(std::initializer_list<std::string_view> parts);
 std::string numaText(int64_t numa);
 void skippedWarnings(const ObjectBundle& bundle, Streams io);
-
-template <typename T>
-std::vector<const T*> pointers(const std::vector<T>& items) {
-  std::vector<const T*> out;
-  out.reserve(items.size());
-  for (const auto& i : items) out.push_back(&i);
-  return out;
-}
 
 // Reads the cluster (kubeconfig of `args`) once and calls f(client, bundle).
 template <typename F>

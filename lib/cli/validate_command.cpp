@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "base/pointers.h"
 #include "cli/commands.h"
 #include "cli/objects.h"
 #include "policy/policy_set.h"
@@ -28,10 +29,8 @@ int runValidate(const ValidateArgs& args, Streams io) {
     for (const auto& e : f.errors) lines.push_back({object, "error", e});
     for (const auto& w : f.warnings) lines.push_back({object, "warning", w});
   };
-  std::vector<const api::SriovNetworkNodePolicy*> snnps;
-  for (const auto& p : bundle->node_policies) snnps.push_back(&p);
-  std::vector<const api::Node*> nodes;
-  for (const auto& n : bundle->nodes) nodes.push_back(&n);
+  auto snnps = pointers(bundle->node_policies);
+  auto nodes = pointers(bundle->nodes);
   for (const auto& p : bundle->node_policies) {
     auto f = policy::validateNodePolicy(p);
     f.merge(policy::validateNodePolicyAgainst(p, snnps, nodes));

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "api/vf_range.h"
+#include "base/pointers.h"
+#include "base/pointers.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
 
@@ -80,9 +82,7 @@ InterfacesResult renderInterfaces(const api::Node& node,
     if (pa != pb) return pa > pb;
     return a->metadata.name < b->metadata.name;
   });
-  std::vector<const api::InterfaceExt*> pfs;
-  pfs.reserve(discovered.size());
-  for (const auto& pf : discovered) pfs.push_back(&pf);
+  auto pfs = pointers(discovered);
   std::sort(pfs.begin(), pfs.end(),
             [](const auto* a, const auto* b) { return a->pci_address < b->pci_address; });
 

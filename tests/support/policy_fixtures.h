@@ -70,12 +70,4 @@ api::DeviceAttributes deviceAttributes(const std::string& name,
                                        std::map<std::string, std::string> labels,
                                        api::Attributes attributes);
 
-template <typename T>
-std::vector<const T*> ptrs(const std::vector<T>& items) {
-  std::vector<const T*> out;
-  out.reserve(items.size());
-  for (const auto& i : items) out.push_back(&i);
-  return out;
-}
-
 }  // namespace sriovdra::testing::fixture

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "base/pointers.h"
 #include "support/fixtures.h"
 #include "support/policy_fixtures.h"
 
@@ -28,8 +29,12 @@ struct Scenario {
   std::vector<api::DeviceAttributes> attributes;
   std::string prefix;
   policy::RenderResult run() const {
-    return render(RenderInput{
-        node, ptrs(node_policies), ptrs(resource_policies), ptrs(attributes), status, {prefix}});
+    return render(RenderInput{node,
+                              pointers(node_policies),
+                              pointers(resource_policies),
+                              pointers(attributes),
+                              status,
+                              {prefix}});
   }
 };
 

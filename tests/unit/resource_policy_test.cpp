@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "base/pointers.h"
 #include "policy/render.h"
 #include "policy/resource_policies.h"
 #include "policy/selectors.h"
@@ -20,7 +21,7 @@ policy::RenderResult renderWith(const api::SriovNodeStateStatus& status,
                                 const std::vector<api::SriovNetworkNodePolicy>& nps = {},
                                 const policy::RenderOptions& options = {},
                                 const api::Node& n = node("n1", {{"zone", "a"}, {"cpus", "64"}})) {
-  return policy::render({n, ptrs(nps), ptrs(rps), ptrs(das), status, options});
+  return policy::render({n, pointers(nps), pointers(rps), pointers(das), status, options});
 }
 
 std::vector<std::string> names(const policy::RenderResult& r) {
