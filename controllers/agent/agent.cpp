@@ -1,9 +1,9 @@
 #include "agent/agent.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "api/names.h"
-#include "api/vf_range.h"
 #include "base/files.h"
 #include "base/log.h"
 #include "base/process.h"
@@ -278,18 +278,17 @@ std::optional<api::SliceDevice> Agent::advertised(const std::string& device) con
 bool Agent::needsVhostNet(const std::string& pci_address) const {
   auto state = state_.get(options_.namespace_, options_.node_name);
   if (!state) return false;
+  // The VF's PF and index as discovered, then the spec's group for that index.
   for (const auto& pf : state->status.interfaces) {
-    for (const auto& vf : pf.vfs) {
-      if (vf.pci_address != pci_address) continue;
-      for (const auto& itf : state->spec.interfaces) {
-        if (itf.pci_address != pf.pci_address) continue;
-        for (const auto& g : itf.vf_groups) {
-          auto range = api::parseVfRange(g.vf_range);
-          if (g.need_vhost_net && range.ok() && range->contains(vf.vf_id)) return true;
-        }
-      }
-      return false;
+    auto vf = std::find_if(pf.vfs.begin(), pf.vfs.end(),
+                           [&](const auto& v) { return v.pci_address == pci_address; });
+    if (vf == pf.vfs.end()) continue;
+    for (const auto& itf : state->spec.interfaces) {
+      if (itf.pci_address != pf.pci_address) continue;
+      const api::VfGroup* group = itf.groupOf(vf->vf_id);
+      return group != nullptr && group->need_vhost_net;
     }
+    return false;
   }
   return false;
 }

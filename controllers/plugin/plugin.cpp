@@ -140,7 +140,12 @@ Result<host::PreparedVfs> Plugin::inUse() const {
   host::PreparedVfs out = prepared();
   auto listed = client_->listAll(api::resources::kResourceClaims, "");
   if (!listed.ok()) {
-    return Status(listed.status().code(), "listing ResourceClaims: " + listed.status().message());
+    std::string hint = listed.status().code() == Code::kForbidden
+                           ? " (the agent's ServiceAccount needs list on resourceclaims: "
+                             "config/rbac/agent_role.yaml)"
+                           : "";
+    return Status(listed.status().code(),
+                  "listing ResourceClaims: " + listed.status().message() + hint);
   }
   std::vector<api::ResourceClaim> claims;
   if (const json::Value* items = json::at(*listed, {"items"}); items && items->IsArray()) {

@@ -1,5 +1,7 @@
 #include "api/node_state.h"
 
+#include "api/vf_range.h"
+
 namespace sriovdra::api {
 namespace {
 
@@ -17,6 +19,15 @@ json::Value encodeList(const std::vector<T>& items, json::Allocator& a, Fn fn) {
 }
 
 }  // namespace
+
+const VfGroup* Interface::groupOf(int64_t vf_id) const {
+  if (vf_id >= num_vfs) return nullptr;
+  for (const auto& g : vf_groups) {
+    auto range = parseVfRange(g.vf_range);
+    if (range.ok() && range->contains(vf_id)) return &g;
+  }
+  return nullptr;
+}
 
 SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
   SriovNodeStateSpec s;

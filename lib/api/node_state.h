@@ -36,6 +36,9 @@ struct Interface {
   bool externally_managed = false;
   std::vector<VfGroup> vf_groups;
   bool operator==(const Interface&) const = default;
+  // The VF group whose range holds VF `vf_id` (ranges on one PF are disjoint), or nullptr when
+  // none does or the VF is past numVfs.
+  const VfGroup* groupOf(int64_t vf_id) const;
 };
 
 // A VF to advertise, with the attributes the policies give it (discovery attributes are added

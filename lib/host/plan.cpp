@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "api/vf_range.h"
-
 namespace sriovdra::host {
 namespace {
 
@@ -125,12 +123,7 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
           {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
     }
     for (const auto& vf : pf.vfs) {
-      if (vf.vf_id >= itf.num_vfs) continue;
-      const api::VfGroup* group = nullptr;
-      for (const auto& g : itf.vf_groups) {
-        auto range = api::parseVfRange(g.vf_range);
-        if (range.ok() && range->contains(vf.vf_id)) group = &g;
-      }
+      const api::VfGroup* group = itf.groupOf(vf.vf_id);
       if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;
       bool want_vfio = group->device_type == "vfio-pci";
       bool is_vfio = vf.driver == "vfio-pci";

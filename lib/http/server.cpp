@@ -6,7 +6,6 @@
 #include <mutex>
 #include <thread>
 
-#include <arpa/inet.h>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,7 +17,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -93,13 +91,13 @@ struct Server::Impl {
   asio::thread_pool handlers{kHandlerThreads};
   std::vector<std::thread> io_threads;
   std::atomic<bool> stopping{false};
+  std::chrono::steady_clock::time_point last_refusal_log;  // the acceptor's strand only
 
   std::mutex mu;  // guards everything below
   std::shared_ptr<ssl::context> tls;
   timespec cert_mtime{};
   timespec key_mtime{};
   std::list<std::weak_ptr<Session>> sessions;
-  std::chrono::steady_clock::time_point last_refusal_log;
 
   Status reloadTlsIfChanged();
   std::shared_ptr<ssl::context> tlsContext();

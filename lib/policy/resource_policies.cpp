@@ -5,13 +5,11 @@
 
 #include "api/names.h"
 #include "api/resource_limits.h"
-#include "api/vf_range.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
 
 namespace sriovdra::policy {
 
-using api::parseVfRange;
 namespace {
 
 std::string lower(std::string s) {
@@ -80,16 +78,14 @@ void addNodePolicyGroups(const RenderInput& in, const std::vector<api::Interface
   for (const auto& c : candidates) {
     for (const auto& itf : interfaces) {
       if (itf.pci_address != c.pf->pci_address) continue;
-      for (const auto& g : itf.vf_groups) {
-        auto r = parseVfRange(g.vf_range);
-        if (!r.ok() || !r->contains(c.vf->vf_id) || c.vf->vf_id >= itf.num_vfs) continue;
-        vfs.sources[c.vf->pci_address].node_policy = g.policy_name;
-        auto& a = vfs.attrs[c.vf->pci_address];
-        a[std::string(api::attr::kResourceName)] = api::AttributeValue::ofString(g.resource_name);
-        if (!in.options.resource_prefix.empty()) {
-          a[std::string(api::attr::kCniResourceName)] =
-              api::AttributeValue::ofString(in.options.resource_prefix + "/" + g.resource_name);
-        }
+      const api::VfGroup* g = itf.groupOf(c.vf->vf_id);
+      if (g == nullptr) continue;
+      vfs.sources[c.vf->pci_address].node_policy = g->policy_name;
+      auto& a = vfs.attrs[c.vf->pci_address];
+      a[std::string(api::attr::kResourceName)] = api::AttributeValue::ofString(g->resource_name);
+      if (!in.options.resource_prefix.empty()) {
+        a[std::string(api::attr::kCniResourceName)] =
+            api::AttributeValue::ofString(in.options.resource_prefix + "/" + g->resource_name);
       }
     }
   }
