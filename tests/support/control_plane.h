@@ -24,6 +24,7 @@
 #include "http/pki.h"
 #include "kube/client.h"
 #include "support/eventually.h"
+#include "support/ports.h"
 
 namespace sriovdra::testing {
 
@@ -164,9 +165,6 @@ class ControlPlane {
   ChildProcess scheduler_;
   int namespace_counter_ = 0;
 };
-
-// A loopback TCP port that was free a moment ago.
-int freePort();
 
 // The project's source directory (for fixtures, config/ and ../shared reference data).
 std::string sourceDir();
