@@ -35,6 +35,14 @@ const std::map<std::string, KindInfo> kKinds = {
      {"SR-IOV Network Node Policy",
       "Which VFs to create on which PFs of which nodes (numVfs, driver, MTU, link type), the same "
       "object as the SR-IOV network operator's."}},
+    {"SriovNetwork",
+     {"SR-IOV Network",
+      "A network as the SR-IOV network operator serves it: the operator renders its "
+      "NetworkAttachmentDefinition (sriov CNI) in networkNamespace."}},
+    {"SriovIBNetwork",
+     {"SR-IOV InfiniBand Network",
+      "An InfiniBand network as the SR-IOV network operator serves it: the operator renders its "
+      "NetworkAttachmentDefinition (ib-sriov CNI) in networkNamespace."}},
     {"SriovResourcePolicy",
      {"SR-IOV Resource Policy",
       "Which VFs are published as DRA devices in ResourceSlices, and with which attributes."}},

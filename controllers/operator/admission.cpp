@@ -2,6 +2,7 @@
 
 #include "base/base64.h"
 #include "base/strings.h"
+#include "policy/networks.h"
 #include "policy/validate.h"
 
 namespace sriovdra::op {
@@ -20,6 +21,13 @@ Result<T> decodeObject(const AdmissionRequest& req) {
     return Status(Code::kInvalidArgument, decoded.status().message());
   }
   return decoded;
+}
+
+template <typename T>
+Result<api::Network> decodeNetwork(const AdmissionRequest& req) {
+  auto n = decodeObject<T>(req);
+  if (!n.ok()) return n.status();
+  return api::Network(*n);
 }
 
 }  // namespace
@@ -113,6 +121,13 @@ AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationCo
     if (!p.ok()) return deny("SriovResourcePolicy: " + p.status().message());
     what = "SriovResourcePolicy \"" + p->metadata.name + "\"";
     f = policy::validateResourcePolicy(*p);
+  } else if (req.kind == "SriovNetwork" || req.kind == "SriovIBNetwork") {
+    auto n = req.kind == "SriovNetwork" ? decodeNetwork<api::SriovNetwork>(req)
+                                        : decodeNetwork<api::SriovIBNetwork>(req);
+    if (!n.ok()) return deny(req.kind + ": " + n.status().message());
+    auto f = policy::validateNetwork(*n, ctx.operator_namespace);
+    if (!f.ok()) return deny(joinErrors(req.kind + " \"" + n->metadata.name + "\"", f.errors));
+    return {};
   } else if (req.kind == "DeviceAttributes") {
     auto d = decodeObject<api::DeviceAttributes>(req);
     if (!d.ok()) return deny("DeviceAttributes: " + d.status().message());

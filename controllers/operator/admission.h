@@ -3,7 +3,8 @@
 // Mutating (SriovNetworkNodePolicy): the upstream defaults, priority 99 and isRdma (true for
 // InfiniBand netdevice VFs), as a JSON patch.
 // Validating: the rules of policy/validate.h, with messages that say what to change; a policy
-// outside the operator's namespace is admitted with a warning that it is not used.
+// outside the operator's namespace is admitted with a warning that it is not used. SriovNetwork
+// and SriovIBNetwork: policy::validateNetwork (they count in every namespace).
 #include <string>
 #include <string_view>
 #include <vector>

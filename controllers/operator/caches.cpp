@@ -1,6 +1,7 @@
 #include "operator/caches.h"
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 
 #include "api/names.h"
@@ -13,6 +14,22 @@ kube::InformerOptions inNamespace(const std::string& ns) {
   kube::InformerOptions o;
   o.namespace_ = ns;
   return o;
+}
+
+// Polls `done` every 10 ms until it holds, the timeout passes or `stop` is requested.
+bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout,
+               const std::stop_token& stop) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::mutex m;
+  std::condition_variable_any cv;
+  std::unique_lock lock(m);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    if (cv.wait_for(lock, stop, std::chrono::milliseconds(10), [] { return false; }) ||
+        stop.stop_requested()) {
+      break;
+    }
+  }
+  return done();
 }
 
 }  // namespace
@@ -72,17 +89,36 @@ bool Caches::synced() const {
 }
 
 bool Caches::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  while (!synced() && std::chrono::steady_clock::now() < deadline) {
-    if (cv.wait_for(lock, stop, std::chrono::milliseconds(10), [] { return false; }) ||
-        stop.stop_requested()) {
-      break;
-    }
-  }
-  return synced();
+  return waitUntil([this] { return synced(); }, timeout, stop);
+}
+
+NetworkCaches::NetworkCaches(const std::shared_ptr<kube::Client>& client)
+    : sriov_networks(client, api::resources::kSriovNetworks, {.name = "sriovnetworks"}),
+      ib_networks(client, api::resources::kSriovIBNetworks, {.name = "sriovibnetworks"}),
+      nads(client, api::resources::kNetworkAttachmentDefinitions,
+           {.name = "networkattachmentdefinitions"}),
+      namespaces(client, kube::resources::kNamespaces, {.name = "namespaces"}) {}
+
+void NetworkCaches::start() {
+  sriov_networks.start();
+  ib_networks.start();
+  nads.start();
+  namespaces.start();
+}
+
+void NetworkCaches::stop() {
+  sriov_networks.stop();
+  ib_networks.stop();
+  nads.stop();
+  namespaces.stop();
+}
+
+bool NetworkCaches::synced() const {
+  return sriov_networks.hasSynced() && ib_networks.hasSynced() && namespaces.hasSynced();
+}
+
+bool NetworkCaches::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
+  return waitUntil([this] { return synced(); }, timeout, stop);
 }
 
 }  // namespace sriovdra::op

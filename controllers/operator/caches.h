@@ -8,6 +8,7 @@
 #include <stop_token>
 #include <string>
 
+#include "api/networks.h"
 #include "api/node_state.h"
 #include "api/objects.h"
 #include "api/policies.h"
@@ -46,6 +47,25 @@ struct Caches {
   bool synced() const;
   // Blocks until every cache has synced, the timeout passes or `stop` is requested (within a few
   // milliseconds); returns synced().
+  bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop);
+};
+
+// What the network controller reads: SriovNetworks and SriovIBNetworks of every namespace, the
+// NetworkAttachmentDefinitions of every namespace and the names of the namespaces. Apart from
+// Caches because NetworkAttachmentDefinitions are Multus's CRD: a cluster without it still gets
+// every other part of the operator, and the networks say what is missing.
+struct NetworkCaches {
+  explicit NetworkCaches(const std::shared_ptr<kube::Client>& client);
+
+  kube::Informer<api::SriovNetwork> sriov_networks;
+  kube::Informer<api::SriovIBNetwork> ib_networks;
+  kube::Informer<api::NetworkAttachmentDefinition> nads;
+  kube::Informer<ObjectOnly> namespaces;
+
+  void start();
+  void stop();
+  // The networks and the namespaces (not the NADs, which may not be served).
+  bool synced() const;
   bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop);
 };
 

@@ -1,5 +1,6 @@
 #include "operator/operator.h"
 
+#include "base/log.h"
 #include "operator/rollout.h"
 
 namespace sriovdra::op {
@@ -40,6 +41,7 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
     : client_(std::move(client)),
       options_(std::move(options)),
       caches_(client_, options_.namespace_, daemonSetName(options_)),
+      network_caches_(client_),
       policies_(caches_),
       webhook_(caches_, options_.namespace_),
       node_states_(*client_, options_, events, caches_, policies_, facts_,
@@ -50,6 +52,7 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       policy_status_(*client_, options_, events, caches_, policies_, facts_),
       alignment_(caches_),
       agent_daemonset_(*client_, options_),
+      networks_(*client_, options_, events, network_caches_),
       node_controller_("sriovnodestate",
                        [this](const std::string& k) { return node_states_.reconcile(k); },
                        {.workers = options_.workers}),
@@ -61,8 +64,12 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       alignment_controller_("alignment",
                             [this](const std::string& k) { return alignment_.reconcile(k); }),
       agent_controller_("agent-daemonset",
-                        [this](const std::string& k) { return agent_daemonset_.reconcile(k); }) {
+                        [this](const std::string& k) { return agent_daemonset_.reconcile(k); }),
+      network_controller_("network",
+                          [this](const std::string& k) { return networks_.reconcile(k); },
+                          {.workers = 2}) {
   wire();
+  wireNetworks();
 }
 
 Operator::~Operator() { stop(); }
@@ -76,6 +83,9 @@ Operator::~Operator() { stop(); }
 //   our DeviceClass changed or deleted             -> the device classes
 //   ResourceClaim allocation, any ResourceSlice    -> the alignment metrics
 //   the agent's DaemonSet changed or deleted       -> the agent DaemonSet
+//   SriovNetwork, SriovIBNetwork (any change)      -> that network
+//   NetworkAttachmentDefinition (any change)       -> the networks it concerns (keysForNad)
+//   Namespace added                                -> the networks whose NAD belongs there
 void Operator::wire() {
   auto node = [this](const auto& obj) { node_controller_.queue().add(obj->metadata.name); };
   caches_.nodes.addHandlers(onChange<api::Node>(
@@ -123,21 +133,54 @@ void Operator::wire() {
   }
 }
 
+void Operator::wireNetworks() {
+  auto add = [this](const std::vector<std::string>& keys) {
+    for (const auto& k : keys) network_controller_.queue().add(k);
+  };
+  auto network = [this](const auto& n) { network_controller_.queue().add(networkKey(*n)); };
+  auto always = [](const auto&, const auto&) { return true; };
+  network_caches_.sriov_networks.addHandlers(onChange<api::SriovNetwork>(network, always));
+  network_caches_.ib_networks.addHandlers(onChange<api::SriovIBNetwork>(network, always));
+  auto nad = [this, add](const auto& d) { add(networks_.keysForNad(*d)); };
+  network_caches_.nads.addHandlers(onChange<api::NetworkAttachmentDefinition>(nad, always));
+  network_caches_.namespaces.addHandlers({.on_add = [this, add](const auto& ns) {
+    add(networks_.keysForNamespace(ns->metadata.name));
+  }});
+}
+
 void Operator::startControllers() {
   node_controller_.start();
   class_controller_.start();
   status_controller_.start();
   alignment_controller_.start();
   if (options_.agent_daemonset) agent_controller_.start();
+  network_starter_ =
+      std::jthread([this](const std::stop_token& stop) { startNetworkController(stop); });
+}
+
+void Operator::startNetworkController(const std::stop_token& stop) {
+  constexpr std::chrono::seconds kReportEvery{60};
+  while (!network_caches_.waitForSync(kReportEvery, stop)) {
+    if (stop.stop_requested()) return;
+    SDRA_LOG_WARN << "SriovNetworks, SriovIBNetworks or Namespaces cannot be listed yet: networks "
+                     "are not rendered until they can (are the CRDs of config/crd installed?)";
+  }
+  network_controller_.start();
 }
 
 void Operator::stop() {
+  if (network_starter_.joinable()) {
+    network_starter_.request_stop();
+    network_starter_.join();
+  }
+  network_controller_.stop();
   node_controller_.stop();
   class_controller_.stop();
   status_controller_.stop();
   alignment_controller_.stop();
   agent_controller_.stop();
   caches_.stop();
+  network_caches_.stop();
 }
 
 void Operator::enqueueAllNodes() {

@@ -5,11 +5,14 @@
 //   PolicyStatusReconciler    status, conditions and Events on every policy
 //   AlignmentReconciler       sriov_dra_allocated_pairs{alignment}, sriov_dra_claims_sharing_pf
 //   AgentDaemonSetReconciler  with --agent-daemonset: the node agent's DaemonSet
+//   NetworkReconciler         the NetworkAttachmentDefinition of every SriovNetwork/SriovIBNetwork
 // and the admission webhook (webhook.h). Informers run on every replica (for the webhook and fast
-// fail-over); reconcilers only on the leader (startControllers()). Which cache change enqueues
-// which reconciler is the table in operator.cpp.
+// fail-over); reconcilers only on the leader (startControllers()). The network reconciler starts
+// once its own caches (NetworkCaches) have synced, so a cluster without Multus's CRD still gets
+// the rest. Which cache change enqueues which reconciler is the table in operator.cpp.
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include "http/server.h"
 #include "kube/controller.h"
@@ -18,6 +21,7 @@
 #include "operator/alignment_reconciler.h"
 #include "operator/caches.h"
 #include "operator/device_class_reconciler.h"
+#include "operator/network_reconciler.h"
 #include "operator/node_facts.h"
 #include "operator/node_state_reconciler.h"
 #include "operator/options.h"
@@ -35,7 +39,10 @@ class Operator {
   Operator(const Operator&) = delete;
   Operator& operator=(const Operator&) = delete;
 
-  void startInformers() { caches_.start(); }
+  void startInformers() {
+    caches_.start();
+    network_caches_.start();
+  }
   bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
     return caches_.waitForSync(timeout, stop);
   }
@@ -50,10 +57,13 @@ class Operator {
   void wire();
   void policiesChanged(const std::string& kind, const std::string& name);
   void enqueueAllNodes();
+  void wireNetworks();
+  void startNetworkController(const std::stop_token& stop);
 
   std::shared_ptr<kube::Client> client_;
   const OperatorOptions options_;
   Caches caches_;
+  NetworkCaches network_caches_;
   PolicySnapshots policies_;
   NodeFactsStore facts_;
   Webhook webhook_;
@@ -63,12 +73,15 @@ class Operator {
   PolicyStatusReconciler policy_status_;
   AlignmentReconciler alignment_;
   AgentDaemonSetReconciler agent_daemonset_;
+  NetworkReconciler networks_;
 
   kube::Controller node_controller_;
   kube::Controller class_controller_;
   kube::Controller status_controller_;
   kube::Controller alignment_controller_;
   kube::Controller agent_controller_;
+  kube::Controller network_controller_;
+  std::jthread network_starter_;
 };
 
 }  // namespace sriovdra::op

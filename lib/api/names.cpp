@@ -23,6 +23,12 @@ const kube::ResourceType kResourceClaims{"resource.k8s.io", "v1", "resourceclaim
                                          true};
 const kube::ResourceType kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",
                                                  "ResourceClaimTemplate", true};
+const kube::ResourceType kSriovNetworks{"sriovnetwork.openshift.io", "v1", "sriovnetworks",
+                                        "SriovNetwork", true};
+const kube::ResourceType kSriovIBNetworks{"sriovnetwork.openshift.io", "v1", "sriovibnetworks",
+                                          "SriovIBNetwork", true};
+const kube::ResourceType kNetworkAttachmentDefinitions{
+    "k8s.cni.cncf.io", "v1", "network-attachment-definitions", "NetworkAttachmentDefinition", true};
 }  // namespace resources
 
 bool attr::isReserved(std::string_view name) {

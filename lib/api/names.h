@@ -23,6 +23,9 @@ extern const kube::ResourceType kDeviceClasses;
 extern const kube::ResourceType kResourceSlices;
 extern const kube::ResourceType kResourceClaims;
 extern const kube::ResourceType kResourceClaimTemplates;
+extern const kube::ResourceType kSriovNetworks;
+extern const kube::ResourceType kSriovIBNetworks;
+extern const kube::ResourceType kNetworkAttachmentDefinitions;
 }  // namespace resources
 
 // Device attributes published for every VF (reference driver, `resourceslice-sriov-observed.json`).

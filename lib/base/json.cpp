@@ -71,6 +71,71 @@ std::string dump(const Value& v) {
   return {buf.GetString(), buf.GetSize()};
 }
 
+std::string indentLikeGo(std::string_view valid_json, std::string_view unit) {
+  std::string out;
+  out.reserve(valid_json.size() * 2);
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  bool opened = false;  // the last token opened an object or array
+  auto newline = [&] {
+    out += '\n';
+    for (int i = 0; i < depth; ++i) out += unit;
+  };
+  for (char c : valid_json) {
+    if (in_string) {
+      out += c;
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
+    bool closes = c == '}' || c == ']';
+    if (opened) {
+      opened = false;
+      if (closes) {  // empty: "{}" or "[]"
+        --depth;
+        out += c;
+        continue;
+      }
+      newline();
+    }
+    switch (c) {
+      case '{':
+      case '[':
+        out += c;
+        ++depth;
+        opened = true;
+        break;
+      case '}':
+      case ']':
+        --depth;
+        newline();
+        out += c;
+        break;
+      case ',':
+        out += c;
+        newline();
+        break;
+      case ':':
+        out += ": ";
+        break;
+      case '"':
+        out += c;
+        in_string = true;
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
 const Value* member(const Value& obj, std::string_view key) {
   if (!obj.IsObject()) return nullptr;
   auto it = find(obj, key);

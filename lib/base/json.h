@@ -24,6 +24,13 @@ Result<Document> parse(std::string_view text);
 // Compact serialisation.
 std::string dump(const Value& v);
 
+// Re-indents valid JSON text (check it with parse() first) as Go's encoding/json Indent does with
+// an empty prefix: every token verbatim (numbers and escapes as written), one member or element
+// per line, `": "` after a key, `{}` and `[]` kept empty. Written by hand because RapidJSON's
+// PrettyWriter re-encodes numbers and strings, and the NetworkAttachmentDefinitions we render must
+// be byte-identical to the SR-IOV network operator's.
+std::string indentLikeGo(std::string_view valid_json, std::string_view unit);
+
 const Value* member(const Value& obj, std::string_view key);
 const Value* objectMember(const Value& obj, std::string_view key);
 const Value* arrayMember(const Value& obj, std::string_view key);

@@ -135,10 +135,11 @@ TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integrati
   // The policy roles (aggregated into admin/edit/view by the controller manager, which this
   // test control plane does not run) grant what they say: an editor manages policies, a viewer
   // only reads them.
-  auto canI = [&](const std::string& verb, const std::string& group) {
+  auto canI = [&](const std::string& verb, const std::string& group,
+                  const std::string& resource = "sriovnetworknodepolicies") {
     return cp
-        ->kubectl({"auth", "can-i", verb, "sriovnetworknodepolicies.sriovnetwork.openshift.io",
-                   "-n", "sriov-dra", "--as", "someone", "--as-group", group})
+        ->kubectl({"auth", "can-i", verb, resource + ".sriovnetwork.openshift.io", "-n",
+                   "sriov-dra", "--as", "someone", "--as-group", group})
         .out;
   };
   CHECK(canI("create", "editors") == "no\n");
@@ -152,6 +153,10 @@ TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integrati
   CHECK(canI("create", "editors") == "yes\n");
   CHECK(canI("list", "viewers") == "yes\n");
   CHECK(canI("delete", "viewers") == "no\n");
+  CHECK(canI("create", "editors", "sriovnetworks") == "yes\n");
+  CHECK(canI("create", "editors", "sriovibnetworks") == "yes\n");
+  CHECK(canI("list", "viewers", "sriovnetworks") == "yes\n");
+  CHECK(canI("create", "viewers", "sriovnetworks") == "no\n");
   // Least privilege: install.yaml deploys the agent itself, so the operator may not write
   // DaemonSets (config/agent-daemonset-rbac grants that where the operator deploys it).
   auto operatorMay = [&](const std::string& verb, const std::string& resource) {

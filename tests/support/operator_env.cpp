@@ -15,8 +15,11 @@ namespace sriovdra::testing {
 
 ControlPlaneOptions OperatorEnv::controlPlaneOptions() {
   // --allow-privileged as on every real cluster: the agent's DaemonSet is privileged.
+  // Multus's NetworkAttachmentDefinition CRD, as on clusters that run networks.
   return {.users = {{"operator", {}}, {"operator-b", {}}, {"restricted", {}}},
           .extra_apiserver_args = {"--allow-privileged=true"},
+          .extra_yaml_files = {sourceDir() +
+                               "/tests/fixtures/crds/network-attachment-definitions.yaml"},
           .audit_log = true};
 }
 

@@ -219,3 +219,17 @@ TEST_CASE("JSON: hostile input is refused with a message, never crashes", "[base
   }
   CHECK(json::parse("  {\"a\": 1}\n").ok());  // whitespace around one value is fine
 }
+
+TEST_CASE("JSON is re-indented as Go's json.Indent does, tokens verbatim", "[json][unit]") {
+  CHECK(json::indentLikeGo(R"( {"a" : 1e3, "b":[ ], "c":{}, "d":"x \"y\" \u00e9, {z}"} )", "  ") ==
+        "{\n"
+        "  \"a\": 1e3,\n"
+        "  \"b\": [],\n"
+        "  \"c\": {},\n"
+        "  \"d\": \"x \\\"y\\\" \\u00e9, {z}\"\n"
+        "}");
+  CHECK(json::indentLikeGo(R"([1,[2,{"k":[true,null]}]])", "\t") ==
+        "[\n\t1,\n\t[\n\t\t2,\n\t\t{\n\t\t\t\"k\": "
+        "[\n\t\t\t\ttrue,\n\t\t\t\tnull\n\t\t\t]\n\t\t}\n\t]\n]");
+  CHECK(json::indentLikeGo("\"s\\\\\"", "  ") == "\"s\\\\\"");
+}
