@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
                                "Check policy YAML against the admission webhook's rules, offline");
   v->add_option("-f,--filename", validate.files, "YAML files ('-' for standard input)")->required();
   v->add_option("-o,--output", validate.output, "text or json")->default_val("text");
+  v->add_option("-n,--namespace", validate.namespace_,
+                "the operator's namespace; objects without one count as in it")
+      ->default_val("sriov-dra");
 
   FixtureArgs fixture;
   auto* f = app.add_subcommand("fixture",

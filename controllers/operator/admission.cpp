@@ -111,11 +111,9 @@ AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationCo
     auto p = decodeObject<api::SriovNetworkNodePolicy>(req);
     if (!p.ok()) return deny("SriovNetworkNodePolicy: " + p.status().message());
     what = "SriovNetworkNodePolicy \"" + p->metadata.name + "\"";
-    f = policy::validateNodePolicy(*p);
-    if (req.namespace_ == ctx.operator_namespace) {
-      f.merge(policy::validateNodePolicyAgainst(*p, ctx.node_policies, ctx.nodes));
-      f.merge(policy::validateNodePolicyAgainstStates(*p, ctx.nodes, ctx.states));
-    }
+    f = req.namespace_ == ctx.operator_namespace
+            ? policy::validateNodePolicyInCluster(*p, ctx.cluster)
+            : policy::validateNodePolicy(*p);
   } else if (req.kind == "SriovResourcePolicy") {
     auto p = decodeObject<api::SriovResourcePolicy>(req);
     if (!p.ok()) return deny("SriovResourcePolicy: " + p.status().message());

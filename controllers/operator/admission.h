@@ -12,6 +12,7 @@
 #include "api/node_state.h"
 #include "api/objects.h"
 #include "api/policies.h"
+#include "policy/validate.h"
 
 namespace sriovdra::op {
 
@@ -38,9 +39,8 @@ AdmissionDecision mutatePolicy(const AdmissionRequest& req);
 
 struct ValidationContext {
   std::string operator_namespace;
-  std::vector<const api::SriovNetworkNodePolicy*> node_policies;  // in the operator namespace
-  std::vector<const api::Node*> nodes;
-  std::vector<const api::SriovNodeState*> states;  // what the agents report
+  // The policies of the operator namespace, the nodes and what their agents report.
+  policy::ClusterView cluster;
 };
 AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationContext& ctx);
 

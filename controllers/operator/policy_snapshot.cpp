@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/pointers.h"
+
 namespace sriovdra::op {
 namespace {
 
@@ -22,10 +24,8 @@ std::shared_ptr<const PolicySnapshot> PolicySnapshots::get() {
   snap->node_policies = sortedByName(caches_.node_policies);
   snap->resource_policies = sortedByName(caches_.resource_policies);
   snap->device_attributes = sortedByName(caches_.device_attributes);
-  policy::Policies all;
-  for (const auto& p : snap->node_policies) all.node_policies.push_back(p.get());
-  for (const auto& p : snap->resource_policies) all.resource_policies.push_back(p.get());
-  for (const auto& d : snap->device_attributes) all.device_attributes.push_back(d.get());
+  policy::Policies all{pointers(snap->node_policies), pointers(snap->resource_policies),
+                       pointers(snap->device_attributes)};
   snap->validated = policy::validatePolicies(all);
   snapshot_ = snap;
   return snapshot_;

@@ -1,6 +1,7 @@
 #include "operator/webhook.h"
 
 #include "base/log.h"
+#include "base/pointers.h"
 #include "operator/admission.h"
 
 namespace sriovdra::op {
@@ -17,10 +18,8 @@ http::Response Webhook::handleValidate(const http::Request& req) {
   auto policies_list = caches_.node_policies.list();
   auto node_list = caches_.nodes.list();
   auto state_list = caches_.states.list();
-  ValidationContext ctx{namespace_, {}, {}, {}};
-  for (const auto& p : policies_list) ctx.node_policies.push_back(p.get());
-  for (const auto& n : node_list) ctx.nodes.push_back(n.get());
-  for (const auto& s : state_list) ctx.states.push_back(s.get());
+  ValidationContext ctx{namespace_,
+                        {pointers(policies_list), pointers(node_list), pointers(state_list)}};
   auto decision = validatePolicy(*review, ctx);
   if (!decision.allowed) {
     SDRA_LOG_INFO << "admission: rejected " << review->kind << " in " << review->namespace_ << ": "

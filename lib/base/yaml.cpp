@@ -8,6 +8,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/strings.h"
+
 namespace sriovdra {
 namespace {
 
@@ -175,9 +177,7 @@ void emit(YAML::Emitter& out, const json::Value& v) {
       // covers 1.1's sexagesimal floats such as a PCI address 0000:11:00.0.
       static const std::set<std::string> kWords = {"true", "false", "yes", "no",   "on",
                                                    "off",  "y",     "n",   "null", "~"};
-      std::string lowered = s;
-      std::transform(lowered.begin(), lowered.end(), lowered.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
+      std::string lowered = asciiLower(s);
       bool ambiguous = s.empty() || kWords.count(lowered) != 0 ||
                        std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' ||
                        s[0] == '+' || s[0] == '.';

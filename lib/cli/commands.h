@@ -30,9 +30,12 @@ int runRender(const RenderArgs& args, Streams io);
 struct ValidateArgs {
   std::vector<std::string> files;
   std::string output = "text";  // text | json
+  // The operator's namespace; objects in the files without a namespace count as in it.
+  std::string namespace_ = "sriov-dra";
 };
-// Applies the webhook's rules to every policy in the files (also the rules between them, for
-// the nodes in the files). Exit code 0 if all are valid, 1 otherwise.
+// Applies the webhook's rules to every policy and network in the files: for node policies those
+// between them and against the Nodes and SriovNodeStates in the files too (the webhook's one
+// function, policy::validateNodePolicyInCluster). Exit code 0 if all are valid, 1 otherwise.
 int runValidate(const ValidateArgs& args, Streams io);
 
 struct FixtureArgs {

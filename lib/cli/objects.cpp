@@ -12,8 +12,9 @@
 namespace sriovdra::cli {
 namespace {
 
-template <typename T>
-Status decodeInto(const json::Value& obj, const std::string& where, std::vector<T>& out) {
+// T decodes the object; Out is what the bundle keeps (T or a base of it).
+template <typename Out, typename T = Out>
+Status decodeInto(const json::Value& obj, const std::string& where, std::vector<Out>& out) {
   auto decoded = T::decode(obj);
   if (!decoded.ok())
     return Status(Code::kInvalidArgument, where + ": " + decoded.status().message());
@@ -80,6 +81,10 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
           st = decodeInto(*obj, where, bundle.resource_policies);
         } else if (kind == "DeviceAttributes") {
           st = decodeInto(*obj, where, bundle.device_attributes);
+        } else if (kind == "SriovNetwork") {
+          st = decodeInto<api::Network, api::SriovNetwork>(*obj, where, bundle.networks);
+        } else if (kind == "SriovIBNetwork") {
+          st = decodeInto<api::Network, api::SriovIBNetwork>(*obj, where, bundle.networks);
         } else if (kind == "Node") {
           st = decodeInto(*obj, where, bundle.nodes);
         } else if (kind == "SriovNodeState" || kind == "SriovNetworkNodeState") {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/networks.h"
 #include "api/node_state.h"
 #include "api/objects.h"
 #include "api/policies.h"
@@ -18,6 +19,7 @@ struct ObjectBundle {
   std::vector<api::SriovNetworkNodePolicy> node_policies;
   std::vector<api::SriovResourcePolicy> resource_policies;
   std::vector<api::DeviceAttributes> device_attributes;
+  std::vector<api::Network> networks;  // SriovNetwork and SriovIBNetwork
   std::vector<api::Node> nodes;
   std::vector<api::SriovNodeState> node_states;  // also upstream SriovNetworkNodeState
   std::vector<api::ResourceSlice> resource_slices;

@@ -3,6 +3,7 @@
 #include "base/pointers.h"
 #include "cli/commands.h"
 #include "cli/objects.h"
+#include "policy/networks.h"
 #include "policy/policy_set.h"
 
 namespace sriovdra::cli {
@@ -29,12 +30,16 @@ int runValidate(const ValidateArgs& args, Streams io) {
     for (const auto& e : f.errors) lines.push_back({object, "error", e});
     for (const auto& w : f.warnings) lines.push_back({object, "warning", w});
   };
-  auto snnps = pointers(bundle->node_policies);
-  auto nodes = pointers(bundle->nodes);
+  policy::ClusterView cluster{pointers(bundle->node_policies), pointers(bundle->nodes),
+                              pointers(bundle->node_states)};
   for (const auto& p : bundle->node_policies) {
-    auto f = policy::validateNodePolicy(p);
-    f.merge(policy::validateNodePolicyAgainst(p, snnps, nodes));
-    report("SriovNetworkNodePolicy/" + p.metadata.name, f);
+    report("SriovNetworkNodePolicy/" + p.metadata.name,
+           policy::validateNodePolicyInCluster(p, cluster));
+  }
+  for (auto n : bundle->networks) {
+    if (n.metadata.namespace_.empty()) n.metadata.namespace_ = args.namespace_;
+    report(std::string(n.kindName()) + "/" + n.metadata.name,
+           policy::validateNetwork(n, args.namespace_));
   }
   for (const auto& p : bundle->resource_policies) {
     report("SriovResourcePolicy/" + p.metadata.name, policy::validateResourcePolicy(p));

@@ -25,6 +25,7 @@
 
 #include "base/files.h"
 #include "base/log.h"
+#include "base/strings.h"
 
 namespace sriovdra::http {
 namespace {
@@ -218,10 +219,7 @@ class HttpSession final : public Session {
     r.target = std::string(req.target());
     r.path = r.target.substr(0, r.target.find('?'));
     for (const auto& field : req) {
-      std::string name(field.name_string());
-      std::transform(name.begin(), name.end(), name.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      r.headers[name] = std::string(field.value());
+      r.headers[asciiLower(field.name_string())] = std::string(field.value());
     }
     r.body = std::move(req.body());
     r.peer = peer_;

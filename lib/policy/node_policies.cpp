@@ -4,7 +4,7 @@
 
 #include "api/vf_range.h"
 #include "base/pointers.h"
-#include "base/pointers.h"
+#include "base/strings.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
 
@@ -15,14 +15,9 @@ using api::parseVfRange;
 using api::VfRange;
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 bool sameId(const std::string& a, const std::string& b) {
   auto norm = [](std::string s) {
-    s = lower(std::move(s));
+    s = asciiLower(s);
     if (s.rfind("0x", 0) == 0) s = s.substr(2);
     return s;
   };
@@ -56,7 +51,7 @@ bool nicSelected(const api::NicSelector& s, const api::InterfaceExt& pf) {
   if (!s.device_id.empty() && !sameId(s.device_id, pf.device_id)) return false;
   if (!s.root_devices.empty() &&
       std::none_of(s.root_devices.begin(), s.root_devices.end(),
-                   [&](const std::string& rd) { return lower(rd) == lower(pf.pci_address); })) {
+                   [&](const std::string& rd) { return equalsIgnoreCase(rd, pf.pci_address); })) {
     return false;
   }
   if (!s.pf_names.empty()) {

@@ -5,6 +5,7 @@
 
 #include "api/names.h"
 #include "api/resource_limits.h"
+#include "base/strings.h"
 #include "policy/selectors.h"
 #include "policy/validate.h"
 
@@ -12,18 +13,13 @@ namespace sriovdra::policy {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 std::string hexId(const std::string& s) {
-  std::string l = lower(s);
+  std::string l = asciiLower(s);
   return l.rfind("0x", 0) == 0 ? l.substr(2) : l;
 }
 
 std::string linkTypeName(const std::string& t) {
-  std::string l = lower(t);
+  std::string l = asciiLower(t);
   if (l == "eth" || l == "ethernet") return "ethernet";
   if (l == "ib" || l == "infiniband") return "infiniband";
   return l.empty() ? "" : "unknown";
@@ -47,14 +43,15 @@ bool filterMatches(const api::ResourceFilter& f, const api::InterfaceExt& pf,
                    const api::VirtualFunction& vf) {
   return anyOf(f.vendors, [&](const auto& v) { return hexId(v) == hexId(pf.vendor); }) &&
          anyOf(f.devices, [&](const auto& d) { return hexId(d) == hexId(vf.device_id); }) &&
-         anyOf(f.pci_addresses, [&](const auto& a) { return lower(a) == lower(vf.pci_address); }) &&
+         anyOf(f.pci_addresses,
+               [&](const auto& a) { return equalsIgnoreCase(a, vf.pci_address); }) &&
          anyOf(f.pf_names,
                [&](const auto& n) {
                  return n == pf.name || std::find(pf.alt_names.begin(), pf.alt_names.end(), n) !=
                                             pf.alt_names.end();
                }) &&
          anyOf(f.pf_pci_addresses,
-               [&](const auto& a) { return lower(a) == lower(pf.pci_address); }) &&
+               [&](const auto& a) { return equalsIgnoreCase(a, pf.pci_address); }) &&
          anyOf(f.drivers, [&](const auto& d) { return d == vf.driver; }) &&
          (f.link_type.empty() || linkTypeName(f.link_type) == linkTypeName(pf.link_type));
 }

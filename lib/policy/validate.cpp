@@ -7,6 +7,7 @@
 #include "api/names.h"
 #include "api/resource_limits.h"
 #include "api/vf_range.h"
+#include "base/strings.h"
 #include "policy/node_policies.h"
 #include "policy/selectors.h"
 
@@ -24,25 +25,62 @@ std::string quote(const std::string& s) { return "\"" + s + "\""; }
 // Whether both policies select some node: one that exists, or any node at all when their
 // nodeSelectors are identical or one of them selects every node (so that a conflict is refused
 // before the nodes carry the labels). `where` says which, for messages (" on node n1").
-bool selectorsCanShareNode(const api::SriovNetworkNodePolicy& a,
-                           const api::SriovNetworkNodePolicy& b,
-                           const std::vector<const api::Node*>& nodes, std::string* where) {
+// Where two policies can configure the same node: the nodes both select, or, before any node
+// carries the labels, every node when their selectors are identical or one is empty.
+struct SharedNodes {
+  bool possible = false;
+  std::string where;                 // for messages: " on node a100-04", ...
+  std::set<std::string> node_names;  // empty = any node
+};
+
+SharedNodes sharedNodes(const api::SriovNetworkNodePolicy& a, const api::SriovNetworkNodePolicy& b,
+                        const std::vector<const api::Node*>& nodes) {
+  SharedNodes out;
   for (const api::Node* n : nodes) {
     if (matchesLabelMap(a.spec.node_selector, n->metadata.labels) &&
         matchesLabelMap(b.spec.node_selector, n->metadata.labels)) {
-      *where = " on node " + n->metadata.name;
-      return true;
+      if (!out.possible) out.where = " on node " + n->metadata.name;
+      out.possible = true;
+      out.node_names.insert(n->metadata.name);
     }
   }
+  if (out.possible) return out;
   if (a.spec.node_selector == b.spec.node_selector) {
-    *where = " on every node they select (their nodeSelectors are identical)";
-    return true;
+    return {true, " on every node they select (their nodeSelectors are identical)", {}};
   }
   if (a.spec.node_selector.empty() || b.spec.node_selector.empty()) {
-    *where = " on every node they both select (an empty nodeSelector selects every node)";
-    return true;
+    return {true, " on every node they both select (an empty nodeSelector selects every node)", {}};
   }
-  return false;
+  return out;
+}
+
+// The PFs the agents report on the shared nodes (every reported PF when any node may be shared).
+std::vector<const api::InterfaceExt*> reportedPfs(
+    const SharedNodes& shared, const std::vector<const api::SriovNodeState*>& states) {
+  std::vector<const api::InterfaceExt*> out;
+  for (const auto* st : states) {
+    if (!shared.node_names.empty() && shared.node_names.count(st->metadata.name) == 0) continue;
+    for (const auto& pf : st->status.interfaces) out.push_back(&pf);
+  }
+  return out;
+}
+
+// Whether the pfNames a and b name one PF: the same name, or the name and an altName (or two
+// altNames) of one PF an agent reports. Returns the explanation for messages ("" when equal).
+std::optional<std::string> samePf(const std::string& a, const std::string& b,
+                                  const std::vector<const api::InterfaceExt*>& pfs) {
+  if (a == b) return std::string();
+  for (const auto* pf : pfs) {
+    auto names = pf->alt_names;
+    names.push_back(pf->name);
+    if (std::find(names.begin(), names.end(), a) != names.end() &&
+        std::find(names.begin(), names.end(), b) != names.end()) {
+      std::string why = " (";
+      why.append(a).append(" and ").append(b).append(" are names of one PF, ");
+      return why.append(pf->pci_address).append(")");
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -163,30 +201,36 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
 
 Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
-                                   const std::vector<const api::Node*>& nodes) {
+                                   const std::vector<const api::Node*>& nodes,
+                                   const std::vector<const api::SriovNodeState*>& states) {
   Findings f;
   for (const auto* o : others) {
     if (o->metadata.name == p.metadata.name) continue;
-    std::string where;
-    if (!selectorsCanShareNode(p, *o, nodes, &where)) continue;
+    auto shared = sharedNodes(p, *o, nodes);
+    if (!shared.possible) continue;
+    const std::string& where = shared.where;
+    auto pfs = reportedPfs(shared, states);
     for (const auto& mine : p.spec.nic_selector.pf_names) {
       auto a = parsePfName(mine);
       if (!a.ok()) continue;
       for (const auto& theirs : o->spec.nic_selector.pf_names) {
         auto b = parsePfName(theirs);
-        if (!b.ok() || a->name != b->name) continue;
+        if (!b.ok()) continue;
+        auto same = samePf(a->name, b->name, pfs);
+        if (!same) continue;
         bool overlap =
             (!a->range && !b->range) || (a->range && b->range && a->range->overlaps(*b->range));
         if (overlap) {
           std::string e = "policy " + quote(p.metadata.name) + ": VF range " + mine;
           e.append(" overlaps policy ").append(quote(o->metadata.name)).append(" (");
-          e.append(theirs).append(")").append(where).append("; give them disjoint ranges such as ");
+          e.append(theirs).append(")").append(where).append(*same);
+          e.append("; give them disjoint ranges such as ");
           e.append(a->name).append("#0-3 and ").append(a->name).append("#4-7");
           f.errors.push_back(std::move(e));
         }
         if (p.spec.externally_managed != o->spec.externally_managed) {
           f.errors.push_back("policy " + quote(p.metadata.name) + ": PF " + a->name +
-                             " is shared with policy " + quote(o->metadata.name) + where +
+                             " is shared with policy " + quote(o->metadata.name) + where + *same +
                              ", which disagrees on externallyManaged; set it the same in "
                              "both");
         }
@@ -268,11 +312,32 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
             .append(where)
             .append("lower numVfs or leave this PF out of nicSelector");
       } else {
-        continue;
+        e.clear();
       }
-      f.errors.push_back(std::move(e));
+      if (!e.empty()) f.errors.push_back(std::move(e));
+      if (!p.spec.externally_managed) continue;
+      // What an externally managed PF must already have: the operator does not change it.
+      if (p.spec.mtu && *p.spec.mtu > pf.mtu) {
+        f.errors.push_back("MTU(" + std::to_string(*p.spec.mtu) + ") in CR " + p.metadata.name +
+                           " is higher than the MTU for the PF externally value(" +
+                           std::to_string(pf.mtu) + where +
+                           "raise the PF's MTU on the host first or lower spec.mtu");
+      }
+      if (!p.spec.link_type.empty() && !pf.link_type.empty() &&
+          !equalsIgnoreCase(p.spec.link_type, pf.link_type)) {
+        f.errors.push_back("LinkType(" + p.spec.link_type + ") in CR " + p.metadata.name +
+                           " is not equal to the LinkType for the PF externally value(" +
+                           pf.link_type + where + "set spec.linkType to the PF's or remove it");
+      }
     }
   }
+  return f;
+}
+
+Findings validateNodePolicyInCluster(const api::SriovNetworkNodePolicy& p, const ClusterView& c) {
+  Findings f = validateNodePolicy(p);
+  f.merge(validateNodePolicyAgainst(p, c.node_policies, c.nodes, c.states));
+  f.merge(validateNodePolicyAgainstStates(p, c.nodes, c.states));
   return f;
 }
 

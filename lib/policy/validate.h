@@ -27,18 +27,33 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p);
 // nodeSelectors are identical or one is empty): pfNames VF ranges must not overlap (as upstream:
 // two entries without a range on one PF overlap; an entry without a range does not conflict
 // with a ranged one), rootDevices must differ, externallyManaged must agree on a shared PF, and
-// excludeTopology must agree for one resourceName.
+// excludeTopology must agree for one resourceName. Two pfNames name one PF when they are equal
+// or are the name and an altName of a PF an agent reports on a shared node (stricter than
+// upstream, which compares the strings only).
 Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
-                                   const std::vector<const api::Node*>& nodes);
-// Rules against what nodes report (their SriovNodeStates): on every node the policy selects, a
-// PF it selects must offer numVfs VFs (totalvfs), and an externallyManaged policy must not ask
-// for more VFs than the PF has, as the upstream webhook checks, with its wording
-// ("numVfs(N) in CR X exceed the maximum allowed value(T) ...", "... is higher than the virtual
-// functions allocated for the PF externally value(V) ...").
+                                   const std::vector<const api::Node*>& nodes,
+                                   const std::vector<const api::SriovNodeState*>& states = {});
+// Rules against what nodes report (their SriovNodeStates), as the upstream webhook checks, with
+// its wording: on every node the policy selects, a PF it selects must offer numVfs VFs
+// ("numVfs(N) in CR X exceed the maximum allowed value(T) ..."); an externallyManaged policy
+// must not ask for more VFs than the PF has ("... is higher than the virtual functions allocated
+// for the PF externally value(V) ..."), nor a higher MTU ("MTU(M) in CR X is higher than the MTU
+// for the PF externally value(V) ..."), nor another link type ("LinkType(L) in CR X is not equal
+// to the LinkType for the PF externally value(V) ...").
 Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
                                          const std::vector<const api::Node*>& nodes,
                                          const std::vector<const api::SriovNodeState*>& states);
+
+// Everything the webhook checks for a policy in the operator namespace, and `sriov-dra validate`
+// for the files it is given: the policy alone, against the other policies, against the nodes'
+// reports. One function, so both always decide alike.
+struct ClusterView {
+  std::vector<const api::SriovNetworkNodePolicy*> node_policies;
+  std::vector<const api::Node*> nodes;
+  std::vector<const api::SriovNodeState*> states;
+};
+Findings validateNodePolicyInCluster(const api::SriovNetworkNodePolicy& p, const ClusterView& c);
 Findings validateResourcePolicy(const api::SriovResourcePolicy& p);
 Findings validateDeviceAttributes(const api::DeviceAttributes& d);
 

@@ -13,6 +13,7 @@
 #include "support/https_get.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
+#include "support/temp_dir.h"
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
@@ -28,7 +29,8 @@ std::string webhookConfigs(const std::string& ns, int port, const std::string& c
       "    caBundle: " + base64Encode(ca) + "\n" +
       "  rules:\n  - apiGroups: [sriovnetwork.openshift.io, sriovnetwork.k8snetworkplumbingwg.io]\n"
       "    apiVersions: ['*']\n    operations: [CREATE, UPDATE]\n"
-      "    resources: [sriovnetworknodepolicies, sriovresourcepolicies, deviceattributes]\n"
+      "    resources: [sriovnetworknodepolicies, sriovresourcepolicies, deviceattributes,\n"
+      "                sriovnetworks, sriovibnetworks]\n"
       "  namespaceSelector: {matchLabels: {sriov-dra-webhook-test: " +
       ns +
       "}}\n"
@@ -66,6 +68,33 @@ spec:
 }
 
 json::Document badRange(const std::string& name) { return nodePolicy(name, 4, "ibp14s0#2-9"); }
+
+// An operator serving the webhook with a fresh certificate, registered with the API server for
+// this test's namespace.
+struct WebhookOperator {
+  std::unique_ptr<testing::OperatorProcess> op;
+  http::Pem ca;
+};
+
+WebhookOperator startWithWebhook(OperatorEnv& env) {
+  std::string certs = env.cp().dir() + "/webhook-" + env.ns();
+  std::filesystem::create_directories(certs);
+  WebhookOperator w{nullptr, http::makeCa("webhook-ca")};
+  auto serving = http::makeCert(w.ca, {.common_name = "sriov-dra-webhook",
+                                       .ip_addresses = {"127.0.0.1"},
+                                       .server = true,
+                                       .client = false});
+  REQUIRE(writeFileAtomic(certs + "/tls.key", serving.key, 0600).isOk());
+  REQUIRE(writeFileAtomic(certs + "/tls.crt", serving.cert).isOk());
+  w.op = env.startOperator({.webhook_cert_dir = certs});
+  w.op->waitReady();
+  REQUIRE(env.admin()
+              .patch(kube::resources::kNamespaces, "", env.ns(), kube::PatchType::kMerge,
+                     R"({"metadata":{"labels":{"sriov-dra-webhook-test":")" + env.ns() + "\"}}}")
+              .ok());
+  env.cp().applyYaml(webhookConfigs(env.ns(), w.op->webhookPort(), w.ca.cert));
+  return w;
+}
 
 }  // namespace
 
@@ -239,4 +268,123 @@ spec:
                state->spec.interfaces[0].name == "ibp17s0" && state->spec.devices.size() == 2;
       },
       30s, [&] { return op->logs(); });
+}
+
+TEST_CASE("sriov-dra validate decides as the webhook does, given what kubectl shows",
+          "[operator][webhook][integration]") {
+  OperatorEnv env("agree");
+  auto w = startWithWebhook(env);
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  auto status = testing::fixture::a100Status(1);
+  status.interfaces[0].alt_names = {"enp14s0np0"};  // ibp14s0
+  env.reportStatus(node, status);
+  const auto& kPolicies = api::resources::kSriovNetworkNodePolicies;
+  // A policy already in place; the webhook's caches must have it and the node's report before
+  // the rows are meaningful (an overlap with it is refused once they do).
+  auto existing = nodePolicy("existing", 4, "ibp14s0#0-3");
+  testing::retarget(existing, env.ns());
+  eventually(
+      [&] {
+        auto created = env.admin().create(kPolicies, env.ns(), existing);
+        return created.ok() || created.status().code() == Code::kAlreadyExists;
+      },
+      40s, [&] { return "the webhook never admitted a valid policy:\n" + w.op->logs(); });
+  eventually(
+      [&] {
+        auto probe = nodePolicy("probe", 8, "enp14s0np0#2-5");
+        testing::retarget(probe, env.ns());
+        auto created = env.admin().create(kPolicies, env.ns(), probe);
+        if (created.ok()) (void)env.admin().remove(kPolicies, env.ns(), "probe");
+        return !created.ok();
+      },
+      30s, [&] { return "the webhook never saw the policy and the node's altName"; });
+
+  struct Row {
+    std::string name;
+    std::string yaml;  // the object, in this test's namespace
+  };
+  auto policy = [&](const std::string& name, const std::string& extra) {
+    return "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetworkNodePolicy\n"
+           "metadata: {name: " +
+           name + "}\nspec:\n  resourceName: " + name +
+           "\n  nodeSelector: {dra-sriov-cx6: \"true\"}\n" + extra;
+  };
+  auto network = [&](const std::string& kind, const std::string& name, const std::string& spec) {
+    return "apiVersion: sriovnetwork.openshift.io/v1\nkind: " + kind +
+           "\nmetadata: {name: " + name + "}\nspec:\n  resourceName: r\n" + spec;
+  };
+  std::vector<Row> rows = {
+      {"valid", policy("valid", "  numVfs: 8\n  nicSelector: {pfNames: ['ibp14s0#4-7']}\n")},
+      {"range past numVfs",
+       policy("past", "  numVfs: 4\n  nicSelector: {pfNames: ['ibp17s0#2-9']}\n")},
+      {"more VFs than the PF has",
+       policy("too-many", "  numVfs: 16\n  nicSelector: {pfNames: [ibp17s0]}\n")},
+      {"overlap through an altName",
+       policy("alias", "  numVfs: 8\n  nicSelector: {pfNames: ['enp14s0np0#3-5']}\n")},
+      {"externally managed above the PF's MTU",
+       policy("ext-mtu",
+              "  numVfs: 1\n  mtu: 9000\n  externallyManaged: true\n"
+              "  nicSelector: {pfNames: [ibp82s0]}\n")},
+      {"externally managed with another link type",
+       policy("ext-link",
+              "  numVfs: 1\n  linkType: eth\n  externallyManaged: true\n"
+              "  nicSelector: {pfNames: [ibp83s0]}\n")},
+      {"a network", network("SriovNetwork", "net", "  vlan: 10\n  ipam: '{\"type\": \"dhcp\"}'\n")},
+      {"a network whose ipam is not JSON",
+       network("SriovNetwork", "bad-ipam", "  ipam: '{type: dhcp}'\n")},
+      {"an InfiniBand network with metaPlugins without a type",
+       network("SriovIBNetwork", "bad-meta", "  metaPlugins: '{\"mtu\": 9000}'\n")},
+  };
+  int denied = 0;
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto obj = yamlObject(row.yaml);
+    testing::retarget(obj, env.ns());
+    std::string kind(json::stringOr(obj, "kind"));
+    const auto& rt = kind == "SriovNetworkNodePolicy" ? kPolicies
+                     : kind == "SriovNetwork"         ? api::resources::kSriovNetworks
+                                                      : api::resources::kSriovIBNetworks;
+    std::string name = kube::ObjectMeta::decode(obj).name;
+    auto created = env.admin().create(rt, env.ns(), obj);
+    if (created.ok()) REQUIRE(env.admin().remove(rt, env.ns(), name).isOk());
+
+    // What a user runs: the cluster as kubectl shows it, and the object they are about to apply.
+    testing::TempDir dir;
+    auto nodes = env.cp().kubectl({"get", "node", node, "-o", "yaml"});
+    auto objects = env.cp().kubectl(
+        {"get", "-n", env.ns(), "-o", "yaml", "sriovnodestates,sriovnetworknodepolicies"});
+    INFO(nodes.err << objects.err);
+    REQUIRE((nodes.exit_code == 0 && objects.exit_code == 0));
+    ProcessSpec spec;
+    spec.argv = {testing::binDir() + "/sriov-dra",
+                 "validate",
+                 "-n",
+                 env.ns(),
+                 "-f",
+                 dir.write("nodes.yaml", nodes.out),
+                 "-f",
+                 dir.write("objects.yaml", objects.out),
+                 "-f",
+                 dir.write("mine.yaml", row.yaml)};
+    auto validated = runProcess(spec, std::chrono::seconds(30));
+    REQUIRE(validated.ok());
+    INFO("webhook: " << (created.ok() ? "allowed" : created.status().message()));
+    INFO("validate: " << validated->out << validated->err);
+    CHECK((validated->exit_code == 0) == created.ok());
+    if (created.ok()) continue;
+    ++denied;
+    // Every error validate names for the object is in the webhook's answer.
+    std::istringstream lines(validated->out);
+    std::string line;
+    std::string prefix = kind;
+    prefix.append("/").append(name).append(": error: ");
+    int errors = 0;
+    while (std::getline(lines, line)) {
+      if (!line.starts_with(prefix)) continue;
+      ++errors;
+      CHECK_THAT(created.status().message(), Catch::Contains(line.substr(prefix.size())));
+    }
+    CHECK(errors > 0);
+  }
+  CHECK(denied == 7);
 }

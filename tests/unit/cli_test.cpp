@@ -21,7 +21,7 @@ struct Run {
   std::string err;
 };
 
-Run render(cli::RenderArgs args) {
+Run render(const cli::RenderArgs& args) {
   std::istringstream in;
   std::ostringstream out, err;
   int code = cli::runRender(args, {in, out, err});
@@ -119,4 +119,36 @@ TEST_CASE("sriov-dra validate applies the webhook's rules", "[cli][unit]") {
                             {in, ok_out, err});
   CHECK(ok == 0);
   CHECK_THAT(ok_out.str(), Catch::Contains("3 object(s) checked, 0 error(s)"));
+}
+
+TEST_CASE("sriov-dra validate checks policies against node reports and networks, as the webhook",
+          "[cli][unit]") {
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::ValidateArgs args{
+      {fixture("policies/against-cluster.yaml"), fixture("cluster/node-a100-04.yaml"),
+       fixture("cluster/nodestate-a100-04.yaml")},
+      "text"};
+  int code = cli::runValidate(args, {in, out, err});
+  CHECK(code == 1);
+  std::string text = out.str();
+  CHECK_THAT(text, Catch::Contains("SriovNetworkNodePolicy/too-many: error: numVfs(16) in CR "
+                                   "too-many exceed the maximum allowed value(8) "
+                                   "interface(ibp14s0) node(a100-04)"));
+  CHECK_THAT(text, Catch::Contains("SriovNetworkNodePolicy/external-mtu: error: MTU(9000) in CR "
+                                   "external-mtu is higher than the MTU for the PF externally "
+                                   "value(4092)"));
+  CHECK_THAT(text,
+             Catch::Contains("SriovNetwork/bad-ipam: error: ipam must be a valid JSON object"));
+  CHECK_THAT(text, Catch::Contains("SriovIBNetwork/elsewhere: error: .Spec.NetworkNamespace field "
+                                   "can't be specified if the resource is not in the sriov-dra "
+                                   "namespace"));
+  CHECK_THAT(text, Catch::Contains("5 object(s) checked, 4 error(s)"));
+  CHECK(text.find("cx6-vf") == std::string::npos);
+
+  // The operator's namespace is a flag: there, networkNamespace is allowed.
+  std::ostringstream moved;
+  args.namespace_ = "apps";
+  cli::runValidate(args, {in, moved, err});
+  CHECK(moved.str().find("SriovIBNetwork/elsewhere") == std::string::npos);
 }

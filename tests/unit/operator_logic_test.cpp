@@ -138,7 +138,7 @@ std::string review(const std::string& kind, const std::string& ns, const std::st
 
 TEST_CASE("admission: defaults, rejections and the wrong namespace",
           "[operator][admission][unit]") {
-  op::ValidationContext ctx{"sriov-dra", {}, {}};
+  op::ValidationContext ctx{"sriov-dra", {}};
   SECTION("mutation adds priority and isRdma for InfiniBand") {
     auto req = op::parseAdmissionReview(
         review("SriovNetworkNodePolicy", "sriov-dra",

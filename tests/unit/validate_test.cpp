@@ -158,6 +158,84 @@ TEST_CASE("numVfs is checked against the totalvfs nodes report, in upstream's wo
             .empty());
 }
 
+TEST_CASE("an externally managed policy may not ask for a higher MTU or another link type",
+          "[policy][validate][unit]") {
+  auto n1 = node("n1", {{"sriov", "true"}});
+  api::SriovNodeState s1;
+  s1.metadata.name = "n1";
+  s1.status = a100Status(1);  // IB PFs at MTU 4092
+  auto external = [](std::optional<int64_t> mtu, std::string link_type) {
+    auto p = NodePolicy("ext").pf("ibp14s0").numVfs(1).nodeSelector({{"sriov", "true"}}).get();
+    p.spec.externally_managed = true;
+    p.spec.mtu = mtu;
+    p.spec.link_type = std::move(link_type);
+    return p;
+  };
+  auto check = [&](const api::SriovNetworkNodePolicy& p) {
+    return policy::validateNodePolicyAgainstStates(p, {&n1}, {&s1}).errors;
+  };
+  CHECK(check(external(4092, "ib")).empty());  // link types compare without case, as upstream
+  CHECK(check(external(std::nullopt, "")).empty());
+  CHECK(check(external(9000, "IB")) ==
+        std::vector<std::string>{"MTU(9000) in CR ext is higher than the MTU for the PF "
+                                 "externally value(4092) interface(ibp14s0) node(n1); raise the "
+                                 "PF's MTU on the host first or lower spec.mtu"});
+  CHECK(check(external(2048, "eth")) ==
+        std::vector<std::string>{"LinkType(eth) in CR ext is not equal to the LinkType for the PF "
+                                 "externally value(IB) interface(ibp14s0) node(n1); set "
+                                 "spec.linkType to the PF's or remove it"});
+  auto managed = external(9000, "eth");
+  managed.spec.externally_managed = false;  // the agent sets MTU and checks the link itself
+  CHECK(check(managed).empty());
+}
+
+TEST_CASE("a PF named by one policy and by its altName in another is one PF",
+          "[policy][validate][unit]") {
+  auto n1 = node("n1", {{"sriov", "true"}});
+  auto n2 = node("n2", {{"sriov", "true"}});
+  api::SriovNodeState s1;
+  s1.metadata.name = "n1";
+  s1.status = a100Status(1);
+  s1.status.interfaces[0].alt_names = {"enp14s0np0"};  // ibp14s0, 0000:0e:00.0
+  auto by_name = NodePolicy("a").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
+  auto by_alt = NodePolicy("b").pf("enp14s0np0#2-5").nodeSelector({{"sriov", "true"}}).get();
+  auto disjoint = NodePolicy("c").pf("enp14s0np0#6-7").nodeSelector({{"sriov", "true"}}).get();
+  auto f = policy::validateNodePolicyAgainst(by_alt, {&by_name, &disjoint}, {&n1, &n2}, {&s1});
+  REQUIRE(f.errors.size() == 1);
+  CHECK(f.errors[0] ==
+        "policy \"b\": VF range enp14s0np0#2-5 overlaps policy \"a\" (ibp14s0#0-3) on node n1 "
+        "(enp14s0np0 and ibp14s0 are names of one PF, " +
+            s1.status.interfaces[0].pci_address +
+            "); give them disjoint ranges such as enp14s0np0#0-3 and enp14s0np0#4-7");
+  // Without the report the names are two PFs; on a node that does not report the alias too.
+  CHECK(policy::validateNodePolicyAgainst(by_alt, {&by_name}, {&n1, &n2}).errors.empty());
+  auto n3 = node("n3", {{"pool", "b"}});
+  api::SriovNodeState s3 = s1;
+  s3.metadata.name = "n3";
+  auto on_n3 = NodePolicy("d").pf("ibp14s0#0-3").nodeSelector({{"pool", "b"}}).get();
+  auto on_n1 = NodePolicy("e").pf("enp14s0np0#0-3").nodeSelector({{"sriov", "true"}}).get();
+  CHECK(policy::validateNodePolicyAgainst(on_n1, {&on_n3}, {&n1, &n3}, {&s1, &s3})
+            .errors.empty());  // no node has both
+}
+
+TEST_CASE(
+    "the webhook's one function checks the policy alone, between policies and against "
+    "the reports",
+    "[policy][validate][unit]") {
+  auto n1 = node("n1", {{"sriov", "true"}});
+  api::SriovNodeState s1;
+  s1.metadata.name = "n1";
+  s1.status = a100Status(1);
+  auto other = NodePolicy("other").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
+  auto p = NodePolicy("p").pf("ibp14s0#3-8").numVfs(9).nodeSelector({{"sriov", "true"}}).get();
+  auto f = policy::validateNodePolicyInCluster(p, {{&other}, {&n1}, {&s1}});
+  std::string all = joined(f.errors);
+  CHECK_THAT(all, Catch::Contains("overlaps policy \"other\""));
+  CHECK_THAT(all, Catch::Contains("numVfs(9) in CR p exceed the maximum allowed value(8)"));
+  CHECK(f.errors.size() == 2);
+  CHECK(policy::validateNodePolicyInCluster(p, {}).ok());  // alone it is valid
+}
+
 TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit]") {
   SECTION("selectors") {
     api::SriovResourcePolicy p = ResourcePolicy("p").config({}).get();
