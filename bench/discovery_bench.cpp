@@ -21,7 +21,7 @@ struct Node {
     std::filesystem::remove_all(root);
     if (!host::writeFixture("many-pfs", root).isOk()) std::abort();
     host::SimulatedKernel k(root);
-    auto t = host::discover(k);
+    auto t = host::discover(k, k);
     for (const auto& pf : t->pfs) {
       if (!k.write("sys/bus/pci/devices/" + pf.pci_address + "/sriov_numvfs", "256").isOk())
         std::abort();
@@ -36,10 +36,10 @@ Node& node() {
 }
 
 void BM_Discover16x256(benchmark::State& state) {  // NOLINT(readability-identifier-naming)
-  host::RealSysfs fs(node().root);
+  host::SimulatedKernel fs(node().root);
   size_t vfs = 0;
   for (auto _ : state) {  // NOLINT(clang-analyzer-deadcode.DeadStores): benchmark's idiom
-    auto t = host::discover(fs);
+    auto t = host::discover(fs, fs);
     vfs = 0;
     for (const auto& pf : t->pfs) vfs += pf.vfs.size();
     benchmark::DoNotOptimize(t);
@@ -49,8 +49,8 @@ void BM_Discover16x256(benchmark::State& state) {  // NOLINT(readability-identif
 BENCHMARK(BM_Discover16x256)->Unit(benchmark::kMillisecond);
 
 void BM_BuildSlices4096(benchmark::State& state) {  // NOLINT(readability-identifier-naming)
-  host::RealSysfs fs(node().root);
-  auto t = host::discover(fs);
+  host::SimulatedKernel fs(node().root);
+  auto t = host::discover(fs, fs);
   std::vector<api::Device> devices;
   for (const auto& pf : t->pfs) {
     for (const auto& vf : pf.vfs) {

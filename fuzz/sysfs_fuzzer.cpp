@@ -77,6 +77,7 @@ const host::RealSysfs& fixture() {
 extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
     const uint8_t* data, size_t size) {
   FuzzedSysfs fs(fixture(), {reinterpret_cast<const char*>(data), size});
-  (void)host::discover(fs);
+  static host::SimulatedKernel netlink(fixture().root());
+  (void)host::discover(fs, netlink);
   return 0;
 }

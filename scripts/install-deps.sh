@@ -15,6 +15,9 @@ packages=(
   # (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl are built from Go
   # modules by build-kubernetes.sh)
   prometheus
+  # the host tests create network interfaces (veth) with ip, to check our netlink against the
+  # running kernel
+  iproute2
 )
 
 missing=()

@@ -44,10 +44,11 @@ std::string nowString() { return formatRfc3339(std::chrono::system_clock::now())
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-             std::shared_ptr<host::PreparedSource> prepared, AgentOptions options,
-             kube::EventRecorder& events)
+             std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::PreparedSource> prepared,
+             AgentOptions options, kube::EventRecorder& events)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
+      netlink_(std::move(netlink)),
       prepared_(std::move(prepared)),
       options_(std::move(options)),
       events_(events),
@@ -172,7 +173,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
   // destroys or rebinds a VF, the API server and the host are asked too (host/prepared.h).
   host::PreparedVfs in_use = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
   bool asked_everyone = prepared_ == nullptr;
-  Result<host::Topology> topology = host::discover(*sysfs_);
+  Result<host::Topology> topology = host::discover(*sysfs_, *netlink_);
   bool wrote_in_progress = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
     auto plan = host::planHost(spec, *topology, record, in_use);
@@ -209,7 +210,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     }
     bool failed = false;
     for (const auto& action : plan.actions) {
-      Status st = host::applyAction(*sysfs_, action);
+      Status st = host::applyAction(*sysfs_, *netlink_, action);
       SDRA_LOG_INFO << action.describe() << (st.isOk() ? "" : ": " + st.message());
       if (!st.isOk()) {
         outcome.errors.push_back(action.describe() + ": " + st.message());
@@ -217,7 +218,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
         break;
       }
     }
-    topology = host::discover(*sysfs_);
+    topology = host::discover(*sysfs_, *netlink_);
     if (failed) break;
   }
   return topology;

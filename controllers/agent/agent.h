@@ -1,9 +1,9 @@
 #pragma once
 // The node agent's controller: makes the host match this node's SriovNodeState.spec and reports
 // what is there.
-//   1. discover the PCI topology (sysfs), plan (host/plan.h), apply the plan (the only writer of
-//      sysfs), discover again; repeat while the plan has work (VFs appear before their drivers
-//      can be set), at most a few passes;
+//   1. discover the PCI topology (sysfs, netlink), plan (host/plan.h), apply the plan (the only
+//      writer of sysfs and devlink), discover again; repeat while the plan has work (VFs appear
+//      before their drivers can be set), at most a few passes;
 //   2. write status (server-side apply, field manager sriov-dra-agent, only when it changed):
 //      PFs/VFs, GPUs, PCIe tree, alignment, syncStatus, lastSyncError, conditions Ready,
 //      Progressing, Degraded, Blocked, observedGeneration;
@@ -23,6 +23,7 @@
 
 #include "api/node_state.h"
 #include "api/resource.h"
+#include "host/netlink.h"
 #include "host/plan.h"
 #include "host/prepared.h"
 #include "host/sync_status.h"
@@ -46,8 +47,8 @@ struct AgentOptions {
 class Agent {
  public:
   Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-        std::shared_ptr<host::PreparedSource> prepared, AgentOptions options,
-        kube::EventRecorder& events);
+        std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::PreparedSource> prepared,
+        AgentOptions options, kube::EventRecorder& events);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -86,6 +87,7 @@ class Agent {
 
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
+  std::shared_ptr<host::Netlink> netlink_;
   std::shared_ptr<host::PreparedSource> prepared_;
   const AgentOptions options_;
   kube::EventRecorder& events_;

@@ -313,9 +313,8 @@ Status Plugin::applyPlan(dra::PreparePlan& plan) {
     if (const auto& target = plan.vfs[i].rebind_to) {
       auto current = host::readVfAccess(*sysfs_, d.pci_address);
       if (!current.ok()) return current.status();
-      host::Action bind{host::Action::Kind::kBindDriver, "", d.pci_address, *target,
-                        current->driver};
-      if (Status st = host::applyAction(*sysfs_, bind); !st.isOk()) {
+      if (Status st = host::bindDriver(*sysfs_, d.pci_address, *target, current->driver);
+          !st.isOk()) {
         return Status(st.code(), "binding " + d.pci_address + " to " + driverText(*target) + ": " +
                                      st.message());
       }
@@ -380,8 +379,7 @@ Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
     // Back to a kernel driver by clearing driver_override (the kernel picks the VF's own), so no
     // override sticks; a user-space original (a vfio-pci VF group) is set again by name.
     std::string target = host::isUserspaceDriver(d.original_driver) ? d.original_driver : "";
-    host::Action back{host::Action::Kind::kBindDriver, "", d.pci_address, target, current->driver};
-    if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
+    if (Status st = host::bindDriver(*sysfs_, d.pci_address, target, current->driver); !st.isOk()) {
       return Status(st.code(), "restoring " + d.pci_address + " to " +
                                    driverText(d.original_driver) + ": " + st.message());
     }
@@ -445,8 +443,7 @@ Status Plugin::cleanUpUnrecorded(const std::string& uid) {
   for (const auto& pci : vfs) {
     auto current = host::readVfAccess(*sysfs_, pci);
     if (!current.ok() || !host::isUserspaceDriver(current->driver)) continue;
-    host::Action back{host::Action::Kind::kBindDriver, "", pci, "", current->driver};
-    if (Status st = host::applyAction(*sysfs_, back); !st.isOk()) {
+    if (Status st = host::bindDriver(*sysfs_, pci, "", current->driver); !st.isOk()) {
       return Status(st.code(), "restoring " + pci + " to its default driver: " + st.message());
     }
     SDRA_LOG_INFO << "restored " << pci << " (of the unrecorded claim " << uid << ") from "

@@ -36,12 +36,16 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   auto client = kube::Client::create(*config);
   if (!client.ok()) return fail(client.status().message());
   std::shared_ptr<host::Sysfs> sysfs;
+  std::shared_ptr<host::Netlink> netlink;
   if (o.simulate_kernel) {
     SDRA_LOG_WARN << "SIMULATION: --simulate-kernel makes writes under " << o.sysfs_root
-                  << " behave like the kernel; no hardware is touched";
-    sysfs = std::make_shared<host::SimulatedKernel>(o.sysfs_root);
+                  << " and netlink behave like the kernel; no hardware is touched";
+    auto kernel = std::make_shared<host::SimulatedKernel>(o.sysfs_root);
+    sysfs = kernel;
+    netlink = kernel;
   } else {
     sysfs = std::make_shared<host::RealSysfs>(o.sysfs_root);
+    netlink = std::make_shared<host::KernelNetlink>();
   }
 
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
@@ -66,7 +70,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
     events.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, meta),
                    "CheckpointUnreadable", st.message());
   }
-  agent = std::make_unique<agent::Agent>(*client, sysfs, plugin,
+  agent = std::make_unique<agent::Agent>(*client, sysfs, netlink, plugin,
                                          agent::AgentOptions{.node_name = o.node,
                                                              .namespace_ = ns,
                                                              .state_dir = o.state_dir,

@@ -20,8 +20,15 @@ int runFixture(const FixtureArgs& args, Streams io) {
 }
 
 int runDiscover(const DiscoverArgs& args, Streams io) {
-  host::RealSysfs fs(args.sysfs_root);
-  auto topology = host::discover(fs);
+  // The machine's own sysfs goes with its netlink; any other root is a fixture or a copied tree,
+  // whose netlink answers (altNames, eSwitch modes) are the ones kept beside it (simulated/).
+  Result<host::Topology> topology = Status(Code::kInternal, "not discovered");
+  if (args.sysfs_root == "/") {
+    topology = host::discover(host::RealSysfs("/"), host::KernelNetlink());
+  } else {
+    host::SimulatedKernel tree(args.sysfs_root);
+    topology = host::discover(tree, tree);
+  }
   if (!topology.ok()) {
     io.err << "error: " << topology.status().message() << "\n";
     return 1;

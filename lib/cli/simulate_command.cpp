@@ -6,6 +6,7 @@
 #include "dra/simulate.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
+#include "host/simulated_kernel.h"
 
 namespace sriovdra::cli {
 
@@ -20,8 +21,8 @@ int runSimulate(const SimulateArgs& args, Streams io) {
   std::filesystem::remove_all(dir, ec);
   Status written = host::writeFixture(args.topology, dir.string());
   if (!written.isOk()) return fail(io, written.message());
-  host::RealSysfs sysfs(dir.string());
-  auto topology = host::discover(sysfs);
+  host::SimulatedKernel kernel(dir.string());
+  auto topology = host::discover(kernel, kernel);
   std::filesystem::remove_all(dir, ec);
   if (!topology.ok()) return fail(io, topology.status().message());
 

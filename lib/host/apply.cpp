@@ -2,21 +2,27 @@
 
 namespace sriovdra::host {
 
-Status applyAction(Sysfs& fs, const Action& a) {
+Status bindDriver(Sysfs& fs, const std::string& vf, const std::string& driver,
+                  const std::string& from) {
+  if (!from.empty()) {
+    Status st = fs.write("sys/bus/pci/drivers/" + from + "/unbind", vf);
+    if (!st.isOk() && st.sysErrno() != ENODEV) return st;
+  }
+  SDRA_RETURN_IF_ERROR(
+      fs.write("sys/bus/pci/devices/" + vf + "/driver_override", driver.empty() ? "\n" : driver));
+  return fs.write("sys/bus/pci/drivers_probe", vf);
+}
+
+Status applyAction(Sysfs& fs, Netlink& nl, const Action& a) {
   switch (a.kind) {
     case Action::Kind::kSetNumVfs:
       return fs.write("sys/bus/pci/devices/" + a.target + "/sriov_numvfs", a.value);
     case Action::Kind::kSetMtu:
       return fs.write("sys/class/net/" + a.target + "/mtu", a.value);
-    case Action::Kind::kBindDriver: {
-      std::string dev = "sys/bus/pci/devices/" + a.target;
-      if (!a.from.empty()) {
-        Status st = fs.write("sys/bus/pci/drivers/" + a.from + "/unbind", a.target);
-        if (!st.isOk() && st.sysErrno() != ENODEV) return st;
-      }
-      SDRA_RETURN_IF_ERROR(fs.write(dev + "/driver_override", a.value.empty() ? "\n" : a.value));
-      return fs.write("sys/bus/pci/drivers_probe", a.target);
-    }
+    case Action::Kind::kBindDriver:
+      return bindDriver(fs, a.target, a.value, a.from);
+    case Action::Kind::kSetEswitchMode:
+      return nl.setEswitchMode(a.target, a.value);
   }
   return Status(Code::kInternal, "unknown action");
 }

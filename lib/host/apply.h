@@ -1,12 +1,19 @@
 #pragma once
-// Carries out one planned action through the Sysfs: the only code that writes to sysfs.
+// Carries out one planned action through the Sysfs or the Netlink: the only code that changes
+// the host.
+#include "host/netlink.h"
 #include "host/plan.h"
 #include "host/sysfs.h"
 
 namespace sriovdra::host {
 
-// Binding: unbind from the current driver, set driver_override (cleared for the default
-// driver), then drivers_probe. Errors keep errno (EBUSY is worth a retry).
-Status applyAction(Sysfs& sysfs, const Action& action);
+// Binds the VF to `driver` ("" = its default driver): unbind from `from` (the driver bound now,
+// "" = none), set driver_override (cleared for the default driver), then drivers_probe. Errors
+// keep errno (EBUSY is worth a retry).
+Status bindDriver(Sysfs& sysfs, const std::string& vf, const std::string& driver,
+                  const std::string& from);
+
+// kSetNumVfs, kSetMtu and kBindDriver through sysfs, kSetEswitchMode through devlink.
+Status applyAction(Sysfs& sysfs, Netlink& netlink, const Action& action);
 
 }  // namespace sriovdra::host

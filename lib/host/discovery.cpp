@@ -1,6 +1,7 @@
 #include "host/discovery.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <map>
 #include <set>
@@ -105,7 +106,7 @@ Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
 
 // Long on purpose: one walk over sys/bus/pci/devices that sorts each device into PFs, VFs, GPUs
 // and the PCIe tree as it goes.
-Result<Topology> discover(const Sysfs& fs) {
+Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
   auto bdfs = fs.list("sys/bus/pci/devices");
   if (!bdfs.ok()) {
     return Status(Code::kNotFound, "cannot list sys/bus/pci/devices under \"" + fs.root() + "\": " +
@@ -163,7 +164,14 @@ Result<Topology> discover(const Sysfs& fs) {
     pf.pcie_switch = where->pcie_switch;
     pf.numa_node = numa;
     pf.name = firstEntry(fs, dir + "/net");
+    // Drivers without an eSwitch (and kernels without devlink) are in legacy mode, as upstream
+    // reports them; any other failure to ask is a warning.
     pf.eswitch_mode = "legacy";
+    if (auto mode = nl.eswitchMode(bdf); mode.ok()) {
+      pf.eswitch_mode = *mode;
+    } else if (int e = mode.status().sysErrno(); e != EOPNOTSUPP && e != ENOENT && e != ENODEV) {
+      t.warnings.push_back("PF " + bdf + ": " + mode.status().message());
+    }
     if (!pf.name.empty()) {
       std::string net = dir + "/net/" + pf.name;
       std::string type = fs.read(net + "/type").valueOr("");
@@ -176,8 +184,11 @@ Result<Topology> discover(const Sysfs& fs) {
       std::string f = fs.read(net + "/flags").valueOr("0x0");
       std::from_chars(f.data() + (f.rfind("0x", 0) == 0 ? 2 : 0), f.data() + f.size(), flags, 16);
       pf.link_admin_state = (flags & 0x1) != 0 ? "up" : "down";
-      std::string mode = fs.read(net + "/compat/devlink/mode").valueOr("");
-      if (!mode.empty()) pf.eswitch_mode = mode;
+      if (auto alt = nl.altNames(pf.name); alt.ok()) {
+        pf.alt_names = *alt;
+      } else {
+        t.warnings.push_back("PF " + bdf + ": " + alt.status().message());
+      }
     }
     pf.rdma_device = firstEntry(fs, dir + "/infiniband");
     auto entries = fs.list(dir);

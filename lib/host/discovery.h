@@ -4,17 +4,19 @@
 // with NUMA nodes. The PCIe root is computed as Kubernetes computes
 // resource.kubernetes.io/pcieRoot: the first component after sys/devices/ of the resolved
 // sys/bus/pci/devices/<bdf> link. Read-only. A device that cannot be read is skipped with a
-// warning; discovery itself fails only when sys/bus/pci/devices cannot be listed.
+// warning; discovery itself fails only when sys/bus/pci/devices cannot be listed. Through the
+// Netlink: each PF's altNames and eSwitch mode ("legacy" when its driver has none).
 #include <string>
 #include <vector>
 
 #include "api/node_state.h"
 #include "host/model.h"
+#include "host/netlink.h"
 #include "host/sysfs.h"
 
 namespace sriovdra::host {
 
-Result<Topology> discover(const Sysfs& sysfs);
+Result<Topology> discover(const Sysfs& sysfs, const Netlink& netlink);
 
 struct PciPlacement {
   std::string root;                  // "pci0000:00"

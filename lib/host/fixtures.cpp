@@ -18,6 +18,7 @@ struct Nic {
   int mtu;
   int speed;
   int sriov_offset = 1;
+  std::vector<std::string> alt_names;  // what netlink reports (simulated/netlink/altnames)
 };
 
 struct Gpu {
@@ -143,6 +144,10 @@ class Builder {
     std::snprintf(mac, sizeof mac, "b8:ce:f6:%02x:%02x:%02x", a.bus, a.device, a.function);
     SDRA_RETURN_IF_ERROR(t_.file(net + "/address", mac));
     SDRA_RETURN_IF_ERROR(t_.link("sys/class/net/" + n.name, net));
+    if (!n.alt_names.empty()) {
+      SDRA_RETURN_IF_ERROR(
+          t_.file("simulated/netlink/altnames/" + n.name, join(n.alt_names, "\n")));
+    }
     if (n.driver == "mlx5_core") SDRA_RETURN_IF_ERROR(addRdmaDevice(t_, dir, next_rdma_++));
     return Status::ok();
   }
@@ -203,6 +208,8 @@ std::vector<Root> topology(const std::string& name) {
     // 256 VFs each; PF1's VFs start after PF0's (routing ids 0x3b08.. and 0x3c08..).
     Nic f0{"0000:3b:00.0", "ens1f0", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 8};
     Nic f1{"0000:3b:00.1", "ens1f1", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 263};
+    f0.alt_names = {"enp59s0f0np0"};  // the path name systemd gives it beside the slot name
+    f1.alt_names = {"enp59s0f1np1"};
     return {{"pci0000:3a", 0, "0000:3a:00.0", {}, {}, {f0, f1}}};
   }
   if (name == "many-pfs") {

@@ -7,7 +7,8 @@
 //                   (NUMA 1), each with one PCIe switch holding 2 A100 GPUs (10de:20b2) and 2
 //                   ConnectX-6 InfiniBand PFs (15b3:101b, VF 101c, mlx5_core, 8 VFs), named and
 //                   addressed as on the reference cluster (ibp14s0 0000:0e:00.0, ...).
-//   e810-ethernet   two Intel E810 Ethernet PFs (8086:1593, VF 1889, ice/iavf, 256 VFs each).
+//   e810-ethernet   two Intel E810 Ethernet PFs (8086:1593, VF 1889, ice/iavf, 256 VFs each),
+//                   ens1f0/ens1f1 with the altNames enp59s0f0np0/enp59s0f1np1, eSwitch legacy.
 //   shared-root     one root complex pci0000:00 with two switches, each holding a GPU and a NIC:
 //                   a shared pcieRoot does not mean a shared switch there.
 //   many-pfs        eight dual-port E810 NICs on eight roots: 16 PFs x 256 VFs (benchmarks).

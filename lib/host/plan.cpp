@@ -1,17 +1,10 @@
 #include "host/plan.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "base/strings.h"
 
 namespace sriovdra::host {
-namespace {
-
-std::string upper(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-}  // namespace
 namespace {
 
 std::vector<std::string> claimsOn(const api::InterfaceExt& pf, const PreparedVfs& prepared) {
@@ -44,6 +37,8 @@ std::string Action::describe() const {
       return "set sriov_numvfs of " + target + " to " + value;
     case Kind::kSetMtu:
       return "set the MTU of " + target + " to " + value;
+    case Kind::kSetEswitchMode:
+      return "set the eSwitch mode of pci/" + target + " to " + value;
     case Kind::kBindDriver:
       return "bind " + target + " to " +
              (value.empty() ? std::string("its default driver") : value) +
@@ -70,18 +65,24 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     std::string who = describePf(pf);
     // Settings this agent does not change on the host are checked, never silently ignored.
     if (!itf.link_type.empty() && !pf.link_type.empty() &&
-        upper(itf.link_type) != upper(pf.link_type)) {
+        !equalsIgnoreCase(itf.link_type, pf.link_type)) {
       plan.errors.push_back(who + ": linkType " + itf.link_type + " is asked, the port is " +
                             pf.link_type +
                             "; the link type is a firmware setting (mlxconfig LINK_TYPE_P<n>) "
                             "that the agent does not change");
     }
-    if (!itf.eswitch_mode.empty() && !pf.eswitch_mode.empty() &&
-        itf.eswitch_mode != pf.eswitch_mode) {
-      plan.errors.push_back(who + ": eSwitchMode " + itf.eswitch_mode + " is asked, the PF is in " +
-                            pf.eswitch_mode + "; changing it (devlink) is not supported yet");
-    }
+    // An empty eSwitchMode means legacy, as upstream reads the spec.
+    std::string mode = itf.eswitch_mode.empty() ? "legacy" : itf.eswitch_mode;
+    bool mode_change = !pf.eswitch_mode.empty() && mode != pf.eswitch_mode;
     if (itf.externally_managed) {
+      if (mode_change) {
+        std::string e = who;
+        e.append(" is externally managed and in eSwitch mode ").append(pf.eswitch_mode);
+        e.append(", not the ").append(mode).append(" the policy expects; change it on the host ");
+        e.append("(devlink dev eswitch set pci/").append(pf.pci_address).append(" mode ");
+        e.append(mode).append("), or the policy's eSwitchMode");
+        plan.errors.push_back(std::move(e));
+      }
       if (pf.num_vfs < itf.num_vfs) {
         plan.errors.push_back(who + " is externally managed and has " + std::to_string(pf.num_vfs) +
                               " VFs, fewer than the " + std::to_string(itf.num_vfs) +
@@ -95,19 +96,28 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
                               "; lower numVfs in the policy");
         continue;
       }
-      if (itf.num_vfs != pf.num_vfs) {
+      if (itf.num_vfs != pf.num_vfs || mode_change) {
         auto claims = claimsOn(pf, prepared);
         if (!claims.empty()) {
-          plan.blocked.push_back({pf.pci_address, claims,
-                                  who + " has VFs prepared for pods; changing its VF count from " +
-                                      std::to_string(pf.num_vfs) + " to " +
-                                      std::to_string(itf.num_vfs) + " would destroy them"});
+          plan.blocked.push_back(
+              {pf.pci_address, claims,
+               who + " has VFs prepared for pods; " +
+                   (mode_change ? "changing its eSwitch mode to " + mode
+                                : "changing its VF count from " + std::to_string(pf.num_vfs) +
+                                      " to " + std::to_string(itf.num_vfs)) +
+                   " would destroy them"});
           continue;
         }
-        if (pf.num_vfs > 0 && itf.num_vfs > 0) {
+        // The kernel's order: VFs to 0, the eSwitch mode, then the VFs back.
+        if (pf.num_vfs > 0 && (itf.num_vfs > 0 || mode_change)) {
           plan.actions.push_back(
               {Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address, "0", ""});
         }
+        if (mode_change) {
+          plan.actions.push_back(
+              {Action::Kind::kSetEswitchMode, pf.pci_address, pf.pci_address, mode, ""});
+        }
+        if (itf.num_vfs == 0 && (pf.num_vfs == 0 || mode_change)) continue;
         plan.actions.push_back({Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address,
                                 std::to_string(itf.num_vfs), ""});
         // Drivers and VF MTUs follow on the next pass, once the VFs exist.
@@ -147,7 +157,8 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     auto it = pfs.find(pci);
     if (it == pfs.end()) continue;
     const api::InterfaceExt& pf = *it->second;
-    if (pf.num_vfs == 0) continue;
+    bool switchdev = pf.eswitch_mode == "switchdev";
+    if (pf.num_vfs == 0 && !switchdev) continue;
     auto claims = claimsOn(pf, prepared);
     if (!claims.empty()) {
       plan.configured.insert(pci);  // still ours until it can be reset
@@ -156,7 +167,8 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
                                                "resetting it would destroy them"});
       continue;
     }
-    plan.actions.push_back({Action::Kind::kSetNumVfs, pci, pci, "0", ""});
+    if (pf.num_vfs > 0) plan.actions.push_back({Action::Kind::kSetNumVfs, pci, pci, "0", ""});
+    if (switchdev) plan.actions.push_back({Action::Kind::kSetEswitchMode, pci, pci, "legacy", ""});
   }
   return plan;
 }

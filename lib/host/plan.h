@@ -6,8 +6,11 @@
 // * MTU: raise a PF's MTU to the spec (never lower it); set netdevice VF MTUs of a group.
 // * PFs this agent configured earlier (the record) and that left the spec are reset to 0 VFs.
 // * PFs marked externally managed keep their VF count (an error if it is too low).
-// * linkType and eSwitchMode are not changed: a PF that differs from the spec is an error naming
-//   the field (never reported as matching).
+// * eSwitchMode (empty = legacy): a PF in another mode gets, in the order the kernel requires,
+//   sriov_numvfs 0 (when it has VFs), the mode through devlink, then its VF count. An externally
+//   managed PF in another mode is an error. PFs reset on leaving the spec go back to legacy.
+// * linkType is not changed (a firmware setting): a PF that differs from the spec is an error
+//   naming the field (never reported as matching).
 // * Never destroys or rebinds a VF that is prepared for a pod: that PF is reported Blocked with
 //   the claims instead.
 // Drivers of VFs that do not exist yet are planned on the next pass, after the VFs appear.
@@ -23,12 +26,14 @@
 namespace sriovdra::host {
 
 struct Action {
-  enum class Kind { kSetNumVfs, kSetMtu, kBindDriver };
+  enum class Kind { kSetNumVfs, kSetMtu, kBindDriver, kSetEswitchMode };
   Kind kind;
-  std::string pf;      // PF address (for messages and grouping)
-  std::string target;  // kSetNumVfs: PF address; kSetMtu: netdev name; kBindDriver: VF address
-  std::string value;   // the count, the MTU, or the driver ("" = the device's default driver)
-  std::string from;    // kBindDriver: the driver bound now ("" = none)
+  std::string pf;  // PF address (for messages and grouping)
+  // kSetNumVfs, kSetEswitchMode: PF address; kSetMtu: netdev name; kBindDriver: VF address.
+  std::string target;
+  // The count, the MTU, the driver ("" = the device's default driver) or the eSwitch mode.
+  std::string value;
+  std::string from;  // kBindDriver: the driver bound now ("" = none)
   std::string describe() const;
   bool operator==(const Action&) const = default;
   // Writing 0 VFs or rebinding a VF: what a pod using the VF would lose it to.

@@ -67,12 +67,76 @@ std::string SimulatedKernel::defaultDriver(const std::string& dev_dir) const {
 Status SimulatedKernel::write(std::string_view path_view, std::string_view value) {
   std::lock_guard lock(mu_);
   Status st = writeLocked(std::string(path_view), value);
-  std::string line = std::string(path_view) + " " + trim(value) + " -> " +
-                     (st.isOk() ? std::string("ok") : st.message()) + "\n";
+  journal(std::string(path_view) + " " + trim(value), st);
+  return st;
+}
+
+void SimulatedKernel::journal(const std::string& what, const Status& result) {
+  std::string line = what + " -> " + (result.isOk() ? std::string("ok") : result.message()) + "\n";
   if (FILE* f = std::fopen((fs_.root() + "/simulated-kernel.log").c_str(), "a")) {
     std::fputs(line.c_str(), f);
     std::fclose(f);
   }
+}
+
+Result<std::vector<std::string>> SimulatedKernel::altNames(std::string_view ifname) const {
+  std::lock_guard lock(mu_);
+  std::string name(ifname);
+  if (name.empty() || name.find('/') != std::string::npos || !fs_.exists("sys/class/net/" + name)) {
+    return err(ENODEV, "no network interface " + name);
+  }
+  std::vector<std::string> names;
+  auto text = fs_.read("simulated/netlink/altnames/" + name);
+  if (!text.ok()) return names;
+  size_t at = 0;
+  while (at < text->size()) {
+    size_t end = text->find('\n', at);
+    if (end == std::string::npos) end = text->size();
+    if (end > at) names.push_back(text->substr(at, end - at));
+    at = end + 1;
+  }
+  return names;
+}
+
+Result<std::string> SimulatedKernel::eswitchFile(const std::string& bdf) const {
+  if (!PciAddress::parse(bdf)) return err(ENODEV, "no PCI device " + bdf);
+  auto dir = deviceDir(bdf);
+  if (!dir.ok()) return dir.status();
+  std::string driver = baseName(fs_.readLink(*dir + "/driver").valueOr(""));
+  bool ethernet = false;
+  if (auto nets = fs_.list(*dir + "/net"); nets.ok() && !nets->empty()) {
+    ethernet = fs_.read(*dir + "/net/" + nets->front() + "/type").valueOr("") == "1";
+  }
+  if (fs_.exists(*dir + "/physfn") || (driver != "mlx5_core" && driver != "ice") || !ethernet) {
+    return err(EOPNOTSUPP, "pci/" + bdf + " has no eSwitch");
+  }
+  return "simulated/devlink/" + bdf + "/eswitch_mode";
+}
+
+Result<std::string> SimulatedKernel::eswitchMode(std::string_view pci_address) const {
+  std::lock_guard lock(mu_);
+  auto file = eswitchFile(std::string(pci_address));
+  if (!file.ok()) return file.status();
+  return fs_.read(*file).valueOr("legacy");
+}
+
+Status SimulatedKernel::setEswitchMode(std::string_view pci_address, std::string_view mode) {
+  std::lock_guard lock(mu_);
+  std::string bdf(pci_address);
+  Status st = [&]() -> Status {
+    auto file = eswitchFile(bdf);
+    if (!file.ok()) return file.status();
+    if (mode != "legacy" && mode != "switchdev") {
+      return err(EINVAL, "eSwitch mode \"" + std::string(mode) + "\"");
+    }
+    if (fs_.read(*file).valueOr("legacy") == mode) return Status::ok();
+    auto dir = deviceDir(bdf);
+    if (toInt(fs_.read(*dir + "/sriov_numvfs").valueOr("0")).value_or(0) > 0) {
+      return err(EBUSY, "changing the eSwitch mode of pci/" + bdf + " while it has VFs");
+    }
+    return tree_.file(*file, std::string(mode));
+  }();
+  journal("devlink pci/" + bdf + " eswitch mode " + std::string(mode), st);
   return st;
 }
 

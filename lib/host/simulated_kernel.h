@@ -11,16 +11,29 @@
 //                      and with it the netdev and RDMA device of a network driver.
 //   net/IF/mtu         68..65535 (IPoIB: ..4092), else EINVAL.
 // Other attributes are read-only (EACCES), as in the kernel. Reads pass through.
-// Every write is journaled to <root>/simulated-kernel.log ("path value -> result"), so tests and
-// the demo can show what the agent did.
+// It is also the netlink of that machine (netlink.h), its state kept beside the tree:
+//   altNames(IF)       the lines of <root>/simulated/netlink/altnames/IF (none when absent);
+//                      ENODEV when sys/class/net/IF does not exist.
+//   eswitchMode(PCI)   <root>/simulated/devlink/PCI/eswitch_mode, "legacy" when absent. ENODEV
+//                      for no such device; EOPNOTSUPP unless it is a PF bound to an eSwitch
+//                      driver (mlx5_core, ice) with an Ethernet netdev (InfiniBand ports and VFs
+//                      have no eSwitch).
+//   setEswitchMode     the same refusals, EINVAL for a mode other than legacy/switchdev, and
+//                      EBUSY while the PF has VFs (sriov_numvfs > 0): the order ice requires
+//                      (VFs to 0, mode, VFs back), which every driver accepts. Representor
+//                      netdevs of switchdev VFs are not modelled.
+// Every write and every devlink change is journaled to <root>/simulated-kernel.log
+// ("path value -> result", "devlink pci/PCI eswitch mode M -> result"), so tests and the demo
+// can show what the agent did.
 #include <mutex>
 
+#include "host/netlink.h"
 #include "host/sysfs.h"
 #include "host/tree.h"
 
 namespace sriovdra::host {
 
-class SimulatedKernel : public Sysfs {
+class SimulatedKernel : public Sysfs, public Netlink {
  public:
   explicit SimulatedKernel(std::string root);
   Result<std::string> read(std::string_view path) const override { return fs_.read(path); }
@@ -33,7 +46,14 @@ class SimulatedKernel : public Sysfs {
   Status write(std::string_view path, std::string_view value) override;
   const std::string& root() const override { return fs_.root(); }
 
+  Result<std::vector<std::string>> altNames(std::string_view ifname) const override;
+  Result<std::string> eswitchMode(std::string_view pci_address) const override;
+  Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
+
  private:
+  void journal(const std::string& line, const Status& result);
+  // The PF's eSwitch state file, or why it has no eSwitch.
+  Result<std::string> eswitchFile(const std::string& bdf) const;
   Status writeLocked(const std::string& path, std::string_view value);
   Status setNumVfs(const std::string& pf_dir, std::string_view value);
   Status createVf(const std::string& pf_dir, const std::string& pf_bdf, int index);
@@ -47,7 +67,7 @@ class SimulatedKernel : public Sysfs {
 
   RealSysfs fs_;
   Tree tree_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
 };
 
 }  // namespace sriovdra::host

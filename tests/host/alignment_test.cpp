@@ -8,6 +8,7 @@
 #include "dra/simulate.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
+#include "host/simulated_kernel.h"
 #include "host/sysfs.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
@@ -20,8 +21,8 @@ namespace {
 dra::SimServer a100(int vfs_per_pf = 1) {
   testing::TempDir dir;
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
-  host::RealSysfs sysfs(dir.path());
-  auto topology = host::discover(sysfs);
+  host::SimulatedKernel kernel(dir.path());
+  auto topology = host::discover(kernel, kernel);
   REQUIRE(topology.ok());
   return dra::serverFromTopology(*topology, vfs_per_pf);
 }

@@ -18,7 +18,7 @@ TEST_CASE("the a100-reference tree matches the reference cluster", "[host]") {
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
   host::SimulatedKernel k(dir.path());
   REQUIRE(k.write("sys/bus/pci/devices/0000:c7:00.0/sriov_numvfs", "1").isOk());
-  auto t = host::discover(k);
+  auto t = host::discover(k, k);
   REQUIRE(t.ok());
   CHECK(t->warnings.empty());
   REQUIRE(t->pfs.size() == 8);
@@ -75,7 +75,7 @@ TEST_CASE("on the shared-root tree a shared pcieRoot does not mean a shared swit
   host::SimulatedKernel k(dir.path());
   REQUIRE(k.write("sys/bus/pci/devices/0000:04:00.0/sriov_numvfs", "1").isOk());
   REQUIRE(k.write("sys/bus/pci/devices/0000:84:00.0/sriov_numvfs", "1").isOk());
-  auto t = host::discover(k);
+  auto t = host::discover(k, k);
   REQUIRE(t.ok());
   REQUIRE(t->roots.size() == 1);
   CHECK(t->roots[0].switches.size() == 2);
@@ -90,7 +90,7 @@ TEST_CASE("on the shared-root tree a shared pcieRoot does not mean a shared swit
 TEST_CASE("on this machine's /sys every PCI device's root is the one Kubernetes computes",
           "[host]") {
   host::RealSysfs real("/");
-  auto t = host::discover(real);
+  auto t = host::discover(real, host::KernelNetlink());
   REQUIRE(t.ok());
   auto devices = real.list("sys/bus/pci/devices");
   REQUIRE(devices.ok());
@@ -114,7 +114,7 @@ TEST_CASE("on this machine's /sys every PCI device's root is the one Kubernetes 
 
 TEST_CASE("a missing sysfs root is an error that names it", "[host]") {
   host::RealSysfs nowhere("/nonexistent-sysfs-root");
-  auto t = host::discover(nowhere);
+  auto t = host::discover(nowhere, host::KernelNetlink());
   REQUIRE_FALSE(t.ok());
   CHECK_THAT(t.status().message(),
              Catch::Contains("/nonexistent-sysfs-root") && Catch::Contains("--sysfs-root"));

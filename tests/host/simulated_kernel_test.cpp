@@ -129,7 +129,7 @@ TEST_CASE("what a container needs of a VF follows its driver", "[host]") {
 
   host::Action to_vfio{host::Action::Kind::kBindDriver, "0000:0e:00.0", "0000:0e:00.1", "vfio-pci",
                        "mlx5_core"};
-  REQUIRE(host::applyAction(k, to_vfio).isOk());
+  REQUIRE(host::applyAction(k, k, to_vfio).isOk());
   a = host::readVfAccess(k, "0000:0e:00.1");
   REQUIRE(a.ok());
   CHECK(a->driver == "vfio-pci");

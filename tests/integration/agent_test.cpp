@@ -326,3 +326,87 @@ spec: {resourceName: cx6, numVfs: 1, linkType: eth, nodeSelector: {nic: cx6},
   REQUIRE(degraded);
   CHECK(degraded->status == "True");
 }
+
+TEST_CASE("eSwitchMode switchdev is applied through devlink in the kernel's order, and undone",
+          "[agent][integration]") {
+  OneNode one("switchdev", "e810", {"nic", "e810"}, "e810-ethernet",
+              {"--advertise-node-policy-vfs"});
+  auto& env = one.env;
+  const std::string pf = "0000:3b:00.0";  // ens1f0, altName enp59s0f0np0
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: legacy-first}
+spec: {resourceName: e810_net, numVfs: 2, nodeSelector: {nic: e810},
+       nicSelector: {pfNames: [ens1f0]}}
+)"));
+  auto pfState = [&]() -> std::optional<api::InterfaceExt> {
+    auto s = env.nodeState(one.node);
+    if (!s || s->status.sync_status != "Succeeded" ||
+        s->status.observed_generation != s->metadata.generation) {
+      return std::nullopt;
+    }
+    for (const auto& i : s->status.interfaces) {
+      if (i.pci_address == pf) return i;
+    }
+    return std::nullopt;
+  };
+  std::optional<api::InterfaceExt> seen;
+  eventually([&] { return (seen = pfState()) && seen->num_vfs == 2; }, 60s,
+             [&] { return one.agent->logs(); });
+  CHECK(seen->eswitch_mode == "legacy");
+  CHECK(seen->alt_names == std::vector<std::string>{"enp59s0f0np0"});
+
+  // The same PF, now in switchdev with 4 VFs, named by its altName.
+  REQUIRE(env.admin()
+              .patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "legacy-first",
+                     kube::PatchType::kMerge,
+                     R"({"spec":{"eSwitchMode":"switchdev","numVfs":4,)"
+                     R"("nicSelector":{"pfNames":["enp59s0f0np0"]}}})")
+              .ok());
+  eventually([&] { return (seen = pfState()) && seen->eswitch_mode == "switchdev"; }, 60s,
+             [&] { return env.kernelJournal(one.node) + "\n" + one.agent->logs(); });
+  CHECK(seen->num_vfs == 4);
+  std::string journal = env.kernelJournal(one.node);
+  auto at = [&](const std::string& line) { return journal.find(line); };
+  auto zero = at("sys/bus/pci/devices/" + pf + "/sriov_numvfs 0 -> ok");
+  auto mode = at("devlink pci/" + pf + " eswitch mode switchdev -> ok");
+  auto four = at("sys/bus/pci/devices/" + pf + "/sriov_numvfs 4 -> ok");
+  INFO(journal);
+  REQUIRE(zero != std::string::npos);
+  REQUIRE(mode != std::string::npos);
+  REQUIRE(four != std::string::npos);
+  CHECK((zero < mode && mode < four));
+  CHECK(journal.find("-> changing the eSwitch mode") == std::string::npos);  // never refused
+  // Its VFs are published with the PF's mode.
+  eventually(
+      [&] {
+        auto slices = env.slicesOf(one.node);
+        size_t switchdev = 0;
+        for (const auto& slice : slices) {
+          for (const auto& d : slice.spec.devices) {
+            auto mode = d.attributes.find(std::string(api::attr::kEswitchMode));
+            switchdev += mode != d.attributes.end() && mode->second.string_value == "switchdev";
+          }
+        }
+        return switchdev == 4;
+      },
+      60s, [&] { return one.agent->logs(); });
+
+  // No policy wants the PF any more: 0 VFs, and back to legacy.
+  REQUIRE(env.admin()
+              .remove(api::resources::kSriovNetworkNodePolicies, env.ns(), "legacy-first")
+              .isOk());
+  eventually(
+      [&] {
+        auto s = env.nodeState(one.node);
+        if (!s || !s->spec.interfaces.empty() || s->status.sync_status != "Succeeded") {
+          return false;
+        }
+        for (const auto& i : s->status.interfaces) {
+          if (i.pci_address == pf) return i.num_vfs == 0 && i.eswitch_mode == "legacy";
+        }
+        return false;
+      },
+      60s, [&] { return env.kernelJournal(one.node) + "\n" + one.agent->logs(); });
+}

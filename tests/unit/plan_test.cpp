@@ -118,21 +118,110 @@ TEST_CASE("impossible specs are errors, not actions", "[host][plan][unit]") {
   CHECK_THAT(ext.errors.at(0), Catch::Contains("externally managed and has 1 VFs"));
 }
 
-TEST_CASE("linkType and eSwitchMode the host does not have are errors, never ignored",
-          "[host][plan][unit]") {
+TEST_CASE("a linkType the host does not have is an error, never ignored", "[host][plan][unit]") {
   auto eth = itf("0000:0e:00.0", 1);
   eth.link_type = "eth";  // the fixture's ports are InfiniBand
   auto plan = host::planHost({{eth}, {}}, topology(1), {}, {});
   REQUIRE(plan.errors.size() == 1);
   CHECK_THAT(plan.errors[0], Catch::Contains("linkType eth is asked, the port is IB") &&
                                  Catch::Contains("firmware setting"));
-  auto switchdev = itf("0000:0e:00.0", 1);
-  switchdev.eswitch_mode = "switchdev";
-  auto t = topology(1);
-  t.pfs[0].eswitch_mode = "legacy";
-  plan = host::planHost({{switchdev}, {}}, t, {}, {});
-  REQUIRE(plan.errors.size() == 1);
-  CHECK_THAT(plan.errors[0],
-             Catch::Contains("eSwitchMode switchdev is asked, the PF is in legacy"));
   CHECK(host::planHost({{itf("0000:0e:00.0", 1)}, {}}, topology(1), {}, {}).errors.empty());
+}
+
+TEST_CASE("an eSwitch mode change goes VFs to 0, mode, VFs back", "[host][plan][unit]") {
+  struct Row {
+    std::string name;
+    int have_vfs;
+    std::string have_mode;
+    int64_t want_vfs;
+    std::string want_mode;
+    std::vector<std::string> expected;
+  };
+  const std::string pf = "0000:0e:00.0";
+  std::vector<Row> rows = {
+      {"legacy with VFs to switchdev",
+       1,
+       "legacy",
+       4,
+       "switchdev",
+       {"set sriov_numvfs of " + pf + " to 0",
+        "set the eSwitch mode of pci/" + pf + " to switchdev",
+        "set sriov_numvfs of " + pf + " to 4"}},
+      {"no VFs yet",
+       0,
+       "legacy",
+       2,
+       "switchdev",
+       {"set the eSwitch mode of pci/" + pf + " to switchdev",
+        "set sriov_numvfs of " + pf + " to 2"}},
+      {"same count, only the mode",
+       2,
+       "legacy",
+       2,
+       "switchdev",
+       {"set sriov_numvfs of " + pf + " to 0",
+        "set the eSwitch mode of pci/" + pf + " to switchdev",
+        "set sriov_numvfs of " + pf + " to 2"}},
+      {"an empty eSwitchMode is legacy",
+       2,
+       "switchdev",
+       2,
+       "",
+       {"set sriov_numvfs of " + pf + " to 0", "set the eSwitch mode of pci/" + pf + " to legacy",
+        "set sriov_numvfs of " + pf + " to 2"}},
+      {"to switchdev with 0 VFs",
+       1,
+       "legacy",
+       0,
+       "switchdev",
+       {"set sriov_numvfs of " + pf + " to 0",
+        "set the eSwitch mode of pci/" + pf + " to switchdev"}},
+      {"already there", 2, "switchdev", 2, "switchdev", {}},
+  };
+  for (const auto& row : rows) {
+    SECTION(row.name) {
+      auto t = topology(row.have_vfs);
+      t.pfs[0].eswitch_mode = row.have_mode;
+      auto want = itf(pf, row.want_vfs, "netdevice", row.want_vfs > 0 ? "" : "0-0");
+      want.eswitch_mode = row.want_mode;
+      want.link_type = "";
+      auto plan = host::planHost({{want}, {}}, t, {}, {});
+      CHECK(plan.errors.empty());
+      CHECK(described(plan) == row.expected);
+    }
+  }
+}
+
+TEST_CASE("an eSwitch mode change waits for VFs in use; an external PF's mode is only checked",
+          "[host][plan][unit]") {
+  auto t = topology(2);
+  auto want = itf("0000:0e:00.0", 2);
+  want.eswitch_mode = "switchdev";
+  want.link_type = "";
+  auto blocked = host::planHost({{want}, {}}, t, {}, {{t.pfs[0].vfs[1].pci_address, {"ns/c"}}});
+  CHECK(blocked.actions.empty());
+  REQUIRE(blocked.blocked.size() == 1);
+  CHECK_THAT(blocked.blocked[0].reason, Catch::Contains("changing its eSwitch mode to switchdev "
+                                                        "would destroy them"));
+  want.externally_managed = true;
+  auto ext = host::planHost({{want}, {}}, t, {}, {});
+  CHECK(ext.actions.empty());
+  REQUIRE(ext.errors.size() == 1);
+  CHECK_THAT(ext.errors[0],
+             Catch::Contains("externally managed and in eSwitch mode legacy, not the switchdev") &&
+                 Catch::Contains("devlink dev eswitch set pci/0000:0e:00.0 mode switchdev"));
+}
+
+TEST_CASE("a switchdev PF that leaves the spec goes back to 0 VFs and legacy",
+          "[host][plan][unit]") {
+  auto t = topology(2);
+  t.pfs[0].eswitch_mode = "switchdev";
+  auto plan = host::planHost({}, t, {"0000:0e:00.0"}, {});
+  CHECK(described(plan) ==
+        std::vector<std::string>{"set sriov_numvfs of 0000:0e:00.0 to 0",
+                                 "set the eSwitch mode of pci/0000:0e:00.0 to legacy"});
+  t.pfs[0].num_vfs = 0;
+  t.pfs[0].vfs.clear();
+  CHECK(described(host::planHost({}, t, {"0000:0e:00.0"}, {})) ==
+        std::vector<std::string>{"set the eSwitch mode of pci/0000:0e:00.0 to legacy"});
 }

@@ -1,0 +1,124 @@
+#include "host/netlink.h"
+
+#include <atomic>
+#include <cerrno>
+
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "host/netlink_wire.h"
+
+namespace sriovdra::host {
+namespace {
+
+uint32_t nextSeq() {
+  static std::atomic<uint32_t> seq{static_cast<uint32_t>(::getpid()) << 16};
+  return ++seq;
+}
+
+// One request, its answer: a socket of `protocol`, closed again before returning.
+Result<netlink::Reply> transact(int protocol, const std::string& request, uint32_t seq,
+                                const std::string& what, std::chrono::milliseconds timeout) {
+  int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  if (fd < 0) return Status::fromErrno(errno, what + ": netlink socket");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  int one = 1;
+  // Errors carry the kernel's explanation (extended ack) and not a copy of the request.
+  (void)::setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
+  (void)::setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
+  auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout);
+  timeval tv{static_cast<time_t>(secs.count()),
+             static_cast<suseconds_t>(
+                 std::chrono::duration_cast<std::chrono::microseconds>(timeout - secs).count())};
+  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
+    return Status::fromErrno(errno, what + ": SO_RCVTIMEO");
+  }
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (::sendto(fd, request.data(), request.size(), 0, reinterpret_cast<sockaddr*>(&kernel),
+               sizeof kernel) < 0) {
+    return Status::fromErrno(errno, what + ": sending to the kernel");
+  }
+  netlink::Reply all;
+  std::string buffer(size_t{64} * 1024, '\0');
+  while (!all.acked) {
+    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return Status(Code::kUnavailable, what + ": the kernel did not answer within " +
+                                            std::to_string(timeout.count()) + " ms");
+    }
+    if (n < 0) return Status::fromErrno(errno, what + ": reading the kernel's answer");
+    auto reply =
+        netlink::parseReply(std::string_view(buffer.data(), static_cast<size_t>(n)), seq, what);
+    if (!reply.ok()) return reply.status();
+    all.acked = reply->acked;
+    for (auto& p : reply->payloads) all.payloads.push_back(std::move(p));
+  }
+  return all;
+}
+
+Result<uint16_t> devlinkFamily(std::chrono::milliseconds timeout) {
+  uint32_t seq = nextSeq();
+  auto reply = transact(NETLINK_GENERIC, netlink::familyRequest(seq, "devlink"), seq,
+                        "resolving the devlink netlink family", timeout);
+  if (!reply.ok()) {
+    if (reply.status().sysErrno() == ENOENT) {
+      return Status(Code::kNotFound,
+                    "this kernel has no devlink (the generic netlink family \"devlink\" is not "
+                    "registered): eSwitch modes cannot be read or changed")
+          .withErrno(ENOENT);
+    }
+    return reply.status();
+  }
+  if (reply->payloads.empty()) {
+    return Status(Code::kInvalidArgument, "the kernel answered the devlink lookup without data");
+  }
+  return netlink::familyIdOf(reply->payloads.front());
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> KernelNetlink::altNames(std::string_view ifname) const {
+  uint32_t seq = nextSeq();
+  std::string what = "reading the altNames of " + std::string(ifname);
+  auto reply = transact(NETLINK_ROUTE, netlink::linkRequest(seq, ifname), seq, what, timeout_);
+  if (!reply.ok()) return reply.status();
+  if (reply->payloads.empty()) {
+    return Status(Code::kInvalidArgument, what + ": the kernel sent no link");
+  }
+  return netlink::altNamesOf(reply->payloads.front());
+}
+
+Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) const {
+  auto family = devlinkFamily(timeout_);
+  if (!family.ok()) return family.status();
+  uint32_t seq = nextSeq();
+  std::string what = "reading the eSwitch mode of pci/" + std::string(pci_address);
+  auto reply = transact(NETLINK_GENERIC, netlink::eswitchGetRequest(*family, seq, pci_address), seq,
+                        what, timeout_);
+  if (!reply.ok()) return reply.status();
+  if (reply->payloads.empty()) {
+    return Status(Code::kInvalidArgument, what + ": the kernel sent no eSwitch");
+  }
+  return netlink::eswitchModeOf(reply->payloads.front());
+}
+
+Status KernelNetlink::setEswitchMode(std::string_view pci_address, std::string_view mode) {
+  auto family = devlinkFamily(timeout_);
+  if (!family.ok()) return family.status();
+  uint32_t seq = nextSeq();
+  auto request = netlink::eswitchSetRequest(*family, seq, pci_address, mode);
+  if (!request.ok()) return request.status();
+  auto reply = transact(
+      NETLINK_GENERIC, *request, seq,
+      "setting the eSwitch mode of pci/" + std::string(pci_address) + " to " + std::string(mode),
+      timeout_);
+  return reply.ok() ? Status::ok() : reply.status();
+}
+
+}  // namespace sriovdra::host

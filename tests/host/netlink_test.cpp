@@ -1,0 +1,136 @@
+// The Netlink seam, twice: KernelNetlink against this machine's kernel (a veth pair the test
+// creates, with an altName), and the simulated kernel's devlink, which refuses what drivers
+// refuse, in the order they require.
+#include "host/netlink.h"
+
+#include <cerrno>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include "base/process.h"
+#include "host/apply.h"
+#include "host/discovery.h"
+#include "host/fixtures.h"
+#include "host/simulated_kernel.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using sriovdra::testing::TempDir;
+
+namespace {
+
+ProcessOutput ip(const std::vector<std::string>& args) {
+  ProcessSpec spec;
+  spec.argv = {"ip"};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  auto out = runProcess(spec, std::chrono::seconds(10));
+  REQUIRE(out.ok());
+  return *out;
+}
+
+// A veth pair in this network namespace, removed again with the test.
+struct VethPair {
+  std::string a = "sdra" + std::to_string(::getpid()) + "a";
+  std::string b = "sdra" + std::to_string(::getpid()) + "b";
+  VethPair() {
+    auto made = ip({"link", "add", a, "type", "veth", "peer", "name", b});
+    INFO(made.err);
+    REQUIRE(made.exit_code == 0);
+  }
+  ~VethPair() { (void)ip({"link", "del", a}); }
+};
+
+}  // namespace
+
+TEST_CASE("this kernel's altNames are read through rtnetlink", "[host][netlink]") {
+  if (::geteuid() != 0) {
+    WARN(
+        "not root: creating network interfaces needs CAP_NET_ADMIN (scripts/test.sh runs as "
+        "root); the real-kernel netlink checks did not run");
+    return;
+  }
+  VethPair veth;
+  std::string alt = "sriov-dra-test-alt-" + std::to_string(::getpid());
+  auto added = ip({"link", "property", "add", "dev", veth.a, "altname", alt});
+  INFO(added.err);
+  REQUIRE(added.exit_code == 0);
+  host::KernelNetlink kernel;
+  auto names = kernel.altNames(veth.a);
+  REQUIRE(names.ok());
+  CHECK(*names == std::vector<std::string>{alt});
+  auto none = kernel.altNames(veth.b);
+  REQUIRE(none.ok());
+  CHECK(none->empty());
+  auto missing = kernel.altNames("sdra-no-such");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().sysErrno() == ENODEV);
+  CHECK_THAT(missing.status().message(), Catch::Contains("sdra-no-such"));
+}
+
+TEST_CASE("this kernel's devlink answers for a device that is not there", "[host][netlink]") {
+  host::KernelNetlink kernel;
+  auto mode = kernel.eswitchMode("0000:ff:1f.7");
+  REQUIRE_FALSE(mode.ok());
+  INFO(mode.status().message());
+  // A kernel without devlink says so; one with it has no such device (or, unprivileged, refuses).
+  int e = mode.status().sysErrno();
+  CHECK((e == ENOENT || e == ENODEV || e == EPERM));
+  if (e == ENOENT) {
+    CHECK_THAT(mode.status().message(), Catch::Contains("this kernel has no devlink"));
+  }
+  CHECK(kernel.setEswitchMode("0000:ff:1f.7", "switchdev").sysErrno() == e);
+}
+
+TEST_CASE("the simulated devlink changes an eSwitch mode only as drivers allow",
+          "[host][netlink]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("e810-ethernet", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  const std::string pf = "0000:3b:00.0";
+  CHECK(*k.eswitchMode(pf) == "legacy");
+  CHECK(*k.altNames("ens1f0") == std::vector<std::string>{"enp59s0f0np0"});
+  CHECK(k.altNames("nope").status().sysErrno() == ENODEV);
+
+  REQUIRE(k.write("sys/bus/pci/devices/" + pf + "/sriov_numvfs", "2").isOk());
+  CHECK(k.setEswitchMode(pf, "switchdev").sysErrno() == EBUSY);  // VFs first to 0
+  CHECK(k.setEswitchMode(pf, "offload").sysErrno() == EINVAL);
+  CHECK(k.eswitchMode("0000:3b:01.0").status().sysErrno() == EOPNOTSUPP);  // its first VF
+  CHECK(k.eswitchMode("0000:99:00.0").status().sysErrno() == ENODEV);
+
+  // The agent's order: VFs to 0, the mode, VFs back.
+  using K = host::Action::Kind;
+  for (const auto& a : {host::Action{K::kSetNumVfs, pf, pf, "0", ""},
+                        host::Action{K::kSetEswitchMode, pf, pf, "switchdev", ""},
+                        host::Action{K::kSetNumVfs, pf, pf, "2", ""}}) {
+    INFO(a.describe());
+    REQUIRE(host::applyAction(k, k, a).isOk());
+  }
+  CHECK(*k.eswitchMode(pf) == "switchdev");
+  auto t = host::discover(k, k);
+  REQUIRE(t.ok());
+  CHECK(t->pfs[0].eswitch_mode == "switchdev");
+  CHECK(t->pfs[0].alt_names == std::vector<std::string>{"enp59s0f0np0"});
+  CHECK(t->pfs[0].num_vfs == 2);
+  CHECK(t->pfs[1].eswitch_mode == "legacy");
+  CHECK(t->warnings.empty());
+  auto journal = k.read("simulated-kernel.log");
+  REQUIRE(journal.ok());
+  CHECK_THAT(*journal, Catch::Contains("devlink pci/" + pf +
+                                       " eswitch mode switchdev -> "
+                                       "changing the eSwitch mode of pci/" +
+                                       pf + " while it has VFs") &&
+                           Catch::Contains("devlink pci/" + pf + " eswitch mode switchdev -> ok"));
+}
+
+TEST_CASE("InfiniBand ports have no eSwitch and discovery reports them legacy", "[host][netlink]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  CHECK(k.eswitchMode("0000:0e:00.0").status().sysErrno() == EOPNOTSUPP);
+  CHECK(k.setEswitchMode("0000:0e:00.0", "switchdev").sysErrno() == EOPNOTSUPP);
+  auto t = host::discover(k, k);
+  REQUIRE(t.ok());
+  CHECK(t->warnings.empty());
+  for (const auto& pf : t->pfs) CHECK(pf.eswitch_mode == "legacy");
+}
