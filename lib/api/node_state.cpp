@@ -48,7 +48,8 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
     s.interfaces.push_back(std::move(itf));
   }
   for (const auto& d : r.array("devices")) {
-    s.devices.push_back({d.str("name"), d.str("pciAddress"), decodeAttributes(d, "attributes")});
+    s.devices.push_back({d.str("name"), d.str("pciAddress"), decodeAttributes(d, "attributes"),
+                         d.boolean("excludeTopology")});
   }
   return s;
 }
@@ -81,6 +82,7 @@ void SriovNodeStateSpec::encode(Writer w) const {
   w.nonEmpty("devices", encodeList(devices, a, [&](const Device& d, Writer o) {
                o.strAlways("name", d.name).strAlways("pciAddress", d.pci_address);
                o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
+               o.trueOnly("excludeTopology", d.exclude_topology);
              }));
 }
 

@@ -47,6 +47,9 @@ struct Device {
   std::string name;  // deviceName(pci_address)
   std::string pci_address;
   Attributes attributes;
+  // From a node policy's excludeTopology: published without dra.net/numaNode, so no claim can
+  // tie it to a NUMA node (as the device plugin then reported no NUMA affinity).
+  bool exclude_topology = false;
   bool operator==(const Device&) const = default;
 };
 

@@ -60,6 +60,7 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
       continue;
     }
     api::SliceDevice dev{d.name, discoveryAttributes(*it->second.first, *it->second.second), {}};
+    if (d.exclude_topology) dev.attributes.erase(std::string(api::attr::kNumaNode));
     for (const auto& [k, v] : d.attributes) dev.attributes.emplace(k, v);  // built-ins win
     if (auto problems = api::sliceDeviceProblems(dev); !problems.empty()) {
       out.refused.push_back("device " + d.name + ": " + join(problems, "; "));

@@ -313,6 +313,22 @@ TEST_CASE("needVhostNet reaches the VF group, for the kubelet plugin's CDI spec"
   CHECK_FALSE(iface(out, "0000:11:00.0").vf_groups[0].need_vhost_net);
 }
 
+TEST_CASE("excludeTopology marks the policy's VFs, whoever advertises them",
+          "[policy][render][unit]") {
+  Scenario s;
+  auto excluded = NodePolicy("no-numa").pf("ibp14s0").numVfs(1).resource("a").get();
+  excluded.spec.exclude_topology = true;
+  s.node_policies = {excluded, NodePolicy("numa").pf("ibp17s0").numVfs(1).resource("b").get()};
+  s.resource_policies = {ResourcePolicy("all").config({}).get()};
+  auto out = s.run();
+  std::map<std::string, bool> excluded_by_pf;
+  for (const auto& d : out.spec.devices) {
+    excluded_by_pf[d.pci_address.substr(0, 10)] = d.exclude_topology;
+  }
+  CHECK(excluded_by_pf.at("0000:0e:00") == true);
+  CHECK(excluded_by_pf.at("0000:11:00") == false);
+}
+
 TEST_CASE("render is deterministic whatever the input order", "[policy][render][unit]") {
   Scenario s = referenceScenario();
   s.status = a100Status(8);

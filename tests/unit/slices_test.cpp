@@ -121,3 +121,18 @@ TEST_CASE("a device the API server would refuse is left out and named; the other
                               ": attribute \"example.com/note\": \"xxxxxxxxxxxxxxxxxxxx...\" is "
                               "longer than 64 characters");
 }
+
+TEST_CASE("a device of an excludeTopology policy is published without dra.net/numaNode",
+          "[dra][slices][unit]") {
+  auto status = testing::fixture::a100Status(1);
+  auto devices = devicesOf(status.interfaces, "cx6_vfs");
+  devices[0].exclude_topology = true;
+  auto set = dra::buildSlices("n", devices, status.interfaces, {});
+  REQUIRE(set.slices.size() == 1);
+  const std::string numa(api::attr::kNumaNode);
+  for (const auto& d : set.slices[0].spec.devices) {
+    INFO(d.name);
+    CHECK(d.attributes.count(numa) == (d.name == devices[0].name ? 0U : 1U));
+    CHECK(d.attributes.count(std::string(api::attr::kPcieRoot)) == 1);  // alignment stays possible
+  }
+}
