@@ -170,7 +170,7 @@ Result<pid_t> forkWithDeathSignal(const ProcessSpec& spec) {
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
-    int in = ::open("/dev/null", O_RDONLY);
+    int in = ::open(spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path.c_str(), O_RDONLY);
     if (in >= 0) ::dup2(in, STDIN_FILENO);
     if (!spec.stdout_path.empty()) {
       int out = ::open(spec.stdout_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -195,7 +195,9 @@ Result<ChildProcess> ChildProcess::spawn(const ProcessSpec& spec) {
     return ChildProcess(*pid);
   }
   FileActions fa;
-  posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(
+      fa.get(), STDIN_FILENO, spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path.c_str(),
+      O_RDONLY, 0);
   if (!spec.stdout_path.empty()) {
     posix_spawn_file_actions_addopen(fa.get(), STDOUT_FILENO, spec.stdout_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);

@@ -18,6 +18,8 @@ struct ProcessSpec {
   std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing in) environ
   std::string stdout_path;  // spawn(): append stdout here ("" = inherit); run(): ignored
   std::string stderr_path;  // spawn(): append stderr here ("" = inherit); run(): ignored
+  // spawn(): stdin from this file or FIFO ("" = /dev/null); run(): ignored.
+  std::string stdin_path;
   // spawn(): the child gets SIGKILL when the thread that spawned it dies (PR_SET_PDEATHSIG), so
   // a crashed test never leaves servers behind. Spawn from a long-lived thread.
   bool kill_with_parent = false;
