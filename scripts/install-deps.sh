@@ -18,6 +18,8 @@ packages=(
   # the host tests create network interfaces (veth) with ip, to check our netlink against the
   # running kernel
   iproute2
+  # real CNI plugins (host-device, static, tuning) for the pod attach tests
+  containernetworking-plugins
 )
 
 missing=()

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,22 +93,42 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
     ::close(out_pipe[1]);
     return Status::fromErrno(errno, "pipe");
   }
+  // stdin is a socket pair, not a pipe: a child that exits before reading it all must not kill
+  // this process with SIGPIPE (send() with MSG_NOSIGNAL).
+  int in_pipe[2] = {-1, -1};
+  if (spec.stdin_data && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_pipe) != 0) {
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) ::close(fd);
+    return Status::fromErrno(errno, "pipe");
+  }
   FileActions fa;
-  posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  if (spec.stdin_data) {
+    posix_spawn_file_actions_adddup2(fa.get(), in_pipe[0], STDIN_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  }
   posix_spawn_file_actions_adddup2(fa.get(), out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(fa.get(), err_pipe[1], STDERR_FILENO);
   auto pid = spawnWith(spec, fa);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
+  if (in_pipe[0] >= 0) ::close(in_pipe[0]);
   if (!pid.ok()) {
     ::close(out_pipe[0]);
     ::close(err_pipe[0]);
+    if (in_pipe[1] >= 0) ::close(in_pipe[1]);
     return std::move(pid).takeStatus();
   }
 
   ProcessOutput result;
-  std::array<pollfd, 2> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0}};
+  // stdout, stderr, and the stdin still to write (-1 when there is none or it is written).
+  std::array<pollfd, 3> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0},
+                            pollfd{in_pipe[1], POLLOUT, 0}};
   std::array<std::string*, 2> sinks{&result.out, &result.err};
+  size_t written = 0;
+  if (fds[2].fd >= 0 && spec.stdin_data->empty()) {
+    ::close(fds[2].fd);
+    fds[2].fd = -1;
+  }
   auto deadline = std::chrono::steady_clock::now() + timeout;
   Status failure;
   int open_fds = 2;
@@ -121,7 +142,16 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
     }
     int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
     if (n < 0 && errno != EINTR) failure = Status::fromErrno(errno, "poll");
-    for (size_t i = 0; i < fds.size(); ++i) {
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+      ssize_t put = ::send(fds[2].fd, spec.stdin_data->data() + written,
+                           spec.stdin_data->size() - written, MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (put > 0) written += static_cast<size_t>(put);
+      if ((put < 0 && errno != EINTR && errno != EAGAIN) || written == spec.stdin_data->size()) {
+        ::close(fds[2].fd);  // all written, or the child stopped reading (EPIPE)
+        fds[2].fd = -1;
+      }
+    }
+    for (size_t i = 0; i < sinks.size(); ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       char buf[8192];
       ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
@@ -195,9 +225,9 @@ Result<ChildProcess> ChildProcess::spawn(const ProcessSpec& spec) {
     return ChildProcess(*pid);
   }
   FileActions fa;
-  posix_spawn_file_actions_addopen(
-      fa.get(), STDIN_FILENO, spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path.c_str(),
-      O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(fa.get(), STDIN_FILENO,
+                                   spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path.c_str(),
+                                   O_RDONLY, 0);
   if (!spec.stdout_path.empty()) {
     posix_spawn_file_actions_addopen(fa.get(), STDOUT_FILENO, spec.stdout_path.c_str(),
                                      O_WRONLY | O_CREAT | O_APPEND, 0644);

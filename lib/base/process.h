@@ -3,6 +3,7 @@
 // string is ever interpreted by /bin/sh. Used for kubeconfig exec credential plugins and by the
 // test harness (etcd, kube-apiserver).
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +21,8 @@ struct ProcessSpec {
   std::string stderr_path;  // spawn(): append stderr here ("" = inherit); run(): ignored
   // spawn(): stdin from this file or FIFO ("" = /dev/null); run(): ignored.
   std::string stdin_path;
+  // run(): written to the child's stdin, which is then closed (none: /dev/null); spawn(): ignored.
+  std::optional<std::string> stdin_data;
   // spawn(): the child gets SIGKILL when the thread that spawned it dies (PR_SET_PDEATHSIG), so
   // a crashed test never leaves servers behind. Spawn from a long-lived thread.
   bool kill_with_parent = false;

@@ -175,6 +175,25 @@ TEST_CASE("child processes get argv verbatim, with no shell in between", "[proce
   CHECK(slow.status().code() == Code::kTimeout);
 }
 
+TEST_CASE("a child's stdin gets the data given, however much, and may stop reading",
+          "[process][unit]") {
+  auto echo = runProcess({.argv = {"cat"}, .stdin_data = "{\"cniVersion\":\"1.0.0\"}"},
+                         std::chrono::seconds(5));
+  REQUIRE(echo.ok());
+  CHECK(echo->out == "{\"cniVersion\":\"1.0.0\"}");
+  std::string big(3 << 20, 'x');  // far more than a pipe or socket buffer holds
+  auto counted = runProcess({.argv = {"wc", "-c"}, .stdin_data = big}, std::chrono::seconds(20));
+  REQUIRE(counted.ok());
+  CHECK(counted->out == std::to_string(big.size()) + "\n");
+  // A child that exits without reading: no SIGPIPE for us, its exit code for the caller.
+  auto ignored = runProcess({.argv = {"true"}, .stdin_data = big}, std::chrono::seconds(20));
+  REQUIRE(ignored.ok());
+  CHECK(ignored->exit_code == 0);
+  auto none = runProcess({.argv = {"cat"}}, std::chrono::seconds(5));  // /dev/null
+  REQUIRE(none.ok());
+  CHECK(none->out.empty());
+}
+
 #ifdef NDEBUG
 TEST_CASE("a broken invariant throws InvariantError in a release build, naming where",
           "[base][unit]") {

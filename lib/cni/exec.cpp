@@ -1,0 +1,67 @@
+#include "cni/exec.h"
+
+#include <unistd.h>
+
+#include "base/process.h"
+
+namespace sriovdra::cni {
+
+Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Command command,
+                                  const RuntimeArgs& args, const std::string& prev_result) const {
+  const std::string& type = config.types.at(index);
+  std::string binary;
+  for (const auto& dir : args.bin_dirs) {
+    std::string candidate = dir;
+    candidate.append("/").append(type);
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      binary = candidate;
+      break;
+    }
+  }
+  if (binary.empty()) {
+    std::string dirs;
+    for (const auto& d : args.bin_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
+    return Status(Code::kNotFound, "CNI plugin " + type + " is not installed (looked in " + dirs +
+                                       "; the agent's --cni-bin-dir)");
+  }
+  ProcessSpec spec;
+  spec.argv = {binary};
+  spec.env = environment(command, args);
+  spec.stdin_data = pluginInput(config, index, prev_result);
+  auto out = runProcess(spec, timeout_);
+  if (!out.ok())
+    return Status(out.status().code(), "CNI plugin " + type + ": " + out.status().message());
+  if (out->exit_code != 0) {
+    return Status(Code::kUnavailable, failureMessage(type, out->exit_code, out->out, out->err));
+  }
+  return out->out;
+}
+
+Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs& args) const {
+  std::string result;
+  for (size_t i = 0; i < config.plugins.size(); ++i) {
+    auto out = run(config, i, Command::kAdd, args, result);
+    if (!out.ok()) {
+      // Undo the plugins that succeeded (and the failing one, which may have left half a setup).
+      NetworkConfig done = config;
+      done.plugins.resize(i + 1);
+      done.types.resize(i + 1);
+      (void)del(done, args, result);
+      return out.status();
+    }
+    result = *out;
+  }
+  return result;
+}
+
+Status Executor::del(const NetworkConfig& config, const RuntimeArgs& args,
+                     const std::string& add_result) const {
+  Status first = Status::ok();
+  for (size_t i = config.plugins.size(); i-- > 0;) {
+    auto out = run(config, i, Command::kDel, args, add_result);
+    if (!out.ok() && first.isOk()) first = out.status();
+  }
+  return first;
+}
+
+}  // namespace sriovdra::cni

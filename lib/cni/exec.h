@@ -1,0 +1,35 @@
+#pragma once
+// Runs a network configuration's CNI plugins (config.h) as the CNI specification says: each
+// plugin binary from the first CNI bin directory that has it, its configuration on stdin, the
+// CNI_* environment, a deadline per plugin. No shell: argv is the binary alone.
+//   add(): the plugins in order, each getting the previous result; returns the last result. A
+//     failing plugin stops the chain and the plugins before it are deleted again (best effort),
+//     so a failed ADD leaves nothing attached.
+//   del(): the plugins in reverse order with the ADD result as prevResult; every plugin runs
+//     even when one fails (the first failure is returned), as DEL must clean up what it can.
+// Thread-safe (no state besides the options).
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "cni/config.h"
+
+namespace sriovdra::cni {
+
+class Executor {
+ public:
+  explicit Executor(std::chrono::milliseconds timeout = std::chrono::seconds(60))
+      : timeout_(timeout) {}
+  Result<std::string> add(const NetworkConfig& config, const RuntimeArgs& args) const;
+  Status del(const NetworkConfig& config, const RuntimeArgs& args,
+             const std::string& add_result) const;
+
+ private:
+  // The plugin's stdout, or its failure (kUnavailable: a plugin error; kNotFound: no binary).
+  Result<std::string> run(const NetworkConfig& config, size_t index, Command command,
+                          const RuntimeArgs& args, const std::string& prev_result) const;
+
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace sriovdra::cni

@@ -1,0 +1,108 @@
+// CNI for a runtime, pure: configurations and lists, deviceID, the environment and stdin each
+// plugin gets, results and errors, by the CNI 1.0 specification.
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "base/json.h"
+#include "cni/config.h"
+
+using namespace sriovdra;
+
+namespace {
+
+cni::RuntimeArgs args() {
+  return {"sandbox-1", "/var/run/netns/p1", "net1", "apps", "web-0", "uid-1", {"/opt/cni/bin"}};
+}
+
+std::string member(const std::string& json_text, std::initializer_list<std::string_view> path) {
+  auto doc = json::parse(json_text);
+  REQUIRE(doc.ok());
+  const json::Value* v = json::at(*doc, path);
+  return v == nullptr ? "<none>" : json::dump(*v);
+}
+
+}  // namespace
+
+TEST_CASE("a single configuration and a list are both networks", "[cni][unit]") {
+  auto single = cni::parseNetworkConfig(
+      R"({"cniVersion":"1.0.0","name":"cx6-net","type":"sriov","vlan":100,"ipam":{}})");
+  REQUIRE(single.ok());
+  CHECK(single->types == std::vector<std::string>{"sriov"});
+  CHECK(single->name == "cx6-net");
+  auto list = cni::parseNetworkConfig(
+      R"({"cniVersion":"1.0.0","name":"chain","plugins":[{"type":"sriov"},{"type":"vrf","vrfname":"blue"}]})");
+  REQUIRE(list.ok());
+  CHECK(list->types == std::vector<std::string>{"sriov", "vrf"});
+  // Each plugin gets the list's version and name, and the previous result.
+  std::string second = cni::pluginInput(*list, 1, R"({"cniVersion":"1.0.0","ips":[]})");
+  CHECK(member(second, {"name"}) == "\"chain\"");
+  CHECK(member(second, {"cniVersion"}) == "\"1.0.0\"");
+  CHECK(member(second, {"vrfname"}) == "\"blue\"");
+  CHECK(member(second, {"prevResult", "ips"}) == "[]");
+  CHECK(member(cni::pluginInput(*list, 0, ""), {"prevResult"}) == "<none>");
+}
+
+TEST_CASE("a plugin type is a binary's name, nothing else", "[cni][unit]") {
+  for (const char* bad :
+       {R"({"type":"../../bin/sh"})", R"({"type":"/bin/sh"})", R"({"type":".hidden"})",
+        R"({"type":""})", R"({"type":7})", R"({"name":"x"})", R"({"plugins":[]})",
+        R"({"plugins":[{"type":"a b"}]})", R"([1])", "not json"}) {
+    INFO(bad);
+    auto c = cni::parseNetworkConfig(bad);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.status().code() == Code::kInvalidArgument);
+  }
+  auto named = cni::parseNetworkConfig(R"({"type":"../x"})");
+  CHECK_THAT(named.status().message(), Catch::Contains("\"../x\" is not a CNI plugin name"));
+}
+
+TEST_CASE("deviceID goes where the reference driver and the SR-IOV CNI read it", "[cni][unit]") {
+  auto single = cni::withDeviceId(R"({"type":"sriov","vlan":1})", "0000:11:00.1");
+  REQUIRE(single.ok());
+  CHECK(member(*single, {"deviceID"}) == "\"0000:11:00.1\"");
+  auto list = cni::withDeviceId(R"({"name":"c","plugins":[{"type":"sriov"},{"type":"tuning"}]})",
+                                "0000:11:00.1");
+  REQUIRE(list.ok());
+  CHECK(member(*list, {"deviceID"}) == "\"0000:11:00.1\"");
+  auto doc = json::parse(*list);
+  CHECK(json::stringOr((*doc)["plugins"][0], "deviceID") == "0000:11:00.1");
+  CHECK(json::stringOr((*doc)["plugins"][1], "deviceID").empty());
+}
+
+TEST_CASE("the environment is the CNI protocol's, with the pod's arguments", "[cni][unit]") {
+  auto env = cni::environment(cni::Command::kAdd, args());
+  std::map<std::string, std::string> m(env.begin(), env.end());
+  CHECK(m.at("CNI_COMMAND") == "ADD");
+  CHECK(m.at("CNI_CONTAINERID") == "sandbox-1");
+  CHECK(m.at("CNI_NETNS") == "/var/run/netns/p1");
+  CHECK(m.at("CNI_IFNAME") == "net1");
+  CHECK(m.at("CNI_PATH") == "/opt/cni/bin");
+  CHECK(m.at("CNI_ARGS") ==
+        "IgnoreUnknown=true;K8S_POD_NAMESPACE=apps;K8S_POD_NAME=web-0;"
+        "K8S_POD_INFRA_CONTAINER_ID=sandbox-1;K8S_POD_UID=uid-1");
+  CHECK(cni::environment(cni::Command::kDel, args())[0].second == "DEL");
+}
+
+TEST_CASE("network data is the pod side of the result", "[cni][unit]") {
+  auto d = cni::networkDataOf(R"({"cniVersion":"1.0.0","interfaces":[
+      {"name":"ens1f0v0","mac":"02:00:00:00:00:01"},
+      {"name":"net1","mac":"7a:11:6e:37:98:44","sandbox":"/var/run/netns/p1"}],
+      "ips":[{"interface":1,"address":"10.9.0.5/24"},{"address":"fd00::5/64"}]})",
+                              "net1");
+  REQUIRE(d.ok());
+  CHECK(*d == cni::NetworkData{"net1", {"10.9.0.5/24", "fd00::5/64"}, "7a:11:6e:37:98:44"});
+  auto bare = cni::networkDataOf(R"({"cniVersion":"1.0.0"})", "vfnet0");
+  REQUIRE(bare.ok());
+  CHECK(bare->interface_name == "vfnet0");
+  CHECK_FALSE(cni::networkDataOf("[]", "x").ok());
+}
+
+TEST_CASE("a failing plugin is named with its own error", "[cni][unit]") {
+  CHECK(cni::failureMessage("sriov", 1,
+                            R"({"cniVersion":"1.0.0","code":7,"msg":"VF pci addr is required",)"
+                            R"("details":"deviceID missing"})",
+                            "") == "CNI plugin sriov: VF pci addr is required (deviceID missing)");
+  CHECK(cni::failureMessage("static", 1, "", "invalid address\n") ==
+        "CNI plugin static: invalid address");
+  CHECK(cni::failureMessage("x", 3, "", "") == "CNI plugin x exited with code 3");
+}
