@@ -49,6 +49,28 @@ int main(int argc, char** argv) {
             return dra::isDriverName(d) ? std::string() : "\"" + d + "\" is not a driver name";
           },
           "DRIVER"));
+  app.add_option("--configuration-mode", o.configuration_mode,
+                 "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
+                 "running CNI); multus: Multus does, from the device-info files")
+      ->check(CLI::IsMember({"standalone", "multus"}))
+      ->capture_default_str();
+  app.add_option("--nri-socket", o.nri_socket, "the container runtime's NRI socket (standalone)")
+      ->capture_default_str();
+  app.add_option("--nri-plugin-index", o.nri_index,
+                 "two digits: where the runtime calls this plugin among others")
+      ->check(CLI::Validator(
+          [](const std::string& i) {
+            return i.size() == 2 && std::isdigit(static_cast<unsigned char>(i[0])) &&
+                           std::isdigit(static_cast<unsigned char>(i[1]))
+                       ? std::string()
+                       : "\"" + i + "\" is not two digits";
+          },
+          "NN"))
+      ->capture_default_str();
+  app.add_option("--cni-bin-dir", o.cni_bin_dirs,
+                 "where the CNI plugins are (comma-separated, searched in order; standalone)")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();
   serving::addMetricsFlags(app, o.metrics);

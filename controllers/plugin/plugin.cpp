@@ -20,6 +20,7 @@
 #include "host/pci.h"
 #include "kube/object_meta.h"
 #include "metrics/registry.h"
+#include "plugin/claim_status.h"
 
 namespace sriovdra::plugin {
 namespace {
@@ -477,66 +478,17 @@ Status Plugin::cleanUpUnrecorded(const std::string& uid) {
   return Status::ok();
 }
 
-// status.devices is written with a JSON merge patch guarded by the claim's resourceVersion, not
-// with server-side apply: an apply to the status of a claim whose opaque parameters were not
-// stored as canonical JSON (a template written with its keys in document order, say) re-encodes
-// status.allocation, and the API server refuses that as a change of an immutable field
-// (Kubernetes 1.37). The other drivers' entries are kept as they are; a 409 reads the claim again.
 void Plugin::writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared) {
-  json::Document ours(rapidjson::kArrayType);
-  for (const auto& d : prepared.devices) {
-    api::AllocatedDeviceStatus s{
-        .driver = options_.driver_name, .pool = d.pool, .device = d.device};
-    json::Document data(rapidjson::kObjectType);
-    d.config.encode(api::Writer(data, data.GetAllocator()).object("vfConfig"));
-    s.data_json = json::dump(data);
-    if (d.config.if_name)
-      s.network_data = api::NetworkDeviceData{.interface_name = *d.config.if_name};
-    json::Value v(rapidjson::kObjectType);
-    s.encode(api::Writer(v, ours.GetAllocator()));
-    ours.PushBack(v, ours.GetAllocator());
-  }
-  const std::string who = "ResourceClaim " + claim.metadata.namespace_ + "/" + claim.metadata.name;
-  auto attempt_once = [&]() -> Status {
-    auto current = client_->get(api::resources::kResourceClaims, claim.metadata.namespace_,
-                                claim.metadata.name);
-    if (!current.ok()) return current.status();
-    auto meta = kube::ObjectMeta::decode(*current);
-    if (meta.uid != claim.metadata.uid) {
-      return Status(Code::kNotFound, "the claim was deleted and created again");
-    }
-    json::Document patch(rapidjson::kObjectType);
-    auto& a = patch.GetAllocator();
-    json::Value devices(rapidjson::kArrayType);
-    if (const json::Value* existing = json::at(*current, {"status", "devices"});
-        existing != nullptr && existing->IsArray()) {
-      for (const auto& e : existing->GetArray()) {
-        if (json::stringOr(e, "driver") != options_.driver_name)
-          devices.PushBack(json::Value(e, a), a);
-      }
-    }
-    for (const auto& e : ours.GetArray()) devices.PushBack(json::Value(e, a), a);
-    const json::Value* now = json::at(*current, {"status", "devices"});
-    if (now != nullptr && *now == devices) return Status::ok();  // already written
-    api::Writer(patch, a).object("metadata").strAlways("resourceVersion", meta.resource_version);
-    api::Writer(patch, a).object("status").value("devices", std::move(devices));
-    auto patched = client_->patch(api::resources::kResourceClaims, claim.metadata.namespace_,
-                                  claim.metadata.name, kube::PatchType::kMerge, json::dump(patch),
-                                  {.field_manager = api::kAgentFieldManager}, "status");
-    return patched.ok() ? Status::ok() : patched.status();
-  };
-  auto delay = options_.status_retry;
-  for (int attempt = 1;; ++attempt) {
-    Status st = attempt_once();
-    if (st.isOk()) return;
-    bool retry = st.isTransient() || st.code() == Code::kConflict;
-    if (!retry || attempt == 5) {
-      SDRA_LOG_ERROR << "writing status.devices of " << who << ": " << st.toString()
-                     << " (the VFs are prepared; only the status is missing)";
-      return;
-    }
-    std::this_thread::sleep_for(delay);
-    delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(2));
+  auto attached = options_.attach_records ? options_.attach_records->ofClaim(prepared.uid)
+                                          : std::vector<dra::AttachedInterface>{};
+  Status st = writeDeviceStatuses(
+      *client_, {claim.metadata.namespace_, claim.metadata.name, claim.metadata.uid},
+      options_.driver_name, dra::deviceStatuses(prepared, options_.driver_name, attached),
+      options_.status_retry);
+  if (!st.isOk()) {
+    SDRA_LOG_ERROR << "writing status.devices of ResourceClaim " << claim.metadata.namespace_ << "/"
+                   << claim.metadata.name << ": " << st.toString()
+                   << " (the VFs are prepared; only the status is missing)";
   }
 }
 

@@ -30,6 +30,7 @@
 #include "host/prepared.h"
 #include "host/sysfs.h"
 #include "kube/client.h"
+#include "plugin/attach_records.h"
 
 namespace prometheus {
 class Counter;
@@ -66,6 +67,9 @@ struct PluginOptions {
   std::string device_info_dir;            // Multus device-info files ("" = none written)
   std::set<std::string> allowed_drivers;  // VfConfig drivers beyond vfio-pci and the VF's own
   std::chrono::milliseconds status_retry{100};
+  // Standalone mode: the NRI attacher's records, so the status written at prepare keeps a pod's
+  // network data (nullptr: Multus mode, none).
+  const AttachRecords* attach_records = nullptr;
 };
 
 // The device `name` as the agent publishes it in this node's ResourceSlices, if it does.

@@ -5,9 +5,12 @@
 
 #include "agent/agent.h"
 #include "api/names.h"
+#include "attach/attacher.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "host/simulated_kernel.h"
 #include "http/server.h"
+#include "nri/plugin.h"
 #include "plugin/grpc_server.h"
 #include "plugin/plugin.h"
 
@@ -49,6 +52,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   }
 
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
+  bool standalone = o.kubelet_plugin && o.configuration_mode == "standalone";
+  plugin::AttachRecords attach_records(o.state_dir + "/attach");
   std::unique_ptr<agent::Agent> agent;
   auto plugin = std::make_shared<plugin::Plugin>(
       *client, sysfs,
@@ -60,7 +65,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                             .state_dir = o.state_dir,
                             .cdi_root = o.cdi_root,
                             .device_info_dir = o.device_info_dir,
-                            .allowed_drivers = o.allowed_vf_drivers},
+                            .allowed_drivers = o.allowed_vf_drivers,
+                            .attach_records = standalone ? &attach_records : nullptr},
       [&agent](const std::string& pci) { return agent && agent->needsVhostNet(pci); });
   if (Status st = plugin->load(); !st.isOk()) {
     SDRA_LOG_ERROR << st.message();
@@ -117,8 +123,22 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
     grpc = std::move(*served);
     serving = grpc.get();
   }
+  std::unique_ptr<attach::Attacher> attacher;
+  std::unique_ptr<nri::Plugin> nri_plugin;
+  if (standalone) {
+    attacher = std::make_unique<attach::Attacher>(
+        *client, [&plugin] { return plugin->checkpoint(); }, attach_records,
+        attach::AttacherOptions{.driver_name = std::string(api::kDriverName),
+                                .cni_bin_dirs = o.cni_bin_dirs});
+    nri_plugin = std::make_unique<nri::Plugin>(
+        nri::PluginOptions{.socket_path = o.nri_socket, .index = o.nri_index}, *attacher);
+    nri_plugin->start();
+    SDRA_LOG_INFO << "standalone mode: attaching prepared VFs to pods through NRI (" << o.nri_socket
+                  << ") and CNI (" << join(o.cni_bin_dirs, ":") << ")";
+  }
   cv.wait(lock, signals.token(), [] { return false; });
   serving = nullptr;
+  if (nri_plugin) nri_plugin->stop();
   if (grpc) grpc->stop();
   agent->stop();
   events.flush(std::chrono::seconds(5));

@@ -1,12 +1,14 @@
 #pragma once
 // The sriov-dra-agent process: the node agent (agent.h) and, unless disabled, kubelet's DRA
-// plugin (plugin.h) served over gRPC once the agent knows what it advertises; the probes
+// plugin (plugin.h) served over gRPC once the agent knows what it advertises, with, in standalone
+// mode, the NRI plugin that attaches prepared VFs to pods (attach/attacher.h); the probes
 // (/readyz: caches synced, the first host sync done and kubelet registered the plugin) and
 // /metrics. A checkpoint that cannot be read is reported as a CheckpointUnreadable Event on the
 // node's SriovNodeState. SIGTERM/SIGINT stop everything and return 0.
 #include <chrono>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "base/signals.h"
 #include "kube/config.h"
@@ -28,6 +30,12 @@ struct AgentProcessOptions {
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
   std::set<std::string> allowed_vf_drivers;  // beyond vfio-pci and the VF's own
   std::chrono::seconds resync_period{30};
+  // standalone: an NRI plugin attaches prepared VFs with CNI (with the kubelet plugin only);
+  // multus: Multus does, from the device-info files.
+  std::string configuration_mode = "standalone";
+  std::string nri_socket = "/var/run/nri/nri.sock";
+  std::string nri_index = "10";
+  std::vector<std::string> cni_bin_dirs = {"/opt/cni/bin"};
   std::string probe_address = ":8082";
   serving::MetricsEndpointOptions metrics{.bind_address = "0"};
 };

@@ -39,12 +39,15 @@ SharedNodes sharedNodes(const api::SriovNetworkNodePolicy& a, const api::SriovNe
   for (const api::Node* n : nodes) {
     if (matchesLabelMap(a.spec.node_selector, n->metadata.labels) &&
         matchesLabelMap(b.spec.node_selector, n->metadata.labels)) {
-      if (!out.possible) out.where = " on node " + n->metadata.name;
       out.possible = true;
       out.node_names.insert(n->metadata.name);
     }
   }
-  if (out.possible) return out;
+  // The message names the first shared node by name, whatever order the caller's cache has.
+  if (out.possible) {
+    out.where = " on node " + *out.node_names.begin();
+    return out;
+  }
   if (a.spec.node_selector == b.spec.node_selector) {
     return {true, " on every node they select (their nodeSelectors are identical)", {}};
   }

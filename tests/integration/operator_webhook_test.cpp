@@ -350,7 +350,7 @@ TEST_CASE("sriov-dra validate decides as the webhook does, given what kubectl sh
 
     // What a user runs: the cluster as kubectl shows it, and the object they are about to apply.
     testing::TempDir dir;
-    auto nodes = env.cp().kubectl({"get", "node", node, "-o", "yaml"});
+    auto nodes = env.cp().kubectl({"get", "nodes", "-o", "yaml"});
     auto objects = env.cp().kubectl(
         {"get", "-n", env.ns(), "-o", "yaml", "sriovnodestates,sriovnetworknodepolicies"});
     INFO(nodes.err << objects.err);

@@ -51,7 +51,8 @@ std::string OperatorEnv::kernelJournal(const std::string& node) const {
 std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node,
                                                          const std::string& topology,
                                                          const std::string& kubelet_dir,
-                                                         const std::string& metrics_cert_dir) {
+                                                         const std::string& metrics_cert_dir,
+                                                         std::vector<std::string> extra_args) {
   if (!std::filesystem::exists(sysfsRoot(node))) {
     Status st = host::writeFixture(topology, sysfsRoot(node));
     if (!st.isOk()) throw std::runtime_error(st.toString());
@@ -62,7 +63,8 @@ std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node
                                            .state_dir = stateDir(node),
                                            .name = node + "-agent",
                                            .kubelet_dir = kubelet_dir,
-                                           .metrics_cert_dir = metrics_cert_dir});
+                                           .metrics_cert_dir = metrics_cert_dir,
+                                           .extra_args = std::move(extra_args)});
 }
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startOperator(OperatorProcessOptions o) {

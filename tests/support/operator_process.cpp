@@ -77,7 +77,9 @@ std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane&
     argv.push_back("--plugins-dir=" + dirs.plugins);
     argv.push_back("--cdi-root=" + dirs.cdi);
     argv.push_back("--device-info-dir=" + dirs.device_info);
+    argv.push_back("--nri-socket=" + o.kubelet_dir + "/nri.sock");
   }
+  argv.insert(argv.end(), o.extra_args.begin(), o.extra_args.end());
   p->launch(cp, o.name, o.metrics_cert_dir, std::move(argv));
   return p;
 }

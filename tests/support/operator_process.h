@@ -34,6 +34,9 @@ struct AgentProcessOptions {
   // socket paths are limited to 107 bytes).
   std::string kubelet_dir;
   std::string metrics_cert_dir;  // "" = plain HTTP /metrics (--metrics-secure=false)
+  // With the kubelet plugin the agent is in standalone mode; its NRI socket is <kubelet_dir>/
+  // nri.sock (absent unless a test serves it), never the machine's runtime.
+  std::vector<std::string> extra_args;
 };
 
 // The kubelet directories of an agent started with AgentProcessOptions::kubelet_dir.

@@ -1,0 +1,213 @@
+#include "attach/attacher.h"
+
+#include <algorithm>
+
+#include "api/names.h"
+#include "api/networks.h"
+#include "base/log.h"
+#include "plugin/claim_status.h"
+
+namespace sriovdra::attach {
+namespace {
+
+std::string podName(const nri::Pod& pod) { return pod.namespace_ + "/" + pod.name; }
+
+cni::RuntimeArgs argsFor(const dra::AttachRecord& record, const std::string& if_name,
+                         const std::vector<std::string>& bin_dirs) {
+  return {record.sandbox,  record.netns,   if_name, record.pod_namespace,
+          record.pod_name, record.pod_uid, bin_dirs};
+}
+
+}  // namespace
+
+Attacher::Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkpoint,
+                   const plugin::AttachRecords& records, AttacherOptions options)
+    : client_(std::move(client)),
+      checkpoint_(std::move(checkpoint)),
+      records_(records),
+      options_(std::move(options)),
+      cni_(options_.cni_timeout) {}
+
+std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
+  std::lock_guard lock(locks_mu_);
+  for (auto it = locks_.begin(); it != locks_.end();) {
+    it = it->second.expired() ? locks_.erase(it) : std::next(it);
+  }
+  auto& weak = locks_[sandbox];
+  auto strong = weak.lock();
+  if (!strong) {
+    strong = std::make_shared<std::mutex>();
+    weak = strong;
+  }
+  return strong;
+}
+
+Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
+  std::string who = "NetworkAttachmentDefinition " + a.nad_namespace + "/" + a.nad_name +
+                    " (netAttachDefName of ResourceClaim " + a.claim_namespace + "/" +
+                    a.claim_name + ")";
+  auto got =
+      client_->get(api::resources::kNetworkAttachmentDefinitions, a.nad_namespace, a.nad_name);
+  if (!got.ok()) {
+    if (got.status().code() == Code::kNotFound)
+      return Status(Code::kNotFound, who + " does not exist");
+    return Status(got.status().code(), "reading " + who + ": " + got.status().message());
+  }
+  auto nad = api::NetworkAttachmentDefinition::decode(*got);
+  if (!nad.ok()) return Status(Code::kInvalidArgument, who + ": " + nad.status().message());
+  if (nad->config.empty()) return Status(Code::kInvalidArgument, who + " has no spec.config");
+  auto config = cni::withDeviceId(nad->config, a.pci_address);
+  if (!config.ok()) return Status(Code::kInvalidArgument, who + ": " + config.status().message());
+  return config;
+}
+
+Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a) {
+  auto config = nadConfig(a);
+  if (!config.ok()) return config.status();
+  auto parsed = cni::parseNetworkConfig(*config);
+  if (!parsed.ok()) return parsed.status();
+  record.interfaces.push_back({a.claim_uid, a.pool, a.device, a.pci_address, a.if_name,
+                               dra::AttachedInterface::State::kAdding, *config, ""});
+  SDRA_RETURN_IF_ERROR(records_.save(record));
+  auto result = cni_.add(*parsed, argsFor(record, a.if_name, options_.cni_bin_dirs));
+  if (!result.ok()) {
+    record.interfaces.pop_back();
+    if (Status st = records_.save(record); !st.isOk()) SDRA_LOG_WARN << st.message();
+    return result.status();
+  }
+  record.interfaces.back().state = dra::AttachedInterface::State::kAttached;
+  record.interfaces.back().cni_result = *result;
+  SDRA_RETURN_IF_ERROR(records_.save(record));
+  SDRA_LOG_INFO << "attached VF " << a.pci_address << " (ResourceClaim " << a.claim_namespace << "/"
+                << a.claim_name << ") to pod " << record.pod_namespace << "/" << record.pod_name
+                << " as " << a.if_name;
+  return Status::ok();
+}
+
+Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const {
+  auto parsed = cni::parseNetworkConfig(i.cni_config);
+  if (!parsed.ok()) return parsed.status();
+  return cni_.del(*parsed, argsFor(record, i.if_name, options_.cni_bin_dirs), i.cni_result);
+}
+
+Status Attacher::attach(const nri::Pod& pod) {
+  auto wanted = dra::attachmentsFor(checkpoint_(), pod.uid);
+  if (wanted.empty()) return Status::ok();
+  if (pod.netns.empty()) {
+    return Status(Code::kInvalidArgument, "pod " + podName(pod) + " has " +
+                                              std::to_string(wanted.size()) +
+                                              " VF(s) to attach but the runtime gave it no "
+                                              "network namespace");
+  }
+  auto lock = lockOf(pod.id);
+  std::lock_guard guard(*lock);
+  auto loaded = records_.load(pod.id);
+  if (!loaded.ok()) return loaded.status();
+  dra::AttachRecord record =
+      loaded->value_or(dra::AttachRecord{pod.id, pod.uid, pod.namespace_, pod.name, pod.netns, {}});
+  std::set<std::string> claims;
+  Status failed = Status::ok();
+  for (const auto& a : wanted) {
+    claims.insert(a.claim_uid);
+    const dra::AttachedInterface* have = record.find(a.claim_uid, a.device);
+    if (have != nullptr && have->state == dra::AttachedInterface::State::kAttached) continue;
+    if (have != nullptr) {
+      // Half added when the agent stopped: undo what CNI may have done, then add it again.
+      if (Status st = del(record, *have); !st.isOk()) {
+        SDRA_LOG_WARN << "cleaning up the interrupted attach of " << a.pci_address << ": "
+                      << st.message();
+      }
+      auto& list = record.interfaces;
+      list.erase(std::remove(list.begin(), list.end(), *have), list.end());
+    }
+    if (Status st = add(record, a); !st.isOk()) {
+      failed = Status(st.code(), "attaching VF " + a.pci_address + " of ResourceClaim " +
+                                     a.claim_namespace + "/" + a.claim_name + " to pod " +
+                                     podName(pod) + " as " + a.if_name + ": " + st.message());
+      break;
+    }
+  }
+  if (!failed.isOk()) {
+    // The sandbox fails: nothing of this pod stays attached.
+    if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
+  }
+  writeStatuses(claims);
+  return failed;
+}
+
+Status Attacher::detach(const std::string& sandbox) {
+  auto loaded = records_.load(sandbox);
+  if (!loaded.ok()) return loaded.status();
+  if (!*loaded) return Status::ok();
+  dra::AttachRecord record = **loaded;
+  std::vector<dra::AttachedInterface> kept;
+  Status first = Status::ok();
+  for (const auto& i : record.interfaces) {
+    Status st = del(record, i);
+    if (st.isOk()) {
+      SDRA_LOG_INFO << "detached VF " << i.pci_address << " (" << i.if_name << ") from pod "
+                    << record.pod_namespace << "/" << record.pod_name;
+      continue;
+    }
+    if (first.isOk()) {
+      first =
+          Status(st.code(), "detaching VF " + i.pci_address + " from pod " + record.pod_namespace +
+                                "/" + record.pod_name + ": " + st.message());
+    }
+    kept.push_back(i);
+  }
+  std::set<std::string> claims;
+  for (const auto& i : record.interfaces) claims.insert(i.claim_uid);
+  record.interfaces = std::move(kept);
+  SDRA_RETURN_IF_ERROR(records_.save(record));
+  writeStatuses(claims);
+  return first;
+}
+
+void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {
+  if (claim_uids.empty()) return;
+  auto checkpoint = checkpoint_();
+  for (const auto& uid : claim_uids) {
+    auto it = checkpoint.claims.find(uid);
+    if (it == checkpoint.claims.end()) continue;  // unprepared meanwhile: its status is gone
+    const dra::PreparedClaim& c = it->second;
+    Status st = plugin::writeDeviceStatuses(
+        *client_, {c.namespace_, c.name, c.uid}, options_.driver_name,
+        dra::deviceStatuses(c, options_.driver_name, records_.ofClaim(uid)), options_.status_retry);
+    if (!st.isOk()) {
+      SDRA_LOG_WARN << "writing the network data of ResourceClaim " << c.namespace_ << "/" << c.name
+                    << ": " << st.message() << " (written again on the pod's next event)";
+    }
+  }
+}
+
+Status Attacher::runPodSandbox(const nri::Pod& pod) { return attach(pod); }
+
+Status Attacher::stopPodSandbox(const nri::Pod& pod) {
+  auto lock = lockOf(pod.id);
+  std::lock_guard guard(*lock);
+  return detach(pod.id);
+}
+
+Status Attacher::removePodSandbox(const nri::Pod& pod) { return stopPodSandbox(pod); }
+
+Status Attacher::synchronize(const std::vector<nri::Pod>& pods) {
+  std::set<std::string> running;
+  for (const auto& p : pods) running.insert(p.id);
+  for (const auto& record : records_.all()) {
+    if (running.count(record.sandbox) != 0) continue;
+    auto lock = lockOf(record.sandbox);
+    std::lock_guard guard(*lock);
+    if (Status st = detach(record.sandbox); !st.isOk()) {
+      SDRA_LOG_WARN << "sandbox " << record.sandbox << " is gone: " << st.message();
+    }
+  }
+  for (const auto& p : pods) {
+    if (Status st = attach(p); !st.isOk()) {
+      SDRA_LOG_WARN << "synchronizing pod " << podName(p) << ": " << st.message();
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace sriovdra::attach

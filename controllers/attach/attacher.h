@@ -1,0 +1,79 @@
+#pragma once
+// Standalone mode's pod attach (the reference driver's default): the NRI plugin's handler, which
+// puts each VF prepared for a pod into the pod's network namespace with CNI and says so in the
+// claim's status.
+//   RunPodSandbox: for each attachment (dra::attachmentsFor: the pod's prepared VFs whose
+//     VfConfig names a NetworkAttachmentDefinition), read that NAD, set deviceID to the VF's
+//     PCI address, record the interface as Adding, run CNI ADD with the pod's netns, interface
+//     name and CNI_ARGS, record it Attached with the result, then write status.devices (data
+//     {vfConfig, cniConfig, cniResult}, networkData). A missing NAD, an unknown plugin type or a
+//     failing plugin fails the sandbox with that message, and whatever this pod had attached is
+//     detached again. Attached interfaces are skipped, so a repeated RunPodSandbox attaches
+//     nothing twice; an interface recorded Adding (the agent died during ADD) is deleted and
+//     added again.
+//   StopPodSandbox, RemovePodSandbox: CNI DEL with the recorded configuration and result, in
+//     the recorded netns; the status loses the network data. The record goes once every DEL
+//     succeeded.
+//   Synchronize (after the agent or the runtime restarted): sandboxes the runtime no longer has
+//     are detached; the pods it has get what RunPodSandbox would give them (attached late, if
+//     the agent was down when they started), and their claims' status is written again (an
+//     agent killed between ADD and the status write). Failures there are logged, never returned:
+//     the runtime would drop the plugin.
+// A status write that fails is logged; the next event or Synchronize of the pod writes it again.
+// Thread-safe: events of one sandbox are serialized, different sandboxes run in parallel.
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cni/exec.h"
+#include "dra/attach.h"
+#include "kube/client.h"
+#include "nri/plugin.h"
+#include "plugin/attach_records.h"
+
+namespace sriovdra::attach {
+
+struct AttacherOptions {
+  std::string driver_name;
+  std::vector<std::string> cni_bin_dirs = {"/opt/cni/bin"};
+  std::chrono::milliseconds status_retry{100};
+  std::chrono::milliseconds cni_timeout{60'000};  // per plugin
+};
+
+// The kubelet plugin's checkpoint as it is now.
+using CheckpointSource = std::function<dra::Checkpoint()>;
+
+class Attacher : public nri::PodHandler {
+ public:
+  Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkpoint,
+           const plugin::AttachRecords& records, AttacherOptions options);
+
+  Status synchronize(const std::vector<nri::Pod>& pods) override;
+  Status runPodSandbox(const nri::Pod& pod) override;
+  Status stopPodSandbox(const nri::Pod& pod) override;
+  Status removePodSandbox(const nri::Pod& pod) override;
+
+ private:
+  Status attach(const nri::Pod& pod);
+  // CNI DEL of every interface the sandbox's record holds; the record keeps those that failed.
+  Status detach(const std::string& sandbox);
+  Status add(dra::AttachRecord& record, const dra::Attachment& a);
+  Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const;
+  Result<std::string> nadConfig(const dra::Attachment& a) const;
+  void writeStatuses(const std::set<std::string>& claim_uids) const;
+  std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
+
+  std::shared_ptr<kube::Client> client_;
+  CheckpointSource checkpoint_;
+  const plugin::AttachRecords& records_;
+  const AttacherOptions options_;
+  cni::Executor cni_;
+  std::mutex locks_mu_;
+  std::map<std::string, std::weak_ptr<std::mutex>> locks_;  // guarded by locks_mu_
+};
+
+}  // namespace sriovdra::attach

@@ -1,0 +1,151 @@
+#include "dra/attach.h"
+
+#include <algorithm>
+#include <set>
+
+#include "api/codec.h"
+#include "cni/config.h"
+
+namespace sriovdra::dra {
+namespace {
+
+constexpr int kRecordVersion = 1;
+
+const char* stateName(AttachedInterface::State s) {
+  return s == AttachedInterface::State::kAttached ? "Attached" : "Adding";
+}
+
+}  // namespace
+
+std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::string& pod_uid) {
+  std::vector<const PreparedClaim*> claims;
+  for (const auto& [uid, c] : checkpoint.claims) {
+    if (c.pod_uid == pod_uid && c.state == PreparedClaim::State::kPrepared) claims.push_back(&c);
+  }
+  std::sort(claims.begin(), claims.end(), [](const auto* a, const auto* b) {
+    return std::tie(a->namespace_, a->name) < std::tie(b->namespace_, b->name);
+  });
+  std::set<std::string> taken;
+  for (const auto* c : claims) {
+    for (const auto& d : c->devices) {
+      if (d.config.if_name && !d.config.if_name->empty()) taken.insert(*d.config.if_name);
+    }
+  }
+  std::vector<Attachment> out;
+  int next = 0;
+  for (const auto* c : claims) {
+    for (const auto& d : c->devices) {
+      const auto& nad = d.config.net_attach_def_name;
+      if (!nad || nad->empty()) continue;
+      Attachment a{c->uid,   c->namespace_, c->name, d.pool,
+                   d.device, d.pci_address, "",      d.config.net_attach_def_namespace.value_or(""),
+                   *nad};
+      if (a.nad_namespace.empty()) a.nad_namespace = c->namespace_;
+      if (d.config.if_name && !d.config.if_name->empty()) {
+        a.if_name = *d.config.if_name;
+      } else {
+        do {
+          a.if_name = "vfnet" + std::to_string(next++);
+        } while (taken.count(a.if_name) != 0);
+      }
+      out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
+
+std::string AttachRecord::encode() const {
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  api::Writer w(doc, a);
+  w.i64("version", kRecordVersion)
+      .strAlways("sandbox", sandbox)
+      .strAlways("podUID", pod_uid)
+      .strAlways("podNamespace", pod_namespace)
+      .strAlways("podName", pod_name)
+      .strAlways("netns", netns);
+  json::Value list(rapidjson::kArrayType);
+  for (const auto& i : interfaces) {
+    json::Value v(rapidjson::kObjectType);
+    api::Writer(v, a)
+        .strAlways("claimUID", i.claim_uid)
+        .strAlways("pool", i.pool)
+        .strAlways("device", i.device)
+        .strAlways("pciAddress", i.pci_address)
+        .strAlways("ifName", i.if_name)
+        .strAlways("state", stateName(i.state))
+        .strAlways("cniConfig", i.cni_config)
+        .strAlways("cniResult", i.cni_result);
+    list.PushBack(v, a);
+  }
+  w.value("interfaces", std::move(list));
+  return json::dump(doc);
+}
+
+Result<AttachRecord> AttachRecord::decode(std::string_view text) {
+  auto doc = json::parse(text);
+  if (!doc.ok()) return Status(Code::kInvalidArgument, "attach record: " + doc.status().message());
+  api::Reader r(&*doc, "");
+  if (r.i64("version") != kRecordVersion) {
+    return Status(Code::kInvalidArgument,
+                  "attach record: unknown version " + std::to_string(r.i64("version")));
+  }
+  AttachRecord rec{r.str("sandbox"), r.str("podUID"), r.str("podNamespace"),
+                   r.str("podName"), r.str("netns"),  {}};
+  for (const auto& i : r.array("interfaces")) {
+    std::string state = i.str("state");
+    if (state != "Adding" && state != "Attached") {
+      return Status(Code::kInvalidArgument, "attach record: unknown state \"" + state + "\"");
+    }
+    rec.interfaces.push_back({i.str("claimUID"), i.str("pool"), i.str("device"),
+                              i.str("pciAddress"), i.str("ifName"),
+                              state == "Attached" ? AttachedInterface::State::kAttached
+                                                  : AttachedInterface::State::kAdding,
+                              i.str("cniConfig"), i.str("cniResult")});
+  }
+  if (!r.status().isOk()) return r.status();
+  if (rec.sandbox.empty()) return Status(Code::kInvalidArgument, "attach record: no sandbox");
+  return rec;
+}
+
+const AttachedInterface* AttachRecord::find(const std::string& claim_uid,
+                                            const std::string& device) const {
+  for (const auto& i : interfaces) {
+    if (i.claim_uid == claim_uid && i.device == device) return &i;
+  }
+  return nullptr;
+}
+
+std::vector<api::AllocatedDeviceStatus> deviceStatuses(
+    const PreparedClaim& claim, const std::string& driver,
+    const std::vector<AttachedInterface>& attached) {
+  std::vector<api::AllocatedDeviceStatus> out;
+  for (const auto& d : claim.devices) {
+    api::AllocatedDeviceStatus s{.driver = driver, .pool = d.pool, .device = d.device};
+    json::Document data(rapidjson::kObjectType);
+    auto& a = data.GetAllocator();
+    d.config.encode(api::Writer(data, a).object("vfConfig"));
+    if (d.config.if_name)
+      s.network_data = api::NetworkDeviceData{.interface_name = *d.config.if_name};
+    auto it = std::find_if(attached.begin(), attached.end(), [&](const AttachedInterface& i) {
+      return i.claim_uid == claim.uid && i.device == d.device &&
+             i.state == AttachedInterface::State::kAttached;
+    });
+    if (it != attached.end()) {
+      auto config = json::parse(it->cni_config);
+      auto result = json::parse(it->cni_result);
+      if (config.ok()) json::set(data, "cniConfig", json::Value(*config, a), a);
+      if (result.ok()) json::set(data, "cniResult", json::Value(*result, a), a);
+      auto net = cni::networkDataOf(it->cni_result, it->if_name);
+      if (net.ok()) {
+        s.network_data =
+            api::NetworkDeviceData{net->interface_name, net->ips, net->hardware_address};
+      }
+    }
+    s.data_json = json::dump(data);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace sriovdra::dra

@@ -1,0 +1,78 @@
+#pragma once
+// Attaching a pod's VFs to its network namespace (standalone mode, the NRI plugin), pure: which
+// VFs, with which interface name and NetworkAttachmentDefinition, what is recorded on disk
+// about each attachment, and what the claim's status says about it.
+//
+// attachmentsFor(): the VFs prepared for the pod (the checkpoint's claims reserved for its UID,
+// by claim name, devices in claim order). A VF whose VfConfig names no
+// NetworkAttachmentDefinition is not attached (a vfio-pci VF for DPDK needs no CNI); the
+// reference driver fails such a claim at prepare instead. The NAD is in netAttachDefNamespace,
+// else the claim's namespace. The interface is VfConfig.ifName, else vfnet<N>, N counting the
+// pod's VFs without ifName from 0 and skipping names some ifName takes.
+//
+// AttachRecord: what the agent keeps per pod sandbox (<state-dir>/attach/<sandbox>.json): per
+// interface the CNI configuration it ran (deviceID included) and the ADD result, marked Adding
+// before CNI ADD runs and Attached once it returned, so an agent that dies in between knows
+// what to undo, and DEL runs with the same configuration and prevResult after any restart.
+//
+// deviceStatuses(): status.devices for our results of a prepared claim: data {vfConfig} and,
+// for an attached VF, data {vfConfig, cniConfig, cniResult} and networkData {interfaceName,
+// ips, hardwareAddress}, as the reference driver writes them; networkData.interfaceName alone
+// when only the VfConfig names it.
+#include <string>
+#include <vector>
+
+#include "api/resource.h"
+#include "dra/checkpoint.h"
+
+namespace sriovdra::dra {
+
+struct Attachment {
+  std::string claim_uid;
+  std::string claim_namespace;
+  std::string claim_name;
+  std::string pool;
+  std::string device;  // "0000-11-00-1"
+  std::string pci_address;
+  std::string if_name;
+  std::string nad_namespace;
+  std::string nad_name;
+  bool operator==(const Attachment&) const = default;
+};
+
+std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::string& pod_uid);
+
+struct AttachedInterface {
+  enum class State { kAdding, kAttached };
+  std::string claim_uid;
+  std::string pool;
+  std::string device;
+  std::string pci_address;
+  std::string if_name;
+  State state = State::kAdding;
+  std::string cni_config;  // the configuration CNI ran with, JSON text
+  std::string cni_result;  // the ADD result, JSON text ("" while Adding)
+  bool operator==(const AttachedInterface&) const = default;
+};
+
+struct AttachRecord {
+  std::string sandbox;  // the pod sandbox ID
+  std::string pod_uid;
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string netns;
+  std::vector<AttachedInterface> interfaces;
+  bool operator==(const AttachRecord&) const = default;
+
+  std::string encode() const;
+  // kInvalidArgument naming the problem for anything that is not a record.
+  static Result<AttachRecord> decode(std::string_view text);
+  const AttachedInterface* find(const std::string& claim_uid, const std::string& device) const;
+};
+
+// `attached`: the attached interfaces of this claim (any sandbox).
+std::vector<api::AllocatedDeviceStatus> deviceStatuses(
+    const PreparedClaim& claim, const std::string& driver,
+    const std::vector<AttachedInterface>& attached);
+
+}  // namespace sriovdra::dra

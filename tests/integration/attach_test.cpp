@@ -1,0 +1,249 @@
+// Standalone mode end to end: the real API server and operator, the agent with its kubelet
+// plugin (a gRPC client acting as kubelet prepares the claim), containerd's NRI runtime side
+// (tools/nri-runtime) sending the pod events, and Debian's real CNI plugins. The simulated
+// A100 server's VF 0000:11:00.1 has the netdev ibp17s0v0; an ifb interface of that name stands in
+// for it on this machine, and a network namespace the test creates is the pod's.
+#include <csignal>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include "api/names.h"
+#include "api/resource.h"
+#include "base/json.h"
+#include "base/process.h"
+#include "support/dra_objects.h"
+#include "support/eventually.h"
+#include "support/kubelet_client.h"
+#include "support/nri_runtime.h"
+#include "support/operator_env.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::KubeletClaim;
+using sriovdra::testing::KubeletClient;
+using sriovdra::testing::NriRuntime;
+using sriovdra::testing::OperatorEnv;
+
+namespace {
+
+const std::string kDriver(api::kDriverName);
+const std::string kVf = "0000:11:00.1";
+const std::string kVfNetdev = "ibp17s0v0";  // the simulated kernel's name for it
+
+ProcessOutput run(const std::vector<std::string>& argv) {
+  auto out = runProcess({.argv = argv}, std::chrono::seconds(10));
+  REQUIRE(out.ok());
+  return *out;
+}
+
+// The pod's network namespace and the VF's stand-in netdev on this machine.
+struct HostNetwork {
+  std::string ns = "sdra-attach-" + std::to_string(::getpid());
+  HostNetwork() {
+    (void)run({"ip", "link", "del", kVfNetdev});
+    REQUIRE(run({"ip", "netns", "add", ns}).exit_code == 0);
+    REQUIRE(run({"ip", "link", "add", kVfNetdev, "type", "ifb"}).exit_code == 0);
+  }
+  ~HostNetwork() {
+    (void)run({"ip", "netns", "del", ns});
+    (void)run({"ip", "link", "del", kVfNetdev});
+  }
+  std::string path() const { return "/var/run/netns/" + ns; }
+  std::string inPod(const std::string& ifname) const {
+    auto out = run({"ip", "-n", ns, "-br", "addr", "show", "dev", ifname});
+    return out.exit_code == 0 ? out.out : "";
+  }
+  bool vfOnHost() const { return run({"ip", "link", "show", "dev", kVfNetdev}).exit_code == 0; }
+};
+
+struct AttachEnv {
+  AttachEnv() : env("attach") {
+    op = env.startOperator();
+    node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+    agent = startAgent();
+    env.applyReferencePolicies();
+    eventually([&] { return env.deviceCount(node) == 8; }, 90s, [&] { return agent->logs(); });
+    auto info = KubeletClient::registerPlugin(testing::KubeletDirs::under(kubelet.path()).registry,
+                                              kDriver);
+    REQUIRE(info.ok());
+    endpoint = info->endpoint;
+    INFO(agent->logs());
+    REQUIRE(runtime.waitPlugins(1) == "");
+  }
+
+  std::unique_ptr<testing::OperatorProcess> startAgent() {
+    return env.startAgent(node, "a100-reference", kubelet.path(), "",
+                          {"--cni-bin-dir=/usr/lib/cni"});
+  }
+
+  // A NAD in the test namespace: host-device moving the VF's netdev, with a static address.
+  void createNad(const std::string& name, const std::string& plugin_json) {
+    env.cp().applyYaml(
+        "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+        "metadata: {name: " +
+        name + ", namespace: " + env.ns() + "}\nspec:\n  config: '" + plugin_json + "'\n");
+  }
+
+  // A claim for the VF, allocated and reserved for `pod_uid`, prepared as kubelet would.
+  KubeletClaim prepare(const std::string& name, const std::string& pod_uid,
+                       const std::string& vf_config) {
+    std::string uid =
+        testing::createAllocatedClaim(env.admin(), {.ns = env.ns(),
+                                                    .name = name,
+                                                    .node = node,
+                                                    .results = {{"vf", kDriver, "0000-11-00-1"}},
+                                                    .vf_config = vf_config,
+                                                    .pod_name = "pod-" + name,
+                                                    .pod_uid = pod_uid});
+    KubeletClaim claim{env.ns(), uid, name};
+    auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
+    REQUIRE(prepared.ok());
+    INFO(prepared->at(uid).error);
+    REQUIRE(prepared->at(uid).error.empty());
+    return claim;
+  }
+
+  nri::Pod pod(const std::string& claim, const std::string& uid, const HostNetwork& net) const {
+    return {"sandbox-" + claim, uid, "pod-" + claim, env.ns(), net.path()};
+  }
+
+  // Our entry of the claim's status.devices.
+  std::optional<api::AllocatedDeviceStatus> status(const std::string& claim) const {
+    auto got = env.admin().get(api::resources::kResourceClaims, env.ns(), claim);
+    if (!got.ok()) return std::nullopt;
+    auto c = api::ResourceClaim::decode(*got);
+    if (!c.ok()) return std::nullopt;
+    for (const auto& d : c->status.devices) {
+      if (d.driver == kDriver) return d;
+    }
+    return std::nullopt;
+  }
+
+  testing::TempDir kubelet;
+  OperatorEnv env;
+  NriRuntime runtime{kubelet.path() + "/runtime", kubelet.path() + "/nri.sock"};
+  std::unique_ptr<testing::OperatorProcess> op;
+  std::string node;
+  std::unique_ptr<testing::OperatorProcess> agent;
+  std::string endpoint;
+};
+
+bool root() {
+  if (::geteuid() == 0) return true;
+  WARN(
+      "not root: network namespaces need CAP_SYS_ADMIN (scripts/test.sh runs as root); the "
+      "attach checks did not run");
+  return false;
+}
+
+std::string hostDevice(const std::string& address) {
+  return R"({"cniVersion":"1.0.0","name":"vf-net","type":"host-device","device":")" + kVfNetdev +
+         R"(","ipam":{"type":"static","addresses":[{"address":")" + address + R"("}]}})";
+}
+
+}  // namespace
+
+TEST_CASE("RunPodSandbox attaches the prepared VF with CNI and the claim status shows it",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.7/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000001";
+  auto claim = a.prepare("attached", uid, R"("netAttachDefName":"vf-net")");
+  auto pod = a.pod("attached", uid, net);
+
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(pod) == "");
+  CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.7/24"));  // no ifName: vfnet<N>
+  CHECK_FALSE(net.vfOnHost());
+  auto s = a.status("attached");
+  REQUIRE(s);
+  REQUIRE(s->network_data);
+  CHECK(s->network_data->interface_name == "vfnet0");
+  CHECK(s->network_data->ips == std::vector<std::string>{"10.9.0.7/24"});
+  CHECK(s->network_data->hardware_address.size() == 17);
+  auto data = json::parse(s->data_json);
+  REQUIRE(data.ok());
+  CHECK(json::stringOr(*json::at(*data, {"cniConfig"}), "deviceID") == kVf);
+  CHECK(json::stringOr(*json::at(*data, {"cniConfig"}), "type") == "host-device");
+  CHECK(json::at(*data, {"cniResult", "ips"}) != nullptr);
+  CHECK(json::stringOr(*json::at(*data, {"vfConfig"}), "netAttachDefName") == "vf-net");
+
+  // The runtime asking twice attaches nothing twice (host-device would fail: the netdev moved).
+  CHECK(a.runtime.runPodSandbox(pod) == "");
+
+  SECTION("StopPodSandbox gives the VF back and the status loses the network data") {
+    REQUIRE(a.runtime.stopPodSandbox(pod) == "");
+    CHECK(net.vfOnHost());
+    CHECK(net.inPod("vfnet0").empty());
+    auto after = a.status("attached");
+    REQUIRE(after);
+    CHECK_FALSE(after->network_data);
+    CHECK(a.runtime.removePodSandbox(pod) == "");
+  }
+
+  SECTION("after a restart the agent attaches nothing twice and writes a status it lost") {
+    a.agent->stop(SIGKILL);
+    // As if the agent had died before writing the status: the network data is not there.
+    REQUIRE(a.env.admin()
+                .patch(api::resources::kResourceClaims, a.env.ns(), "attached",
+                       kube::PatchType::kJson,
+                       R"([{"op":"remove","path":"/status/devices/0/networkData"}])", {}, "status")
+                .ok());
+    a.agent = a.startAgent();
+    REQUIRE(a.runtime.waitPlugins(2) == "");
+    eventually(
+        [&] {
+          auto again = a.status("attached");
+          return again && again->network_data && !again->network_data->ips.empty();
+        },
+        30s, [&] { return a.agent->logs(); });
+    CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.7/24"));
+    CHECK(a.agent->logs().find("attaching VF") == std::string::npos);  // no attach was retried
+    REQUIRE(a.runtime.stopPodSandbox(pod) == "");
+    CHECK(net.vfOnHost());
+  }
+}
+
+TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing attached",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  struct Row {
+    std::string name;
+    std::string nad;  // "" = none created
+    std::string config;
+    std::string expected;
+  };
+  std::vector<Row> rows = {
+      {"missing NAD", "", "", "NetworkAttachmentDefinition " + a.env.ns() + "/absent-net"},
+      {"unknown CNI type", R"({"cniVersion":"1.0.0","name":"x","type":"sriov"})", "",
+       "CNI plugin sriov is not installed"},
+      {"plugin fails", hostDevice("not-an-address"), "", "CNI plugin host-device: "},
+  };
+  int n = 0;
+  for (const auto& row : rows) {
+    INFO(row.name);
+    std::string claim = "fails-" + std::to_string(n);
+    std::string uid = "6f1c5b0e-9d0a-4d49-9a53-00000000010" + std::to_string(n++);
+    std::string nad = row.nad.empty() ? "absent-net" : claim + "-net";
+    if (!row.nad.empty()) a.createNad(nad, row.nad);
+    auto prepared = a.prepare(claim, uid, R"("netAttachDefName":")" + nad + R"(")");
+    std::string error = a.runtime.runPodSandbox(a.pod(claim, uid, net));
+    std::string which = "attaching VF " + kVf + " of ResourceClaim ";
+    which.append(a.env.ns()).append("/").append(claim);
+    CHECK_THAT(error, Catch::Contains(row.expected) && Catch::Contains(which));
+    CHECK(net.vfOnHost());
+    auto s = a.status(claim);
+    REQUIRE(s);
+    CHECK_FALSE(s->network_data);
+    auto undone = KubeletClient::unprepare(a.endpoint, "v1", {prepared});
+    REQUIRE(undone.ok());
+    testing::releaseClaim(a.env.admin(), a.env.ns(), claim);
+  }
+}
