@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include "base/json.h"
-#include "base/process.h"
 #include "cni/exec.h"
+#include "support/pod_network.h"
 
 using namespace sriovdra;
 
@@ -14,53 +14,25 @@ namespace {
 
 const std::vector<std::string> kBinDirs = {"/usr/lib/cni"};
 
-ProcessOutput run(const std::vector<std::string>& argv) {
-  auto out = runProcess({.argv = argv}, std::chrono::seconds(10));
-  REQUIRE(out.ok());
-  return *out;
-}
-
-// A network namespace and a host interface named `device`, removed with the test.
-struct PodNetwork {
-  std::string ns = "sdra-cni-" + std::to_string(::getpid());
-  std::string device = "sdracni" + std::to_string(::getpid() % 100000);
-  PodNetwork() {
-    REQUIRE(run({"ip", "netns", "add", ns}).exit_code == 0);
-    auto made = run({"ip", "link", "add", device, "type", "ifb"});
-    INFO(made.err);
-    REQUIRE(made.exit_code == 0);
-  }
-  ~PodNetwork() {
-    (void)run({"ip", "netns", "del", ns});
-    (void)run({"ip", "link", "del", device});
-  }
-  std::string path() const { return "/var/run/netns/" + ns; }
-  // `ip -br addr` of an interface inside the pod, "" when it is not there.
-  std::string inPod(const std::string& ifname) const {
-    auto out = run({"ip", "-n", ns, "-br", "addr", "show", "dev", ifname});
-    return out.exit_code == 0 ? out.out : "";
-  }
-  bool onHost() const { return run({"ip", "link", "show", "dev", device}).exit_code == 0; }
+// The pod's namespace and a host interface, with the CNI arguments for them.
+struct Pod : testing::PodNetwork {
+  Pod()
+      : PodNetwork("sdra-cni-" + std::to_string(::getpid()),
+                   "sdracni" + std::to_string(::getpid() % 100000)) {}
   cni::RuntimeArgs args(const std::string& ifname = "net1") const {
     return {"sandbox-1", path(), ifname, "apps", "web-0", "uid-1", kBinDirs};
   }
 };
 
-bool root() {
-  if (::geteuid() == 0) return true;
-  WARN(
-      "not root: network namespaces need CAP_SYS_ADMIN (scripts/test.sh runs as root); the CNI "
-      "checks did not run");
-  return false;
-}
+bool root() { return testing::rootOr("the CNI checks"); }
 
 }  // namespace
 
 TEST_CASE("host-device with static IPAM moves the interface into the pod and back", "[host][cni]") {
   if (!root()) return;
-  PodNetwork pod;
+  Pod pod;
   auto config = cni::parseNetworkConfig(
-      R"({"cniVersion":"1.0.0","name":"vf-net","type":"host-device","device":")" + pod.device +
+      R"({"cniVersion":"1.0.0","name":"vf-net","type":"host-device","device":")" + pod.device() +
       R"(","ipam":{"type":"static","addresses":[{"address":"10.9.0.5/24"}]}})");
   REQUIRE(config.ok());
   cni::Executor cni;
@@ -68,7 +40,7 @@ TEST_CASE("host-device with static IPAM moves the interface into the pod and bac
   INFO((result.ok() ? *result : result.status().message()));
   REQUIRE(result.ok());
   CHECK_THAT(pod.inPod("net1"), Catch::Contains("10.9.0.5/24"));
-  CHECK_FALSE(pod.onHost());
+  CHECK_FALSE(pod.deviceOnHost());
   auto data = cni::networkDataOf(*result, "net1");
   REQUIRE(data.ok());
   CHECK(data->interface_name == "net1");
@@ -77,16 +49,16 @@ TEST_CASE("host-device with static IPAM moves the interface into the pod and bac
 
   REQUIRE(cni.del(*config, pod.args(), *result).isOk());
   CHECK(pod.inPod("net1").empty());
-  CHECK(pod.onHost());
+  CHECK(pod.deviceOnHost());
 }
 
 TEST_CASE("a list runs in order with prevResult; a failing plugin undoes the ones before",
           "[host][cni]") {
   if (!root()) return;
-  PodNetwork pod;
+  Pod pod;
   cni::Executor cni;
   std::string host_device =
-      R"({"type":"host-device","device":")" + pod.device +
+      R"({"type":"host-device","device":")" + pod.device() +
       R"(","ipam":{"type":"static","addresses":[{"address":"10.9.0.6/24"}]}})";
   auto chain = cni::parseNetworkConfig(R"({"cniVersion":"1.0.0","name":"chain","plugins":[)" +
                                        host_device + R"(,{"type":"tuning","mtu":1400}]})");
@@ -95,10 +67,10 @@ TEST_CASE("a list runs in order with prevResult; a failing plugin undoes the one
   INFO((added.ok() ? *added : added.status().message()));
   REQUIRE(added.ok());
   CHECK_THAT(pod.inPod("net1"), Catch::Contains("10.9.0.6/24"));
-  auto mtu = run({"ip", "netns", "exec", pod.ns, "cat", "/sys/class/net/net1/mtu"});
+  auto mtu = testing::ip({"netns", "exec", pod.netns(), "cat", "/sys/class/net/net1/mtu"});
   CHECK(mtu.out == "1400\n");
   REQUIRE(cni.del(*chain, pod.args(), *added).isOk());
-  CHECK(pod.onHost());
+  CHECK(pod.deviceOnHost());
 
   // The second plugin fails (a sysctl that does not exist): the first is deleted again.
   auto broken = cni::parseNetworkConfig(
@@ -109,13 +81,13 @@ TEST_CASE("a list runs in order with prevResult; a failing plugin undoes the one
   REQUIRE_FALSE(failed.ok());
   CHECK_THAT(failed.status().message(), Catch::StartsWith("CNI plugin tuning: "));
   CHECK(pod.inPod("net1").empty());
-  CHECK(pod.onHost());
+  CHECK(pod.deviceOnHost());
 }
 
 TEST_CASE("a plugin that is not installed or fails says so, and nothing is attached",
           "[host][cni]") {
   if (!root()) return;
-  PodNetwork pod;
+  Pod pod;
   cni::Executor cni;
   auto missing = cni::parseNetworkConfig(R"({"cniVersion":"1.0.0","name":"n","type":"sriov"})");
   REQUIRE(missing.ok());
@@ -125,11 +97,11 @@ TEST_CASE("a plugin that is not installed or fails says so, and nothing is attac
   CHECK_THAT(none.status().message(),
              Catch::Contains("CNI plugin sriov is not installed (looked in /usr/lib/cni"));
   auto bad_ip = cni::parseNetworkConfig(
-      R"({"cniVersion":"1.0.0","name":"n","type":"host-device","device":")" + pod.device +
+      R"({"cniVersion":"1.0.0","name":"n","type":"host-device","device":")" + pod.device() +
       R"(","ipam":{"type":"static","addresses":[{"address":"not-an-ip"}]}})");
   REQUIRE(bad_ip.ok());
   auto failed = cni.add(*bad_ip, pod.args());
   REQUIRE_FALSE(failed.ok());
   CHECK_THAT(failed.status().message(), Catch::StartsWith("CNI plugin host-device: "));
-  CHECK(pod.onHost());
+  CHECK(pod.deviceOnHost());
 }

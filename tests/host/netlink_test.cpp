@@ -8,11 +8,11 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
-#include "base/process.h"
 #include "host/apply.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
+#include "support/pod_network.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
@@ -20,39 +20,25 @@ using sriovdra::testing::TempDir;
 
 namespace {
 
-ProcessOutput ip(const std::vector<std::string>& args) {
-  ProcessSpec spec;
-  spec.argv = {"ip"};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto out = runProcess(spec, std::chrono::seconds(10));
-  REQUIRE(out.ok());
-  return *out;
-}
-
 // A veth pair in this network namespace, removed again with the test.
 struct VethPair {
   std::string a = "sdra" + std::to_string(::getpid()) + "a";
   std::string b = "sdra" + std::to_string(::getpid()) + "b";
   VethPair() {
-    auto made = ip({"link", "add", a, "type", "veth", "peer", "name", b});
+    auto made = testing::ip({"link", "add", a, "type", "veth", "peer", "name", b});
     INFO(made.err);
     REQUIRE(made.exit_code == 0);
   }
-  ~VethPair() { (void)ip({"link", "del", a}); }
+  ~VethPair() { (void)testing::ip({"link", "del", a}); }
 };
 
 }  // namespace
 
 TEST_CASE("this kernel's altNames are read through rtnetlink", "[host][netlink]") {
-  if (::geteuid() != 0) {
-    WARN(
-        "not root: creating network interfaces needs CAP_NET_ADMIN (scripts/test.sh runs as "
-        "root); the real-kernel netlink checks did not run");
-    return;
-  }
+  if (!testing::rootOr("the real-kernel netlink checks")) return;
   VethPair veth;
   std::string alt = "sriov-dra-test-alt-" + std::to_string(::getpid());
-  auto added = ip({"link", "property", "add", "dev", veth.a, "altname", alt});
+  auto added = testing::ip({"link", "property", "add", "dev", veth.a, "altname", alt});
   INFO(added.err);
   REQUIRE(added.exit_code == 0);
   host::KernelNetlink kernel;

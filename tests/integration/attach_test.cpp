@@ -11,12 +11,12 @@
 #include "api/names.h"
 #include "api/resource.h"
 #include "base/json.h"
-#include "base/process.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/kubelet_client.h"
 #include "support/nri_runtime.h"
 #include "support/operator_env.h"
+#include "support/pod_network.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
@@ -33,30 +33,10 @@ const std::string kDriver(api::kDriverName);
 const std::string kVf = "0000:11:00.1";
 const std::string kVfNetdev = "ibp17s0v0";  // the simulated kernel's name for it
 
-ProcessOutput run(const std::vector<std::string>& argv) {
-  auto out = runProcess({.argv = argv}, std::chrono::seconds(10));
-  REQUIRE(out.ok());
-  return *out;
-}
-
 // The pod's network namespace and the VF's stand-in netdev on this machine.
-struct HostNetwork {
-  std::string ns = "sdra-attach-" + std::to_string(::getpid());
-  HostNetwork() {
-    (void)run({"ip", "link", "del", kVfNetdev});
-    REQUIRE(run({"ip", "netns", "add", ns}).exit_code == 0);
-    REQUIRE(run({"ip", "link", "add", kVfNetdev, "type", "ifb"}).exit_code == 0);
-  }
-  ~HostNetwork() {
-    (void)run({"ip", "netns", "del", ns});
-    (void)run({"ip", "link", "del", kVfNetdev});
-  }
-  std::string path() const { return "/var/run/netns/" + ns; }
-  std::string inPod(const std::string& ifname) const {
-    auto out = run({"ip", "-n", ns, "-br", "addr", "show", "dev", ifname});
-    return out.exit_code == 0 ? out.out : "";
-  }
-  bool vfOnHost() const { return run({"ip", "link", "show", "dev", kVfNetdev}).exit_code == 0; }
+struct HostNetwork : testing::PodNetwork {
+  HostNetwork() : PodNetwork("sdra-attach-" + std::to_string(::getpid()), kVfNetdev) {}
+  bool vfOnHost() const { return deviceOnHost(); }
 };
 
 struct AttachEnv {
@@ -131,13 +111,7 @@ struct AttachEnv {
   std::string endpoint;
 };
 
-bool root() {
-  if (::geteuid() == 0) return true;
-  WARN(
-      "not root: network namespaces need CAP_SYS_ADMIN (scripts/test.sh runs as root); the "
-      "attach checks did not run");
-  return false;
-}
+bool root() { return testing::rootOr("the attach checks"); }
 
 std::string hostDevice(const std::string& address) {
   return R"({"cniVersion":"1.0.0","name":"vf-net","type":"host-device","device":")" + kVfNetdev +
