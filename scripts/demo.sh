@@ -6,7 +6,10 @@
 # the published GPU-NIC alignment experiment. Shows VFs being created and ResourceSlices
 # appearing, the GPUs, the VFs and which share a PCIe root, then a pod whose GPU and VF the real
 # scheduler aligned and one that stays Pending, with the scheduler's reason and `sriov-dra
-# explain`. Keeps the cluster running for kubectl until Ctrl-C (or exits at once with --exit).
+# explain`; then, as kubelet and containerd would (demo-kubelet prepares the claim, containerd's
+# NRI code in tools/nri-runtime starts the sandbox), the agent attaching the pod's VF with CNI:
+# its interface in the pod's network namespace and the claim status saying so. Keeps the cluster
+# running for kubectl until Ctrl-C (or exits at once with --exit).
 #
 # Usage: scripts/demo.sh [--exit]      (run as root on a fresh Debian bookworm machine)
 set -euo pipefail
@@ -23,6 +26,8 @@ stop_cluster() {
   for pid_file in "$workdir"/*.pid; do
     [[ -f "$pid_file" ]] && kill "$(cat "$pid_file")" 2>/dev/null || true
   done
+  ip netns del sriov-dra-demo-pod 2>/dev/null || true
+  [[ -n "${demo_netdev:-}" ]] && ip link del "$demo_netdev" 2>/dev/null || true
 }
 wait_for() {  # tries command...: retries for up to 60 s
   for _ in $(seq 1 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
@@ -32,9 +37,10 @@ wait_for() {  # tries command...: retries for up to 60 s
 bold "Installing dependencies and building (first run: ~25 minutes; Kubernetes is cached after)"
 scripts/install-deps.sh
 kubernetes="$(scripts/build-kubernetes.sh)"
+nri_runtime="$(scripts/build-nri-runtime.sh)"
 export PATH="$kubernetes/bin:$PATH"
 cmake -S . -B build -G Ninja >/dev/null
-cmake --build build --target sriov-dra-operator sriov-dra-agent sriov-dra
+cmake --build build --target sriov-dra-operator sriov-dra-agent sriov-dra demo-kubelet
 
 if [[ -d "$workdir" ]]; then stop_cluster; rm -rf "$workdir"; fi
 bold "Starting a local control plane ($(kubectl version --client | head -1 | sed 's/Client Version: /Kubernetes /'): etcd, kube-apiserver, kube-controller-manager, kube-scheduler) in $workdir"
@@ -49,6 +55,8 @@ token_kubeconfig() {  # file token
 
 bold "Installing the CRDs and config/rbac (resource.k8s.io/v1 is served by kube-apiserver itself)"
 kubectl apply -f config/crd/bases/ >/dev/null
+# NetworkAttachmentDefinitions come with Multus on a real cluster; the demo installs just the CRD.
+kubectl apply -f tests/fixtures/crds/network-attachment-definitions.yaml >/dev/null
 kubectl wait --for condition=established --timeout=60s crd --all >/dev/null
 kubectl create namespace "$ns" >/dev/null
 kubectl apply -k config/rbac >/dev/null
@@ -86,12 +94,22 @@ NODE
   token_kubeconfig "$workdir/kubeconfig-agent-$node" "$(kubectl create token -n "$ns" \
     sriov-dra-agent --bound-object-kind=Node --bound-object-name="$node" --duration=24h)"
   build/bin/sriov-dra fixture --topology "$topology" --out "$workdir/sysfs-$node" >/dev/null
+  # The node's container runtime side of NRI (containerd's own code), driven through a FIFO that a
+  # sleeping process keeps open.
+  mkdir -p "$workdir/nri-$node"
+  mkfifo "$workdir/nri-$node/commands"
+  "$nri_runtime" --socket "$workdir/nri-$node/nri.sock" <"$workdir/nri-$node/commands" \
+    >"$workdir/nri-$node/answers" 2>"$workdir/nri-$node/runtime.log" &
+  echo $! > "$workdir/nri-$node.pid"
+  sleep infinity >"$workdir/nri-$node/commands" &
+  echo $! > "$workdir/nri-$node-fifo.pid"
   build/bin/sriov-dra-agent --kubeconfig "$workdir/kubeconfig-agent-$node" --namespace "$ns" \
     --node-name "$node" --sysfs-root "$workdir/sysfs-$node" --simulate-kernel \
     --state-dir "$workdir/state-$node" --resync-period 10 \
     --registry-dir "$workdir/kubelet-$node/plugins_registry" \
     --plugins-dir "$workdir/kubelet-$node/plugins" --cdi-root "$workdir/kubelet-$node/cdi" \
     --device-info-dir "$workdir/kubelet-$node/devinfo" \
+    --nri-socket "$workdir/nri-$node/nri.sock" --cni-bin-dir /usr/lib/cni \
     --health-probe-bind-address="127.0.0.1:$((port + 20 + i))" >"$workdir/agent-$node.log" 2>&1 &
   echo $! > "$workdir/agent-$node.pid"
   echo "  $node: $topology sysfs tree in $workdir/sysfs-$node (agent log: agent-$node.log)"
@@ -206,6 +224,39 @@ kubectl get resourceclaim -n "$apps" "$claim" \
       -o jsonpath="{range .items[*].spec.devices[?(@.name==\"$device\")]}{.attributes.resource\.kubernetes\.io/pcieRoot.string}{end}")"
     printf '    %-4s %-38s %-14s -> %s\n' "$request" "$driver" "$device" "$root"
   done
+
+bold "The VF reaches the pod: kubelet prepares the claim, the runtime starts the sandbox (NRI), the agent runs CNI"
+nri() {  # node json: sends one command to the node's NRI runtime, prints its answer
+  local answers="$workdir/nri-$1/answers" n
+  n=$(wc -l <"$answers")
+  echo "$2" >"$workdir/nri-$1/commands"
+  for _ in $(seq 1 600); do (($(wc -l <"$answers") > n)) && break; sleep 0.1; done
+  tail -n 1 "$answers"
+}
+vf="$(kubectl get resourceclaim -n "$apps" "$claim" -o jsonpath='{.status.allocation.devices.results[?(@.request=="vf")].device}')"
+vf_pci="$(echo "$vf" | sed -E 's/^([0-9a-f]{4})-([0-9a-f]{2})-([0-9a-f]{2})-([0-7])$/\1:\2:\3.\4/')"
+demo_netdev="$(kubectl get sriovnodestate -n "$ns" "$node" -o jsonpath="{.status.interfaces[*].Vfs[?(@.pciAddress==\"$vf_pci\")].name}")"
+# On this machine an ifb interface of the simulated VF's netdev name stands in for the VF, and a
+# network namespace for the pod's; the NAD the claim template names moves it with host-device.
+ip link add "$demo_netdev" type ifb
+ip netns add sriov-dra-demo-pod
+kubectl apply -n "$apps" -f - >/dev/null <<NAD
+{"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+ "metadata": {"name": "cx6-vf"},
+ "spec": {"config": "{\"cniVersion\":\"1.0.0\",\"name\":\"cx6-vf\",\"type\":\"host-device\",\"device\":\"$demo_netdev\",\"ipam\":{\"type\":\"static\",\"addresses\":[{\"address\":\"10.56.217.10/24\"}]}}"}}
+NAD
+echo "  the claim's VF: $vf ($vf_pci, netdev $demo_netdev on $node)"
+claim_uid="$(kubectl get resourceclaim -n "$apps" "$claim" -o jsonpath='{.metadata.uid}')"
+build/bin/demo-kubelet --registry-dir "$workdir/kubelet-$node/plugins_registry" \
+  --claim "$apps/$claim/$claim_uid" | sed 's/^/  demo-kubelet: /'
+echo "  runtime: $(nri "$node" '{"op":"wait-plugins","count":1,"timeout_ms":30000}') (the agent's NRI plugin registered)"
+pod_uid="$(kubectl get pod -n "$apps" inference-0 -o jsonpath='{.metadata.uid}')"
+sandbox='{"id":"sandbox-inference-0","uid":"'"$pod_uid"'","name":"inference-0","namespace":"'"$apps"'","netns":"/var/run/netns/sriov-dra-demo-pod"}'
+echo "  RunPodSandbox: $(nri "$node" '{"op":"run","pod":'"$sandbox"'}')"
+echo "  in the pod's network namespace:"
+ip -n sriov-dra-demo-pod -br addr show dev net1 | sed 's/^/    /'
+echo "  the claim's status.devices (ours):"
+kubectl get resourceclaim -n "$apps" "$claim" -o jsonpath='{range .status.devices[?(@.driver=="sriovnetwork.k8snetworkplumbingwg.io")]}    {.device}: {.networkData}{"\n"}{end}'
 
 bold "A pod no node can serve aligned stays Pending, with the scheduler's reason"
 pod inference-big three-pairs-one-root
