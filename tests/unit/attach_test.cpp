@@ -1,0 +1,153 @@
+// Pod attach, pure: which VFs of a pod are attached under which names, the attach record on
+// disk, and the claim status it leads to.
+#include "dra/attach.h"
+
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "base/files.h"
+#include "base/json.h"
+#include "plugin/attach_records.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+
+namespace {
+
+dra::PreparedDevice device(const std::string& name, const std::string& pci,
+                           std::optional<std::string> nad, std::optional<std::string> if_name = {},
+                           std::optional<std::string> nad_ns = {}) {
+  dra::PreparedDevice d;
+  d.pool = "n1";
+  d.device = name;
+  d.pci_address = pci;
+  d.config.net_attach_def_name = std::move(nad);
+  d.config.if_name = std::move(if_name);
+  d.config.net_attach_def_namespace = std::move(nad_ns);
+  return d;
+}
+
+dra::PreparedClaim claim(const std::string& uid, const std::string& name,
+                         std::vector<dra::PreparedDevice> devices,
+                         const std::string& pod = "pod-1") {
+  dra::PreparedClaim c;
+  c.uid = uid;
+  c.namespace_ = "apps";
+  c.name = name;
+  c.pod_uid = pod;
+  c.state = dra::PreparedClaim::State::kPrepared;
+  c.devices = std::move(devices);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a pod's VFs are attached in claim order, vfnet<N> skipping names taken",
+          "[dra][attach][unit]") {
+  dra::Checkpoint cp;
+  // Claim "b" sorts after "a"; "a" names vfnet0 itself, so the unnamed VFs get vfnet1, vfnet2.
+  cp.claims["u-b"] = claim("u-b", "b", {device("0000-11-00-1", "0000:11:00.1", "net-b")});
+  cp.claims["u-a"] = claim("u-a", "a",
+                           {device("0000-0e-00-1", "0000:0e:00.1", "net-a", "vfnet0"),
+                            device("0000-0e-00-2", "0000:0e:00.2", "net-a", {}, "infra"),
+                            device("0000-0e-00-3", "0000:0e:00.3", std::nullopt)});  // no NAD
+  cp.claims["u-other"] =
+      claim("u-other", "c", {device("0000-12-00-1", "0000:12:00.1", "x")}, "pod-2");
+  auto preparing = claim("u-p", "p", {device("0000-13-00-1", "0000:13:00.1", "x")});
+  preparing.state = dra::PreparedClaim::State::kPreparing;
+  cp.claims["u-p"] = preparing;
+
+  auto got = dra::attachmentsFor(cp, "pod-1");
+  REQUIRE(got.size() == 3);
+  CHECK(got[0] == dra::Attachment{"u-a", "apps", "a", "n1", "0000-0e-00-1", "0000:0e:00.1",
+                                  "vfnet0", "apps", "net-a"});
+  CHECK(got[1].if_name == "vfnet1");
+  CHECK(got[1].nad_namespace == "infra");
+  CHECK(got[2].claim_name == "b");
+  CHECK(got[2].if_name == "vfnet2");
+  CHECK(dra::attachmentsFor(cp, "pod-9").empty());
+}
+
+TEST_CASE("an attach record survives a round trip and refuses what it is not",
+          "[dra][attach][unit]") {
+  dra::AttachRecord r{"sandbox-1",
+                      "pod-1",
+                      "apps",
+                      "web-0",
+                      "/var/run/netns/p1",
+                      {{"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
+                        dra::AttachedInterface::State::kAttached, R"({"type":"sriov"})",
+                        R"({"cniVersion":"1.0.0"})"},
+                       {"u-a", "n1", "0000-0e-00-2", "0000:0e:00.2", "net2",
+                        dra::AttachedInterface::State::kAdding, R"({"type":"sriov"})", ""}}};
+  auto back = dra::AttachRecord::decode(r.encode());
+  REQUIRE(back.ok());
+  CHECK(*back == r);
+  CHECK(back->find("u-a", "0000-0e-00-2")->state == dra::AttachedInterface::State::kAdding);
+  CHECK(back->find("u-a", "nope") == nullptr);
+  for (const char* bad :
+       {"", "{}", R"({"version":2,"sandbox":"s"})", R"({"version":1,"sandbox":""})",
+        R"({"version":1,"sandbox":"s","interfaces":[{"state":"Half"}]})"}) {
+    INFO(bad);
+    CHECK(dra::AttachRecord::decode(bad).status().code() == Code::kInvalidArgument);
+  }
+}
+
+TEST_CASE("the claim status carries the CNI config, result and network data once attached",
+          "[dra][attach][unit]") {
+  auto c = claim("u-a", "a",
+                 {device("0000-0e-00-1", "0000:0e:00.1", "net-a", "net1"),
+                  device("0000-0e-00-2", "0000:0e:00.2", "net-a")});
+  // Prepared only: the VfConfig, and the interface name when the config gives one.
+  auto before = dra::deviceStatuses(c, "drv", {});
+  REQUIRE(before.size() == 2);
+  CHECK(before[0].network_data == api::NetworkDeviceData{"net1", {}, ""});
+  CHECK_FALSE(before[1].network_data);
+  CHECK(json::at(*json::parse(before[0].data_json), {"cniResult"}) == nullptr);
+  // Attached: what CNI answered.
+  std::vector<dra::AttachedInterface> attached = {
+      {"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
+       dra::AttachedInterface::State::kAttached,
+       R"({"type":"host-device","deviceID":"0000:0e:00.1"})",
+       R"({"cniVersion":"1.0.0","interfaces":[{"name":"net1","mac":"02:00:00:00:00:01","sandbox":"/p"}],)"
+       R"("ips":[{"address":"10.9.0.5/24","interface":0}]})"},
+      {"u-a", "n1", "0000-0e-00-2", "0000:0e:00.2", "vfnet0",
+       dra::AttachedInterface::State::kAdding, "{}", ""}};
+  auto after = dra::deviceStatuses(c, "drv", attached);
+  CHECK(after[0].network_data ==
+        api::NetworkDeviceData{"net1", {"10.9.0.5/24"}, "02:00:00:00:00:01"});
+  auto data = json::parse(after[0].data_json);
+  REQUIRE(data.ok());
+  CHECK(json::stringOr(*json::at(*data, {"cniConfig"}), "deviceID") == "0000:0e:00.1");
+  CHECK(json::stringOr(*json::at(*data, {"vfConfig"}), "netAttachDefName") == "net-a");
+  CHECK(json::at(*data, {"cniResult", "ips"}) != nullptr);
+  CHECK_FALSE(after[1].network_data);  // still Adding: nothing to say yet
+}
+
+TEST_CASE("attach records on disk: saved, found by claim, removed empty, corrupt moved aside",
+          "[dra][attach][unit]") {
+  testing::TempDir dir;
+  plugin::AttachRecords records(dir.path() + "/attach");
+  CHECK_FALSE(*records.load("sandbox-1"));
+  dra::AttachRecord r{"sandbox-1", "pod-1", "apps", "web-0", "/p", {}};
+  r.interfaces.push_back({"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
+                          dra::AttachedInterface::State::kAttached, "{}", "{}"});
+  REQUIRE(records.save(r).isOk());
+  CHECK(**records.load("sandbox-1") == r);
+  CHECK(records.ofClaim("u-a").size() == 1);
+  CHECK(records.ofClaim("u-b").empty());
+  // A sandbox ID is a file name, nothing else.
+  CHECK(records.load("../etc/passwd").status().code() == Code::kInvalidArgument);
+  // A record that is not one is moved aside, named, never read half.
+  REQUIRE(writeFileAtomic(dir.path() + "/attach/sandbox-2.json", "{\"version\":1,").isOk());
+  std::vector<std::string> problems;
+  CHECK(records.all(&problems).size() == 1);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], Catch::Contains("sandbox-2.json is not an attach record"));
+  CHECK(std::filesystem::exists(dir.path() + "/attach/sandbox-2.json.corrupt"));
+  // No interfaces left: no file.
+  r.interfaces.clear();
+  REQUIRE(records.save(r).isOk());
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/attach/sandbox-1.json"));
+}
