@@ -117,8 +117,9 @@ Status Attacher::attach(const nri::Pod& pod) {
         SDRA_LOG_WARN << "cleaning up the interrupted attach of " << a.pci_address << ": "
                       << st.message();
       }
+      dra::AttachedInterface stale = *have;  // a copy: *have lives in the list being edited
       auto& list = record.interfaces;
-      list.erase(std::remove(list.begin(), list.end(), *have), list.end());
+      list.erase(std::remove(list.begin(), list.end(), stale), list.end());
     }
     if (Status st = add(record, a); !st.isOk()) {
       failed = Status(st.code(), "attaching VF " + a.pci_address + " of ResourceClaim " +
