@@ -26,7 +26,33 @@ Attacher::Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkp
       checkpoint_(std::move(checkpoint)),
       records_(records),
       options_(std::move(options)),
-      cni_(options_.cni_timeout) {}
+      cni_(options_.cni_timeout),
+      sync_worker_([this](const std::stop_token& stop) { syncLoop(stop); }) {}
+
+Attacher::~Attacher() {
+  sync_worker_.request_stop();
+  sync_cv_.notify_all();
+}
+
+bool Attacher::synchronizing() const {
+  std::lock_guard lock(sync_mu_);
+  return sync_pending_.has_value() || sync_running_;
+}
+
+void Attacher::syncLoop(const std::stop_token& stop) {
+  while (true) {
+    std::vector<nri::Pod> pods;
+    {
+      std::unique_lock lock(sync_mu_);
+      sync_running_ = false;
+      if (!sync_cv_.wait(lock, stop, [this] { return sync_pending_.has_value(); })) return;
+      pods = std::move(*sync_pending_);
+      sync_pending_.reset();
+      sync_running_ = true;
+    }
+    reconcile(pods);
+  }
+}
 
 std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
   std::lock_guard lock(locks_mu_);
@@ -193,6 +219,15 @@ Status Attacher::stopPodSandbox(const nri::Pod& pod) {
 Status Attacher::removePodSandbox(const nri::Pod& pod) { return stopPodSandbox(pod); }
 
 Status Attacher::synchronize(const std::vector<nri::Pod>& pods) {
+  {
+    std::lock_guard lock(sync_mu_);
+    sync_pending_ = pods;
+  }
+  sync_cv_.notify_all();
+  return Status::ok();
+}
+
+void Attacher::reconcile(const std::vector<nri::Pod>& pods) {
   std::set<std::string> running;
   for (const auto& p : pods) running.insert(p.id);
   for (const auto& record : records_.all()) {
@@ -208,7 +243,7 @@ Status Attacher::synchronize(const std::vector<nri::Pod>& pods) {
       SDRA_LOG_WARN << "synchronizing pod " << podName(p) << ": " << st.message();
     }
   }
-  return Status::ok();
+  SDRA_LOG_INFO << "NRI: the " << pods.size() << " pod(s) the runtime has are attached as recorded";
 }
 
 }  // namespace sriovdra::attach

@@ -14,19 +14,25 @@
 //   StopPodSandbox, RemovePodSandbox: CNI DEL with the recorded configuration and result, in
 //     the recorded netns; the status loses the network data. The record goes once every DEL
 //     succeeded.
-//   Synchronize (after the agent or the runtime restarted): sandboxes the runtime no longer has
-//     are detached; the pods it has get what RunPodSandbox would give them (attached late, if
-//     the agent was down when they started), and their claims' status is written again (an
-//     agent killed between ADD and the status write). Failures there are logged, never returned:
-//     the runtime would drop the plugin.
+//   Synchronize (after the agent or the runtime restarted) answers at once and hands the pods to
+//     a worker thread: the runtime's request timeout (containerd: 2 s by default) must not cut a
+//     synchronization whose CNI calls take longer, or the plugin would never register. The
+//     worker detaches sandboxes the runtime no longer has, gives the pods it has what
+//     RunPodSandbox would (attached late if the agent was down when they started; an interface
+//     recorded Adding is deleted with its recorded configuration and added again), and writes
+//     their claims' status again (an agent killed before the status write). Failures there are
+//     logged. A newer Synchronize replaces one not yet started.
 // A status write that fails is logged; the next event or Synchronize of the pod writes it again.
 // Thread-safe: events of one sandbox are serialized, different sandboxes run in parallel.
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cni/exec.h"
@@ -51,6 +57,12 @@ class Attacher : public nri::PodHandler {
  public:
   Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkpoint,
            const plugin::AttachRecords& records, AttacherOptions options);
+  ~Attacher() override;
+  Attacher(const Attacher&) = delete;
+  Attacher& operator=(const Attacher&) = delete;
+  // True while a synchronization hands in by Synchronize is queued or running (for tests and
+  // the logs; the pods' own events do not wait for it).
+  bool synchronizing() const;
 
   Status synchronize(const std::vector<nri::Pod>& pods) override;
   Status runPodSandbox(const nri::Pod& pod) override;
@@ -59,6 +71,8 @@ class Attacher : public nri::PodHandler {
 
  private:
   Status attach(const nri::Pod& pod);
+  void syncLoop(const std::stop_token& stop);
+  void reconcile(const std::vector<nri::Pod>& pods);
   // CNI DEL of every interface the sandbox's record holds; the record keeps those that failed.
   Status detach(const std::string& sandbox);
   Status add(dra::AttachRecord& record, const dra::Attachment& a);
@@ -74,6 +88,11 @@ class Attacher : public nri::PodHandler {
   cni::Executor cni_;
   std::mutex locks_mu_;
   std::map<std::string, std::weak_ptr<std::mutex>> locks_;  // guarded by locks_mu_
+  mutable std::mutex sync_mu_;
+  std::condition_variable_any sync_cv_;
+  std::optional<std::vector<nri::Pod>> sync_pending_;  // guarded by sync_mu_
+  bool sync_running_ = false;                          // guarded by sync_mu_
+  std::jthread sync_worker_;                           // last: stopped first
 };
 
 }  // namespace sriovdra::attach

@@ -4,12 +4,15 @@
 // A100 server's VF 0000:11:00.1 has the netdev ibp17s0v0; an ifb interface of that name stands in
 // for it on this machine, and a network namespace the test creates is the pod's.
 #include <csignal>
+#include <filesystem>
+#include <thread>
 
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
 #include "api/names.h"
 #include "api/resource.h"
+#include "base/files.h"
 #include "base/json.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
@@ -54,9 +57,10 @@ struct AttachEnv {
     REQUIRE(runtime.waitPlugins(1) == "");
   }
 
+  // CNI plugins from <kubelet>/cni (the tests' own) and Debian's.
   std::unique_ptr<testing::OperatorProcess> startAgent() {
     return env.startAgent(node, "a100-reference", kubelet.path(), "",
-                          {"--cni-bin-dir=/usr/lib/cni"});
+                          {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni"});
   }
 
   // A NAD in the test namespace: host-device moving the VF's netdev, with a static address.
@@ -220,4 +224,54 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
     REQUIRE(undone.ok());
     testing::releaseClaim(a.env.admin(), a.env.ns(), claim);
   }
+}
+
+TEST_CASE("an agent killed during CNI ADD deletes and adds again after its restart",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  // A CNI plugin that records its pid and hangs on ADD (DEL succeeds): the agent dies mid-ADD.
+  std::string marker = a.kubelet.path() + "/hang.pid";
+  std::string deleted = a.kubelet.path() + "/hang.deleted";
+  std::filesystem::create_directories(a.kubelet.path() + "/cni");
+  REQUIRE(
+      writeFileAtomic(a.kubelet.path() + "/cni/hang",
+                      "#!/bin/sh\ncat >/dev/null\nif [ \"$CNI_COMMAND\" = ADD ]; then echo $$ > " +
+                          marker + "; exec sleep 300; fi\ntouch " + deleted +
+                          "\necho '{\"cniVersion\":\"1.0.0\"}'\n",
+                      0755)
+          .isOk());
+  a.createNad("flaky-net", R"({"cniVersion":"1.0.0","name":"flaky-net","type":"hang"})");
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000201";
+  a.prepare("flaky", uid, R"("netAttachDefName":"flaky-net")");
+  auto pod = a.pod("flaky", uid, net);
+  std::string record = a.env.stateDir(a.node) + "/attach/" + pod.id + ".json";
+
+  std::thread run([&] { (void)a.runtime.runPodSandbox(pod); });
+  eventually([&] { return std::filesystem::exists(marker); }, 30s, [&] { return a.agent->logs(); });
+  CHECK_THAT(readFile(record).valueOr(""), Catch::Contains("\"state\":\"Adding\""));
+  a.agent->stop(SIGKILL);
+  run.join();  // the runtime dropped the dead plugin and went on: the pod runs, unattached
+  // The hung plugin outlived the agent; stop it as a person would.
+  ::kill(std::stoi(readFile(marker).valueOr("0")), SIGKILL);
+
+  // The NAD is fixed meanwhile. The restarted agent registers at once (the synchronization's CNI
+  // work runs after the answer), deletes the half-done ADD with the configuration it ran with,
+  // and attaches with the NAD as it is now.
+  a.createNad("flaky-net", hostDevice("10.9.0.9/24"));
+  a.agent = a.startAgent();
+  REQUIRE(a.runtime.waitPlugins(2) == "");
+  eventually([&] { return !net.inPod("vfnet0").empty(); }, 30s, [&] { return a.agent->logs(); });
+  CHECK(std::filesystem::exists(deleted));
+  CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.9/24"));
+  CHECK_THAT(readFile(record).valueOr(""), Catch::Contains("\"state\":\"Attached\""));
+  eventually(
+      [&] {
+        auto s = a.status("flaky");
+        return s && s->network_data && !s->network_data->ips.empty();
+      },
+      30s, [&] { return a.agent->logs(); });
+  REQUIRE(a.runtime.stopPodSandbox(pod) == "");
+  CHECK(net.vfOnHost());
 }
