@@ -2,8 +2,8 @@
 # The whole test suite, from a fresh Debian bookworm machine (as root) or a warm checkout:
 # installs the Debian packages, builds the pinned Kubernetes release (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl) from Go modules once (cached in
-# ~/.cache/sriov-dra), and the NRI test runtime (containerd's NRI adaptation, tools/nri-runtime),
-# builds the project and runs every test with ctest.
+# ~/.cache/sriov-dra), the NRI test runtime (containerd's NRI adaptation, tools/nri-runtime) and
+# Operator Lifecycle Manager (tools/olm), builds the project and runs every test with ctest.
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
 #
 # `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane) built with
@@ -27,7 +27,8 @@ fi
 scripts/install-deps.sh
 SRIOV_DRA_KUBERNETES="$(scripts/build-kubernetes.sh)"
 SRIOV_DRA_NRI_RUNTIME="$(scripts/build-nri-runtime.sh)"
-export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME
+SRIOV_DRA_OLM="$(scripts/build-olm.sh)"
+export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM
 
 build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
