@@ -2,6 +2,8 @@
 // ClusterServiceVersion schema (nothing pruned), and consistent: every CRD in the bundle owned,
 // every alm-example valid for our CRDs, the CSV's permissions exactly config/rbac's, webhooks
 // and images as in config/.
+#include "support/olm.h"
+
 #include <filesystem>
 #include <set>
 
@@ -16,32 +18,11 @@
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
+using sriovdra::testing::canonical;
 using sriovdra::testing::ControlPlane;
+using sriovdra::testing::kCsvs;
 
 namespace {
-
-const kube::ResourceType kCsvs{"operators.coreos.com", "v1alpha1", "clusterserviceversions",
-                               "ClusterServiceVersion", true};
-
-// JSON with object keys sorted, to compare what the server returns (it sorts keys).
-std::string canonical(const json::Value& v) {
-  if (v.IsObject()) {
-    std::map<std::string, std::string> members;
-    for (const auto& m : v.GetObject()) members[m.name.GetString()] = canonical(m.value);
-    std::string out = "{";
-    for (const auto& [k, val] : members) {
-      if (out.size() > 1) out += ",";
-      out.append(k).append(":").append(val);
-    }
-    return out + "}";
-  }
-  if (v.IsArray()) {
-    std::string out = "[";
-    for (const auto& item : v.GetArray()) out += (out.size() > 1 ? "," : "") + canonical(item);
-    return out + "]";
-  }
-  return json::dump(v);
-}
 
 std::string source(const std::string& relative) { return testing::sourceDir() + "/" + relative; }
 const std::string kBundle = "manifests/olm/bundle";
@@ -57,39 +38,12 @@ std::map<std::string, std::string> filesUnder(const std::string& dir) {
   return out;
 }
 
-std::vector<json::Document> docsOf(const std::string& path) {
-  auto text = readFile(path);
-  REQUIRE(text.ok());
-  auto docs = yamlToJson(*text);
-  REQUIRE(docs.ok());
-  return std::move(*docs);
-}
-
-// The rules of the named (Cluster)Roles in config/rbac, each as canonical JSON.
-// The rules of the named roles in config/rbac and config/agent-daemonset-rbac (the bundle's
-// operator deploys the agent).
-std::multiset<std::string> rulesOf(const std::string& kind, const std::vector<std::string>& names) {
-  std::multiset<std::string> out;
-  for (const char* dir : {"config/rbac", "config/agent-daemonset-rbac"}) {
-    for (const auto& e : std::filesystem::directory_iterator(source(dir))) {
-      if (e.path().filename() == "kustomization.yaml") continue;
-      for (const auto& d : docsOf(e.path().string())) {
-        if (json::stringOr(d, "kind") != kind) continue;
-        std::string name(json::stringOr(*json::objectMember(d, "metadata"), "name"));
-        if (std::find(names.begin(), names.end(), name) == names.end()) continue;
-        for (const auto& r : d["rules"].GetArray()) out.insert(json::dump(r));
-      }
-    }
-  }
-  return out;
-}
-
 std::multiset<std::string> csvRules(const json::Value& csv, const char* list,
                                     const std::string& sa) {
   std::multiset<std::string> out;
   for (const auto& p : (*json::at(csv, {"spec", "install", "spec", list})).GetArray()) {
     if (json::stringOr(p, "serviceAccountName") != sa) continue;
-    for (const auto& r : p["rules"].GetArray()) out.insert(json::dump(r));
+    for (const auto& r : p["rules"].GetArray()) out.insert(testing::canonical(r));
   }
   return out;
 }
@@ -122,7 +76,7 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
   std::set<std::string> bundle_crds;
   json::Document csv;
   for (const auto& e : std::filesystem::directory_iterator(source(kBundle + "/manifests"))) {
-    for (auto& d : docsOf(e.path().string())) {
+    for (auto& d : testing::yamlDocuments(e.path().string())) {
       std::string kind(json::stringOr(d, "kind"));
       if (kind == "CustomResourceDefinition") {
         bundle_crds.insert(std::string(json::stringOr(*json::objectMember(d, "metadata"), "name")));
@@ -175,13 +129,14 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
 
   // The permissions are exactly what config/rbac grants the two ServiceAccounts.
   CHECK(csvRules(csv, "clusterPermissions", "sriov-dra-operator") ==
-        rulesOf("ClusterRole", {"sriov-dra-operator", "sriov-dra-metrics-auth"}));
+        testing::configRules("ClusterRole", {"sriov-dra-operator", "sriov-dra-metrics-auth"}));
   CHECK(csvRules(csv, "clusterPermissions", "sriov-dra-agent") ==
-        rulesOf("ClusterRole", {"sriov-dra-agent", "sriov-dra-metrics-auth"}));
+        testing::configRules("ClusterRole", {"sriov-dra-agent", "sriov-dra-metrics-auth"}));
   CHECK(csvRules(csv, "permissions", "sriov-dra-operator") ==
-        rulesOf("Role", {"sriov-dra-operator", "sriov-dra-operator-leader-election",
-                         "sriov-dra-operator-agent-daemonset"}));
-  CHECK(csvRules(csv, "permissions", "sriov-dra-agent") == rulesOf("Role", {"sriov-dra-agent"}));
+        testing::configRules("Role", {"sriov-dra-operator", "sriov-dra-operator-leader-election",
+                                      "sriov-dra-operator-agent-daemonset"}));
+  CHECK(csvRules(csv, "permissions", "sriov-dra-agent") ==
+        testing::configRules("Role", {"sriov-dra-agent"}));
   // On OpenShift the agent may use the privileged SCC.
   CHECK_THAT(json::dump(csv), Catch::Contains("\"resourceNames\":[\"privileged\"]"));
 
@@ -198,7 +153,8 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
   std::string args = json::dump(*json::at(deployment, {"spec", "template", "spec", "containers"}));
   CHECK_THAT(args, Catch::Contains("--agent-daemonset=/etc/sriov-dra/agent/daemonset.yaml"));
   CHECK_THAT(args, Catch::Contains("--agent-image=quay.io/sriov-dra/sriov-dra-agent:v0.1.0"));
-  auto cm = docsOf(source(kBundle + "/manifests/sriov-dra-agent-daemonset_v1_configmap.yaml"));
+  auto cm = testing::yamlDocuments(
+      source(kBundle + "/manifests/sriov-dra-agent-daemonset_v1_configmap.yaml"));
   auto ds =
       yamlToJson(std::string(json::stringOr(*json::objectMember(cm[0], "data"), "daemonset.yaml")));
   REQUIRE(ds.ok());
@@ -206,7 +162,7 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
   CHECK(json::stringOr(*json::objectMember(csv["metadata"], "annotations"),
                        "operatorframework.io/suggested-namespace") == "sriov-dra");
 
-  auto annotations = docsOf(source(kBundle + "/metadata/annotations.yaml"));
+  auto annotations = testing::yamlDocuments(source(kBundle + "/metadata/annotations.yaml"));
   CHECK(json::stringOr(*json::objectMember(annotations[0], "annotations"),
                        "operators.operatorframework.io.bundle.mediatype.v1") == "registry+v1");
 }

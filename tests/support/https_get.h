@@ -8,8 +8,10 @@
 
 namespace sriovdra::testing {
 
+// `server_name`: verify the certificate for this name (and send it as SNI) instead of 127.0.0.1.
 Result<kube::HttpResponse> httpsGet(int port, const std::string& ca_pem, const std::string& path,
-                                    const std::string& bearer_token = "");
+                                    const std::string& bearer_token = "",
+                                    const std::string& server_name = "");
 // The same with any method and a JSON body.
 Result<kube::HttpResponse> httpsRequest(int port, const std::string& ca_pem,
                                         const std::string& method, const std::string& path,
