@@ -9,7 +9,7 @@
 
 namespace sriovdra {
 
-Result<std::string> readFile(const std::string& path, size_t max_bytes) {
+Result<std::string> readFile(const std::string& path, size_t max_bytes, ReadEnd end) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::fromErrno(errno, "reading " + path);
   std::string out;
@@ -29,6 +29,7 @@ Result<std::string> readFile(const std::string& path, size_t max_bytes) {
       return Status(Code::kInvalidArgument,
                     path + " is larger than " + std::to_string(max_bytes) + " bytes");
     }
+    if (end == ReadEnd::kShortRead && static_cast<size_t>(n) < sizeof buf) break;
   }
   ::close(fd);
   return out;

@@ -9,7 +9,12 @@
 
 namespace sriovdra {
 
-Result<std::string> readFile(const std::string& path, size_t max_bytes = 64u << 20);
+// How a read knows the file ended. kEmptyRead suits every file (pipes, /proc); kShortRead saves
+// the final empty read where a short read can only mean the end: regular files and sysfs
+// attributes, whose whole value comes with the first read.
+enum class ReadEnd { kEmptyRead, kShortRead };
+Result<std::string> readFile(const std::string& path, size_t max_bytes = 64u << 20,
+                             ReadEnd end = ReadEnd::kEmptyRead);
 Status writeFileAtomic(const std::string& path, std::string_view content, int mode = 0644);
 
 }  // namespace sriovdra

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <filesystem>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 #include "host/pci.h"
 
@@ -32,12 +34,17 @@ std::string linkBase(const Sysfs& fs, const std::string& path) {
   return target.ok() ? baseName(*target) : "";
 }
 
-api::VirtualFunction readVf(const Sysfs& fs, const std::string& vf_dir, int64_t index) {
+// What the PF already tells is not read again: the kernel gives every VF its PF's vendor and
+// the VF device id of the PF's SR-IOV capability (pci_iov_add_virtfn), so only the VF's own
+// binding, netdev, RDMA device and IOMMU group are read.
+api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const std::string& vf_dir,
+                            int64_t index) {
   api::VirtualFunction vf;
   vf.pci_address = baseName(vf_dir);
   vf.vf_id = index;
-  vf.vendor = hexId(fs.read(vf_dir + "/vendor").valueOr(""));
-  vf.device_id = hexId(fs.read(vf_dir + "/device").valueOr(""));
+  vf.vendor = pf.vendor;
+  vf.device_id =
+      pf.vf_device_id.empty() ? hexId(fs.read(vf_dir + "/device").valueOr("")) : pf.vf_device_id;
   vf.driver = linkBase(fs, vf_dir + "/driver");
   vf.name = firstEntry(fs, vf_dir + "/net");
   if (!vf.name.empty()) {
@@ -48,6 +55,31 @@ api::VirtualFunction readVf(const Sysfs& fs, const std::string& vf_dir, int64_t 
   vf.rdma_device = firstEntry(fs, vf_dir + "/infiniband");
   vf.iommu_group = linkBase(fs, vf_dir + "/iommu_group");
   return vf;
+}
+
+// The VF directories of the PF at `pf_dir` (resolved), by VF index. Each virtfn<N> link points
+// at a sibling of the PF ("../0000:3b:02.0"), so the VF's directory follows from the link's text
+// without resolving every link through the whole path.
+std::vector<std::pair<int64_t, std::string>> vfDirs(const Sysfs& fs, const std::string& pf_dir) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  auto entries = fs.list(pf_dir);
+  if (!entries.ok()) return out;
+  for (const auto& e : *entries) {
+    if (e.rfind("virtfn", 0) != 0) continue;
+    int64_t index = toInt(e.substr(6), -1);
+    auto target = fs.readLink(pf_dir + "/" + e);
+    if (index < 0 || !target.ok()) continue;
+    std::string dir =
+        (std::filesystem::path(pf_dir) / *target).lexically_normal().generic_string();
+    if (dir.rfind("sys/devices/", 0) != 0) {
+      auto resolved = fs.resolve(pf_dir + "/" + e);  // not the kernel's sibling link
+      if (!resolved.ok()) continue;
+      dir = *resolved;
+    }
+    out.emplace_back(index, std::move(dir));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace
@@ -84,6 +116,7 @@ Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
     return Status(Code::kInternal, bdf + " is not below sys/devices: " + *path);
   }
   PciPlacement p;
+  p.dir = *path;
   std::string rest = path->substr(prefix.size());
   size_t start = 0;
   std::vector<std::string> parts;
@@ -105,7 +138,9 @@ Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
 }
 
 // Long on purpose: one walk over sys/bus/pci/devices that sorts each device into PFs, VFs, GPUs
-// and the PCIe tree as it goes.
+// and the PCIe tree as it goes. A VF has a higher routing id than its PF (its First VF Offset
+// is positive), so in the sorted listing a PF comes before its VFs: the VFs it lists are skipped
+// without reading anything; a VF listed earlier is recognised by its physfn link.
 Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
   auto bdfs = fs.list("sys/bus/pci/devices");
   if (!bdfs.ok()) {
@@ -119,7 +154,9 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
     std::vector<std::string> direct;
   };
   std::map<std::string, RootInfo> roots;
+  std::unordered_set<std::string> vfs_seen;
   for (const auto& bdf : *bdfs) {
+    if (vfs_seen.contains(bdf)) continue;
     std::string dir = "sys/bus/pci/devices/" + bdf;
     auto cls = fs.read(dir + "/class");
     auto vendor = fs.read(dir + "/vendor");
@@ -191,18 +228,10 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
       }
     }
     pf.rdma_device = firstEntry(fs, dir + "/infiniband");
-    auto entries = fs.list(dir);
-    if (entries.ok()) {
-      for (const auto& e : *entries) {
-        if (e.rfind("virtfn", 0) != 0) continue;
-        int64_t index = toInt(e.substr(6), -1);
-        auto vf_dir = fs.resolve(std::string(dir).append("/").append(e));
-        if (index < 0 || !vf_dir.ok()) continue;
-        pf.vfs.push_back(readVf(fs, *vf_dir, index));
-      }
+    for (const auto& [index, vf_dir] : vfDirs(fs, where->dir)) {
+      pf.vfs.push_back(readVf(fs, pf, vf_dir, index));
+      vfs_seen.insert(pf.vfs.back().pci_address);
     }
-    std::sort(pf.vfs.begin(), pf.vfs.end(),
-              [](const auto& a, const auto& b) { return a.vf_id < b.vf_id; });
     if (pf.vf_device_id.empty() && !pf.vfs.empty()) pf.vf_device_id = pf.vfs[0].device_id;
     t.pfs.push_back(std::move(pf));
   }

@@ -19,6 +19,7 @@ namespace sriovdra::host {
 Result<Topology> discover(const Sysfs& sysfs, const Netlink& netlink);
 
 struct PciPlacement {
+  std::string dir;                   // the resolved device directory, "sys/devices/pci0000:00/..."
   std::string root;                  // "pci0000:00"
   std::vector<std::string> bridges;  // root port, then switch ports, outermost first
   std::string pcie_switch;           // upstream port of the switch holding it, "" if none

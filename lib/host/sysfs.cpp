@@ -37,7 +37,7 @@ std::string RealSysfs::absolute(std::string_view path) const {
 }
 
 Result<std::string> RealSysfs::read(std::string_view path) const {
-  auto content = readFile(absolute(path), 1 << 20);
+  auto content = readFile(absolute(path), 1 << 20, ReadEnd::kShortRead);
   if (!content.ok()) return content.status();
   std::string s = std::move(*content);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
