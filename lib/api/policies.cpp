@@ -24,6 +24,29 @@ std::string_view AttributeValue::typeName() const {
   return "string";
 }
 
+namespace {
+const AttributeValue::Lists& noLists() {
+  static const AttributeValue::Lists kNone;
+  return kNone;
+}
+}  // namespace
+
+const std::vector<int64_t>& AttributeValue::intValues() const {
+  return (lists ? *lists : noLists()).ints;
+}
+const std::vector<bool>& AttributeValue::boolValues() const {
+  return (lists ? *lists : noLists()).bools;
+}
+const std::vector<std::string>& AttributeValue::stringValues() const {
+  return (lists ? *lists : noLists()).strings;
+}
+
+bool AttributeValue::operator==(const AttributeValue& o) const {
+  return type == o.type && bool_value == o.bool_value && int_value == o.int_value &&
+         string_value == o.string_value &&
+         (lists == o.lists || (lists ? *lists : noLists()) == (o.lists ? *o.lists : noLists()));
+}
+
 std::string AttributeValue::toString() const {
   auto join = [](const auto& items, auto fn) {
     std::string out = "[";
@@ -36,12 +59,12 @@ std::string AttributeValue::toString() const {
     case Type::kBool:
       return bool_value ? "true" : "false";
     case Type::kInts:
-      return join(int_values, [](int64_t v) { return std::to_string(v); });
+      return join(intValues(), [](int64_t v) { return std::to_string(v); });
     case Type::kBools:
-      return join(bool_values, [](bool v) { return std::string(v ? "true" : "false"); });
+      return join(boolValues(), [](bool v) { return std::string(v ? "true" : "false"); });
     case Type::kStrings:
     case Type::kVersions:
-      return join(string_values, [](const std::string& v) { return v; });
+      return join(stringValues(), [](const std::string& v) { return v; });
     default:
       return string_value;
   }
@@ -67,37 +90,39 @@ AttributeValue AttributeValue::decode(const Reader& r) {
     ++set;
   }
   if (r.has("ints")) {
-    v = {.type = Type::kInts};
+    Lists l;
     const json::Value* list = r.raw("ints");
     if (list->IsArray()) {
       for (const auto& item : list->GetArray()) {
         if (item.IsInt64())
-          v.int_values.push_back(item.GetInt64());
+          l.ints.push_back(item.GetInt64());
         else
           r.fail("ints", "expected a list of integers");
       }
     }
+    v = ofList(Type::kInts, std::move(l));
     ++set;
   }
   if (r.has("bools")) {
-    v = {.type = Type::kBools};
+    Lists l;
     const json::Value* list = r.raw("bools");
     if (list->IsArray()) {
       for (const auto& item : list->GetArray()) {
         if (item.IsBool())
-          v.bool_values.push_back(item.GetBool());
+          l.bools.push_back(item.GetBool());
         else
           r.fail("bools", "expected a list of true/false");
       }
     }
+    v = ofList(Type::kBools, std::move(l));
     ++set;
   }
   if (r.has("strings")) {
-    v = {.type = Type::kStrings, .string_values = r.strings("strings")};
+    v = ofList(Type::kStrings, {.strings = r.strings("strings")});
     ++set;
   }
   if (r.has("versions")) {
-    v = {.type = Type::kVersions, .string_values = r.strings("versions")};
+    v = ofList(Type::kVersions, {.strings = r.strings("versions")});
     ++set;
   }
   if (set != 1) {
@@ -124,21 +149,21 @@ void AttributeValue::encode(Writer w) const {
       break;
     case Type::kInts: {
       json::Value arr(rapidjson::kArrayType);
-      for (int64_t i : int_values) arr.PushBack(json::Value(i), w.allocator());
+      for (int64_t i : intValues()) arr.PushBack(json::Value(i), w.allocator());
       w.value("ints", std::move(arr));
       break;
     }
     case Type::kBools: {
       json::Value arr(rapidjson::kArrayType);
-      for (bool b : bool_values) arr.PushBack(json::Value(b), w.allocator());
+      for (bool b : boolValues()) arr.PushBack(json::Value(b), w.allocator());
       w.value("bools", std::move(arr));
       break;
     }
     case Type::kStrings:
-      w.strings("strings", string_values);
+      w.strings("strings", stringValues());
       break;
     case Type::kVersions:
-      w.strings("versions", string_values);
+      w.strings("versions", stringValues());
       break;
   }
 }

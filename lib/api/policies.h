@@ -6,6 +6,7 @@
 // Field names and optionality follow the upstream CRDs; statuses are this project's (upstream
 // has none): observedGeneration, conditions, what the policy matched and what it lost.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,15 +18,21 @@ namespace sriovdra::api {
 
 // A resource.k8s.io/v1 DeviceAttribute: exactly one of int, bool, string, version, or (alpha in
 // Kubernetes 1.36, DRAListTypeAttributes) ints, bools, strings, versions.
+// Every published device carries a dozen of these, and caches hold thousands of devices: the
+// list forms live apart (shared, immutable), so a scalar value takes 64 bytes.
 struct AttributeValue {
-  enum class Type { kInt, kBool, kString, kVersion, kInts, kBools, kStrings, kVersions };
+  enum class Type : uint8_t { kInt, kBool, kString, kVersion, kInts, kBools, kStrings, kVersions };
+  struct Lists {
+    std::vector<int64_t> ints;
+    std::vector<bool> bools;
+    std::vector<std::string> strings;  // strings or versions
+    bool operator==(const Lists&) const = default;
+  };
   Type type = Type::kString;
-  int64_t int_value = 0;
   bool bool_value = false;
-  std::string string_value;                // string or version
-  std::vector<int64_t> int_values;         // ints
-  std::vector<bool> bool_values;           // bools
-  std::vector<std::string> string_values;  // strings or versions
+  int64_t int_value = 0;
+  std::string string_value;            // string or version
+  std::shared_ptr<const Lists> lists;  // the list forms; null for a scalar
 
   static AttributeValue ofInt(int64_t v) { return {.type = Type::kInt, .int_value = v}; }
   static AttributeValue ofBool(bool v) { return {.type = Type::kBool, .bool_value = v}; }
@@ -35,8 +42,15 @@ struct AttributeValue {
   static AttributeValue ofVersion(std::string v) {
     return {.type = Type::kVersion, .string_value = std::move(v)};
   }
+  static AttributeValue ofList(Type list_type, Lists values) {
+    return {.type = list_type, .lists = std::make_shared<const Lists>(std::move(values))};
+  }
   bool isList() const { return type >= Type::kInts; }
-  bool operator==(const AttributeValue&) const = default;
+  // The values of a list form (empty for a scalar).
+  const std::vector<int64_t>& intValues() const;
+  const std::vector<bool>& boolValues() const;
+  const std::vector<std::string>& stringValues() const;  // strings or versions
+  bool operator==(const AttributeValue& o) const;
   // "int", "bool", "string", "version", "ints", "bools", "strings" or "versions".
   std::string_view typeName() const;
   // The value as people read it: 1, true, cx6_vfs, 1.2.3.

@@ -2,12 +2,11 @@
 
 #include <regex>
 
+#include "base/names.h"
+
 namespace sriovdra::api {
 namespace {
 
-const std::regex kDnsLabel("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-const std::regex kDnsSubdomain("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
-const std::regex kCIdentifier("[A-Za-z_][A-Za-z0-9_]*");
 const std::regex kSemver(
     "(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)"
     "(-((0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*)(\\.(0|[1-9][0-9]*|[0-9]*[a-zA-Z-][0-9a-zA-Z-]*"
@@ -20,12 +19,12 @@ size_t valueCount(const AttributeValue& v) {
   using T = AttributeValue::Type;
   switch (v.type) {
     case T::kInts:
-      return v.int_values.size();
+      return v.intValues().size();
     case T::kBools:
-      return v.bool_values.size();
+      return v.boolValues().size();
     case T::kStrings:
     case T::kVersions:
-      return v.string_values.size();
+      return v.stringValues().size();
     default:
       return 1;
   }
@@ -33,13 +32,9 @@ size_t valueCount(const AttributeValue& v) {
 
 }  // namespace
 
-bool isDnsLabel(const std::string& s) {
-  return !s.empty() && s.size() <= kMaxDnsLabelLength && std::regex_match(s, kDnsLabel);
-}
-bool isDnsSubdomain(const std::string& s) {
-  return !s.empty() && s.size() <= 253 && std::regex_match(s, kDnsSubdomain);
-}
-bool isCIdentifier(const std::string& s) { return std::regex_match(s, kCIdentifier); }
+bool isDnsLabel(const std::string& s) { return sriovdra::isDnsLabel(s, kMaxDnsLabelLength); }
+bool isDnsSubdomain(const std::string& s) { return sriovdra::isDnsSubdomain(s); }
+bool isCIdentifier(const std::string& s) { return sriovdra::isCIdentifier(s); }
 bool isSemver(const std::string& v) { return std::regex_match(v, kSemver); }
 
 std::vector<std::string> qualifiedNameProblems(const std::string& name) {
@@ -88,10 +83,10 @@ std::vector<std::string> attributeValueProblems(const std::string& name, const A
       checkVersion(v.string_value);
       break;
     case T::kStrings:
-      for (const auto& s : v.string_values) checkString(s);
+      for (const auto& s : v.stringValues()) checkString(s);
       break;
     case T::kVersions:
-      for (const auto& s : v.string_values) checkVersion(s);
+      for (const auto& s : v.stringValues()) checkVersion(s);
       break;
     default:
       break;

@@ -59,9 +59,9 @@ Value attributeValue(const api::AttributeValue& a) {
       break;
   }
   auto list = std::make_shared<List>();
-  for (int64_t v : a.int_values) list->push_back(Value::ofInt(v));
-  for (bool v : a.bool_values) list->push_back(Value::ofBool(v));
-  for (const auto& v : a.string_values) {
+  for (int64_t v : a.intValues()) list->push_back(Value::ofInt(v));
+  for (bool v : a.boolValues()) list->push_back(Value::ofBool(v));
+  for (const auto& v : a.stringValues()) {
     list->push_back(a.type == T::kVersions ? version(v) : Value::ofString(v));
   }
   return Value{.kind = Value::Kind::kList, .list = std::move(list)};

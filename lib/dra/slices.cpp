@@ -108,7 +108,8 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     spec.node_name = node;
     spec.pool = {node, generation, static_cast<int64_t>(needed)};
     std::sort(members[i].begin(), members[i].end());
-    for (const auto& name : members[i]) spec.devices.push_back(present.at(name));
+    spec.devices.reserve(members[i].size());
+    for (const auto& name : members[i]) spec.devices.push_back(std::move(present.at(name)));
     out.slices.push_back({sliceName(node, i), std::move(spec)});
   }
   // Which slices differ from what is published (ignoring the generation)?
@@ -119,9 +120,10 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
       ++changed;
       continue;
     }
-    api::ResourceSliceSpec old = it->second->spec;
-    old.pool.generation = generation;
-    if (!(old == out.slices[i].spec)) ++changed;
+    api::ResourceSliceSpec& now = out.slices[i].spec;  // compared as if of the old generation
+    now.pool.generation = it->second->spec.pool.generation;
+    if (!(it->second->spec == now)) ++changed;
+    now.pool.generation = generation;
   }
   if (changed > 1) {
     for (auto& s : out.slices) s.spec.pool.generation = generation + 1;

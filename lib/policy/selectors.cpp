@@ -2,8 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <regex>
+#include <string_view>
 
+#include "base/names.h"
 #include "base/strings.h"
 
 namespace sriovdra::policy {
@@ -67,7 +68,8 @@ void validateRequirement(const api::SelectorRequirement& r, const std::string& p
   } else {
     for (const auto& v : r.values) {
       if (!isValidLabelValue(v)) {
-        out.push_back(path + ".values: \"" + v + "\" is not a valid label value");
+        out.push_back(path);
+        out.back().append(".values: \"").append(v).append("\" is not a valid label value");
       }
     }
   }
@@ -76,19 +78,14 @@ void validateRequirement(const api::SelectorRequirement& r, const std::string& p
 }  // namespace
 
 bool isValidLabelValue(const std::string& value) {
-  static const std::regex kValue("(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?");
-  return value.size() <= 63 && std::regex_match(value, kValue);
+  return value.empty() || (value.size() <= 63 && isNamePart(value));
 }
 
 bool isValidLabelKey(const std::string& key) {
-  static const std::regex kName("[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?");
-  static const std::regex kDns("[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
   auto slash = key.find('/');
-  std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
-  if (name.empty() || name.size() > 63 || !std::regex_match(name, kName)) return false;
-  if (slash == std::string::npos) return true;
-  std::string prefix = key.substr(0, slash);
-  return !prefix.empty() && prefix.size() <= 253 && std::regex_match(prefix, kDns);
+  std::string_view name = std::string_view(key).substr(slash == std::string::npos ? 0 : slash + 1);
+  if (name.size() > 63 || !isNamePart(name)) return false;
+  return slash == std::string::npos || isDnsSubdomain(std::string_view(key).substr(0, slash));
 }
 
 bool matchesLabelMap(const Labels& selector, const Labels& labels) {
@@ -128,10 +125,18 @@ std::vector<std::string> validateLabelSelector(const api::LabelSelector& selecto
                                                const std::string& path) {
   std::vector<std::string> out;
   for (const auto& [k, v] : selector.match_labels) {
-    if (!isValidLabelKey(k))
-      out.push_back(path + ".matchLabels: \"" + k + "\" is not a valid label key");
+    if (!isValidLabelKey(k)) {
+      out.push_back(path);
+      out.back().append(".matchLabels: \"").append(k).append("\" is not a valid label key");
+    }
     if (!isValidLabelValue(v)) {
-      out.push_back(path + ".matchLabels." + k + ": \"" + v + "\" is not a valid label value");
+      out.push_back(path);
+      out.back()
+          .append(".matchLabels.")
+          .append(k)
+          .append(": \"")
+          .append(v)
+          .append("\" is not a valid label value");
     }
   }
   for (size_t i = 0; i < selector.match_expressions.size(); ++i) {
@@ -181,7 +186,7 @@ namespace sriovdra::policy {
 
 Result<api::LabelSelector> parseLabelSelector(const std::string& text) {
   api::LabelSelector out;
-  auto trim = [](std::string s) {
+  auto trim = [](const std::string& s) {
     size_t b = s.find_first_not_of(" \t");
     size_t e = s.find_last_not_of(" \t");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);

@@ -2,6 +2,7 @@
 
 #include "base/base64.h"
 #include "base/json.h"
+#include "base/names.h"
 #include "base/process.h"
 #include "base/time.h"
 #include "base/yaml.h"
@@ -124,6 +125,46 @@ TEST_CASE("JSON printed as YAML reads back as the same JSON", "[yaml][unit]") {
   auto back = yamlToJson(jsonToYaml(*doc));
   REQUIRE(back.ok());
   CHECK(json::dump(back->at(0)) == text);
+}
+
+TEST_CASE("Kubernetes name grammars accept exactly what apimachinery's validation accepts",
+          "[names][unit]") {
+  struct Row {
+    std::string_view s;
+    bool label, subdomain, c_identifier, name_part;
+  };
+  const std::string long_label(63, 'a');
+  const std::string too_long_label(64, 'a');
+  std::vector<Row> rows = {
+      {"a", true, true, true, true},
+      {"0000-3b-02-0", true, true, false, true},
+      {"dra.net", false, true, false, true},
+      {"resource.kubernetes.io", false, true, false, true},
+      {"pcieRoot", false, false, true, true},
+      {"_x9", false, false, true, false},
+      {"9x", true, true, false, true},
+      {"-a", false, false, false, false},
+      {"a-", false, false, false, false},
+      {"a..b", false, false, false, true},
+      {".a", false, false, false, false},
+      {"a.", false, false, false, false},
+      {"A", false, false, true, true},
+      {"a_b", false, false, true, true},
+      {"a b", false, false, false, false},
+      {"a/b", false, false, false, false},
+      {"", false, false, false, false},
+      {long_label, true, true, true, true},
+      {too_long_label, false, true, true, true},
+  };
+  for (const auto& r : rows) {
+    INFO(r.s);
+    CHECK(isDnsLabel(r.s) == r.label);
+    CHECK(isDnsSubdomain(r.s) == r.subdomain);
+    CHECK(isCIdentifier(r.s) == r.c_identifier);
+    CHECK(isNamePart(r.s) == r.name_part);
+  }
+  CHECK(isDnsSubdomain(std::string(253, 'a').insert(60, ".")) == false);
+  CHECK(isDnsSubdomain(std::string(252, 'a').insert(60, ".")));
 }
 
 TEST_CASE("RFC 3339 times parse and print as Kubernetes writes them", "[time][unit]") {
