@@ -63,7 +63,13 @@ void WorkQueue::addAfter(const std::string& item, Duration delay) {
   {
     std::lock_guard lock(mu_);
     if (shutting_down_) return;
-    waiting_.push({clock_.now() + delay, item});
+    TimePoint ready = clock_.now() + delay;
+    auto [it, added] = waiting_for_.try_emplace(item, ready);
+    if (!added) {
+      if (it->second <= ready) return;  // already due at least as early
+      it->second = ready;               // the heap's later entry for it is now stale
+    }
+    waiting_.push({ready, item});
     ++waiting_version_;
   }
   waiting_cv_.notify_one();
@@ -81,9 +87,12 @@ int WorkQueue::numRequeues(const std::string& item) { return limiter_->numRequeu
 void WorkQueue::promoteReadyLocked() {
   auto now = clock_.now();
   while (!waiting_.empty() && waiting_.top().ready <= now) {
-    std::string item = waiting_.top().item;
+    Waiting top = waiting_.top();
     waiting_.pop();
-    addLocked(item);
+    auto it = waiting_for_.find(top.item);
+    if (it == waiting_for_.end() || it->second != top.ready) continue;  // superseded
+    waiting_for_.erase(it);
+    addLocked(top.item);
   }
 }
 

@@ -4,7 +4,9 @@
 // * an item is never handed to two workers at once: adding it while it is being processed
 //   marks it dirty, and done() puts it back exactly once;
 // * delayed adds (addAfter) and per-item backoff (addRateLimited, via a RateLimiter; forget()
-//   resets it), timed by a Clock: a delayed item is ready once clock.now() reaches its time, and
+//   resets it), timed by a Clock; an item already waiting keeps the earlier of its two times (so
+//   many delayed adds of one item make it ready once): a delayed item is ready once clock.now()
+//   reaches its time, and
 //   len() and get() see it from then on (a background thread also moves it, at least every
 //   500 ms of real time, for clocks that do not wake anyone);
 // * shutDown() wakes every get() with nullopt; shutDownWithDrain() also waits until the items
@@ -88,6 +90,7 @@ class WorkQueue {
     bool operator>(const Waiting& o) const { return ready > o.ready; }
   };
   std::priority_queue<Waiting, std::vector<Waiting>, std::greater<>> waiting_;
+  std::map<std::string, TimePoint> waiting_for_;  // item -> its one live ready time in waiting_
   std::condition_variable_any waiting_cv_;
   uint64_t waiting_version_ = 0;  // bumped by addAfter() to wake the waiting loop
 

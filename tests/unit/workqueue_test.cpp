@@ -147,6 +147,24 @@ TEST_CASE("addAfter makes the item available exactly when the delay has passed, 
   CHECK(q.get() == "much-later");
 }
 
+TEST_CASE("delayed adds of one item keep its earliest time and make it ready once",
+          "[workqueue][unit]") {
+  FakeClock clock;
+  WorkQueue q("delay-dedup-test", nullptr, clock);
+  q.addAfter("status", 30s);
+  clock.advance(10s);
+  q.addAfter("status", 30s);  // later than the first: no effect
+  clock.advance(19s);
+  CHECK(q.len() == 0);
+  q.addAfter("status", 500ms);  // earlier: replaces it
+  clock.advance(500ms);
+  REQUIRE(q.len() == 1);
+  CHECK(q.get() == "status");
+  q.done("status");
+  clock.advance(60s);  // the superseded entries are gone
+  CHECK(q.len() == 0);
+}
+
 TEST_CASE(
     "a failed item comes back after its backoff: 5 ms, then 10 ms, then at once when forgotten",
     "[workqueue][unit]") {
