@@ -7,6 +7,8 @@
 // An object that fails to decode is logged and treated as absent; the informer keeps serving.
 // Handlers run one at a time on the informer's threads and must not block for long (enqueue
 // keys). Cache reads are thread-safe and return immutable snapshots (shared_ptr<const T>).
+// A transform (client-go's SetTransform) trims each decoded object before it enters the cache
+// and reaches the handlers, so a cache holds only the fields its readers use.
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -60,6 +62,8 @@ class Informer final : private ReflectorSink {
 
   // Before start().
   void addHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
+  // Before start(). Runs on every decoded object, on the informer's thread.
+  void setTransform(std::function<void(T&)> transform) { transform_ = std::move(transform); }
 
   void start() {
     reflector_.start();
@@ -125,6 +129,7 @@ class Informer final : private ReflectorSink {
                     << "): " << decoded.status().message();
       return nullptr;
     }
+    if (transform_) transform_(*decoded);
     return std::make_shared<const T>(std::move(*decoded));
   }
 
@@ -156,14 +161,21 @@ class Informer final : private ReflectorSink {
     }
   }
 
-  void replace(const std::vector<const json::Value*>& items) override {
+  // A list's objects are decoded page by page into staged_, then replace the cache at once.
+  void listPage(const std::vector<const json::Value*>& items) override {
+    for (const json::Value* item : items) {
+      if (Ptr obj = decode(*item)) staged_.push_back(std::move(obj));
+    }
+  }
+  void listAbandoned() override { staged_.clear(); }
+  void listDone() override {
+    std::vector<Ptr> listed;
+    listed.swap(staged_);
     std::vector<Change> changes;
     {
       std::unique_lock lock(mu_);
       std::set<std::string> seen;
-      for (const json::Value* item : items) {
-        Ptr obj = decode(*item);
-        if (!obj) continue;
+      for (Ptr& obj : listed) {
         std::string key = obj->metadata.key();
         seen.insert(key);
         auto it = items_.find(key);
@@ -174,7 +186,7 @@ class Informer final : private ReflectorSink {
         } else {
           continue;
         }
-        put(key, obj);
+        put(key, std::move(obj));
       }
       std::vector<std::string> gone;
       for (const auto& [key, obj] : items_) {
@@ -238,6 +250,8 @@ class Informer final : private ReflectorSink {
   const InformerOptions options_;
   Reflector reflector_;
   std::vector<EventHandlers<T>> handlers_;
+  std::function<void(T&)> transform_;
+  std::vector<Ptr> staged_;  // the pages of a list in progress; the reflector's thread only
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Ptr> items_;  // guarded by mu_
   std::mutex handler_mu_;

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "base/log.h"
+#include "base/process.h"
 
 namespace sriovdra::kube {
 namespace {
@@ -115,16 +116,17 @@ Status Reflector::list() {
     std::lock_guard lock(mu_);
     rv = resource_version_unavailable_ ? "" : (resource_version_.empty() ? "0" : resource_version_);
   }
-  std::vector<json::Document> pages;
   ListOptions opts;
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
   opts.limit = options_.page_size;
   opts.resource_version = rv;
   std::string list_rv;
+  size_t listed = 0;
   for (;;) {
     auto page = client_->list(resource_, options_.namespace_, opts);
     if (!page.ok()) {
+      sink_.listAbandoned();
       if (page.status().code() == Code::kGone) {
         // The resourceVersion (or the continue token) is too old: list the latest state.
         std::lock_guard lock(mu_);
@@ -135,18 +137,18 @@ Status Reflector::list() {
     const json::Value* md = json::objectMember(*page, "metadata");
     std::string next = md != nullptr ? std::string(json::stringOr(*md, "continue")) : "";
     if (md != nullptr) list_rv = json::stringOr(*md, "resourceVersion");
-    pages.push_back(std::move(*page));
+    std::vector<const json::Value*> items;
+    if (const json::Value* list = json::arrayMember(*page, "items")) {
+      for (const auto& item : list->GetArray()) items.push_back(&item);
+    }
+    listed += items.size();
+    sink_.listPage(items);
     if (next.empty()) break;
     opts.continue_token = next;
     opts.resource_version.clear();  // the continue token pins the snapshot
   }
-  std::vector<const json::Value*> items;
-  for (const auto& page : pages) {
-    if (const json::Value* list = json::arrayMember(page, "items")) {
-      for (const auto& item : list->GetArray()) items.push_back(&item);
-    }
-  }
-  sink_.replace(items);
+  sink_.listDone();
+  trimHeap();
   {
     std::lock_guard lock(mu_);
     resource_version_ = list_rv;
@@ -154,7 +156,7 @@ Status Reflector::list() {
   }
   ++lists_;
   synced_ = true;
-  SDRA_VLOG(1) << "informer " << options_.name << ": listed " << items.size()
+  SDRA_VLOG(1) << "informer " << options_.name << ": listed " << listed
                << " objects at resourceVersion " << list_rv;
   return Status::ok();
 }

@@ -1,6 +1,8 @@
 #pragma once
 // The list+watch loop behind an informer (client-go's Reflector), independent of the object
-// type. It lists (paging with `limit`/`continue`), hands the full state to a ReflectorSink,
+// type. It lists (paging with `limit`/`continue`), hands the full state to a ReflectorSink page
+// by page (and gives the freed list memory back to the system: a large list otherwise leaves
+// its size in the heap),
 // then watches from the list's resourceVersion with bookmarks and a randomised 5-10 min
 // timeoutSeconds, resuming from the last seen resourceVersion when a stream ends or breaks.
 // A 410 Gone (compacted history, restarted apiserver) leads to a relist, after which the sink
@@ -31,11 +33,17 @@ struct InformerOptions {
 };
 
 // Receives what the reflector learns; called only from the reflector's thread.
+// A list (the initial one and every relist) arrives page by page: listPage() with each page's
+// objects, whose JSON is freed right after the call (so a sink keeps what it needs, decoded, and a
+// list of thousands of large objects never exists as JSON all at once), then listDone(): the
+// pages together are the complete state at a resourceVersion. A list that fails part way ends
+// with listAbandoned() instead, and the pages seen must be forgotten.
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
-  // The complete state at a resourceVersion (initial list and every relist).
-  virtual void replace(const std::vector<const json::Value*>& items) = 0;
+  virtual void listPage(const std::vector<const json::Value*>& items) = 0;
+  virtual void listDone() = 0;
+  virtual void listAbandoned() = 0;
   virtual void apply(WatchEventType type, const json::Value& object) = 0;
 };
 
