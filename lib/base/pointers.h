@@ -15,12 +15,18 @@ std::vector<const T*> pointers(const std::vector<T>& items) {
   return out;
 }
 
-template <typename T>
-std::vector<const T*> pointers(const std::vector<std::shared_ptr<const T>>& items) {
-  std::vector<const T*> out;
+// As pointers to T or a base class of it: pointersAs<api::SriovNodeState>(cached_states).
+template <typename Base, typename T>
+std::vector<const Base*> pointersAs(const std::vector<std::shared_ptr<const T>>& items) {
+  std::vector<const Base*> out;
   out.reserve(items.size());
   for (const auto& i : items) out.push_back(i.get());
   return out;
+}
+
+template <typename T>
+std::vector<const T*> pointers(const std::vector<std::shared_ptr<const T>>& items) {
+  return pointersAs<T>(items);
 }
 
 }  // namespace sriovdra

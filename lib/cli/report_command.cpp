@@ -30,7 +30,9 @@ json::Value placementJson(const dra::DevicePlacement& p, json::Allocator& a) {
 }
 
 int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) {
-  dra::ClusterTopology topology(pointers(bundle.resource_slices), pointers(bundle.node_states));
+  std::vector<dra::SlicePlacements> placements;
+  for (const auto& s : bundle.resource_slices) placements.push_back(dra::SlicePlacements::of(s));
+  dra::ClusterTopology topology(pointers(placements), pointers(bundle.node_states));
   auto report = dra::alignmentReport(pointers(bundle.resource_claims), topology);
   if (!args.namespace_.empty()) {
     std::erase_if(report, [&](const auto& c) { return c.namespace_ != args.namespace_; });

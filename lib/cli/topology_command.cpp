@@ -64,14 +64,16 @@ void renderDot(const Tree& t, std::string& out) {
 // What one node has, from its agent's SriovNodeState and the published and allocated devices.
 class NodeTopology {
  public:
-  NodeTopology(const api::SriovNodeState& state, const dra::ClusterTopology& topology,
+  // `devices`: every published device (dra::ClusterTopology::devices()); kept by reference.
+  NodeTopology(const api::SriovNodeState& state,
+               const std::map<dra::DeviceId, dra::DevicePlacement>& devices,
                const std::map<dra::DeviceId, std::string>& claim_of)
       : state_(state), claim_of_(claim_of) {
     const auto& st = state.status;
     for (const auto& g : st.alignment.gpus) gpu_alignment_[g.gpu] = &g;
     for (const auto& g : st.gpus) gpus_[g.pci_address] = &g;
     for (const auto& p : st.interfaces) pfs_[p.pci_address] = &p;
-    for (const auto& [id, p] : topology.devices()) {
+    for (const auto& [id, p] : devices) {
       if (p.node != state.metadata.name) continue;
       if (p.kind == "gpu") published_gpus_[p.pci_address] = &p;
       if (p.kind == "vf") vfs_by_pf_[p.pf].push_back(&p);
@@ -181,7 +183,9 @@ class NodeTopology {
 };
 
 int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Streams io) {
-  dra::ClusterTopology topology(pointers(bundle.resource_slices), pointers(bundle.node_states));
+  std::vector<dra::SlicePlacements> placements;
+  for (const auto& s : bundle.resource_slices) placements.push_back(dra::SlicePlacements::of(s));
+  auto devices = dra::ClusterTopology(pointers(placements), pointers(bundle.node_states)).devices();
   std::map<dra::DeviceId, std::string> claim_of;
   for (const auto& c : bundle.resource_claims) {
     if (!c.status.allocation) continue;
@@ -199,7 +203,7 @@ int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Stream
   std::vector<Tree> trees;
   trees.reserve(states.size());
   for (const auto& [name, state] : states) {
-    trees.push_back(NodeTopology(*state, topology, claim_of).build());
+    trees.push_back(NodeTopology(*state, devices, claim_of).build());
   }
   if (args.output == "dot") {
     std::string dot =

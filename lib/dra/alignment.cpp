@@ -8,6 +8,7 @@ namespace sriovdra::dra {
 namespace {
 
 constexpr std::string_view kNvidiaDriver = "gpu.nvidia.com";
+constexpr std::string_view kNvidiaPcieBusId = "gpu.nvidia.com/pcieBusID";
 
 std::string stringOrEmpty(const api::SliceDevice& d, std::string_view driver,
                           std::string_view name) {
@@ -60,59 +61,109 @@ PairAlignment classify(const DevicePlacement& gpu, const DevicePlacement& vf) {
   return gpu.numa == vf.numa ? PairAlignment::kSameNuma : PairAlignment::kCrossNuma;
 }
 
-ClusterTopology::ClusterTopology(const std::vector<const api::ResourceSlice*>& slices,
-                                 const std::vector<const api::SriovNodeState*>& states) {
-  std::map<std::string, const api::SriovNodeState*> by_node;
-  for (const auto* s : states) by_node[s->metadata.name] = s;
-  for (const auto* slice_ptr : slices) {
-    const api::ResourceSlice& slice = *slice_ptr;
-    const std::string& driver = slice.spec.driver;
-    std::string node = slice.spec.node_name;
-    auto state_it = by_node.find(node);
-    const api::SriovNodeState* state = state_it == by_node.end() ? nullptr : state_it->second;
-    for (const auto& d : slice.spec.devices) {
-      DevicePlacement p;
-      p.id = {driver, slice.spec.pool.name, d.name};
-      p.node = node;
-      p.pcie_root = stringOrEmpty(d, driver, api::attr::kPcieRoot);
-      if (driver == api::kDriverName) {
-        p.kind = "vf";
-        p.pci_address = stringOrEmpty(d, driver, api::attr::kPciAddress);
-        p.pf = stringOrEmpty(d, driver, api::attr::kPfPciAddress);
-        p.pf_name = stringOrEmpty(d, driver, api::attr::kPfName);
-        if (const auto* numa = findAttribute(d, driver, api::attr::kNumaNode);
-            numa != nullptr && numa->type == api::AttributeValue::Type::kInt) {
-          p.numa = numa->int_value;
-        }
-        for (const auto& pf : state ? state->status.interfaces : std::vector<api::InterfaceExt>{}) {
-          if (pf.pci_address != p.pf) continue;
-          p.pcie_switch = pf.pcie_switch;
-          if (p.numa < 0) p.numa = pf.numa_node;
-          if (p.pcie_root.empty()) p.pcie_root = pf.pcie_root;
-        }
-      } else {
-        p.pci_address = stringOrEmpty(d, driver, api::attr::kPciBusId);
-        if (p.pci_address.empty())
-          p.pci_address = stringOrEmpty(d, driver, "gpu.nvidia.com/pcieBusID");
-        bool known_gpu = false;
-        for (const auto& g : state ? state->status.gpus : std::vector<api::Gpu>{}) {
-          if (g.pci_address != p.pci_address || p.pci_address.empty()) continue;
-          known_gpu = true;
-          p.pcie_switch = g.pcie_switch;
-          p.numa = g.numa_node;
-          if (p.pcie_root.empty()) p.pcie_root = g.pcie_root;
-        }
-        if (known_gpu || driver == kNvidiaDriver) p.kind = "gpu";
+SlicePlacements SlicePlacements::of(const api::ResourceSlice& slice) {
+  SlicePlacements out{
+      slice.metadata, slice.spec.driver, slice.spec.pool.name, slice.spec.node_name, {}};
+  const std::string& driver = slice.spec.driver;
+  out.devices.reserve(slice.spec.devices.size());
+  for (const auto& d : slice.spec.devices) {
+    PublishedDevice p{d.name, stringOrEmpty(d, driver, api::attr::kPcieRoot), "", "", "", -1};
+    if (driver == api::kDriverName) {
+      p.pci_address = stringOrEmpty(d, driver, api::attr::kPciAddress);
+      p.pf = stringOrEmpty(d, driver, api::attr::kPfPciAddress);
+      p.pf_name = stringOrEmpty(d, driver, api::attr::kPfName);
+      if (const auto* numa = findAttribute(d, driver, api::attr::kNumaNode);
+          numa != nullptr && numa->type == api::AttributeValue::Type::kInt) {
+        p.numa = numa->int_value;
       }
-      devices_[p.id] = std::move(p);
+    } else {
+      p.pci_address = stringOrEmpty(d, driver, api::attr::kPciBusId);
+      if (p.pci_address.empty()) p.pci_address = stringOrEmpty(d, driver, kNvidiaPcieBusId);
     }
+    out.devices.push_back(std::move(p));
   }
+  return out;
+}
+
+Result<SlicePlacements> SlicePlacements::decode(const json::Value& v) {
+  auto slice = api::ResourceSlice::decode(v);
+  if (!slice.ok()) return slice.status();
+  return of(*slice);
+}
+
+ClusterTopology::ClusterTopology(const std::vector<const SlicePlacements*>& slices,
+                                 const std::vector<const api::SriovNodeState*>& states) {
+  for (const auto* s : states) states_[s->metadata.name] = s;
+  for (const auto* slice : slices) pools_[{slice->driver, slice->pool}].push_back(slice);
+}
+
+DevicePlacement ClusterTopology::place(const SlicePlacements& slice,
+                                       const PublishedDevice& d) const {
+  auto state_it = states_.find(slice.node);
+  const api::SriovNodeState* state = state_it == states_.end() ? nullptr : state_it->second;
+  DevicePlacement p;
+  p.id = {slice.driver, slice.pool, d.name};
+  p.node = slice.node;
+  p.pcie_root = d.pcie_root;
+  p.pci_address = d.pci_address;
+  if (slice.driver == api::kDriverName) {
+    p.kind = "vf";
+    p.pf = d.pf;
+    p.pf_name = d.pf_name;
+    p.numa = d.numa;
+    for (const auto& pf : state ? state->status.interfaces : std::vector<api::InterfaceExt>{}) {
+      if (pf.pci_address != p.pf) continue;
+      p.pcie_switch = pf.pcie_switch;
+      if (p.numa < 0) p.numa = pf.numa_node;
+      if (p.pcie_root.empty()) p.pcie_root = pf.pcie_root;
+    }
+    return p;
+  }
+  bool known_gpu = false;
+  for (const auto& g : state ? state->status.gpus : std::vector<api::Gpu>{}) {
+    if (g.pci_address != p.pci_address || p.pci_address.empty()) continue;
+    known_gpu = true;
+    p.pcie_switch = g.pcie_switch;
+    p.numa = g.numa_node;
+    if (p.pcie_root.empty()) p.pcie_root = g.pcie_root;
+  }
+  if (known_gpu || slice.driver == kNvidiaDriver) p.kind = "gpu";
+  return p;
 }
 
 std::optional<DevicePlacement> ClusterTopology::placement(const DeviceId& id) const {
-  auto it = devices_.find(id);
-  if (it == devices_.end()) return std::nullopt;
-  return it->second;
+  auto pool = pools_.find({id.driver, id.pool});
+  if (pool == pools_.end()) return std::nullopt;
+  for (const auto* slice : pool->second) {
+    for (const auto& d : slice->devices) {
+      if (d.name == id.device) return place(*slice, d);
+    }
+  }
+  return std::nullopt;
+}
+
+std::map<DeviceId, DevicePlacement> ClusterTopology::devices() const {
+  std::map<DeviceId, DevicePlacement> out;
+  for (const auto& [pool, slices] : pools_) {
+    for (const auto* slice : slices) {
+      for (const auto& d : slice->devices) {
+        auto p = place(*slice, d);
+        out[p.id] = std::move(p);
+      }
+    }
+  }
+  return out;
+}
+
+void trimForAlignment(api::ResourceClaim& claim) {
+  claim.metadata.labels.clear();
+  claim.metadata.annotations.clear();
+  claim.metadata.owner_references.clear();
+  claim.metadata.finalizers.clear();
+  claim.spec = {};
+  claim.status.devices.clear();
+  if (claim.status.allocation) claim.status.allocation->config.clear();
+  std::erase_if(claim.status.reserved_for, [](const auto& r) { return r.resource != "pods"; });
 }
 
 std::vector<ClaimAlignment> alignmentReport(const std::vector<const api::ResourceClaim*>& claims,

@@ -85,7 +85,9 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
       api::AttributeValue::ofString("0000:11:00.0");
   v.attributes["dra.net/numaNode"] = api::AttributeValue::ofInt(0);
 
-  dra::ClusterTopology topology({&*gpu_slice, &*vf_slice}, {});
+  auto gpu_placements = dra::SlicePlacements::of(*gpu_slice);
+  auto vf_placements = dra::SlicePlacements::of(*vf_slice);
+  dra::ClusterTopology topology({&gpu_placements, &vf_placements}, {});
   auto report = dra::alignmentReport({&*claim}, topology);
   REQUIRE(report.size() == 1);
   const auto& r = report[0];
@@ -111,7 +113,7 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
   pf.numa_node = 0;
   pf.pcie_switch = "0000:03:00.0";
   state.status.interfaces.push_back(pf);
-  dra::ClusterTopology with_state({&*gpu_slice, &*vf_slice}, {&state});
+  dra::ClusterTopology with_state({&gpu_placements, &vf_placements}, {&state});
   CHECK(dra::alignmentReport({&*claim}, with_state)[0].pairs[0].alignment ==
         PairAlignment::kSameSwitch);
 }
