@@ -25,11 +25,11 @@ prometheus::Family<prometheus::Gauge>& sharedPfGauge() {
   return f;
 }
 
-// The cached objects (kept alive by `keep`) as plain pointers.
-template <typename T>
-std::vector<const T*> cached(const kube::Informer<T>& informer,
-                             std::vector<std::shared_ptr<const void>>& keep) {
-  std::vector<const T*> out;
+// The cached objects (kept alive by `keep`) as plain pointers to As (T or a base of it).
+template <typename T, typename As = T>
+std::vector<const As*> cached(const kube::Informer<T>& informer,
+                              std::vector<std::shared_ptr<const void>>& keep) {
+  std::vector<const As*> out;
   for (auto& item : informer.list()) {
     out.push_back(item.get());
     keep.push_back(std::move(item));
@@ -41,7 +41,8 @@ std::vector<const T*> cached(const kube::Informer<T>& informer,
 
 Result<kube::ReconcileResult> AlignmentReconciler::reconcile(const std::string&) {
   std::vector<std::shared_ptr<const void>> keep;
-  dra::ClusterTopology topology(cached(caches_.slices, keep), cached(caches_.states, keep));
+  dra::ClusterTopology topology(cached(caches_.slices, keep),
+                                cached<CachedNodeState, api::SriovNodeState>(caches_.states, keep));
   auto report = dra::alignmentReport(cached(caches_.claims, keep), topology);
   for (const auto& [alignment, n] : dra::countPairs(report)) {
     pairsGauge()

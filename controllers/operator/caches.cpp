@@ -5,6 +5,8 @@
 #include <mutex>
 
 #include "api/names.h"
+#include "base/digest.h"
+#include "dra/alignment.h"
 #include "operator/options.h"
 
 namespace sriovdra::op {
@@ -38,6 +40,32 @@ Result<ObjectOnly> ObjectOnly::decode(const json::Value& v) {
   return ObjectOnly{kube::ObjectMeta::decode(v)};
 }
 
+std::string specDigest(const api::SriovNodeStateSpec& spec) {
+  json::Document doc(rapidjson::kObjectType);
+  spec.encode(api::Writer(doc, doc.GetAllocator()));
+  return sha256Hex(json::dump(doc));
+}
+
+std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices) {
+  std::map<std::string, int64_t> out;
+  for (const auto& d : devices) {
+    auto it = d.attributes.find(std::string(api::attr::kResourceName));
+    out[it == d.attributes.end() ? "" : it->second.toString()]++;
+  }
+  return out;
+}
+
+Result<CachedNodeState> CachedNodeState::decode(const json::Value& v) {
+  auto state = api::SriovNodeState::decode(v);
+  if (!state.ok()) return state.status();
+  CachedNodeState out{std::move(*state), "", {}};
+  out.spec_digest = specDigest(out.spec);
+  out.devices_by_resource = devicesByResource(out.spec.devices);
+  out.spec.devices.clear();
+  out.spec.devices.shrink_to_fit();
+  return out;
+}
+
 Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
                const std::string& agent_daemonset)
     : nodes(client, kube::resources::kNodes, {.name = "nodes"}),
@@ -50,6 +78,15 @@ Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& n
                .label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue}),
       claims(client, api::resources::kResourceClaims, {.name = "resourceclaims"}),
       slices(client, api::resources::kResourceSlices, {.name = "resourceslices"}) {
+  // Each cache keeps what its readers use (kube::Informer::setTransform): Nodes their name, uid
+  // and labels (the render and the webhook); ResourceClaims and ResourceSlices of the whole
+  // cluster only what the alignment metrics read (slices as dra::SlicePlacements).
+  nodes.setTransform([](api::Node& n) {
+    n.metadata.annotations.clear();
+    n.metadata.owner_references.clear();
+    n.metadata.finalizers.clear();
+  });
+  claims.setTransform([](api::ResourceClaim& c) { dra::trimForAlignment(c); });
   if (!agent_daemonset.empty()) {
     kube::InformerOptions o = inNamespace(ns);
     o.name = "daemonsets";

@@ -4,6 +4,7 @@
 // that turn cache changes into work. Informers run on every replica, reconcilers only on the
 // leader. Thread-safety: that of kube::Informer (reads from any thread).
 #include <chrono>
+#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -13,6 +14,7 @@
 #include "api/objects.h"
 #include "api/policies.h"
 #include "api/resource.h"
+#include "dra/alignment.h"
 #include "kube/informer.h"
 
 namespace sriovdra::op {
@@ -25,10 +27,24 @@ struct ObjectOnly {
 
 inline const kube::ResourceType kDaemonSets{"apps", "v1", "daemonsets", "DaemonSet", true};
 
+// A SriovNodeState as the operator caches it: everything but spec.devices, which are most of a
+// state's size and which only the node-state reconciler reads, to compare the spec with its
+// render and to count the VFs advertised per resourceName. Those two answers are kept instead:
+// spec_digest (specDigest() of the whole spec as received) and devices_by_resource.
+struct CachedNodeState : api::SriovNodeState {
+  std::string spec_digest;
+  std::map<std::string, int64_t> devices_by_resource;  // "" = devices without a resourceName
+  static Result<CachedNodeState> decode(const json::Value& v);
+};
+// SHA-256 of the spec's encoding: equal digests, equal writes.
+std::string specDigest(const api::SriovNodeStateSpec& spec);
+std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices);
+
 struct Caches {
   // Policies, SriovNodeStates and the agent's DaemonSet (named `agent_daemonset`, "" = not
   // watched) in `ns`; Nodes, ResourceClaims and ResourceSlices of the cluster; DeviceClasses
-  // this operator manages.
+  // this operator manages. Nodes, claims and slices keep only the fields read (caches.cpp), so
+  // memory follows what the reconcilers use, not what the cluster stores.
   Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
          const std::string& agent_daemonset);
 
@@ -36,10 +52,10 @@ struct Caches {
   kube::Informer<api::SriovNetworkNodePolicy> node_policies;
   kube::Informer<api::SriovResourcePolicy> resource_policies;
   kube::Informer<api::DeviceAttributes> device_attributes;
-  kube::Informer<api::SriovNodeState> states;
+  kube::Informer<CachedNodeState> states;
   kube::Informer<api::DeviceClass> classes;
   kube::Informer<api::ResourceClaim> claims;
-  kube::Informer<api::ResourceSlice> slices;
+  kube::Informer<dra::SlicePlacements> slices;             // what the alignment reads of each slice
   std::unique_ptr<kube::Informer<ObjectOnly>> daemonsets;  // null unless watched
 
   void start();

@@ -51,12 +51,14 @@ std::set<std::string> NodeFactsStore::set(const std::string& node, std::optional
   };
   collect(old);
   collect(facts ? &*facts : nullptr);
+  if (old != nullptr) count(*old, -1);
+  if (facts) count(*facts, +1);
   if (facts) {
     facts_[node] = std::move(*facts);
   } else if (it != facts_.end()) {
     facts_.erase(it);
   }
-  updateMetricsLocked();
+  publishMetricsLocked();
   return changed;
 }
 
@@ -78,28 +80,28 @@ void NodeFactsStore::addTo(const policy::PolicyRef& ref, PolicyFacts& facts,
   }
 }
 
-void NodeFactsStore::updateMetricsLocked() {
-  std::map<std::string, int64_t> desired, advertised;
-  int64_t conflicts = 0;
-  for (const auto& [node, f] : facts_) {
-    for (const auto& [r, n] : f.desired) desired[r] += n;
-    for (const auto& [r, n] : f.advertised) advertised[r] += n;
-    conflicts += static_cast<int64_t>(f.conflicts.size());
-  }
-  nodesGauge().Add({}).Set(static_cast<double>(facts_.size()));
-  conflictsGauge().Add({}).Set(static_cast<double>(conflicts));
-  auto publish = [](const char* state, const std::map<std::string, int64_t>& now,
-                    std::map<std::string, int64_t>& before) {
-    for (const auto& [r, n] : before) {
-      if (now.count(r) == 0) vfsGauge().Add({{"state", state}, {"resource", r}}).Set(0);
-    }
-    for (const auto& [r, n] : now) {
-      vfsGauge().Add({{"state", state}, {"resource", r}}).Set(static_cast<double>(n));
-    }
-    before = now;
+void NodeFactsStore::count(const NodeFacts& f, int sign) {
+  auto add = [&](std::map<std::string, int64_t>& totals, const std::map<std::string, int64_t>& n) {
+    for (const auto& [r, v] : n) totals[r] += sign * v;
   };
-  publish("desired", desired, desired_total_);
-  publish("advertised", advertised, advertised_total_);
+  add(desired_total_, f.desired);
+  add(advertised_total_, f.advertised);
+  conflicts_total_ += sign * static_cast<int64_t>(f.conflicts.size());
+}
+
+void NodeFactsStore::publishMetricsLocked() {
+  nodesGauge().Add({}).Set(static_cast<double>(facts_.size()));
+  conflictsGauge().Add({}).Set(static_cast<double>(conflicts_total_));
+  auto publish = [](const char* state, std::map<std::string, int64_t>& totals) {
+    for (auto it = totals.begin(); it != totals.end();) {
+      vfsGauge()
+          .Add({{"state", state}, {"resource", it->first}})
+          .Set(static_cast<double>(it->second));
+      it = it->second == 0 ? totals.erase(it) : std::next(it);
+    }
+  };
+  publish("desired", desired_total_);
+  publish("advertised", advertised_total_);
 }
 
 }  // namespace sriovdra::op

@@ -37,11 +37,15 @@ class NodeFactsStore {
              std::set<std::string>& warnings) const;
 
  private:
-  void updateMetricsLocked();
+  // Adds (sign +1) or takes away (-1) a node's facts from the totals; mu_ held.
+  void count(const NodeFacts& f, int sign);
+  // The totals as gauges, a resource that reached 0 once more and then forgotten; mu_ held.
+  void publishMetricsLocked();
 
   mutable std::mutex mu_;
   std::map<std::string, NodeFacts> facts_;                           // guarded by mu_
   std::map<std::string, int64_t> desired_total_, advertised_total_;  // guarded by mu_
+  int64_t conflicts_total_ = 0;                                      // guarded by mu_
 };
 
 }  // namespace sriovdra::op

@@ -70,21 +70,13 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   facts.matches = result.matches;
   facts.conflicts = result.conflicts;
   facts.warnings = result.warnings;
-  auto countByResource = [](const api::SriovNodeStateSpec& spec) {
-    std::map<std::string, int64_t> out;
-    for (const auto& d : spec.devices) {
-      auto it = d.attributes.find(std::string(api::attr::kResourceName));
-      out[it == d.attributes.end() ? "" : it->second.toString()]++;
-    }
-    return out;
-  };
-  facts.desired = countByResource(result.spec);
+  facts.desired = devicesByResource(result.spec.devices);
   if (state && !isReconfiguring(*state) && state->status.sync_status == "Succeeded") {
-    facts.advertised = countByResource(state->spec);
+    facts.advertised = state->devices_by_resource;
   }
   setFacts(name, std::move(facts));
 
-  if (state && state->spec == result.spec) return ReconcileResult::done();
+  if (state && state->spec_digest == specDigest(result.spec)) return ReconcileResult::done();
   bool disruptive = state && isDisruptive(state->spec, result.spec, state->status);
   if (!disruptive) {
     auto written = apply(*node, result.spec, false);
@@ -124,7 +116,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
 }
 
 Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
-                                                        const api::SriovNodeState* state,
+                                                        const CachedNodeState* state,
                                                         const api::SriovNodeStateSpec& spec,
                                                         Status error) {
   if (error.code() != Code::kTooLarge) return error;
@@ -146,8 +138,25 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
 
 Result<int64_t> NodeStateReconciler::apply(const api::Node& node,
                                            const api::SriovNodeStateSpec& spec, bool disruptive) {
-  auto doc =
-      kube::newObject(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name);
+  auto applied = client_.apply(api::resources::kSriovNodeStates, options_.namespace_,
+                               nodeStateApplyDocument(options_.namespace_, node, spec, disruptive),
+                               {.field_manager = kFieldManager, .force = true});
+  if (!applied.ok()) return applied.status();
+  auto meta = kube::ObjectMeta::decode(*applied);
+  std::lock_guard lock(written_mu_);
+  written_rv_[node.metadata.name] = meta.resource_version;
+  return meta.generation;
+}
+
+bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) const {
+  std::lock_guard lock(written_mu_);
+  auto it = written_rv_.find(state.metadata.name);
+  return it != written_rv_.end() && it->second == state.metadata.resource_version;
+}
+
+json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& node,
+                                      const api::SriovNodeStateSpec& spec, bool disruptive) {
+  auto doc = kube::newObject(api::resources::kSriovNodeStates, ns, node.metadata.name);
   auto& a = doc.GetAllocator();
   api::Writer md(doc["metadata"], a);
   md.object("labels").strAlways(kManagedByLabel, kManagedByValue);
@@ -164,13 +173,14 @@ Result<int64_t> NodeStateReconciler::apply(const api::Node& node,
     md.value("ownerReferences", std::move(owners));
   }
   spec.encode(api::Writer(doc, a).object("spec"));
-  auto applied = client_.apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
-                               {.field_manager = kFieldManager, .force = true});
-  if (!applied.ok()) return applied.status();
-  return kube::ObjectMeta::decode(*applied).generation;
+  return doc;
 }
 
 Status NodeStateReconciler::remove(const std::string& name) {
+  {
+    std::lock_guard lock(written_mu_);
+    written_rv_.erase(name);
+  }
   Status st = client_.remove(api::resources::kSriovNodeStates, options_.namespace_, name);
   if (st.code() == Code::kNotFound) return Status::ok();
   if (st.isOk())

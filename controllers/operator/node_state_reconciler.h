@@ -31,14 +31,16 @@ class NodeStateReconciler {
                       std::function<void(const std::set<std::string>&)> facts_changed);
 
   Result<kube::ReconcileResult> reconcile(const std::string& node);
+  // True when the state is exactly as this operator's last write of it left it (the watch
+  // brings every write back; rendering it again would find nothing to do).
+  bool isOwnWrite(const api::SriovNodeState& state) const;
 
  private:
-  // Returns the generation of the written object.
+  // Returns the generation of the written object; remembers its resourceVersion.
   Result<int64_t> apply(const api::Node& node, const api::SriovNodeStateSpec& spec,
                         bool disruptive);
   // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
-  Result<kube::ReconcileResult> tooLargeOr(const std::string& node,
-                                           const api::SriovNodeState* state,
+  Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            const api::SriovNodeStateSpec& spec, Status error);
   Status remove(const std::string& name);
   int disruptiveInFlight(const std::string& except) const;  // rollout_mu_ held
@@ -56,6 +58,15 @@ class NodeStateReconciler {
   // shows them, so concurrent workers never exceed --max-unavailable.
   std::mutex rollout_mu_;
   std::map<std::string, int64_t> disruptive_written_;  // guarded by rollout_mu_: node -> gen
+
+  mutable std::mutex written_mu_;
+  std::map<std::string, std::string> written_rv_;  // guarded by written_mu_: node -> rv
 };
+
+// The server-side apply document of a node's SriovNodeState spec (field manager
+// sriov-dra-operator): managed-by label, the disruptive-change annotation, owned by the Node
+// (when its uid is known). Also what bench/ issues as the floor of the operator's writes.
+json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& node,
+                                      const api::SriovNodeStateSpec& spec, bool disruptive);
 
 }  // namespace sriovdra::op

@@ -45,16 +45,18 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       policies_(caches_),
       webhook_(caches_, options_.namespace_),
       node_states_(*client_, options_, events, caches_, policies_, facts_,
-                   [this](const std::set<std::string>& keys) {
-                     for (const auto& k : keys) status_controller_.queue().add(k);
-                   }),
+                   [this](const std::set<std::string>& keys) { factsChanged(keys); }),
       device_classes_(*client_, options_, caches_, policies_),
       policy_status_(*client_, options_, events, caches_, policies_, facts_),
       alignment_(caches_),
       agent_daemonset_(*client_, options_),
       networks_(*client_, options_, events, network_caches_),
       node_controller_("sriovnodestate",
-                       [this](const std::string& k) { return node_states_.reconcile(k); },
+                       [this](const std::string& k) {
+                         auto result = node_states_.reconcile(k);
+                         if (node_controller_.queue().len() == 0) flushStatusKeys();
+                         return result;
+                       },
                        {.workers = options_.workers}),
       class_controller_("deviceclass",
                         [this](const std::string& k) { return device_classes_.reconcile(k); }),
@@ -76,12 +78,19 @@ Operator::~Operator() { stop(); }
 
 // What enqueues what:
 //   Node (added, deleted, labels changed)          -> node state of that node
-//   SriovNodeState (added, deleted, spec/status)   -> node state of that node
+//   SriovNodeState (added, deleted, spec/status)   -> node state of that node (not when it
+//                                                     is this operator's own write coming back)
 //   SriovNodeState finished reconfiguring          -> node state of every node (a rollout slot)
-//   policy (added, deleted, generation/labels)     -> its status, the device classes, every node
-//   the facts of a node's render changed           -> status of the policies concerned
+//   policy (added, deleted, generation/labels)     -> every node and the device classes after
+//                                                     policy_settle; its status once the
+//                                                     render queue drains (or after
+//                                                     busy_status_interval)
+//   the facts of a node's render changed           -> status of the policies concerned (at
+//                                                     once when no node waits, else within
+//                                                     busy_status_interval)
 //   our DeviceClass changed or deleted             -> the device classes
-//   ResourceClaim allocation, any ResourceSlice    -> the alignment metrics
+//   ResourceClaim allocation, any ResourceSlice    -> the alignment metrics, within
+//                                                     alignment_interval
 //   the agent's DaemonSet changed or deleted       -> the agent DaemonSet
 //   SriovNetwork, SriovIBNetwork (any change)      -> that network
 //   NetworkAttachmentDefinition (any change)       -> the networks it concerns (keysForNad)
@@ -93,9 +102,11 @@ void Operator::wire() {
   caches_.states.addHandlers({.on_add = node,
                               .on_update =
                                   [this, node](const auto& o, const auto& n) {
-                                    if (o->status != n->status || o->spec != n->spec) node(n);
+                                    bool changed =
+                                        o->status != n->status || o->spec_digest != n->spec_digest;
+                                    if (changed && !node_states_.isOwnWrite(*n)) node(n);
                                     if (isReconfiguring(*o) && !isReconfiguring(*n))
-                                      enqueueAllNodes();
+                                      enqueueAllNodes(std::chrono::milliseconds(0));
                                   },
                               .on_delete = [node](const auto& s, bool) { node(s); }});
 
@@ -115,13 +126,13 @@ void Operator::wire() {
   classes();
 
   auto alignment = [this](const auto&) {
-    alignment_controller_.queue().add(AlignmentReconciler::kKey);
+    alignment_controller_.queue().addAfter(AlignmentReconciler::kKey, options_.alignment_interval);
   };
   caches_.claims.addHandlers(onChange<api::ResourceClaim>(
       alignment,
       [](const auto& o, const auto& n) { return o->status.allocation != n->status.allocation; }));
   caches_.slices.addHandlers(
-      onChange<api::ResourceSlice>(alignment, [](const auto&, const auto&) { return true; }));
+      onChange<dra::SlicePlacements>(alignment, [](const auto&, const auto&) { return true; }));
   alignment_controller_.queue().add(AlignmentReconciler::kKey);
 
   if (caches_.daemonsets) {
@@ -183,16 +194,47 @@ void Operator::stop() {
   network_caches_.stop();
 }
 
-void Operator::enqueueAllNodes() {
-  for (const auto& key : caches_.nodes.keys()) node_controller_.queue().add(key);
-  for (const auto& s : caches_.states.list()) node_controller_.queue().add(s->metadata.name);
+void Operator::enqueueAllNodes(std::chrono::milliseconds delay) {
+  auto& queue = node_controller_.queue();
+  for (const auto& key : caches_.nodes.keys()) queue.addAfter(key, delay);
+  for (const auto& key : caches_.states.keys()) queue.addAfter(kube::splitKey(key).second, delay);
 }
 
 void Operator::policiesChanged(const std::string& kind, const std::string& name) {
   policies_.invalidate();
-  status_controller_.queue().add(policyStatusKey(kind, name));
-  class_controller_.queue().add(DeviceClassReconciler::kKey);
-  enqueueAllNodes();
+  class_controller_.queue().addAfter(DeviceClassReconciler::kKey, options_.policy_settle);
+  std::string key = policyStatusKey(kind, name);
+  if (caches_.nodes.size() == 0 && caches_.states.size() == 0) {
+    status_controller_.queue().addAfter(key, options_.policy_settle);  // no render will follow
+  } else {
+    deferStatus({key});  // written once the nodes it concerns are rendered
+  }
+  enqueueAllNodes(options_.policy_settle);
+}
+
+void Operator::factsChanged(const std::set<std::string>& keys) {
+  if (node_controller_.queue().len() == 0) {
+    for (const auto& k : keys) status_controller_.queue().add(k);
+    return;
+  }
+  deferStatus(keys);
+}
+
+void Operator::deferStatus(const std::set<std::string>& keys) {
+  std::lock_guard lock(status_mu_);
+  for (const auto& k : keys) {
+    status_controller_.queue().addAfter(k, options_.busy_status_interval);
+    pending_status_.insert(k);
+  }
+}
+
+void Operator::flushStatusKeys() {
+  std::set<std::string> keys;
+  {
+    std::lock_guard lock(status_mu_);
+    keys.swap(pending_status_);
+  }
+  for (const auto& k : keys) status_controller_.queue().add(k);
 }
 
 }  // namespace sriovdra::op

@@ -12,6 +12,8 @@
 // the rest. Which cache change enqueues which reconciler is the table in operator.cpp.
 #include <chrono>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "http/server.h"
@@ -56,7 +58,12 @@ class Operator {
  private:
   void wire();
   void policiesChanged(const std::string& kind, const std::string& name);
-  void enqueueAllNodes();
+  void enqueueAllNodes(std::chrono::milliseconds delay);
+  // The policy status keys whose facts a render changed: queued at once when no render waits,
+  // else kept until the render queue drains (flushStatusKeys) or busy_status_interval passes.
+  void factsChanged(const std::set<std::string>& keys);
+  void deferStatus(const std::set<std::string>& keys);
+  void flushStatusKeys();
   void wireNetworks();
   void startNetworkController(const std::stop_token& stop);
 
@@ -82,6 +89,8 @@ class Operator {
   kube::Controller agent_controller_;
   kube::Controller network_controller_;
   std::jthread network_starter_;
+  std::mutex status_mu_;
+  std::set<std::string> pending_status_;  // guarded by status_mu_
 };
 
 }  // namespace sriovdra::op

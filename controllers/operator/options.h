@@ -23,6 +23,14 @@ struct OperatorOptions {
   api::LabelSelector agent_node_selector;  // empty = every node
   int max_unavailable = 1;
   int workers = 4;
+  // A policy set usually arrives as several objects in a row (kubectl apply -f dir/): nodes are
+  // rendered this long after the first change, so none gets a configuration made of a part.
+  std::chrono::milliseconds policy_settle{500};
+  // While nodes are being rendered, every node changes the counts in the policies' status:
+  // status is written at most this often then, and at once when no render is waiting.
+  std::chrono::milliseconds busy_status_interval{std::chrono::seconds(30)};
+  // The alignment metrics are recomputed at most this often while claims and slices change.
+  std::chrono::milliseconds alignment_interval{std::chrono::seconds(1)};
   std::chrono::milliseconds rollout_retry{std::chrono::seconds(5)};
   // A node whose SriovNodeState is over the API server's size limit is retried this often.
   std::chrono::milliseconds too_large_retry{std::chrono::minutes(5)};

@@ -18,8 +18,9 @@ http::Response Webhook::handleValidate(const http::Request& req) {
   auto policies_list = caches_.node_policies.list();
   auto node_list = caches_.nodes.list();
   auto state_list = caches_.states.list();
-  ValidationContext ctx{namespace_,
-                        {pointers(policies_list), pointers(node_list), pointers(state_list)}};
+  ValidationContext ctx{
+      namespace_,
+      {pointers(policies_list), pointers(node_list), pointersAs<api::SriovNodeState>(state_list)}};
   auto decision = validatePolicy(*review, ctx);
   if (!decision.allowed) {
     SDRA_LOG_INFO << "admission: rejected " << review->kind << " in " << review->namespace_ << ": "

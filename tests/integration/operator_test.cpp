@@ -274,6 +274,8 @@ TEST_CASE("a SriovNodeState over the storage limit is explained in a Warning Eve
       },
       30s, [&] { return describeState(env, small) + "\n" + op->logs(); });
   CHECK(env.nodeState(big)->spec.devices.empty());
+  // Every render the policy and the status reports asked for has run (policy_settle is 500 ms).
+  testing::awaitLeaseRenewals(*cp, "operator", 1);
   auto writes = [&] {
     int n = 0;
     for (const auto& e : cp->auditEvents()) {
