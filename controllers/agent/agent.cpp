@@ -36,6 +36,42 @@ prometheus::Family<prometheus::Gauge>& syncGauge() {
   return f;
 }
 
+prometheus::Family<prometheus::Histogram>& phaseHistogram() {
+  static auto& f = prometheus::BuildHistogram()
+                       .Name("sriov_dra_agent_phase_seconds")
+                       .Help(
+                           "Time the agent's passes spend per phase: discover (sysfs, netlink), "
+                           "plan, in_use (asking the API server and the CDI specs which VFs are "
+                           "in use), apply (the kernel and drivers carrying out host changes), "
+                           "slices_build, slices_write, status_write (API requests)")
+                       .Register(metrics::registry());
+  return f;
+}
+
+// Observes the time from construction to destruction under sriov_dra_agent_phase_seconds{phase}.
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(const char* phase) : phase_(phase) {}
+  ~PhaseTimer() {
+    static const auto kBuckets = metrics::exponentialBuckets(0.001, 2, 16);  // 1 ms .. 33 s
+    phaseHistogram()
+        .Add({{"phase", phase_}}, kBuckets)
+        .Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  const char* phase_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+template <typename Fn>
+auto timed(const char* phase, Fn&& fn) {
+  PhaseTimer timer(phase);
+  return fn();
+}
+
 using kube::ReconcileResult;
 constexpr const char* kKey = "node";
 
@@ -68,9 +104,9 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
                           },
                       .on_delete = [kick](const auto&, bool) { kick(); }});
   slices_.addHandlers({.on_update =
-                           [kick](const auto& o, const auto& n) {
+                           [this, kick](const auto& o, const auto& n) {
                              // Our own writes come back here; only someone else's matter.
-                             if (!(o->spec == n->spec)) kick();
+                             if (!(o->spec == n->spec) && !wroteSlice(*n)) kick();
                            },
                        .on_delete = [kick](const auto&, bool) { kick(); }});
 }
@@ -173,20 +209,23 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
   // destroys or rebinds a VF, the API server and the host are asked too (host/prepared.h).
   host::PreparedVfs in_use = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
   bool asked_everyone = prepared_ == nullptr;
-  Result<host::Topology> topology = host::discover(*sysfs_, *netlink_);
+  auto discover = [this] {
+    return timed("discover", [this] { return host::discover(*sysfs_, *netlink_); });
+  };
+  Result<host::Topology> topology = discover();
   bool wrote_in_progress = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
-    auto plan = host::planHost(spec, *topology, record, in_use);
+    auto plan = timed("plan", [&] { return host::planHost(spec, *topology, record, in_use); });
     if (!asked_everyone && plan.destructive()) {
       asked_everyone = true;
-      auto all = prepared_->inUse();
+      auto all = timed("in_use", [this] { return prepared_->inUse(); });
       if (!all.ok()) {
         outcome.in_use_unknown = all.status().message();
         SDRA_LOG_WARN << host::inUseUnknownMessage(outcome.in_use_unknown);
         break;
       }
       in_use = std::move(*all);
-      plan = host::planHost(spec, *topology, record, in_use);
+      plan = timed("plan", [&] { return host::planHost(spec, *topology, record, in_use); });
     }
     outcome.errors = plan.errors;
     outcome.blocked = plan.blocked;
@@ -210,7 +249,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     }
     bool failed = false;
     for (const auto& action : plan.actions) {
-      Status st = host::applyAction(*sysfs_, *netlink_, action);
+      Status st = timed("apply", [&] { return host::applyAction(*sysfs_, *netlink_, action); });
       SDRA_LOG_INFO << action.describe() << (st.isOk() ? "" : ": " + st.message());
       if (!st.isOk()) {
         outcome.errors.push_back(action.describe() + ": " + st.message());
@@ -218,7 +257,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
         break;
       }
     }
-    topology = host::discover(*sysfs_, *netlink_);
+    topology = discover();
     if (failed) break;
   }
   return topology;
@@ -266,6 +305,12 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
   return Status::ok();
 }
 
+bool Agent::wroteSlice(const api::ResourceSlice& slice) const {
+  std::lock_guard lock(mu_);
+  auto it = written_slices_.find(slice.metadata.name);
+  return it != written_slices_.end() && it->second == slice.metadata.resource_version;
+}
+
 std::optional<api::SliceDevice> Agent::advertised(const std::string& device) const {
   for (const auto& s : slices_.list()) {
     if (s->spec.pool.name != options_.node_name) continue;
@@ -296,9 +341,8 @@ bool Agent::needsVhostNet(const std::string& pci_address) const {
 
 Status Agent::writeStatus(const api::SriovNodeState& state,
                           const api::SriovNodeStateStatus& status) {
-  auto doc =
-      kube::newObject(api::resources::kSriovNodeStates, options_.namespace_, state.metadata.name);
-  status.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
+  PhaseTimer timer("status_write");
+  auto doc = statusApplyDocument(options_.namespace_, state.metadata.name, status);
   auto applied =
       client_->apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
                      {.field_manager = api::kAgentFieldManager, .force = true}, "status");
@@ -317,9 +361,12 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
 Status Agent::publish(const std::vector<api::Device>& devices,
                       const std::vector<api::InterfaceExt>& pfs, int64_t* advertised,
                       std::vector<std::string>* refused) {
-  std::vector<dra::PublishedSlice> previous;
-  for (const auto& s : slices_.list()) previous.push_back({s->metadata.name, s->spec});
-  auto set = dra::buildSlices(options_.node_name, devices, pfs, previous);
+  auto set = timed("slices_build", [&] {
+    std::vector<dra::PublishedSlice> previous;
+    for (const auto& s : slices_.list()) previous.push_back({s->metadata.name, s->spec});
+    return dra::buildSlices(options_.node_name, devices, pfs, previous);
+  });
+  PhaseTimer timer("slices_write");
   *refused = set.refused;
   *advertised = 0;
   std::set<std::string> wanted;
@@ -328,27 +375,14 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     wanted.insert(slice.name);
     auto current = slices_.get("", slice.name);
     if (current && current->spec == slice.spec) continue;
-    auto doc = kube::newObject(api::resources::kResourceSlices, "", slice.name);
-    auto& a = doc.GetAllocator();
-    api::Writer md(doc["metadata"], a);
-    md.object("labels")
-        .strAlways(kNodeLabel, options_.node_name)
-        .strAlways("app.kubernetes.io/managed-by", "sriov-dra-agent");
-    if (!node_uid_.empty()) {
-      json::Value owners(rapidjson::kArrayType);
-      json::Value owner(rapidjson::kObjectType);
-      api::Writer(owner, a)
-          .strAlways("apiVersion", "v1")
-          .strAlways("kind", "Node")
-          .strAlways("name", options_.node_name)
-          .strAlways("uid", node_uid_);
-      owners.PushBack(owner, a);
-      md.value("ownerReferences", std::move(owners));
-    }
-    slice.spec.encode(api::Writer(doc, a).object("spec"));
-    auto applied = client_->apply(api::resources::kResourceSlices, "", doc,
+    auto applied = client_->apply(api::resources::kResourceSlices, "",
+                                  sliceApplyDocument(options_.node_name, node_uid_, slice),
                                   {.field_manager = api::kAgentFieldManager, .force = true});
     if (!applied.ok()) return applied.status();
+    {
+      std::lock_guard lock(mu_);
+      written_slices_[slice.name] = kube::ObjectMeta::decode(*applied).resource_version;
+    }
     SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
                   << " devices, pool generation " << slice.spec.pool.generation << ")";
   }
@@ -356,11 +390,43 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     if (wanted.count(s->metadata.name) != 0) continue;
     Status st = client_->remove(api::resources::kResourceSlices, "", s->metadata.name);
     if (!st.isOk() && st.code() != Code::kNotFound) return st;
+    std::lock_guard lock(mu_);
+    written_slices_.erase(s->metadata.name);
   }
   if (!set.missing.empty()) {
     SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";
   }
   return Status::ok();
+}
+
+json::Document sliceApplyDocument(const std::string& node, const std::string& node_uid,
+                                  const dra::PublishedSlice& slice) {
+  auto doc = kube::newObject(api::resources::kResourceSlices, "", slice.name);
+  auto& a = doc.GetAllocator();
+  api::Writer md(doc["metadata"], a);
+  md.object("labels")
+      .strAlways(kNodeLabel, node)
+      .strAlways("app.kubernetes.io/managed-by", "sriov-dra-agent");
+  if (!node_uid.empty()) {
+    json::Value owners(rapidjson::kArrayType);
+    json::Value owner(rapidjson::kObjectType);
+    api::Writer(owner, a)
+        .strAlways("apiVersion", "v1")
+        .strAlways("kind", "Node")
+        .strAlways("name", node)
+        .strAlways("uid", node_uid);
+    owners.PushBack(owner, a);
+    md.value("ownerReferences", std::move(owners));
+  }
+  slice.spec.encode(api::Writer(doc, a).object("spec"));
+  return doc;
+}
+
+json::Document statusApplyDocument(const std::string& ns, const std::string& node,
+                                   const api::SriovNodeStateStatus& status) {
+  auto doc = kube::newObject(api::resources::kSriovNodeStates, ns, node);
+  status.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
+  return doc;
 }
 
 }  // namespace sriovdra::agent

@@ -15,6 +15,7 @@
 // checkpoint, the API server's claims and the CDI specs on disk say (host/prepared.h); while
 // that cannot be known, the changes wait (Blocked=True, reason InUseUnknown, Event) and retry.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,7 @@
 
 #include "api/node_state.h"
 #include "api/resource.h"
+#include "dra/slices.h"
 #include "host/netlink.h"
 #include "host/plan.h"
 #include "host/prepared.h"
@@ -82,6 +84,8 @@ class Agent {
   // accept, with the reasons (see dra::buildSlices).
   Status publish(const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& pfs,
                  int64_t* advertised, std::vector<std::string>* refused);
+  // True when the slice is as this agent's last write of it left it.
+  bool wroteSlice(const api::ResourceSlice& slice) const;
   std::set<std::string> loadRecord() const;
   Status saveRecord(const std::set<std::string>& record) const;
 
@@ -97,8 +101,18 @@ class Agent {
   kube::Informer<api::ResourceSlice> slices_;
   kube::Controller controller_;
   mutable std::mutex mu_;
-  bool ready_ = false;
-  bool reconciled_once_ = false;
+  bool ready_ = false;                                 // guarded by mu_
+  bool reconciled_once_ = false;                       // guarded by mu_
+  std::map<std::string, std::string> written_slices_;  // guarded by mu_: name -> resourceVersion
 };
+
+// The server-side apply documents of the agent's writes (field manager sriov-dra-agent): one
+// ResourceSlice of the node (labelled with the node, owned by the Node when its uid is known)
+// and the status of the node's SriovNodeState. Also what bench/ issues as the floor of the
+// agent's writes.
+json::Document sliceApplyDocument(const std::string& node, const std::string& node_uid,
+                                  const dra::PublishedSlice& slice);
+json::Document statusApplyDocument(const std::string& ns, const std::string& node,
+                                   const api::SriovNodeStateStatus& status);
 
 }  // namespace sriovdra::agent

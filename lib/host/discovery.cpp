@@ -36,7 +36,8 @@ std::string linkBase(const Sysfs& fs, const std::string& path) {
 
 // What the PF already tells is not read again: the kernel gives every VF its PF's vendor and
 // the VF device id of the PF's SR-IOV capability (pci_iov_add_virtfn), so only the VF's own
-// binding, netdev, RDMA device and IOMMU group are read.
+// binding, netdev, RDMA device and IOMMU group are read (the RDMA device only when the PF has
+// one).
 api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const std::string& vf_dir,
                             int64_t index) {
   api::VirtualFunction vf;
@@ -52,7 +53,8 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
     vf.mac = fs.read(net + "/address").valueOr("");
     vf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
   }
-  vf.rdma_device = firstEntry(fs, vf_dir + "/infiniband");
+  // The PF's driver makes its VFs' RDMA devices: without one on the PF, a VF has none either.
+  if (!pf.rdma_device.empty()) vf.rdma_device = firstEntry(fs, vf_dir + "/infiniband");
   vf.iommu_group = linkBase(fs, vf_dir + "/iommu_group");
   return vf;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -70,16 +71,34 @@ Result<std::string> RealSysfs::resolve(std::string_view path) const {
   return resolved;
 }
 
+// getdents64 instead of opendir/readdir: discovery lists two directories per VF, and this saves
+// two of the five system calls each listing costs there (opendir's fstat, and the last, empty
+// getdents64: the kernel fills the buffer while entries fit, so room for one more entry means
+// the directory has ended).
 Result<std::vector<std::string>> RealSysfs::list(std::string_view dir) const {
   std::string abs = absolute(dir);
-  DIR* d = ::opendir(abs.c_str());
-  if (d == nullptr) return Status::fromErrno(errno, "listing " + abs);
+  int fd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::fromErrno(errno, "listing " + abs);
   std::vector<std::string> out;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") out.push_back(std::move(name));
+  alignas(dirent64) char buf[32768];
+  constexpr size_t kLargestEntry = offsetof(dirent64, d_name) + NAME_MAX + 1 + alignof(dirent64);
+  for (;;) {
+    ssize_t n = ::getdents64(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      return Status::fromErrno(err, "listing " + abs);
+    }
+    for (ssize_t off = 0; off < n;) {
+      const auto* e = reinterpret_cast<const dirent64*>(buf + off);
+      std::string_view name = e->d_name;
+      if (name != "." && name != "..") out.emplace_back(name);
+      off += e->d_reclen;
+    }
+    if (n == 0 || static_cast<size_t>(n) + kLargestEntry <= sizeof buf) break;
   }
-  ::closedir(d);
+  ::close(fd);
   std::sort(out.begin(), out.end());
   return out;
 }
