@@ -1,8 +1,10 @@
 // Scale driver for the informer: starts a real control plane, creates N ConfigMaps, and prints
-//   * initial list+sync time and objects/s,
-//   * watch throughput: updates made by 4 writers and the rate at which the informer saw them,
-//   * resident memory per cached object (typed and Unstructured caches) next to the objects'
-//     JSON size.
+// each figure beside its floor:
+//   * list+sync of a typed and an Unstructured cache, beside the same pages listed by our client
+//     without decoding them (measured first);
+//   * resident memory per cached object, beside the object's JSON as the server sends it;
+//   * watch: 4 writers patch every object; from the first write to the informer's last event,
+//     beside the writes themselves.
 // Usage: informer_scale [N=10000] [payload bytes per object=256]
 #include <atomic>
 #include <chrono>
@@ -16,6 +18,8 @@
 #include "base/yaml.h"
 #include "kube/informer.h"
 #include "support/control_plane.h"
+#include "support/figures.h"
+#include "support/floor.h"
 
 using namespace sriovdra;
 using Steady = std::chrono::steady_clock;
@@ -43,24 +47,46 @@ double secondsSince(Steady::time_point t) {
   return std::chrono::duration<double>(Steady::now() - t).count();
 }
 
+struct CacheFigures {
+  double sync_seconds = 0;
+  double bytes_per_object = 0;
+};
+
 template <typename T>
-void measureCache(const char* label, std::shared_ptr<kube::Client> client, const std::string& ns,
-                  size_t n, double json_bytes) {
+CacheFigures measureCache(std::shared_ptr<kube::Client> client, const std::string& ns, size_t n) {
   size_t before = residentBytes();
   auto start = Steady::now();
   auto inf = std::make_unique<kube::Informer<T>>(client, kube::resources::kConfigMaps,
                                                  kube::InformerOptions{.namespace_ = ns});
   inf->start();
   if (!inf->waitForSync(std::chrono::minutes(5)) || inf->size() != n) {
-    std::printf("%s: informer did not sync (%zu of %zu)\n", label, inf->size(), n);
-    return;
+    std::fprintf(stderr, "bench: informer did not sync (%zu of %zu)\n", inf->size(), n);
+    std::exit(2);
   }
-  double sync = secondsSince(start);
+  CacheFigures f;
+  f.sync_seconds = secondsSince(start);
   size_t after = residentBytes();
-  double per_object = static_cast<double>(after - before) / static_cast<double>(n);
-  std::printf("| %-22s | %8.2f s | %10.0f obj/s | %9.0f B | %6.2fx |\n", label, sync,
-              static_cast<double>(n) / sync, per_object, per_object / json_bytes);
+  f.bytes_per_object = static_cast<double>(after - before) / static_cast<double>(n);
   inf->stop();
+  return f;
+}
+
+// The informer's list requests (pages of 500) without decoding: the floor of list+sync.
+double listPages(kube::Client& client, const std::string& ns) {
+  auto start = Steady::now();
+  kube::ListOptions opts{.limit = 500, .resource_version = "0"};
+  for (;;) {
+    auto page = client.list(kube::resources::kConfigMaps, ns, opts);
+    if (!page.ok()) {
+      std::fprintf(stderr, "bench: listing: %s\n", page.status().toString().c_str());
+      std::exit(2);
+    }
+    std::string next(json::stringOr(*json::objectMember(*page, "metadata"), "continue"));
+    if (next.empty()) break;
+    opts.continue_token = next;
+    opts.resource_version.clear();
+  }
+  return secondsSince(start);
 }
 
 }  // namespace
@@ -75,39 +101,24 @@ int main(int argc, char** argv) {
   std::string filler(payload, 'x');
 
   auto create_start = Steady::now();
-  std::atomic<size_t> next{0};
   std::atomic<size_t> failures{0};
-  std::vector<std::thread> writers;
-  writers.reserve(4);
-  for (int t = 0; t < 4; ++t) {
-    writers.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) {
-        std::string yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-";
-        yaml.append(std::to_string(i)).append(", namespace: ").append(ns);
-        yaml.append(", labels: {app: bench, shard: s").append(std::to_string(i % 16));
-        yaml.append("}}\ndata: {payload: ").append(filler).append(", index: \"");
-        yaml.append(std::to_string(i)).append("\"}\n");
-        auto docs = yamlToJson(yaml);
-        if (!client->create(kube::resources::kConfigMaps, ns, docs->at(0)).ok()) ++failures;
-      }
-    });
-  }
-  for (auto& w : writers) w.join();
+  bench::parallel(n, 4, [&](size_t i) {
+    std::string yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-";
+    yaml.append(std::to_string(i)).append(", namespace: ").append(ns);
+    yaml.append(", labels: {app: bench, shard: s").append(std::to_string(i % 16));
+    yaml.append("}}\ndata: {payload: ").append(filler).append(", index: \"");
+    yaml.append(std::to_string(i)).append("\"}\n");
+    auto docs = yamlToJson(yaml);
+    if (!client->create(kube::resources::kConfigMaps, ns, docs->at(0)).ok()) ++failures;
+  });
   double create_secs = secondsSince(create_start);
 
   // Average JSON size of one object as the server returns it.
   auto sample = client->get(kube::resources::kConfigMaps, ns, "cm-0");
   double json_bytes = static_cast<double>(json::dump(*sample).size());
-  std::printf("# informer scale: %zu ConfigMaps, %zu-byte payload, %.0f B of JSON each\n\n", n,
-              payload, json_bytes);
-  std::printf("created %zu objects in %.1f s (%.0f writes/s, %zu failed)\n\n", n, create_secs,
-              static_cast<double>(n) / create_secs, failures.load());
-  std::printf(
-      "| cache                  | list+sync  | throughput       | RSS/object  | vs JSON |\n");
-  std::printf(
-      "|------------------------|------------|------------------|-------------|---------|\n");
-  measureCache<ConfigMap>("typed (meta + data)", client, ns, n, json_bytes);
-  measureCache<kube::Unstructured>("Unstructured (JSON)", client, ns, n, json_bytes);
+  double list_floor = listPages(*client, ns);
+  auto typed = measureCache<ConfigMap>(client, ns, n);
+  auto unstructured = measureCache<kube::Unstructured>(client, ns, n);
 
   // Watch throughput: the informer counts MODIFIED events while 4 writers patch every object.
   std::atomic<size_t> seen{0};
@@ -116,26 +127,36 @@ int main(int argc, char** argv) {
   inf.start();
   inf.waitForSync(std::chrono::minutes(5));
   auto watch_start = Steady::now();
-  next = 0;
-  writers.clear();
-  for (int t = 0; t < 4; ++t) {
-    writers.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) {
-        (void)client->patch(kube::resources::kConfigMaps, ns, "cm-" + std::to_string(i),
-                            kube::PatchType::kMerge, R"({"data":{"index":"patched"}})");
-      }
-    });
-  }
-  for (auto& w : writers) w.join();
+  bench::parallel(n, 4, [&](size_t i) {
+    (void)client->patch(kube::resources::kConfigMaps, ns, "cm-" + std::to_string(i),
+                        kube::PatchType::kMerge, R"({"data":{"index":"patched"}})");
+  });
   double write_secs = secondsSince(watch_start);
   while (seen < n && secondsSince(watch_start) < 300) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   double watch_secs = secondsSince(watch_start);
-  std::printf(
-      "\nwatch: %zu updates written in %.2f s (%.0f/s); informer delivered %zu events, "
-      "the last %.0f ms after the last write (%.0f events/s end to end)\n",
-      n, write_secs, static_cast<double>(n) / write_secs, seen.load(),
-      (watch_secs - write_secs) * 1000, static_cast<double>(seen) / watch_secs);
-  return 0;
+
+  std::string objects = std::to_string(n) + " ConfigMaps";
+  bench::Report report("informer scale: " + objects + ", " + std::to_string(payload) +
+                       "-byte payload, " + std::to_string(static_cast<long>(json_bytes)) +
+                       " B of JSON each");
+  report.add({"informer_sync_typed", "list+sync, typed cache (metadata + data)", typed.sync_seconds,
+              list_floor, bench::Unit::kSeconds, "the same pages listed, not decoded"});
+  report.add({"informer_sync_unstructured", "list+sync, Unstructured cache (compact JSON)",
+              unstructured.sync_seconds, list_floor, bench::Unit::kSeconds,
+              "the same pages listed, not decoded"});
+  report.add({"informer_memory_typed", "resident memory per object, typed cache",
+              typed.bytes_per_object, json_bytes, bench::Unit::kCount, "bytes of its JSON"});
+  report.add({"informer_memory_unstructured", "resident memory per object, Unstructured cache",
+              unstructured.bytes_per_object, json_bytes, bench::Unit::kCount, "bytes of its JSON"});
+  report.add({"informer_watch", "watch: first write to the last event delivered", watch_secs,
+              write_secs, bench::Unit::kSeconds,
+              "the " + std::to_string(n) + " patches, 4 writers"});
+  report.note("created " + objects + " in " +
+              bench::formatValue(create_secs, bench::Unit::kSeconds) + " with 4 writers (" +
+              std::to_string(failures.load()) + " failed)");
+  report.note("watch: " + std::to_string(seen.load()) + " of " + std::to_string(n) +
+              " updates delivered");
+  return report.print() ? 0 : 1;
 }

@@ -534,6 +534,8 @@ std::vector<AuditEvent> ControlPlane::auditEvents() const {
     if (const json::Value* st = json::objectMember(*doc, "responseStatus")) {
       e.code = static_cast<int>(json::intOr(*st, "code", 0));
     }
+    e.received = parseRfc3339(json::stringOr(*doc, "requestReceivedTimestamp")).valueOr({});
+    e.completed = parseRfc3339(json::stringOr(*doc, "stageTimestamp")).valueOr({});
     out.push_back(std::move(e));
   }
   return out;

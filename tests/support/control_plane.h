@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/process.h"
+#include "base/time.h"
 #include "http/pki.h"
 #include "kube/client.h"
 #include "support/eventually.h"
@@ -54,6 +55,8 @@ struct AuditEvent {
   std::string namespace_;
   std::string name;
   int code = 0;
+  WallTime received;   // requestReceivedTimestamp
+  WallTime completed;  // stageTimestamp of ResponseComplete
   bool isWrite() const {
     return verb == "create" || verb == "update" || verb == "patch" || verb == "delete" ||
            verb == "deletecollection";
@@ -106,6 +109,9 @@ class ControlPlane {
    private:
     pid_t pid_;
   };
+  // The processes, for measurements (CPU time, memory) by benchmarks.
+  pid_t apiServerPid() const { return apiserver_.pid(); }
+  pid_t etcdPid() const { return etcd_.pid(); }
   [[nodiscard]] FrozenApiServer freezeApiServer() const {
     return FrozenApiServer(apiserver_.pid());
   }

@@ -1,0 +1,69 @@
+#include "support/figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace sriovdra::bench {
+namespace {
+
+std::string thousands(double v) {
+  std::string digits = std::to_string(static_cast<long long>(std::llround(v)));
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    size_t left = digits.size() - i;  // digits from here to the end
+    if (i != 0 && left % 3 == 0 && digits[i - 1] != '-') out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string printf1(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string formatValue(double v, Unit unit) {
+  switch (unit) {
+    case Unit::kSeconds:
+      return v < 1 ? printf1("%.0f ms", v * 1000) : printf1("%.2f s", v);
+    case Unit::kBytes:
+      return printf1("%.1f MiB", v / (1024.0 * 1024.0));
+    case Unit::kCount:
+      break;
+  }
+  return thousands(v);
+}
+
+bool Report::print() const {
+  std::printf("# %s\n\n", title_.c_str());
+  size_t what_width = 4;
+  for (const auto& f : figures_) what_width = std::max(what_width, f.what.size());
+  std::printf("| %-*s | %12s | %12s | %6s | %5s | floor |\n", static_cast<int>(what_width), "what",
+              "ours", "floor", "ratio", "goal");
+  std::printf("|%s|--------------|--------------|--------|-------|-------|\n",
+              std::string(what_width + 2, '-').c_str());
+  bool all_met = true;
+  for (const auto& f : figures_) {
+    all_met = all_met && f.meetsGoal();
+    std::string goal = f.goal > 0 ? printf1("%.2f", f.goal) : "";
+    std::printf("| %-*s | %12s | %12s | %6.2f | %5s | %s%s |\n", static_cast<int>(what_width),
+                f.what.c_str(), formatValue(f.ours, f.unit).c_str(),
+                formatValue(f.floor, f.unit).c_str(), f.ratio(), goal.c_str(), f.floor_is.c_str(),
+                f.meetsGoal() ? "" : " (MISSES THE GOAL)");
+  }
+  if (!notes_.empty()) std::printf("\n");
+  for (const auto& n : notes_) std::printf("%s\n", n.c_str());
+  std::printf("\n");
+  for (const auto& f : figures_) {
+    std::printf("figure %s ours=%.6g floor=%.6g ratio=%.4f\n", f.name.c_str(), f.ours, f.floor,
+                f.ratio());
+  }
+  std::fflush(stdout);
+  return all_met;
+}
+
+}  // namespace sriovdra::bench

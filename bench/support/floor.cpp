@@ -1,0 +1,88 @@
+#include "support/floor.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <unistd.h>
+
+namespace sriovdra::bench {
+
+void mustBeOk(const Status& st, const std::string& doing) {
+  if (st.isOk()) return;
+  std::fprintf(stderr, "bench: %s: %s\n", doing.c_str(), st.toString().c_str());
+  std::exit(2);
+}
+
+void parallel(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++) fn(i);
+    });
+  }
+  for (auto& t : pool) t.join();
+}
+
+double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int concurrency) {
+  auto start = std::chrono::steady_clock::now();
+  parallel(writes.size(), concurrency, [&](size_t i) {
+    const Apply& w = writes[i];
+    auto applied = client.apply(*w.resource, w.namespace_, w.doc,
+                                {.field_manager = w.field_manager, .force = true}, w.subresource);
+    mustBeOk(applied.status(), "floor write " + std::to_string(i) + " of " + w.resource->plural);
+  });
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double WriteSpan::seconds() const {
+  return std::chrono::duration<double>(last_completed - first_received).count();
+}
+
+double WriteSpan::secondsSince(WallTime t) const {
+  return std::chrono::duration<double>(last_completed - t).count();
+}
+
+WriteSpan writesOf(const std::vector<testing::AuditEvent>& events, const std::string& user,
+                   const std::string& resource, WallTime since) {
+  WriteSpan span;
+  for (const auto& e : events) {
+    if (e.user != user || !e.isWrite() || e.resource == "leases" || e.received < since) continue;
+    if (!resource.empty() && e.resource != resource) continue;
+    if (span.count == 0 || e.received < span.first_received) span.first_received = e.received;
+    if (span.count == 0 || e.completed > span.last_completed) span.last_completed = e.completed;
+    ++span.count;
+  }
+  return span;
+}
+
+size_t listJsonBytes(kube::Client& client, const kube::ResourceType& rt, const std::string& ns,
+                     const kube::ListOptions& options) {
+  auto list = client.listAll(rt, ns, options);
+  mustBeOk(list.status(), "listing " + rt.plural);
+  size_t bytes = 0;
+  for (const auto& item : (*list)["items"].GetArray()) bytes += json::dump(item).size();
+  return bytes;
+}
+
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string f;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
+  }
+  return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+}  // namespace sriovdra::bench

@@ -1,0 +1,17 @@
+#pragma once
+// What the operator would write for a node, computed by the bench itself with the operator's own
+// pure render (policy::renderNode), so a floor issues the very objects the product does.
+#include <string>
+
+#include "api/node_state.h"
+#include "api/objects.h"
+
+namespace sriovdra::bench {
+
+// The spec of `node` under the SriovNetworkNodePolicies, SriovResourcePolicies and
+// DeviceAttributes of `policies_yaml` (other kinds are ignored), given what its agent reported.
+// Exits with a message when the YAML does not decode.
+api::SriovNodeStateSpec renderFromYaml(const api::Node& node, const std::string& policies_yaml,
+                                       const api::SriovNodeStateStatus& discovered);
+
+}  // namespace sriovdra::bench
