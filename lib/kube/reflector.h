@@ -1,10 +1,10 @@
 #pragma once
 // The list+watch loop behind an informer (client-go's Reflector), independent of the object
-// type. It lists (paging with `limit`/`continue`), hands the full state to a ReflectorSink page
-// by page (and gives the freed list memory back to the system: a large list otherwise leaves
-// its size in the heap),
-// then watches from the list's resourceVersion with bookmarks and a randomised 5-10 min
-// timeoutSeconds, resuming from the last seen resourceVersion when a stream ends or breaks.
+// type. It lists (consistent reads, paging with `limit`/`continue`), hands the full state to a
+// ReflectorSink page by page (and gives the freed list memory back to the system: a large list
+// otherwise leaves its size in the heap), then watches from the list's resourceVersion with
+// bookmarks and a randomised 5-10 min timeoutSeconds, resuming from the last seen
+// resourceVersion when a stream ends or breaks.
 // A 410 Gone (compacted history, restarted apiserver) leads to a relist, after which the sink
 // reconciles its state (objects that vanished meanwhile are reported as deleted). Failures back
 // off 0.8 s -> 30 s with jitter, reset after 2 min of health. Runs on its own thread.
@@ -75,8 +75,7 @@ class Reflector {
   std::atomic<bool> synced_{false};
   std::atomic<int64_t> lists_{0};
   mutable std::mutex mu_;
-  std::string resource_version_;
-  bool resource_version_unavailable_ = false;
+  std::string resource_version_;         // guarded by mu_
   std::unique_ptr<Watch> active_watch_;  // guarded by mu_, so stop() can cancel it
   std::jthread thread_;
 };
