@@ -343,9 +343,9 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
                           const api::SriovNodeStateStatus& status) {
   PhaseTimer timer("status_write");
   auto doc = statusApplyDocument(options_.namespace_, state.metadata.name, status);
-  auto applied =
-      client_->apply(api::resources::kSriovNodeStates, options_.namespace_, doc,
-                     {.field_manager = api::kAgentFieldManager, .force = true}, "status");
+  auto applied = client_->apply(
+      api::resources::kSriovNodeStates, options_.namespace_, doc,
+      {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true}, "status");
   if (applied.ok()) return Status::ok();
   if (applied.status().code() == Code::kTooLarge) {
     events_.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, state.metadata),
@@ -375,9 +375,10 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     wanted.insert(slice.name);
     auto current = slices_.get("", slice.name);
     if (current && current->spec == slice.spec) continue;
-    auto applied = client_->apply(api::resources::kResourceSlices, "",
-                                  sliceApplyDocument(options_.node_name, node_uid_, slice),
-                                  {.field_manager = api::kAgentFieldManager, .force = true});
+    auto applied = client_->apply(
+        api::resources::kResourceSlices, "",
+        sliceApplyDocument(options_.node_name, node_uid_, slice),
+        {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true});
     if (!applied.ok()) return applied.status();
     {
       std::lock_guard lock(mu_);

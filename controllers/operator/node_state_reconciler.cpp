@@ -138,9 +138,10 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
 
 Result<int64_t> NodeStateReconciler::apply(const api::Node& node,
                                            const api::SriovNodeStateSpec& spec, bool disruptive) {
-  auto applied = client_.apply(api::resources::kSriovNodeStates, options_.namespace_,
-                               nodeStateApplyDocument(options_.namespace_, node, spec, disruptive),
-                               {.field_manager = kFieldManager, .force = true});
+  auto applied =
+      client_.apply(api::resources::kSriovNodeStates, options_.namespace_,
+                    nodeStateApplyDocument(options_.namespace_, node, spec, disruptive),
+                    {.field_manager = kFieldManager, .force = true, .metadata_only = true});
   if (!applied.ok()) return applied.status();
   auto meta = kube::ObjectMeta::decode(*applied);
   std::lock_guard lock(written_mu_);

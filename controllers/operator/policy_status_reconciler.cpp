@@ -60,8 +60,9 @@ Result<ReconcileResult> PolicyStatusReconciler::reconcile(const std::string& key
 
   auto doc = kube::newObject(*rt, options_.namespace_, name);
   computed.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
-  auto applied = client_.apply(*rt, options_.namespace_, doc,
-                               {.field_manager = kFieldManager, .force = true}, "status");
+  auto applied = client_.apply(
+      *rt, options_.namespace_, doc,
+      {.field_manager = kFieldManager, .force = true, .metadata_only = true}, "status");
   if (!applied.ok()) {
     if (applied.status().code() == Code::kNotFound) return ReconcileResult::done();
     return applied.status();

@@ -20,21 +20,103 @@ namespace {
 constexpr unsigned kParseFlags =
     rapidjson::kParseIterativeFlag | rapidjson::kParseValidateEncodingFlag;
 
-// A SAX pass that only counts nesting: the iterative reader uses no stack of its own, so a
-// document of 200,000 '[' is refused here instead of overflowing the recursive DOM code.
-struct DepthLimit : rapidjson::BaseReaderHandler<rapidjson::UTF8<>, DepthLimit> {
-  size_t depth = 0;
-  bool Default() { return true; }
-  bool StartObject() { return ++depth <= kMaxDepth; }
-  bool EndObject(rapidjson::SizeType) {
-    --depth;
-    return true;
+// Builds the DOM from the reader's SAX events in one pass, refusing nesting past kMaxDepth: the
+// iterative reader uses no stack of its own, so a document of 200,000 '[' is refused here instead
+// of overflowing the recursive code that later walks the DOM. With a `member`, only that member
+// of the top-level object is built ({"<member>": value}) and reading stops right after it.
+class Builder {
+ public:
+  Builder(Document& doc, std::string_view member) : doc_(doc), member_(member) {}
+  bool tooDeep() const { return too_deep_; }
+  bool found() const { return found_; }
+
+  bool Null() {
+    return value([&] { return doc_.Null(); });
   }
-  bool StartArray() { return ++depth <= kMaxDepth; }
-  bool EndArray(rapidjson::SizeType) {
-    --depth;
-    return true;
+  bool Bool(bool b) {
+    return value([&] { return doc_.Bool(b); });
   }
+  bool Int(int i) {
+    return value([&] { return doc_.Int(i); });
+  }
+  bool Uint(unsigned i) {
+    return value([&] { return doc_.Uint(i); });
+  }
+  bool Int64(int64_t i) {
+    return value([&] { return doc_.Int64(i); });
+  }
+  bool Uint64(uint64_t i) {
+    return value([&] { return doc_.Uint64(i); });
+  }
+  bool Double(double d) {
+    return value([&] { return doc_.Double(d); });
+  }
+  bool RawNumber(const char* str, rapidjson::SizeType length, bool copy) {
+    return value([&] { return doc_.RawNumber(str, length, copy); });
+  }
+  bool String(const char* str, rapidjson::SizeType length, bool copy) {
+    return value([&] { return doc_.String(str, length, copy); });
+  }
+  bool Key(const char* str, rapidjson::SizeType length, bool copy) {
+    if (!member_.empty() && depth_ == 1) {
+      keeping_ = std::string_view(str, length) == member_;
+      if (keeping_) return doc_.StartObject() && doc_.Key(str, length, true);
+      return true;
+    }
+    return !keeping() || doc_.Key(str, length, copy);
+  }
+  bool StartObject() {
+    return open([&] { return doc_.StartObject(); });
+  }
+  bool EndObject(rapidjson::SizeType n) {
+    return close([&] { return doc_.EndObject(n); });
+  }
+  bool StartArray() {
+    return open([&] { return doc_.StartArray(); });
+  }
+  bool EndArray(rapidjson::SizeType n) {
+    return close([&] { return doc_.EndArray(n); });
+  }
+
+ private:
+  bool keeping() const { return member_.empty() || keeping_; }
+  // True when, with a member, what was just built completes its value.
+  bool memberEnds() const { return !member_.empty() && depth_ == 1; }
+  template <typename Fn>
+  bool value(Fn build) {
+    if (!keeping()) return true;
+    if (!build()) return false;
+    return !memberEnds() || finish();
+  }
+  template <typename Fn>
+  bool open(Fn build) {
+    if (++depth_ > kMaxDepth) {
+      too_deep_ = true;
+      return false;
+    }
+    return !keeping() || build();
+  }
+  template <typename Fn>
+  bool close(Fn build) {
+    --depth_;
+    if (!keeping()) return true;
+    if (!build()) return false;
+    return !memberEnds() || finish();
+  }
+  // The kept member is complete: close the wrapping object and stop reading.
+  bool finish() {
+    doc_.EndObject(1);
+    found_ = true;
+    keeping_ = false;
+    return false;
+  }
+
+  Document& doc_;
+  std::string_view member_;
+  size_t depth_ = 0;
+  bool keeping_ = false;
+  bool too_deep_ = false;
+  bool found_ = false;
 };
 
 Status parseError(size_t offset, const std::string& what) {
@@ -42,26 +124,36 @@ Status parseError(size_t offset, const std::string& what) {
                 "invalid JSON at byte " + std::to_string(offset) + ": " + what);
 }
 
-}  // namespace
-
-Result<Document> parse(std::string_view text) {
+// One pass of the reader into a Builder; see parse() and parseMember().
+Result<Document> build(std::string_view text, std::string_view member) {
+  Document doc;
   rapidjson::MemoryStream stream(text.data(), text.size());
-  DepthLimit limit;
+  Builder builder(doc, member);
   rapidjson::Reader reader;
-  rapidjson::ParseResult checked = reader.Parse<kParseFlags>(stream, limit);
-  if (checked.IsError()) {
-    if (checked.Code() == rapidjson::kParseErrorTermination) {
-      return parseError(checked.Offset(),
+  rapidjson::ParseResult result;
+  auto generate = [&](Document&) {  // true: the builder holds exactly one value to take
+    result = reader.Parse<kParseFlags>(stream, builder);
+    return member.empty() ? !result.IsError() : builder.found();
+  };
+  doc.Populate(generate);
+  if (builder.found()) return doc;
+  if (result.IsError()) {
+    if (builder.tooDeep()) {
+      return parseError(result.Offset(),
                         "nested deeper than " + std::to_string(kMaxDepth) + " arrays and objects");
     }
-    return parseError(checked.Offset(), rapidjson::GetParseError_En(checked.Code()));
+    return parseError(result.Offset(), rapidjson::GetParseError_En(result.Code()));
   }
-  Document doc;
-  doc.Parse<kParseFlags>(text.data(), text.size());
-  if (doc.HasParseError()) {
-    return parseError(doc.GetErrorOffset(), rapidjson::GetParseError_En(doc.GetParseError()));
-  }
+  if (!member.empty()) return parse(text);  // no such member: the whole text, as parse() reads it
   return doc;
+}
+
+}  // namespace
+
+Result<Document> parse(std::string_view text) { return build(text, {}); }
+
+Result<Document> parseMember(std::string_view text, std::string_view member) {
+  return build(text, member);
 }
 
 std::string dump(const Value& v) {

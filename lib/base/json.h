@@ -20,6 +20,11 @@ using Allocator = rapidjson::Document::AllocatorType;
 // objects deep (deeper input is refused before it is built: the DOM code recurses).
 inline constexpr size_t kMaxDepth = 512;
 Result<Document> parse(std::string_view text);
+// Only the member `member` of the top-level object, as {"<member>": value}: the text is read up to
+// the end of that member (what follows is neither built nor validated), with parse()'s rules for
+// what is read. For answers whose bulk follows what is needed: a written object's metadata comes
+// before its spec and status. Without such a member, the whole text as parse() reads it.
+Result<Document> parseMember(std::string_view text, std::string_view member);
 
 // Compact serialisation.
 std::string dump(const Value& v);

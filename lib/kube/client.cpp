@@ -279,12 +279,12 @@ Result<HttpResponse> Client::raw(const std::string& method, const std::string& p
 }
 
 Result<json::Document> Client::expectObject(const Result<HttpResponse>& resp, std::string_view verb,
-                                            std::string_view path) {
+                                            std::string_view path, bool metadata_only) {
   if (!resp.ok()) return resp.status();
   if (resp->status < 200 || resp->status > 299) {
     return apiError(resp->status, resp->body, verb, path);
   }
-  auto doc = json::parse(resp->body);
+  auto doc = metadata_only ? json::parseMember(resp->body, "metadata") : json::parse(resp->body);
   if (!doc.ok()) {
     return Status(Code::kInternal,
                   std::string(verb) + " " + std::string(path) +
@@ -345,7 +345,7 @@ Result<json::Document> Client::create(const ResourceType& rt, std::string_view n
   std::string path = rt.collectionPath(ns);
   return expectObject(raw("POST", path + writeQuery(options, false), json::dump(object),
                           "application/json", options.timeout),
-                      "POST", path);
+                      "POST", path, options.metadata_only);
 }
 
 Result<json::Document> Client::update(const ResourceType& rt, std::string_view ns,
@@ -354,7 +354,7 @@ Result<json::Document> Client::update(const ResourceType& rt, std::string_view n
   std::string path = rt.objectPath(ns, objectName(object), subresource);
   return expectObject(raw("PUT", path + writeQuery(options, false), json::dump(object),
                           "application/json", options.timeout),
-                      "PUT", path);
+                      "PUT", path, options.metadata_only);
 }
 
 Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns,
@@ -381,7 +381,7 @@ Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns
   }
   return expectObject(raw("PATCH", path + writeQuery(options, type == PatchType::kApply), body,
                           content_type, options.timeout),
-                      "PATCH", path);
+                      "PATCH", path, options.metadata_only);
 }
 
 Result<json::Document> Client::apply(const ResourceType& rt, std::string_view ns,

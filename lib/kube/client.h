@@ -46,6 +46,10 @@ struct WriteOptions {
   bool force = false;         // apply: take ownership of conflicting fields
   bool dry_run = false;
   std::optional<std::chrono::milliseconds> timeout;  // unset: the config's request timeout
+  // The answer (the written object) is read only up to its metadata, and the returned document
+  // holds just {"metadata": ...}: for writers of large objects that need only their
+  // resourceVersion or generation back (json::parseMember).
+  bool metadata_only = false;
 };
 
 enum class PatchType { kMerge, kJson, kStrategicMerge, kApply };
@@ -132,7 +136,7 @@ class Client {
   Result<HttpRequest> prepare(HttpRequest req);
   Result<HttpResponse> send(const HttpRequest& req, std::chrono::milliseconds timeout);
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
-                                      std::string_view path);
+                                      std::string_view path, bool metadata_only = false);
 
   const RestConfig config_;
   const ClientOptions options_;

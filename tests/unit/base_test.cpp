@@ -245,6 +245,35 @@ TEST_CASE("a broken invariant throws InvariantError in a release build, naming w
 }
 #endif
 
+TEST_CASE("JSON: one member of a large answer is read without building or reading the rest",
+          "[base][json][unit]") {
+  std::string answer =
+      R"({"apiVersion":"v1","kind":"X","metadata":{"name":"n","generation":3,"labels":{"a":"b"},)"
+      R"("list":[1,{"deep":[true,null]}]},"spec":{"this part is never read": [[[ BROKEN)";
+  REQUIRE_FALSE(json::parse(answer).ok());
+  auto meta = json::parseMember(answer, "metadata");
+  REQUIRE(meta.ok());
+  CHECK(
+      json::dump(*meta) ==
+      R"({"metadata":{"name":"n","generation":3,"labels":{"a":"b"},"list":[1,{"deep":[true,null]}]}})");
+  // A scalar member; keys of nested objects with the same name do not count.
+  auto kind = json::parseMember(R"({"spec":{"kind":"inner"},"kind":"Outer","x":[)", "kind");
+  REQUIRE(kind.ok());
+  CHECK(json::dump(*kind) == R"({"kind":"Outer"})");
+  // Without the member: the whole text, by parse()'s rules.
+  auto whole = json::parseMember(R"({"a":1})", "metadata");
+  REQUIRE(whole.ok());
+  CHECK(json::dump(*whole) == R"({"a":1})");
+  CHECK_FALSE(json::parseMember(R"({"a":1} trailing)", "metadata").ok());
+  // Nesting before the member is refused as parse() refuses it; invalid UTF-8 inside it too.
+  auto deep = json::parseMember(
+      "{\"x\":" + std::string(600, '[') + "1" + std::string(600, ']') + ",\"metadata\":{}}",
+      "metadata");
+  REQUIRE_FALSE(deep.ok());
+  CHECK_THAT(deep.status().message(), Catch::Contains("nested deeper than 512"));
+  CHECK_FALSE(json::parseMember("{\"metadata\":{\"name\":\"\xff\"}}", "metadata").ok());
+}
+
 TEST_CASE("JSON: hostile input is refused with a message, never crashes", "[base][json][unit]") {
   std::string deep_ok = std::string(json::kMaxDepth, '[') + std::string(json::kMaxDepth, ']');
   CHECK(json::parse(deep_ok).ok());
