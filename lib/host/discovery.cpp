@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <filesystem>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "host/pci.h"
@@ -34,12 +34,47 @@ std::string linkBase(const Sysfs& fs, const std::string& path) {
   return target.ok() ? baseName(*target) : "";
 }
 
+// The netdevs of the rtnetlink dump by the PCI device they sit on (the first by name, as a
+// listing of the device's net/ directory would give) and by name. `by_device` is only usable
+// when `parents_known`: the kernel named the parent of at least one netdev.
+struct Netdevs {
+  std::vector<LinkInfo> links;
+  std::unordered_map<std::string, const LinkInfo*> by_device;
+  std::unordered_map<std::string, const LinkInfo*> by_name;
+  bool parents_known = false;
+
+  Netdevs(const Netdevs&) = delete;  // the maps point into `links`
+  Netdevs& operator=(const Netdevs&) = delete;
+  explicit Netdevs(std::vector<LinkInfo> all) : links(std::move(all)) {
+    for (const auto& l : links) {
+      by_name[l.name] = &l;
+      if (l.parent_bus != "pci" || l.parent_device.empty()) continue;
+      parents_known = true;
+      auto [it, added] = by_device.try_emplace(l.parent_device, &l);
+      if (!added && l.name < it->second->name) it->second = &l;
+    }
+  }
+  // The netdev of a device: from the dump when it names parents, else from sysfs (nullptr and
+  // `name` set from the device's net/ directory).
+  const LinkInfo* of(const Sysfs& fs, const std::string& bdf, const std::string& dev_dir,
+                     std::string& name) const {
+    if (parents_known) {
+      auto it = by_device.find(bdf);
+      if (it == by_device.end()) return nullptr;
+      name = it->second->name;
+      return it->second;
+    }
+    name = firstEntry(fs, dev_dir + "/net");
+    return nullptr;
+  }
+};
+
 // What the PF already tells is not read again: the kernel gives every VF its PF's vendor and
 // the VF device id of the PF's SR-IOV capability (pci_iov_add_virtfn), so only the VF's own
 // binding, netdev, RDMA device and IOMMU group are read (the RDMA device only when the PF has
-// one).
+// one; the netdev from the rtnetlink dump when the kernel names parents).
 api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const std::string& vf_dir,
-                            int64_t index) {
+                            int64_t index, const Netdevs& netdevs) {
   api::VirtualFunction vf;
   vf.pci_address = baseName(vf_dir);
   vf.vf_id = index;
@@ -47,8 +82,10 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
   vf.device_id =
       pf.vf_device_id.empty() ? hexId(fs.read(vf_dir + "/device").valueOr("")) : pf.vf_device_id;
   vf.driver = linkBase(fs, vf_dir + "/driver");
-  vf.name = firstEntry(fs, vf_dir + "/net");
-  if (!vf.name.empty()) {
+  if (const LinkInfo* link = netdevs.of(fs, vf.pci_address, vf_dir, vf.name)) {
+    vf.mac = link->mac;
+    vf.mtu = link->mtu;
+  } else if (!vf.name.empty()) {
     std::string net = vf_dir + "/net/" + vf.name;
     vf.mac = fs.read(net + "/address").valueOr("");
     vf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
@@ -71,14 +108,14 @@ std::vector<std::pair<int64_t, std::string>> vfDirs(const Sysfs& fs, const std::
     int64_t index = toInt(e.substr(6), -1);
     auto target = fs.readLink(pf_dir + "/" + e);
     if (index < 0 || !target.ok()) continue;
-    std::string dir =
-        (std::filesystem::path(pf_dir) / *target).lexically_normal().generic_string();
-    if (dir.rfind("sys/devices/", 0) != 0) {
-      auto resolved = fs.resolve(pf_dir + "/" + e);  // not the kernel's sibling link
-      if (!resolved.ok()) continue;
-      dir = *resolved;
+    std::string_view sibling(*target);
+    if (sibling.rfind("../", 0) == 0 && sibling.find('/', 3) == std::string_view::npos &&
+        sibling.size() > 3) {
+      out.emplace_back(index, pf_dir.substr(0, pf_dir.rfind('/') + 1).append(sibling.substr(3)));
+      continue;
     }
-    out.emplace_back(index, std::move(dir));
+    auto resolved = fs.resolve(pf_dir + "/" + e);  // not the kernel's sibling link
+    if (resolved.ok()) out.emplace_back(index, std::move(*resolved));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -157,6 +194,12 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
   };
   std::map<std::string, RootInfo> roots;
   std::unordered_set<std::string> vfs_seen;
+  auto links = nl.links();
+  if (!links.ok()) {
+    t.warnings.push_back("listing the network interfaces over rtnetlink: " +
+                         links.status().message() + "; their attributes are read from sysfs");
+  }
+  Netdevs netdevs(links.ok() ? std::move(*links) : std::vector<LinkInfo>{});
   for (const auto& bdf : *bdfs) {
     if (vfs_seen.contains(bdf)) continue;
     std::string dir = "sys/bus/pci/devices/" + bdf;
@@ -202,7 +245,7 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
     pf.pcie_root = where->root;
     pf.pcie_switch = where->pcie_switch;
     pf.numa_node = numa;
-    pf.name = firstEntry(fs, dir + "/net");
+    const LinkInfo* link = netdevs.of(fs, bdf, dir, pf.name);
     // Drivers without an eSwitch (and kernels without devlink) are in legacy mode, as upstream
     // reports them; any other failure to ask is a warning.
     pf.eswitch_mode = "legacy";
@@ -213,25 +256,33 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
     }
     if (!pf.name.empty()) {
       std::string net = dir + "/net/" + pf.name;
-      std::string type = fs.read(net + "/type").valueOr("");
-      pf.link_type = type == "32" ? "IB" : type == "1" ? "ETH" : "";
-      pf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
-      pf.mac = fs.read(net + "/address").valueOr("");
-      int64_t speed = toInt(fs.read(net + "/speed").valueOr("-1"), -1);
-      if (speed > 0) pf.link_speed = std::to_string(speed) + " Mb/s";
-      int64_t flags = 0;
-      std::string f = fs.read(net + "/flags").valueOr("0x0");
-      std::from_chars(f.data() + (f.rfind("0x", 0) == 0 ? 2 : 0), f.data() + f.size(), flags, 16);
-      pf.link_admin_state = (flags & 0x1) != 0 ? "up" : "down";
-      if (auto alt = nl.altNames(pf.name); alt.ok()) {
-        pf.alt_names = *alt;
-      } else {
-        t.warnings.push_back("PF " + bdf + ": " + alt.status().message());
+      if (link == nullptr) {
+        auto by_name = netdevs.by_name.find(pf.name);
+        link = by_name == netdevs.by_name.end() ? nullptr : by_name->second;
       }
+      int64_t type = 0;
+      int64_t flags = 0;
+      if (link != nullptr) {
+        type = link->type;
+        flags = link->flags;
+        pf.mtu = link->mtu;
+        pf.mac = link->mac;
+        pf.alt_names = link->alt_names;
+      } else {
+        type = toInt(fs.read(net + "/type").valueOr(""), 0);
+        std::string f = fs.read(net + "/flags").valueOr("0x0");
+        std::from_chars(f.data() + (f.rfind("0x", 0) == 0 ? 2 : 0), f.data() + f.size(), flags, 16);
+        pf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
+        pf.mac = fs.read(net + "/address").valueOr("");
+      }
+      pf.link_type = type == 32 ? "IB" : type == 1 ? "ETH" : "";
+      pf.link_admin_state = (flags & 0x1) != 0 ? "up" : "down";
+      int64_t speed = toInt(fs.read(net + "/speed").valueOr("-1"), -1);  // ethtool's, not netlink's
+      if (speed > 0) pf.link_speed = std::to_string(speed) + " Mb/s";
     }
     pf.rdma_device = firstEntry(fs, dir + "/infiniband");
     for (const auto& [index, vf_dir] : vfDirs(fs, where->dir)) {
-      pf.vfs.push_back(readVf(fs, pf, vf_dir, index));
+      pf.vfs.push_back(readVf(fs, pf, vf_dir, index, netdevs));
       vfs_seen.insert(pf.vfs.back().pci_address);
     }
     if (pf.vf_device_id.empty() && !pf.vfs.empty()) pf.vf_device_id = pf.vfs[0].device_id;

@@ -57,6 +57,7 @@ Result<netlink::Reply> transact(int protocol, const std::string& request, uint32
         netlink::parseReply(std::string_view(buffer.data(), static_cast<size_t>(n)), seq, what);
     if (!reply.ok()) return reply.status();
     all.acked = reply->acked;
+    all.interrupted = all.interrupted || reply->interrupted;
     for (auto& p : reply->payloads) all.payloads.push_back(std::move(p));
   }
   return all;
@@ -83,15 +84,29 @@ Result<uint16_t> devlinkFamily(std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-Result<std::vector<std::string>> KernelNetlink::altNames(std::string_view ifname) const {
-  uint32_t seq = nextSeq();
-  std::string what = "reading the altNames of " + std::string(ifname);
-  auto reply = transact(NETLINK_ROUTE, netlink::linkRequest(seq, ifname), seq, what, timeout_);
-  if (!reply.ok()) return reply.status();
-  if (reply->payloads.empty()) {
-    return Status(Code::kInvalidArgument, what + ": the kernel sent no link");
+Result<std::vector<LinkInfo>> KernelNetlink::links() const {
+  // A dump that interfaces changed under (NLM_F_DUMP_INTR) may miss or repeat one: ask again.
+  constexpr int kAttempts = 3;
+  Result<netlink::Reply> reply = Status(Code::kInternal, "no attempt");
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    uint32_t seq = nextSeq();
+    reply = transact(NETLINK_ROUTE, netlink::linkDumpRequest(seq), seq,
+                     "listing the network interfaces", timeout_);
+    if (!reply.ok() || !reply->interrupted) break;
   }
-  return netlink::altNamesOf(reply->payloads.front());
+  if (!reply.ok()) return reply.status();
+  if (reply->interrupted) {
+    return Status(Code::kUnavailable, "listing the network interfaces: they kept changing during " +
+                                          std::to_string(kAttempts) + " dumps");
+  }
+  std::vector<LinkInfo> out;
+  out.reserve(reply->payloads.size());
+  for (const auto& payload : reply->payloads) {
+    auto link = netlink::linkOf(payload);
+    if (!link.ok()) return link.status();
+    out.push_back(std::move(*link));
+  }
+  return out;
 }
 
 Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) const {

@@ -1,8 +1,9 @@
 #pragma once
 // Everything the agent asks the kernel over netlink goes through Netlink, as sysfs goes through
 // Sysfs: the one seam to that part of the kernel.
-//   altNames(ifname)           rtnetlink RTM_GETLINK: the interface's alternative names
-//                              (IFLA_PROP_LIST / IFLA_ALT_IFNAME), in the kernel's order.
+//   links()                    rtnetlink RTM_GETLINK dump: every interface of the network
+//                              namespace in one answer, statistics left out (LinkInfo), so
+//                              discovery reads no netdev attribute file per VF.
 //   eswitchMode(pci)           devlink DEVLINK_CMD_ESWITCH_GET on "pci/<address>":
 //                              "legacy" or "switchdev".
 //   setEswitchMode(pci, mode)  devlink DEVLINK_CMD_ESWITCH_SET (needs CAP_NET_ADMIN).
@@ -13,6 +14,7 @@
 // Thread-safety: KernelNetlink opens a socket per call and may be used from any thread;
 // SimulatedKernel (simulated_kernel.h) serializes calls with its writes.
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,10 +23,25 @@
 
 namespace sriovdra::host {
 
+// One network interface as RTM_NEWLINK describes it.
+struct LinkInfo {
+  int32_t index = 0;
+  std::string name;                    // IFLA_IFNAME
+  std::string mac;                     // IFLA_ADDRESS as sysfs shows it: "3c:fd:fe:a0:00:01"
+  int64_t mtu = 0;                     // IFLA_MTU
+  uint32_t flags = 0;                  // ifi_flags: IFF_UP when administratively up
+  uint16_t type = 0;                   // ifi_type: ARPHRD_ETHER 1, ARPHRD_INFINIBAND 32
+  std::string parent_bus;              // IFLA_PARENT_DEV_BUS_NAME: "pci" for a NIC's netdev
+  std::string parent_device;           // IFLA_PARENT_DEV_NAME: its PCI address ("" from kernels
+                                       // that do not report parents, and for virtual links)
+  std::vector<std::string> alt_names;  // IFLA_PROP_LIST / IFLA_ALT_IFNAME, in kernel order
+  bool operator==(const LinkInfo&) const = default;
+};
+
 class Netlink {
  public:
   virtual ~Netlink() = default;
-  virtual Result<std::vector<std::string>> altNames(std::string_view ifname) const = 0;
+  virtual Result<std::vector<LinkInfo>> links() const = 0;
   virtual Result<std::string> eswitchMode(std::string_view pci_address) const = 0;
   virtual Status setEswitchMode(std::string_view pci_address, std::string_view mode) = 0;
 };
@@ -35,7 +52,7 @@ class KernelNetlink : public Netlink {
  public:
   explicit KernelNetlink(std::chrono::milliseconds timeout = std::chrono::seconds(5))
       : timeout_(timeout) {}
-  Result<std::vector<std::string>> altNames(std::string_view ifname) const override;
+  Result<std::vector<LinkInfo>> links() const override;
   Result<std::string> eswitchMode(std::string_view pci_address) const override;
   Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
 

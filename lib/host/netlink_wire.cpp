@@ -45,11 +45,12 @@ void stringAttribute(std::string& out, uint16_t type, std::string_view value) {
 }
 
 // Prepends the nlmsghdr for `body` (family header and attributes).
-std::string message(uint16_t type, uint32_t seq, const std::string& body) {
+std::string message(uint16_t type, uint32_t seq, const std::string& body,
+                    uint16_t flags = NLM_F_REQUEST | NLM_F_ACK) {
   nlmsghdr h{};
   h.nlmsg_len = static_cast<uint32_t>(kHeader + body.size());
   h.nlmsg_type = type;
-  h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+  h.nlmsg_flags = flags;
   h.nlmsg_seq = seq;
   std::string out;
   put(out, h);
@@ -102,13 +103,15 @@ std::string cString(std::string_view v) { return std::string(v.substr(0, v.find(
 
 }  // namespace
 
-std::string linkRequest(uint32_t seq, std::string_view ifname) {
+std::string linkDumpRequest(uint32_t seq) {
   ifinfomsg info{};
   info.ifi_family = AF_UNSPEC;
   std::string body;
   put(body, info);
-  stringAttribute(body, IFLA_IFNAME, ifname);
-  return message(RTM_GETLINK, seq, body);
+  uint32_t mask = RTEXT_FILTER_SKIP_STATS;
+  attribute(body, IFLA_EXT_MASK,
+            std::string_view(reinterpret_cast<const char*>(&mask), sizeof mask));
+  return message(RTM_GETLINK, seq, body, NLM_F_REQUEST | NLM_F_DUMP);
 }
 
 std::string familyRequest(uint32_t seq, std::string_view family) {
@@ -149,6 +152,7 @@ Result<Reply> parseReply(std::string_view buffer, uint32_t seq, std::string_view
     std::string_view payload = buffer.substr(at + kHeader, h.nlmsg_len - kHeader);
     at = std::min(buffer.size(), at + align4(h.nlmsg_len));  // the last padding may be cut off
     if (h.nlmsg_seq != seq || h.nlmsg_type == NLMSG_NOOP) continue;
+    if ((h.nlmsg_flags & NLM_F_DUMP_INTR) != 0) r.interrupted = true;
     if (h.nlmsg_type == NLMSG_DONE) {
       r.acked = true;
       continue;
@@ -189,20 +193,52 @@ Result<Reply> parseReply(std::string_view buffer, uint32_t seq, std::string_view
   return r;
 }
 
-Result<std::vector<std::string>> altNamesOf(std::string_view payload) {
+Result<LinkInfo> linkOf(std::string_view payload) {
   if (payload.size() < sizeof(ifinfomsg)) return malformed("short RTM_NEWLINK");
+  auto info = get<ifinfomsg>(payload, 0);
+  LinkInfo link;
+  link.index = info.ifi_index;
+  link.type = info.ifi_type;
+  link.flags = info.ifi_flags;
   auto attrs = attributes(payload.substr(sizeof(ifinfomsg)));
   if (!attrs.ok()) return attrs.status();
-  std::vector<std::string> names;
   for (const auto& a : *attrs) {
-    if (a.type != IFLA_PROP_LIST) continue;
-    auto props = attributes(a.value);
-    if (!props.ok()) return props.status();
-    for (const auto& p : *props) {
-      if (p.type == IFLA_ALT_IFNAME) names.push_back(cString(p.value));
+    switch (a.type) {
+      case IFLA_IFNAME:
+        link.name = cString(a.value);
+        break;
+      case IFLA_ADDRESS:
+        for (size_t i = 0; i < a.value.size(); ++i) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          auto byte = static_cast<unsigned char>(a.value[i]);
+          if (i != 0) link.mac += ':';
+          link.mac += kHex[byte >> 4];
+          link.mac += kHex[byte & 0xf];
+        }
+        break;
+      case IFLA_MTU:
+        if (a.value.size() < sizeof(uint32_t)) return malformed("short IFLA_MTU");
+        link.mtu = get<uint32_t>(a.value, 0);
+        break;
+      case IFLA_PARENT_DEV_NAME:
+        link.parent_device = cString(a.value);
+        break;
+      case IFLA_PARENT_DEV_BUS_NAME:
+        link.parent_bus = cString(a.value);
+        break;
+      case IFLA_PROP_LIST: {
+        auto props = attributes(a.value);
+        if (!props.ok()) return props.status();
+        for (const auto& p : *props) {
+          if (p.type == IFLA_ALT_IFNAME) link.alt_names.push_back(cString(p.value));
+        }
+        break;
+      }
+      default:
+        break;
     }
   }
-  return names;
+  return link;
 }
 
 Result<uint16_t> familyIdOf(std::string_view payload) {

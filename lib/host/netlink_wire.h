@@ -3,11 +3,13 @@
 // Layouts are the kernel's UAPI (<linux/netlink.h>, <linux/rtnetlink.h>, <linux/genetlink.h>,
 // <linux/devlink.h>): a 16-byte nlmsghdr, a family header (ifinfomsg 16 bytes, genlmsghdr 4),
 // then attributes (2-byte length, 2-byte type, value, padded to 4 bytes).
-//   linkRequest         RTM_GETLINK for one interface by name (IFLA_IFNAME)
+//   linkDumpRequest     RTM_GETLINK of every interface (NLM_F_DUMP), statistics left out
+//                       (IFLA_EXT_MASK RTEXT_FILTER_SKIP_STATS); answered by RTM_NEWLINKs, then
+//                       NLMSG_DONE
 //   familyRequest       CTRL_CMD_GETFAMILY for a generic netlink family by name
 //   eswitchGetRequest   DEVLINK_CMD_ESWITCH_GET for bus "pci", device <address>
 //   eswitchSetRequest   DEVLINK_CMD_ESWITCH_SET with DEVLINK_ATTR_ESWITCH_MODE (u16)
-// Every request asks for an acknowledgement (NLM_F_REQUEST | NLM_F_ACK).
+// Every other request asks for an acknowledgement (NLM_F_REQUEST | NLM_F_ACK).
 // The parsers take what the kernel answered (one recv() buffer, possibly several messages) and
 // never read past it: a truncated or malformed buffer is a kInvalidArgument, a netlink error
 // message a Status with the kernel's errno (fromErrno), e.g. ENODEV for a missing device.
@@ -18,10 +20,11 @@
 #include <vector>
 
 #include "base/status.h"
+#include "host/netlink.h"
 
 namespace sriovdra::host::netlink {
 
-std::string linkRequest(uint32_t seq, std::string_view ifname);
+std::string linkDumpRequest(uint32_t seq);
 std::string familyRequest(uint32_t seq, std::string_view family);
 std::string eswitchGetRequest(uint16_t devlink_family, uint32_t seq, std::string_view pci_address);
 // mode: "legacy" or "switchdev" (anything else: kInvalidArgument).
@@ -31,13 +34,14 @@ Result<std::string> eswitchSetRequest(uint16_t devlink_family, uint32_t seq,
 // What one answer buffer holds for the request with sequence number `seq`.
 struct Reply {
   bool acked = false;                 // NLMSG_ERROR with error 0 (or NLMSG_DONE)
+  bool interrupted = false;           // NLM_F_DUMP_INTR: the dump changed while sent; ask again
   std::vector<std::string> payloads;  // the data messages, each without its nlmsghdr
 };
 // kernel errors (NLMSG_ERROR < 0) become Status::fromErrno(errno, what).
 Result<Reply> parseReply(std::string_view buffer, uint32_t seq, std::string_view what);
 
-// From an RTM_NEWLINK payload: the IFLA_ALT_IFNAME entries of IFLA_PROP_LIST, in kernel order.
-Result<std::vector<std::string>> altNamesOf(std::string_view newlink_payload);
+// An RTM_NEWLINK payload (ifinfomsg, then attributes) as a LinkInfo.
+Result<LinkInfo> linkOf(std::string_view newlink_payload);
 // From a CTRL_CMD_NEWFAMILY payload: CTRL_ATTR_FAMILY_ID.
 Result<uint16_t> familyIdOf(std::string_view payload);
 // From a DEVLINK_CMD_ESWITCH_GET answer payload: "legacy" or "switchdev".

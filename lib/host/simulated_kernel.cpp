@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 
 #include "host/pci.h"
 
@@ -79,23 +80,41 @@ void SimulatedKernel::journal(const std::string& what, const Status& result) {
   }
 }
 
-Result<std::vector<std::string>> SimulatedKernel::altNames(std::string_view ifname) const {
+Result<std::vector<LinkInfo>> SimulatedKernel::links() const {
   std::lock_guard lock(mu_);
-  std::string name(ifname);
-  if (name.empty() || name.find('/') != std::string::npos || !fs_.exists("sys/class/net/" + name)) {
-    return err(ENODEV, "no network interface " + name);
+  std::vector<LinkInfo> out;
+  auto names = fs_.list("sys/class/net");
+  if (!names.ok()) return out;
+  for (const auto& name : *names) {
+    std::string dir = "sys/class/net/" + name;
+    LinkInfo link;
+    link.index = static_cast<int32_t>(out.size()) + 1;
+    link.name = name;
+    link.mac = fs_.read(dir + "/address").valueOr("");
+    link.mtu = toInt(fs_.read(dir + "/mtu").valueOr("0")).value_or(0);
+    std::string flags = fs_.read(dir + "/flags").valueOr("0x0");
+    link.flags = static_cast<uint32_t>(std::strtoul(flags.c_str(), nullptr, 16));
+    link.type = static_cast<uint16_t>(toInt(fs_.read(dir + "/type").valueOr("0")).value_or(0));
+    // The class link points into the device: ".../devices/.../0000:3b:02.0/net/<name>".
+    std::string target = fs_.readLink(dir).valueOr("");
+    auto net = target.rfind("/net/");
+    if (net != std::string::npos) {
+      std::string parent = baseName(target.substr(0, net));
+      if (PciAddress::parse(parent).has_value()) {
+        link.parent_bus = "pci";
+        link.parent_device = parent;
+      }
+    }
+    if (auto text = fs_.read("simulated/netlink/altnames/" + name); text.ok()) {
+      for (size_t at = 0; at < text->size();) {
+        size_t end = std::min(text->find('\n', at), text->size());
+        if (end > at) link.alt_names.push_back(text->substr(at, end - at));
+        at = end + 1;
+      }
+    }
+    out.push_back(std::move(link));
   }
-  std::vector<std::string> names;
-  auto text = fs_.read("simulated/netlink/altnames/" + name);
-  if (!text.ok()) return names;
-  size_t at = 0;
-  while (at < text->size()) {
-    size_t end = text->find('\n', at);
-    if (end == std::string::npos) end = text->size();
-    if (end > at) names.push_back(text->substr(at, end - at));
-    at = end + 1;
-  }
-  return names;
+  return out;
 }
 
 Result<std::string> SimulatedKernel::eswitchFile(const std::string& bdf) const {

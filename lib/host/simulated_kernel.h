@@ -12,8 +12,9 @@
 //   net/IF/mtu         68..65535 (IPoIB: ..4092), else EINVAL.
 // Other attributes are read-only (EACCES), as in the kernel. Reads pass through.
 // It is also the netlink of that machine (netlink.h), its state kept beside the tree:
-//   altNames(IF)       the lines of <root>/simulated/netlink/altnames/IF (none when absent);
-//                      ENODEV when sys/class/net/IF does not exist.
+//   links()            every entry of sys/class/net: name, address, mtu, flags, type from its
+//                      files, the PCI device it sits on (the parent the kernel reports), and its
+//                      altNames, the lines of <root>/simulated/netlink/altnames/IF.
 //   eswitchMode(PCI)   <root>/simulated/devlink/PCI/eswitch_mode, "legacy" when absent. ENODEV
 //                      for no such device; EOPNOTSUPP unless it is a PF bound to an eSwitch
 //                      driver (mlx5_core, ice) with an Ethernet netdev (InfiniBand ports and VFs
@@ -46,7 +47,7 @@ class SimulatedKernel : public Sysfs, public Netlink {
   Status write(std::string_view path, std::string_view value) override;
   const std::string& root() const override { return fs_.root(); }
 
-  Result<std::vector<std::string>> altNames(std::string_view ifname) const override;
+  Result<std::vector<LinkInfo>> links() const override;
   Result<std::string> eswitchMode(std::string_view pci_address) const override;
   Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
 

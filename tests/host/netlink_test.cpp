@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include "base/files.h"
 #include "host/apply.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
@@ -34,24 +35,39 @@ struct VethPair {
 
 }  // namespace
 
-TEST_CASE("this kernel's altNames are read through rtnetlink", "[host][netlink]") {
+TEST_CASE("this kernel's interfaces are listed in one rtnetlink dump", "[host][netlink]") {
   if (!testing::rootOr("the real-kernel netlink checks")) return;
   VethPair veth;
   std::string alt = "sriov-dra-test-alt-" + std::to_string(::getpid());
   auto added = testing::ip({"link", "property", "add", "dev", veth.a, "altname", alt});
   INFO(added.err);
   REQUIRE(added.exit_code == 0);
+  REQUIRE(testing::ip({"link", "set", veth.a, "mtu", "4000", "up"}).exit_code == 0);
   host::KernelNetlink kernel;
-  auto names = kernel.altNames(veth.a);
-  REQUIRE(names.ok());
-  CHECK(*names == std::vector<std::string>{alt});
-  auto none = kernel.altNames(veth.b);
-  REQUIRE(none.ok());
-  CHECK(none->empty());
-  auto missing = kernel.altNames("sdra-no-such");
-  REQUIRE_FALSE(missing.ok());
-  CHECK(missing.status().sysErrno() == ENODEV);
-  CHECK_THAT(missing.status().message(), Catch::Contains("sdra-no-such"));
+  auto links = kernel.links();
+  REQUIRE(links.ok());
+  auto find = [&](const std::string& name) -> const host::LinkInfo* {
+    for (const auto& l : *links) {
+      if (l.name == name) return &l;
+    }
+    return nullptr;
+  };
+  const host::LinkInfo* a = find(veth.a);
+  const host::LinkInfo* b = find(veth.b);
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  CHECK(a->alt_names == std::vector<std::string>{alt});
+  CHECK(b->alt_names.empty());
+  CHECK(a->mtu == 4000);
+  CHECK((a->flags & 0x1) != 0);  // IFF_UP
+  CHECK((b->flags & 0x1) == 0);
+  CHECK(a->type == 1);  // ARPHRD_ETHER
+  // The address as sysfs shows it.
+  auto sysfs_mac = readFile("/sys/class/net/" + veth.a + "/address");
+  REQUIRE(sysfs_mac.ok());
+  CHECK(a->mac + "\n" == *sysfs_mac);
+  CHECK(a->parent_device.empty());  // a veth sits on no device
+  CHECK(find("lo") != nullptr);
 }
 
 TEST_CASE("this kernel's devlink answers for a device that is not there", "[host][netlink]") {
@@ -75,8 +91,13 @@ TEST_CASE("the simulated devlink changes an eSwitch mode only as drivers allow",
   host::SimulatedKernel k(dir.path());
   const std::string pf = "0000:3b:00.0";
   CHECK(*k.eswitchMode(pf) == "legacy");
-  CHECK(*k.altNames("ens1f0") == std::vector<std::string>{"enp59s0f0np0"});
-  CHECK(k.altNames("nope").status().sysErrno() == ENODEV);
+  auto links = k.links();
+  REQUIRE(links.ok());
+  REQUIRE(links->size() == 2);
+  CHECK((*links)[0].name == "ens1f0");
+  CHECK((*links)[0].alt_names == std::vector<std::string>{"enp59s0f0np0"});
+  CHECK((*links)[0].parent_device == pf);
+  CHECK((*links)[0].parent_bus == "pci");
 
   REQUIRE(k.write("sys/bus/pci/devices/" + pf + "/sriov_numvfs", "2").isOk());
   CHECK(k.setEswitchMode(pf, "switchdev").sysErrno() == EBUSY);  // VFs first to 0

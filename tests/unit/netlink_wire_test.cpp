@@ -8,6 +8,8 @@
 #include <catch2/catch.hpp>
 #include <linux/devlink.h>
 #include <linux/genetlink.h>
+#include <linux/if.h>
+#include <linux/if_arp.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -59,13 +61,13 @@ std::string genl(uint8_t cmd, const std::string& attrs) {
 }  // namespace
 
 TEST_CASE("requests are laid out as the kernel reads them", "[host][netlink][unit]") {
-  SECTION("RTM_GETLINK by name") {
-    std::string r = nl::linkRequest(7, "ens1f0");
-    REQUIRE(r.size() == 44);  // nlmsghdr 16 + ifinfomsg 16 + IFLA_IFNAME 12
-    CHECK(r.substr(0, 8) == bytes({44, 0, 0, 0, RTM_GETLINK, 0, NLM_F_REQUEST | NLM_F_ACK, 0}));
+  SECTION("RTM_GETLINK dump without statistics") {
+    std::string r = nl::linkDumpRequest(7);
+    REQUIRE(r.size() == 40);  // nlmsghdr 16 + ifinfomsg 16 + IFLA_EXT_MASK 8
+    CHECK(r.substr(0, 8) == bytes({40, 0, 0, 0, RTM_GETLINK, 0, NLM_F_REQUEST, NLM_F_DUMP >> 8}));
     CHECK(r.substr(8, 8) == bytes({7, 0, 0, 0, 0, 0, 0, 0}));  // seq, pid 0
     CHECK(r.substr(16, 16) == std::string(16, '\0'));          // ifinfomsg: any family, index 0
-    CHECK(r.substr(32) == bytes({11, 0, IFLA_IFNAME, 0, 'e', 'n', 's', '1', 'f', '0', 0, 0}));
+    CHECK(r.substr(32) == bytes({8, 0, IFLA_EXT_MASK, 0, RTEXT_FILTER_SKIP_STATS, 0, 0, 0}));
   }
   SECTION("CTRL_CMD_GETFAMILY devlink") {
     std::string r = nl::familyRequest(1, "devlink");
@@ -96,24 +98,57 @@ TEST_CASE("requests are laid out as the kernel reads them", "[host][netlink][uni
 }
 
 TEST_CASE("answers: data, acknowledgement and the kernel's errors", "[host][netlink][unit]") {
+  ifinfomsg header{};
+  header.ifi_index = 12;
+  header.ifi_type = ARPHRD_ETHER;
+  header.ifi_flags = IFF_UP | IFF_BROADCAST;
+  uint32_t mtu = 9000;
   std::string link =
-      raw(ifinfomsg{}) + attr(IFLA_IFNAME, nul("ens1f0")) +
+      raw(header) + attr(IFLA_IFNAME, nul("ens1f0")) +
+      attr(IFLA_ADDRESS, bytes({0x3c, 0xfd, 0xfe, 0xa0, 0x00, 0x0b})) + attr(IFLA_MTU, raw(mtu)) +
+      attr(IFLA_PARENT_DEV_NAME, nul("0000:3b:00.0")) + attr(IFLA_PARENT_DEV_BUS_NAME, nul("pci")) +
       attr(IFLA_PROP_LIST | NLA_F_NESTED,
            attr(IFLA_ALT_IFNAME, nul("enp59s0f0np0")) + attr(IFLA_ALT_IFNAME, nul("uplink0")));
-  SECTION("a link, then the ack, in one buffer; others' messages are skipped") {
-    auto r = nl::parseReply(
-        msg(RTM_NEWLINK, 99, "noise") + msg(RTM_NEWLINK, 5, link) + errorMsg(5, 0), 5, "reading");
+  SECTION("a dump: links, then done, in one buffer; others' messages are skipped") {
+    auto r =
+        nl::parseReply(msg(RTM_NEWLINK, 99, "noise") + msg(RTM_NEWLINK, 5, link) +
+                           msg(RTM_NEWLINK, 5, raw(ifinfomsg{}) + attr(IFLA_IFNAME, nul("lo"))) +
+                           msg(NLMSG_DONE, 5, raw(0)),
+                       5, "reading");
     REQUIRE(r.ok());
     CHECK(r->acked);
-    REQUIRE(r->payloads.size() == 1);
-    auto names = nl::altNamesOf(r->payloads[0]);
-    REQUIRE(names.ok());
-    CHECK(*names == std::vector<std::string>{"enp59s0f0np0", "uplink0"});
+    CHECK_FALSE(r->interrupted);
+    REQUIRE(r->payloads.size() == 2);
+    auto l = nl::linkOf(r->payloads[0]);
+    REQUIRE(l.ok());
+    CHECK(*l == host::LinkInfo{12,
+                               "ens1f0",
+                               "3c:fd:fe:a0:00:0b",
+                               9000,
+                               IFF_UP | IFF_BROADCAST,
+                               ARPHRD_ETHER,
+                               "pci",
+                               "0000:3b:00.0",
+                               {"enp59s0f0np0", "uplink0"}});
+    auto lo = nl::linkOf(r->payloads[1]);
+    REQUIRE(lo.ok());
+    CHECK(lo->name == "lo");
+    CHECK(lo->parent_device.empty());  // virtual, or a kernel that names no parents
+    CHECK(lo->alt_names.empty());
   }
-  SECTION("no IFLA_PROP_LIST: no altNames") {
-    auto names = nl::altNamesOf(raw(ifinfomsg{}) + attr(IFLA_IFNAME, "lo"));
-    REQUIRE(names.ok());
-    CHECK(names->empty());
+  SECTION("a dump the interfaces changed under says so") {
+    auto r = nl::parseReply(
+        msg(RTM_NEWLINK, 5, link, NLM_F_MULTI | NLM_F_DUMP_INTR) + msg(NLMSG_DONE, 5, raw(0)), 5,
+        "reading");
+    REQUIRE(r.ok());
+    CHECK(r->interrupted);
+  }
+  SECTION("an InfiniBand address is its 20 bytes") {
+    std::string ib(20, '\x80');
+    auto l = nl::linkOf(raw(ifinfomsg{}) + attr(IFLA_ADDRESS, ib));
+    REQUIRE(l.ok());
+    CHECK(l->mac.size() == 20 * 3 - 1);
+    CHECK(l->mac.substr(0, 6) == "80:80:");
   }
   SECTION("an error keeps errno and the extended-ack text") {
     auto r = nl::parseReply(errorMsg(3, -EBUSY, attr(NLMSGERR_ATTR_MSG, nul("VFs are enabled"))), 3,
@@ -160,11 +195,13 @@ TEST_CASE("hostile answers are refused, never read past their end", "[host][netl
   }
   // An attribute whose length runs past the payload, at top level and nested.
   std::string bad_attr = raw(ifinfomsg{}) + bytes({40, 0, IFLA_IFNAME, 0, 'x', 0, 0, 0});
-  CHECK(nl::altNamesOf(bad_attr).status().code() == Code::kInvalidArgument);
+  CHECK(nl::linkOf(bad_attr).status().code() == Code::kInvalidArgument);
   std::string bad_nested =
       raw(ifinfomsg{}) + attr(IFLA_PROP_LIST | NLA_F_NESTED, bytes({3, 0, IFLA_ALT_IFNAME, 0}));
-  CHECK(nl::altNamesOf(bad_nested).status().code() == Code::kInvalidArgument);
-  CHECK(nl::altNamesOf("short").status().code() == Code::kInvalidArgument);
+  CHECK(nl::linkOf(bad_nested).status().code() == Code::kInvalidArgument);
+  CHECK(nl::linkOf("short").status().code() == Code::kInvalidArgument);
+  CHECK(nl::linkOf(raw(ifinfomsg{}) + attr(IFLA_MTU, "ab")).status().code() ==
+        Code::kInvalidArgument);
   // A last message whose padding is cut off ends the buffer (found by the fuzzer: the offset
   // once ran past the end).
   std::string unpadded = msg(RTM_NEWLINK, 1, raw(ifinfomsg{}) + "abc");
