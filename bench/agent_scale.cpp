@@ -219,8 +219,11 @@ int main(int argc, char** argv) {
   }
   double floor_in_progress =
       timeOne(admin, statusWrite(env, floor_node.metadata.name, docs.in_progress));
+  auto cpu0 = bench::Cpu::now(env.cp(), 0);
   double floor_slices_gold = bench::timeApplies(admin, sliceWrites(floor_node, floor_gold), 1);
+  auto cpu1 = bench::Cpu::now(env.cp(), 0);
   double floor_status = timeOne(admin, statusWrite(env, floor_node.metadata.name, docs.discovered));
+  auto cpu2 = bench::Cpu::now(env.cp(), 0);
   double floor_initial = floor_in_progress + floor_slices_gold + floor_status;
   double floor_republish = bench::timeApplies(admin, sliceWrites(floor_node, floor_silver), 1);
 
@@ -305,6 +308,16 @@ int main(int argc, char** argv) {
               std::to_string(after_change.count) + " agent writes (" +
               std::to_string(republish.count) + " ResourceSlice)");
   report.note("  where the time goes: " + whereTimeGoes(phases2, phases3, change_total));
+  auto per_slice = cpu1 - cpu0;
+  auto per_status = cpu2 - cpu1;
+  double slices_d = static_cast<double>(floor_gold.size());
+  report.note("one ResourceSlice write (128 devices) cost kube-apiserver " +
+              std::to_string(static_cast<int>(1000 * per_slice.apiserver / slices_d)) +
+              " ms and etcd " + std::to_string(static_cast<int>(1000 * per_slice.etcd / slices_d)) +
+              " ms of CPU; one status write with " + std::to_string(total) +
+              " VFs kube-apiserver " +
+              std::to_string(static_cast<int>(1000 * per_status.apiserver)) + " ms and etcd " +
+              std::to_string(static_cast<int>(1000 * per_status.etcd)) + " ms");
   report.note("floor parts: InProgress status " +
               bench::formatValue(floor_in_progress, bench::Unit::kSeconds) + ", slices " +
               bench::formatValue(floor_slices_gold, bench::Unit::kSeconds) + ", status with " +

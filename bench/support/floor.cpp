@@ -34,8 +34,9 @@ double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int c
   auto start = std::chrono::steady_clock::now();
   parallel(writes.size(), concurrency, [&](size_t i) {
     const Apply& w = writes[i];
-    auto applied = client.apply(*w.resource, w.namespace_, w.doc,
-                                {.field_manager = w.field_manager, .force = true}, w.subresource);
+    auto applied = client.apply(
+        *w.resource, w.namespace_, w.doc,
+        {.field_manager = w.field_manager, .force = true, .metadata_only = true}, w.subresource);
     mustBeOk(applied.status(), "floor write " + std::to_string(i) + " of " + w.resource->plural);
   });
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -83,6 +84,22 @@ double cpuSeconds(pid_t pid) {
     if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
   }
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+Cpu Cpu::now(const testing::ControlPlane& cp, pid_t component) {
+  return {cpuSeconds(cp.apiServerPid()), cpuSeconds(cp.etcdPid()),
+          component > 0 ? cpuSeconds(component) : 0, cpuSeconds(::getpid())};
+}
+
+Cpu Cpu::operator-(const Cpu& o) const {
+  return {apiserver - o.apiserver, etcd - o.etcd, component - o.component, bench - o.bench};
+}
+
+std::string Cpu::describe(const std::string& component_name) const {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "CPU: kube-apiserver %.1f s, etcd %.1f s, %s %.1f s, bench %.1f s",
+                apiserver, etcd, component_name.c_str(), component, bench);
+  return buf;
 }
 
 }  // namespace sriovdra::bench

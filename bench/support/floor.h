@@ -23,8 +23,9 @@ struct Apply {
 };
 
 // Issues every apply from `concurrency` threads, which take them in list order, one request at a
-// time each; returns the seconds from the first request to the last answer. A failed write ends
-// the bench with its message: a floor that includes errors measures nothing.
+// time each, reading each answer only up to its metadata; returns the seconds from the first
+// request to the last answer. A failed write ends the bench with its message: a floor that
+// includes errors measures nothing.
 double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int concurrency);
 
 // Calls fn(i) for i in [0, n) from `threads` threads.
@@ -48,6 +49,19 @@ size_t listJsonBytes(kube::Client& client, const kube::ResourceType& rt, const s
 
 // User + system CPU seconds a process has used so far (/proc/<pid>/stat), 0 when unreadable.
 double cpuSeconds(pid_t pid);
+
+// CPU seconds a step used: the control plane's, the component's (pid 0: none), the bench's.
+// Cpu b = Cpu::now(cp, pid); ...; (Cpu::now(cp, pid) - b).describe("operator").
+struct Cpu {
+  double apiserver = 0;
+  double etcd = 0;
+  double component = 0;
+  double bench = 0;
+  static Cpu now(const testing::ControlPlane& cp, pid_t component);
+  Cpu operator-(const Cpu& o) const;
+  // "CPU: kube-apiserver 24.2 s, etcd 0.7 s, <component> 1.7 s, bench 0.3 s"
+  std::string describe(const std::string& component_name) const;
+};
 
 // Exits with the message when `st` is not OK: a bench has no use for a half-done setup.
 void mustBeOk(const Status& st, const std::string& doing);
