@@ -30,6 +30,8 @@ class Builder {
   bool tooDeep() const { return too_deep_; }
   bool found() const { return found_; }
 
+  // RapidJSON's Handler concept fixes the names of the SAX callbacks below.
+  // NOLINTBEGIN(readability-identifier-naming)
   bool Null() {
     return value([&] { return doc_.Null(); });
   }
@@ -77,6 +79,7 @@ class Builder {
   bool EndArray(rapidjson::SizeType n) {
     return close([&] { return doc_.EndArray(n); });
   }
+  // NOLINTEND(readability-identifier-naming)
 
  private:
   bool keeping() const { return member_.empty() || keeping_; }

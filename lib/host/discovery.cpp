@@ -106,7 +106,9 @@ std::vector<std::pair<int64_t, std::string>> vfDirs(const Sysfs& fs, const std::
   for (const auto& e : *entries) {
     if (e.rfind("virtfn", 0) != 0) continue;
     int64_t index = toInt(e.substr(6), -1);
-    auto target = fs.readLink(pf_dir + "/" + e);
+    std::string link = pf_dir;
+    link.append("/").append(e);
+    auto target = fs.readLink(link);
     if (index < 0 || !target.ok()) continue;
     std::string_view sibling(*target);
     if (sibling.rfind("../", 0) == 0 && sibling.find('/', 3) == std::string_view::npos &&
@@ -114,7 +116,7 @@ std::vector<std::pair<int64_t, std::string>> vfDirs(const Sysfs& fs, const std::
       out.emplace_back(index, pf_dir.substr(0, pf_dir.rfind('/') + 1).append(sibling.substr(3)));
       continue;
     }
-    auto resolved = fs.resolve(pf_dir + "/" + e);  // not the kernel's sibling link
+    auto resolved = fs.resolve(link);  // not the kernel's sibling link
     if (resolved.ok()) out.emplace_back(index, std::move(*resolved));
   }
   std::sort(out.begin(), out.end());
