@@ -281,8 +281,10 @@ int main(int argc, char** argv) {
   std::this_thread::sleep_for(std::chrono::seconds(60));
   int idle_writes = bench::writesOf(env.cp().auditEvents(), "operator", "", idle_start).count;
 
-  // Memory: what the operator holds beside the JSON of what it must cache.
+  // Memory: what the operator holds beside the JSON of what it must cache; what etcd holds.
   long rss = op->residentKiB() * 1024;
+  env.cp().compactEtcd();
+  double etcd_bytes = bench::etcdBytesInUse(env.cp());
   struct Cached {
     const char* what;
     size_t bytes;
@@ -355,6 +357,10 @@ int main(int argc, char** argv) {
               " ms and etcd " + std::to_string(static_cast<int>(1000 * floor_cpu.etcd / nodes_d)) +
               " ms of CPU (the policy change's floor)");
   report.note("idle: " + std::to_string(idle_writes) + " writes in 60 s");
+  report.note("etcd holds " + bench::formatValue(etcd_bytes, bench::Unit::kBytes) +
+              " after compaction (" +
+              std::to_string(static_cast<long>(etcd_bytes / nodes_d / 1024)) +
+              " KiB per node: its Node, SriovNodeState, ResourceSlice and half a claim)");
   states.stop();
   bool met = report.print();
   return met && idle_writes == 0 ? 0 : 1;

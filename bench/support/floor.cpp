@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -9,6 +10,8 @@
 #include <thread>
 
 #include <unistd.h>
+
+#include "metrics/registry.h"
 
 namespace sriovdra::bench {
 
@@ -84,6 +87,15 @@ double cpuSeconds(pid_t pid) {
     if (i == 14 || i == 15) ticks += std::stod(f);  // utime, stime
   }
   return ticks / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
+double etcdBytesInUse(const testing::ControlPlane& cp) {
+  auto transport = kube::Transport::create("http://127.0.0.1:" + std::to_string(cp.etcdPort()), {});
+  if (!transport.ok()) return 0;
+  auto got = (*transport)->send({.method = "GET", .target = "/metrics"}, std::chrono::seconds(10));
+  if (!got.ok() || got->status != 200) return 0;
+  double v = metrics::sampleValue(got->body, "etcd_mvcc_db_total_size_in_use_in_bytes");
+  return std::isnan(v) ? 0 : v;
 }
 
 Cpu Cpu::now(const testing::ControlPlane& cp, pid_t component) {

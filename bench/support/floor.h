@@ -63,6 +63,9 @@ struct Cpu {
   std::string describe(const std::string& component_name) const;
 };
 
+// etcd's database size in use (etcd_mvcc_db_total_size_in_use_in_bytes), 0 when unreadable.
+double etcdBytesInUse(const testing::ControlPlane& cp);
+
 // Exits with the message when `st` is not OK: a bench has no use for a half-done setup.
 void mustBeOk(const Status& st, const std::string& doing);
 

@@ -112,6 +112,7 @@ class ControlPlane {
   // The processes, for measurements (CPU time, memory) by benchmarks.
   pid_t apiServerPid() const { return apiserver_.pid(); }
   pid_t etcdPid() const { return etcd_.pid(); }
+  int etcdPort() const { return etcd_port_; }  // plain HTTP on 127.0.0.1: /metrics, /health
   [[nodiscard]] FrozenApiServer freezeApiServer() const {
     return FrozenApiServer(apiserver_.pid());
   }
