@@ -93,8 +93,7 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
               .namespace_ = options_.namespace_,
               .field_selector = "metadata.name=" + options_.node_name}),
       slices_(client_, api::resources::kResourceSlices,
-              {.name = "resourceslices",
-               .label_selector = std::string(kNodeLabel) + "=" + options_.node_name}),
+              {.name = "resourceslices", .field_selector = sliceFieldSelector(options_.node_name)}),
       controller_("sriov-dra-agent", [this](const std::string& k) { return reconcile(k); }) {
   auto kick = [this] { controller_.queue().add(kKey); };
   state_.addHandlers({.on_add = [kick](const auto&) { kick(); },
@@ -103,9 +102,14 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
                             if (o->metadata.generation != n->metadata.generation) kick();
                           },
                       .on_delete = [kick](const auto&, bool) { kick(); }});
-  slices_.addHandlers({.on_update =
+  // Our own writes come back here; only someone else's matter (a slice another writer created,
+  // changed or deleted).
+  slices_.addHandlers({.on_add =
+                           [this, kick](const auto& n) {
+                             if (!wroteSlice(*n)) kick();
+                           },
+                       .on_update =
                            [this, kick](const auto& o, const auto& n) {
-                             // Our own writes come back here; only someone else's matter.
                              if (!(o->spec == n->spec) && !wroteSlice(*n)) kick();
                            },
                        .on_delete = [kick](const auto&, bool) { kick(); }});
@@ -398,6 +402,10 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";
   }
   return Status::ok();
+}
+
+std::string sliceFieldSelector(const std::string& node) {
+  return "spec.nodeName=" + node + ",spec.driver=" + std::string(api::kDriverName);
 }
 
 json::Document sliceApplyDocument(const std::string& node, const std::string& node_uid,

@@ -106,6 +106,12 @@ class Agent {
   std::map<std::string, std::string> written_slices_;  // guarded by mu_: name -> resourceVersion
 };
 
+// The ResourceSlices the agent owns: every slice of this driver on the node, labelled or not (a
+// stale one, e.g. left by the reference driver, is deleted like any slice it no longer wants).
+// The API server indexes slices by spec.nodeName, so each agent's list and watch cost the same
+// at 10,000 nodes as at one; a label selector would be matched against every slice's event.
+std::string sliceFieldSelector(const std::string& node);
+
 // The server-side apply documents of the agent's writes (field manager sriov-dra-agent): one
 // ResourceSlice of the node (labelled with the node, owned by the Node when its uid is known)
 // and the status of the node's SriovNodeState. Also what bench/ issues as the floor of the

@@ -9,6 +9,7 @@
 #include "base/files.h"
 #include "host/discovery.h"
 #include "host/simulated_kernel.h"
+#include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
@@ -141,6 +142,26 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
     REQUIRE(
         env.admin().remove(api::resources::kResourceSlices, "", slices[0].metadata.name).isOk());
     eventually([&] { return env.deviceCount(node) == 8; }, 60s, describe);
+  }
+  SECTION("a stale slice of this driver on the node is deleted; another driver's is left alone") {
+    // As the reference driver leaves them: no labels of ours, a generated name, an older pool.
+    api::ResourceSliceSpec stale{.driver = std::string(api::kDriverName),
+                                 .pool = {node, 0, 1},
+                                 .node_name = node,
+                                 .devices = {{"0000-c7-00-1", {}, {}}}};
+    REQUIRE(testing::createSlice(env.admin(), node + "-stale-x7k2q", stale).ok());
+    testing::publishGpuSlice(env.admin(), node,
+                             {api::Gpu{.pci_address = "0000:c0:00.0", .pcie_root = "pci0000:c0"}});
+    eventually(
+        [&] {
+          return !env.admin().get(api::resources::kResourceSlices, "", node + "-stale-x7k2q").ok();
+        },
+        30s, describe);
+    auto gpu = env.admin().get(api::resources::kResourceSlices, "",
+                               std::string("00000-gpu.nvidia.com-") + node);
+    REQUIRE(gpu.ok());
+    CHECK(api::ResourceSlice::decode(*gpu)->spec.driver == testing::kGpuDriver);
+    CHECK(env.deviceCount(node) == 8);
   }
 }
 

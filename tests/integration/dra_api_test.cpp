@@ -9,6 +9,7 @@
 #include "base/yaml.h"
 #include "kube/resource.h"
 #include "support/control_plane.h"
+#include "support/dra_objects.h"
 
 using namespace sriovdra;
 using sriovdra::testing::ControlPlane;
@@ -128,9 +129,7 @@ Result<json::Document> createSlice(kube::Client& client, const std::string& name
   spec.node_name = name;
   spec.pool = {name, 0, 1};
   spec.devices = std::move(devices);
-  auto doc = kube::newObject(api::resources::kResourceSlices, "", name);
-  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
-  return client.create(api::resources::kResourceSlices, "", doc);
+  return testing::createSlice(client, name, spec);
 }
 
 }  // namespace

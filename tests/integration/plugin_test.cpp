@@ -531,22 +531,21 @@ TEST_CASE("an agent writes the status only of claims of its own node, and never 
     CHECK_THAT(refused.status().message(),
                Catch::Contains("Forbidden") || Catch::Contains("sriov-dra agent"));
   }
-  // Slices and states have no built-in node check: the policy alone refuses these.
-  auto slice = kube::newObject(api::resources::kResourceSlices, "", p.node + "-other-slice");
-  auto& a = slice.GetAllocator();
-  api::Writer(slice, a)
-      .object("spec")
-      .strAlways("driver", kDriver)
-      .strAlways("nodeName", p.node + "-other");
-  json::Value pool(rapidjson::kObjectType);
-  api::Writer(pool, a).strAlways("name", p.node + "-other");
-  json::set(pool, "generation", json::Value(1), a);
-  json::set(pool, "resourceSliceCount", json::Value(1), a);
-  json::set(slice["spec"], "pool", std::move(pool), a);
-  auto forged = (*agent)->create(api::resources::kResourceSlices, "", slice);
+  // Slices and states have no built-in node check: the policy alone refuses these, another
+  // node's slice and another driver's slice on its own node.
+  api::ResourceSliceSpec other_node{
+      .driver = kDriver, .pool = {p.node + "-other", 1, 1}, .node_name = p.node + "-other"};
+  auto forged = testing::createSlice(**agent, p.node + "-other-slice", other_node);
   REQUIRE_FALSE(forged.ok());
   CHECK_THAT(forged.status().message(),
              Catch::Contains("may only write its own node's ResourceSlices and SriovNodeState"));
+  api::ResourceSliceSpec other_driver{
+      .driver = testing::kGpuDriver, .pool = {p.node, 1, 1}, .node_name = p.node};
+  forged = testing::createSlice(**agent, p.node + "-gpu-slice", other_driver);
+  REQUIRE_FALSE(forged.ok());
+  CHECK_THAT(forged.status().message(),
+             Catch::Contains("may only write ResourceSlices of driver "
+                             "sriovnetwork.k8snetworkplumbingwg.io, not gpu.nvidia.com"));
   auto theirs_now = p.claim("theirs");
   REQUIRE(theirs_now);
   CHECK(theirs_now->status.devices.empty());

@@ -63,6 +63,13 @@ std::vector<PublishedGpu> publishGpuSlice(kube::Client& client, const std::strin
   return out;
 }
 
+Result<json::Document> createSlice(kube::Client& client, const std::string& name,
+                                   const api::ResourceSliceSpec& spec) {
+  auto doc = kube::newObject(api::resources::kResourceSlices, "", name);
+  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+  return client.create(api::resources::kResourceSlices, "", doc);
+}
+
 std::string createAllocatedClaim(kube::Client& client, const AllocatedClaim& c) {
   std::string requests;
   std::set<std::string> named;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/node_state.h"
+#include "api/resource.h"
 #include "kube/client.h"
 
 namespace sriovdra::testing {
@@ -31,6 +32,11 @@ struct PublishedGpu {
 std::vector<PublishedGpu> publishGpuSlice(kube::Client& client, const std::string& node,
                                           const std::vector<api::Gpu>& gpus,
                                           const std::set<std::string>& roots = {});
+
+// Creates the ResourceSlice `name` with `spec` through our codec, as `client`; the API server's
+// answer (not thrown: tests also check refusals).
+Result<json::Document> createSlice(kube::Client& client, const std::string& name,
+                                   const api::ResourceSliceSpec& spec);
 
 struct DeviceResult {
   std::string request;
