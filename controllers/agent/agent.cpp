@@ -104,13 +104,16 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
                       .on_delete = [kick](const auto&, bool) { kick(); }});
   // Our own writes come back here; only someone else's matter (a slice another writer created,
   // changed or deleted).
+  auto own = [this](const auto& s) {
+    return written_slices_.isOwn(s->metadata.name, s->metadata.resource_version);
+  };
   slices_.addHandlers({.on_add =
-                           [this, kick](const auto& n) {
-                             if (!wroteSlice(*n)) kick();
+                           [own, kick](const auto& n) {
+                             if (!own(n)) kick();
                            },
                        .on_update =
-                           [this, kick](const auto& o, const auto& n) {
-                             if (!(o->spec == n->spec) && !wroteSlice(*n)) kick();
+                           [own, kick](const auto& o, const auto& n) {
+                             if (!(o->spec == n->spec) && !own(n)) kick();
                            },
                        .on_delete = [kick](const auto&, bool) { kick(); }});
 }
@@ -309,12 +312,6 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
   return Status::ok();
 }
 
-bool Agent::wroteSlice(const api::ResourceSlice& slice) const {
-  std::lock_guard lock(mu_);
-  auto it = written_slices_.find(slice.metadata.name);
-  return it != written_slices_.end() && it->second == slice.metadata.resource_version;
-}
-
 std::optional<api::SliceDevice> Agent::advertised(const std::string& device) const {
   for (const auto& s : slices_.list()) {
     if (s->spec.pool.name != options_.node_name) continue;
@@ -379,15 +376,14 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     wanted.insert(slice.name);
     auto current = slices_.get("", slice.name);
     if (current && current->spec == slice.spec) continue;
+    written_slices_.start(slice.name);
     auto applied = client_->apply(
         api::resources::kResourceSlices, "",
         sliceApplyDocument(options_.node_name, node_uid_, slice),
         {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true});
+    std::string rv = applied.ok() ? kube::ObjectMeta::decode(*applied).resource_version : "";
+    if (written_slices_.finish(slice.name, rv)) controller_.queue().add(kKey);
     if (!applied.ok()) return applied.status();
-    {
-      std::lock_guard lock(mu_);
-      written_slices_[slice.name] = kube::ObjectMeta::decode(*applied).resource_version;
-    }
     SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
                   << " devices, pool generation " << slice.spec.pool.generation << ")";
   }
@@ -395,8 +391,7 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     if (wanted.count(s->metadata.name) != 0) continue;
     Status st = client_->remove(api::resources::kResourceSlices, "", s->metadata.name);
     if (!st.isOk() && st.code() != Code::kNotFound) return st;
-    std::lock_guard lock(mu_);
-    written_slices_.erase(s->metadata.name);
+    written_slices_.forget(s->metadata.name);
   }
   if (!set.missing.empty()) {
     SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";

@@ -33,6 +33,7 @@
 #include "kube/controller.h"
 #include "kube/events.h"
 #include "kube/informer.h"
+#include "kube/own_writes.h"
 
 namespace sriovdra::agent {
 
@@ -84,8 +85,6 @@ class Agent {
   // accept, with the reasons (see dra::buildSlices).
   Status publish(const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& pfs,
                  int64_t* advertised, std::vector<std::string>* refused);
-  // True when the slice is as this agent's last write of it left it.
-  bool wroteSlice(const api::ResourceSlice& slice) const;
   std::set<std::string> loadRecord() const;
   Status saveRecord(const std::set<std::string>& record) const;
 
@@ -101,9 +100,9 @@ class Agent {
   kube::Informer<api::ResourceSlice> slices_;
   kube::Controller controller_;
   mutable std::mutex mu_;
-  bool ready_ = false;                                 // guarded by mu_
-  bool reconciled_once_ = false;                       // guarded by mu_
-  std::map<std::string, std::string> written_slices_;  // guarded by mu_: name -> resourceVersion
+  bool ready_ = false;              // guarded by mu_
+  bool reconciled_once_ = false;    // guarded by mu_
+  kube::OwnWrites written_slices_;  // by slice name
 };
 
 // The ResourceSlices the agent owns: every slice of this driver on the node, labelled or not (a

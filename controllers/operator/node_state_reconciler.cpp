@@ -78,9 +78,11 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
 
   if (state && state->spec_digest == specDigest(result.spec)) return ReconcileResult::done();
   bool disruptive = state && isDisruptive(state->spec, result.spec, state->status);
+  bool written_meanwhile = false;
   if (!disruptive) {
     auto written = apply(*node, result.spec, false);
     if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
+    written_meanwhile = written->written_meanwhile;
   } else {
     std::lock_guard lock(rollout_mu_);
     int busy = disruptiveInFlight(name);
@@ -94,7 +96,8 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     }
     auto written = apply(*node, result.spec, true);
     if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
-    disruptive_written_[name] = *written;
+    disruptive_written_[name] = written->generation;
+    written_meanwhile = written->written_meanwhile;
   }
   {
     // Forget writes the cache has caught up with; the annotation speaks for them from now on.
@@ -112,7 +115,8 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   }
   SDRA_VLOG(1) << "node " << name << ": wrote spec with " << result.spec.interfaces.size()
                << " interface(s) and " << result.spec.devices.size() << " device(s)";
-  return ReconcileResult::done();
+  // Someone else wrote the spec during the apply, and the cache already holds both writes.
+  return ReconcileResult{.requeue = written_meanwhile};
 }
 
 Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
@@ -136,23 +140,22 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
   return ReconcileResult::after(options_.too_large_retry);
 }
 
-Result<int64_t> NodeStateReconciler::apply(const api::Node& node,
-                                           const api::SriovNodeStateSpec& spec, bool disruptive) {
+Result<NodeStateReconciler::Applied> NodeStateReconciler::apply(const api::Node& node,
+                                                                const api::SriovNodeStateSpec& spec,
+                                                                bool disruptive) {
+  written_.start(node.metadata.name);
   auto applied =
       client_.apply(api::resources::kSriovNodeStates, options_.namespace_,
                     nodeStateApplyDocument(options_.namespace_, node, spec, disruptive),
                     {.field_manager = kFieldManager, .force = true, .metadata_only = true});
+  auto meta = applied.ok() ? kube::ObjectMeta::decode(*applied) : kube::ObjectMeta{};
+  bool meanwhile = written_.finish(node.metadata.name, meta.resource_version);
   if (!applied.ok()) return applied.status();
-  auto meta = kube::ObjectMeta::decode(*applied);
-  std::lock_guard lock(written_mu_);
-  written_rv_[node.metadata.name] = meta.resource_version;
-  return meta.generation;
+  return Applied{meta.generation, meanwhile};
 }
 
-bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) const {
-  std::lock_guard lock(written_mu_);
-  auto it = written_rv_.find(state.metadata.name);
-  return it != written_rv_.end() && it->second == state.metadata.resource_version;
+bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {
+  return written_.isOwn(state.metadata.name, state.metadata.resource_version);
 }
 
 json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& node,
@@ -178,10 +181,7 @@ json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& no
 }
 
 Status NodeStateReconciler::remove(const std::string& name) {
-  {
-    std::lock_guard lock(written_mu_);
-    written_rv_.erase(name);
-  }
+  written_.forget(name);
   Status st = client_.remove(api::resources::kSriovNodeStates, options_.namespace_, name);
   if (st.code() == Code::kNotFound) return Status::ok();
   if (st.isOk())

@@ -15,6 +15,7 @@
 
 #include "kube/controller.h"
 #include "kube/events.h"
+#include "kube/own_writes.h"
 #include "operator/caches.h"
 #include "operator/node_facts.h"
 #include "operator/options.h"
@@ -32,12 +33,16 @@ class NodeStateReconciler {
 
   Result<kube::ReconcileResult> reconcile(const std::string& node);
   // True when the state is exactly as this operator's last write of it left it (the watch
-  // brings every write back; rendering it again would find nothing to do).
-  bool isOwnWrite(const api::SriovNodeState& state) const;
+  // brings every write back; rendering it again would find nothing to do). See kube/own_writes.h.
+  bool isOwnWrite(const api::SriovNodeState& state);
 
  private:
-  // Returns the generation of the written object; remembers its resourceVersion.
-  Result<int64_t> apply(const api::Node& node, const api::SriovNodeStateSpec& spec,
+  struct Applied {
+    int64_t generation = 0;
+    bool written_meanwhile = false;  // someone else wrote the object during the apply
+  };
+  // Applies the spec; remembers the answer's resourceVersion.
+  Result<Applied> apply(const api::Node& node, const api::SriovNodeStateSpec& spec,
                         bool disruptive);
   // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
@@ -59,8 +64,7 @@ class NodeStateReconciler {
   std::mutex rollout_mu_;
   std::map<std::string, int64_t> disruptive_written_;  // guarded by rollout_mu_: node -> gen
 
-  mutable std::mutex written_mu_;
-  std::map<std::string, std::string> written_rv_;  // guarded by written_mu_: node -> rv
+  kube::OwnWrites written_;  // SriovNodeStates, by node name
 };
 
 // The server-side apply document of a node's SriovNodeState spec (field manager

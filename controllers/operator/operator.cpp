@@ -99,16 +99,19 @@ void Operator::wire() {
   auto node = [this](const auto& obj) { node_controller_.queue().add(obj->metadata.name); };
   caches_.nodes.addHandlers(onChange<api::Node>(
       node, [](const auto& o, const auto& n) { return o->metadata.labels != n->metadata.labels; }));
-  caches_.states.addHandlers({.on_add = node,
-                              .on_update =
-                                  [this, node](const auto& o, const auto& n) {
-                                    bool changed =
-                                        o->status != n->status || o->spec_digest != n->spec_digest;
-                                    if (changed && !node_states_.isOwnWrite(*n)) node(n);
-                                    if (isReconfiguring(*o) && !isReconfiguring(*n))
-                                      enqueueAllNodes(std::chrono::milliseconds(0));
-                                  },
-                              .on_delete = [node](const auto& s, bool) { node(s); }});
+  caches_.states.addHandlers(
+      {.on_add = node,
+       .on_update =
+           [this, node](const auto& o, const auto& n) {
+             // The status is the agent's; the spec is ours unless
+             // someone else wrote it.
+             if (o->status != n->status ||
+                 (o->spec_digest != n->spec_digest && !node_states_.isOwnWrite(*n)))
+               node(n);
+             if (isReconfiguring(*o) && !isReconfiguring(*n))
+               enqueueAllNodes(std::chrono::milliseconds(0));
+           },
+       .on_delete = [node](const auto& s, bool) { node(s); }});
 
   auto policy = [this](const char* kind) {
     return [this, kind](const auto& p) { policiesChanged(kind, p->metadata.name); };
