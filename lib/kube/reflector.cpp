@@ -162,6 +162,11 @@ Status Reflector::watch(const std::stop_token& stop) {
   }
   Watch* w = active_watch_.get();
   Status result;
+  // Decoding leaves freed memory in the heap: give it back after a large event (a node's
+  // SriovNodeState with thousands of VFs) and after every kTrimAfterBytes of small ones.
+  constexpr size_t kLargeEventBytes = 1 << 20;
+  constexpr size_t kTrimAfterBytes = 16 << 20;
+  size_t decoded = 0;  // since the heap was last trimmed
   for (;;) {
     auto ev = w->next(options_.watch_idle_timeout);
     if (!ev.ok()) {
@@ -180,6 +185,13 @@ Status Reflector::watch(const std::stop_token& stop) {
     std::string rv = md != nullptr ? std::string(json::stringOr(*md, "resourceVersion")) : "";
     if (event.type != WatchEventType::kBookmark) sink_.apply(event.type, obj);
     if (!rv.empty()) setResourceVersion(std::move(rv));
+    size_t size = event.doc.GetAllocator().Size();
+    decoded += size;
+    if (size >= kLargeEventBytes || decoded >= kTrimAfterBytes) {
+      { json::Document release = std::move(event.doc); }  // the event's own memory first
+      trimHeap();
+      decoded = 0;
+    }
   }
   std::lock_guard lock(mu_);
   active_watch_.reset();

@@ -2,7 +2,8 @@
 // The list+watch loop behind an informer (client-go's Reflector), independent of the object
 // type. It lists (consistent reads, paging with `limit`/`continue`), hands the full state to a
 // ReflectorSink page by page (and gives the freed list memory back to the system: a large list
-// otherwise leaves its size in the heap), then watches from the list's resourceVersion with
+// otherwise leaves its size in the heap; so do a watch event over 1 MiB and every 16 MiB of
+// smaller ones), then watches from the list's resourceVersion with
 // bookmarks and a randomised 5-10 min timeoutSeconds, resuming from the last seen
 // resourceVersion when a stream ends or breaks.
 // A 410 Gone (compacted history, restarted apiserver) leads to a relist, after which the sink
