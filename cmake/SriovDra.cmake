@@ -9,6 +9,10 @@ function(sriovdra_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
 endfunction()
 
+# The tests that need no control plane (labels unit and host), built together by
+# `cmake --build B --target unit_and_host_tests` (scripts/test.sh --sanitize).
+add_custom_target(unit_and_host_tests)
+
 # sriovdra_test(NAME SOURCES ... DEPS ... LABELS unit|integration [TIMEOUT s]): one Catch2
 # binary = one ctest test, so an integration binary starts one control plane for all its cases.
 function(sriovdra_test name)
@@ -21,4 +25,7 @@ function(sriovdra_test name)
     set(ARG_TIMEOUT 600)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT})
+  if("unit" IN_LIST ARG_LABELS OR "host" IN_LIST ARG_LABELS)
+    add_dependencies(unit_and_host_tests ${name})
+  endif()
 endfunction()

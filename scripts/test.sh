@@ -6,7 +6,8 @@
 # Operator Lifecycle Manager (tools/olm), builds the project and runs every test with ctest.
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
 #
-# `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane) built with
+# `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane, the fuzz
+# seed replays among them; CMake target unit_and_host_tests) built with
 # AddressSanitizer and UndefinedBehaviorSanitizer in build-sanitize; any finding fails them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,8 +18,7 @@ if [[ "${1:-}" == "--sanitize" ]]; then
   build_dir="${SRIOV_DRA_SANITIZE_BUILD_DIR:-build-sanitize}"
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSRIOV_DRA_SANITIZE=ON \
     -DSRIOV_DRA_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$build_dir" --target kube_unit_test policy_unit_test operator_unit_test \
-    dra_unit_test host_unit_test host_test
+  cmake --build "$build_dir" --target unit_and_host_tests
   export ASAN_OPTIONS="detect_leaks=1"
   export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$PWD/scripts/ubsan.supp"
   exec ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -L "unit|host" "$@"
