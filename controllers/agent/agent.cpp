@@ -406,23 +406,11 @@ std::string sliceFieldSelector(const std::string& node) {
 json::Document sliceApplyDocument(const std::string& node, const std::string& node_uid,
                                   const dra::PublishedSlice& slice) {
   auto doc = kube::newObject(api::resources::kResourceSlices, "", slice.name);
-  auto& a = doc.GetAllocator();
-  api::Writer md(doc["metadata"], a);
-  md.object("labels")
-      .strAlways(kNodeLabel, node)
-      .strAlways("app.kubernetes.io/managed-by", "sriov-dra-agent");
-  if (!node_uid.empty()) {
-    json::Value owners(rapidjson::kArrayType);
-    json::Value owner(rapidjson::kObjectType);
-    api::Writer(owner, a)
-        .strAlways("apiVersion", "v1")
-        .strAlways("kind", "Node")
-        .strAlways("name", node)
-        .strAlways("uid", node_uid);
-    owners.PushBack(owner, a);
-    md.value("ownerReferences", std::move(owners));
-  }
-  slice.spec.encode(api::Writer(doc, a).object("spec"));
+  kube::ObjectMeta meta;
+  meta.labels = {{kNodeLabel, node}, {"app.kubernetes.io/managed-by", "sriov-dra-agent"}};
+  if (!node_uid.empty()) meta.owner_references = {{"v1", "Node", node, node_uid}};
+  meta.encode(doc["metadata"], doc.GetAllocator());
+  slice.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
   return doc;
 }
 

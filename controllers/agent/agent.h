@@ -15,7 +15,6 @@
 // checkpoint, the API server's claims and the CDI specs on disk say (host/prepared.h); while
 // that cannot be known, the changes wait (Blocked=True, reason InUseUnknown, Event) and retry.
 #include <chrono>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>

@@ -161,22 +161,14 @@ bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {
 json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& node,
                                       const api::SriovNodeStateSpec& spec, bool disruptive) {
   auto doc = kube::newObject(api::resources::kSriovNodeStates, ns, node.metadata.name);
-  auto& a = doc.GetAllocator();
-  api::Writer md(doc["metadata"], a);
-  md.object("labels").strAlways(kManagedByLabel, kManagedByValue);
-  md.object("annotations").strAlways(kDisruptiveAnnotation, disruptive ? "true" : "false");
+  kube::ObjectMeta meta;
+  meta.labels = {{kManagedByLabel, kManagedByValue}};
+  meta.annotations = {{kDisruptiveAnnotation, disruptive ? "true" : "false"}};
   if (!node.metadata.uid.empty()) {
-    json::Value owners(rapidjson::kArrayType);
-    json::Value owner(rapidjson::kObjectType);
-    api::Writer(owner, a)
-        .strAlways("apiVersion", "v1")
-        .strAlways("kind", "Node")
-        .strAlways("name", node.metadata.name)
-        .strAlways("uid", node.metadata.uid);
-    owners.PushBack(owner, a);
-    md.value("ownerReferences", std::move(owners));
+    meta.owner_references = {{"v1", "Node", node.metadata.name, node.metadata.uid}};
   }
-  spec.encode(api::Writer(doc, a).object("spec"));
+  meta.encode(doc["metadata"], doc.GetAllocator());
+  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
   return doc;
 }
 
