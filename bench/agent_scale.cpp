@@ -237,11 +237,21 @@ int main(int argc, char** argv) {
   slices.start();
   slices.waitForSync(std::chrono::seconds(30));
   agent->waitReady();
+  // Writes the node's spec as the operator would: when the request went out, and when the
+  // write was done (the agent's work starts there).
+  struct Written {
+    WallTime sent, done;
+  };
+  auto writeSpec = [&](const api::SriovNodeStateSpec& spec) {
+    WallTime sent = std::chrono::system_clock::now();
+    double seconds = timeOne(admin, specWrite(env, ours_node, spec));
+    return Written{sent, sent + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                                    std::chrono::duration<double>(seconds))};
+  };
   auto phases0 = phaseSeconds(*agent);
-  WallTime t0 = std::chrono::system_clock::now();
-  double spec_gold_seconds = timeOne(admin, specWrite(env, ours_node, docs.spec_gold));
-  WallTime spec_written = t0 + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                   std::chrono::duration<double>(spec_gold_seconds));
+  Written gold = writeSpec(docs.spec_gold);
+  WallTime t0 = gold.sent;
+  WallTime spec_written = gold.done;
   waitPublished(slices, "gold", total);
   auto initial_done = [&] {
     auto events = env.cp().auditEvents();
@@ -264,10 +274,9 @@ int main(int argc, char** argv) {
 
   std::this_thread::sleep_for(std::chrono::seconds(2));  // nothing else is in flight
   auto phases2 = phaseSeconds(*agent);
-  WallTime t1 = std::chrono::system_clock::now();
-  double spec_silver_seconds = timeOne(admin, specWrite(env, ours_node, docs.spec_silver));
-  WallTime silver_written = t1 + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                                     std::chrono::duration<double>(spec_silver_seconds));
+  Written silver = writeSpec(docs.spec_silver);
+  WallTime t1 = silver.sent;
+  WallTime silver_written = silver.done;
   waitPublished(slices, "silver", total);
   auto republish = bench::writesOf(env.cp().auditEvents(), env.agentUser(), "resourceslices", t1);
   double republish_ours = republish.secondsSince(silver_written);
