@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "attach/flags.h"
 #include "base/log.h"
 #include "base/signals.h"
 #include "dra/vf_config.h"
@@ -67,10 +68,7 @@ int main(int argc, char** argv) {
           },
           "NN"))
       ->capture_default_str();
-  app.add_option("--cni-bin-dir", o.cni_bin_dirs,
-                 "where the CNI plugins are (comma-separated, searched in order; standalone)")
-      ->delimiter(',')
-      ->capture_default_str();
+  attach::addAttachFlags(app, o.attach);
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();
   serving::addMetricsFlags(app, o.metrics);

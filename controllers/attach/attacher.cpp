@@ -69,11 +69,11 @@ std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
 }
 
 Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
-  std::string who = "NetworkAttachmentDefinition " + a.nad_namespace + "/" + a.nad_name +
+  std::string who = "NetworkAttachmentDefinition " + a.claim_namespace + "/" + a.nad_name +
                     " (netAttachDefName of ResourceClaim " + a.claim_namespace + "/" +
                     a.claim_name + ")";
   auto got =
-      client_->get(api::resources::kNetworkAttachmentDefinitions, a.nad_namespace, a.nad_name);
+      client_->get(api::resources::kNetworkAttachmentDefinitions, a.claim_namespace, a.nad_name);
   if (!got.ok()) {
     if (got.status().code() == Code::kNotFound)
       return Status(Code::kNotFound, who + " does not exist");
@@ -82,6 +82,11 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
   auto nad = api::NetworkAttachmentDefinition::decode(*got);
   if (!nad.ok()) return Status(Code::kInvalidArgument, who + ": " + nad.status().message());
   if (nad->config.empty()) return Status(Code::kInvalidArgument, who + " has no spec.config");
+  auto parsed = cni::parseNetworkConfig(nad->config);
+  if (!parsed.ok()) return Status(Code::kInvalidArgument, who + ": " + parsed.status().message());
+  if (Status st = cni::checkAllowed(*parsed, options_.allowed); !st.isOk()) {
+    return Status(st.code(), who + ": " + st.message());
+  }
   auto config = cni::withDeviceId(nad->config, a.pci_address);
   if (!config.ok()) return Status(Code::kInvalidArgument, who + ": " + config.status().message());
   return config;

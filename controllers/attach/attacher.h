@@ -3,7 +3,9 @@
 // puts each VF prepared for a pod into the pod's network namespace with CNI and says so in the
 // claim's status.
 //   RunPodSandbox: for each attachment (dra::attachmentsFor: the pod's prepared VFs whose
-//     VfConfig names a NetworkAttachmentDefinition), read that NAD, set deviceID to the VF's
+//     VfConfig names a NetworkAttachmentDefinition), read that NAD from the claim's namespace
+//     (never another: a claim must not make the agent read what its author may not), check
+//     that it runs only what the administrator allows (cni/allow.h), set deviceID to the VF's
 //     PCI address, record the interface as Adding, run CNI ADD with the pod's netns, interface
 //     name and CNI_ARGS, record it Attached with the result, then write status.devices (data
 //     {vfConfig, cniConfig, cniResult}, networkData). A missing NAD, an unknown plugin type or a
@@ -35,6 +37,7 @@
 #include <thread>
 #include <vector>
 
+#include "cni/allow.h"
 #include "cni/exec.h"
 #include "dra/attach.h"
 #include "kube/client.h"
@@ -48,6 +51,7 @@ struct AttacherOptions {
   std::vector<std::string> cni_bin_dirs = {"/opt/cni/bin"};
   std::chrono::milliseconds status_retry{100};
   std::chrono::milliseconds cni_timeout{60'000};  // per plugin
+  cni::AllowList allowed;                         // what a NetworkAttachmentDefinition may run
 };
 
 // The kubelet plugin's checkpoint as it is now.

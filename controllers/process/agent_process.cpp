@@ -126,15 +126,15 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   std::unique_ptr<attach::Attacher> attacher;
   std::unique_ptr<nri::Plugin> nri_plugin;
   if (standalone) {
+    o.attach.driver_name = std::string(api::kDriverName);
     attacher = std::make_unique<attach::Attacher>(
-        *client, [&plugin] { return plugin->checkpoint(); }, attach_records,
-        attach::AttacherOptions{.driver_name = std::string(api::kDriverName),
-                                .cni_bin_dirs = o.cni_bin_dirs});
+        *client, [&plugin] { return plugin->checkpoint(); }, attach_records, o.attach);
     nri_plugin = std::make_unique<nri::Plugin>(
         nri::PluginOptions{.socket_path = o.nri_socket, .index = o.nri_index}, *attacher);
     nri_plugin->start();
     SDRA_LOG_INFO << "standalone mode: attaching prepared VFs to pods through NRI (" << o.nri_socket
-                  << ") and CNI (" << join(o.cni_bin_dirs, ":") << ")";
+                  << ") and CNI (" << join(o.attach.cni_bin_dirs, ":") << "; plugins "
+                  << join(o.attach.allowed.plugins, ",") << ")";
   }
   cv.wait(lock, signals.token(), [] { return false; });
   serving = nullptr;

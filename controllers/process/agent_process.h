@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "attach/attacher.h"
 #include "base/signals.h"
 #include "kube/config.h"
 #include "serving/metrics_endpoint.h"
@@ -35,7 +36,7 @@ struct AgentProcessOptions {
   std::string configuration_mode = "standalone";
   std::string nri_socket = "/var/run/nri/nri.sock";
   std::string nri_index = "10";
-  std::vector<std::string> cni_bin_dirs = {"/opt/cni/bin"};
+  attach::AttacherOptions attach;  // standalone: CNI bin dirs and what NADs may run
   std::string probe_address = ":8082";
   serving::MetricsEndpointOptions metrics{.bind_address = "0"};
 };

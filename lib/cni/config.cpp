@@ -7,17 +7,6 @@ namespace {
 
 Status invalid(const std::string& what) { return Status(Code::kInvalidArgument, what); }
 
-// A plugin type is a binary's file name: letters, digits, '-', '_', '.', not starting with '.'.
-bool isPluginType(std::string_view t) {
-  if (t.empty() || t.size() > 255 || t.front() == '.') return false;
-  for (char c : t) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 Result<std::string> pluginType(const json::Value& plugin, const std::string& where) {
   if (!plugin.IsObject()) return invalid(where + " is not a JSON object");
   const json::Value* t = json::member(plugin, "type");
@@ -32,6 +21,16 @@ Result<std::string> pluginType(const json::Value& plugin, const std::string& whe
 
 }  // namespace
 
+bool isPluginType(std::string_view t) {
+  if (t.empty() || t.size() > 255 || t.front() == '.') return false;
+  for (char c : t) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 Result<NetworkConfig> parseNetworkConfig(std::string_view text) {
   auto doc = json::parse(text);
   if (!doc.ok()) return invalid("the CNI configuration is not JSON: " + doc.status().message());
@@ -43,6 +42,7 @@ Result<NetworkConfig> parseNetworkConfig(std::string_view text) {
     if (!list->IsArray() || list->Empty()) {
       return invalid("the CNI configuration's \"plugins\" must be a non-empty list");
     }
+    c.list = true;
     for (rapidjson::SizeType i = 0; i < list->Size(); ++i) {
       auto type = pluginType((*list)[i], "plugins[" + std::to_string(i) + "]");
       if (!type.ok()) return type.status();
@@ -62,10 +62,23 @@ Result<std::string> withDeviceId(std::string_view config, std::string_view pci_a
   auto doc = json::parse(config);
   if (!doc.ok() || !doc->IsObject()) return invalid("the CNI configuration is not a JSON object");
   auto& a = doc->GetAllocator();
+  // CNI's conventions: a plugin that declares the "deviceID" capability gets it in runtimeConfig.
+  auto capability = [&](json::Value& plugin) {
+    const json::Value* caps = json::objectMember(plugin, "capabilities");
+    if (caps != nullptr && json::boolOr(*caps, "deviceID", false)) {
+      json::setString(json::ensureObject(plugin, "runtimeConfig", a), "deviceID", pci_address, a);
+    }
+  };
   json::setString(*doc, "deviceID", pci_address, a);
-  if (auto list = doc->FindMember("plugins"); list != doc->MemberEnd() && list->value.IsArray() &&
-                                              !list->value.Empty() && list->value[0].IsObject()) {
-    json::setString(list->value[0], "deviceID", pci_address, a);
+  if (auto list = doc->FindMember("plugins"); list != doc->MemberEnd() && list->value.IsArray()) {
+    if (!list->value.Empty() && list->value[0].IsObject()) {
+      json::setString(list->value[0], "deviceID", pci_address, a);
+    }
+    for (auto& plugin : list->value.GetArray()) {
+      if (plugin.IsObject()) capability(plugin);
+    }
+  } else {
+    capability(*doc);
   }
   return json::dump(*doc);
 }

@@ -27,14 +27,19 @@ struct NetworkConfig {
   // Each plugin's configuration as the list holds it (compact JSON, "type" checked).
   std::vector<std::string> plugins;
   std::vector<std::string> types;  // plugins[i]'s "type"
+  bool list = false;               // written as a list ("plugins": [...])
 };
+
+// A plugin type is a binary's file name: letters, digits, '-', '_', '.', not starting with '.'.
+bool isPluginType(std::string_view type);
 
 // kInvalidArgument naming the problem (not JSON, no plugin, a plugin without a valid "type").
 Result<NetworkConfig> parseNetworkConfig(std::string_view config);
 
 // The config with "deviceID" set to the VF's PCI address: at the top (as the reference driver
 // records it) and, in a list, in the first plugin too (where the SR-IOV CNI reads it, as Multus
-// puts it). `config` must parse.
+// puts it); and, by CNI's conventions, as "runtimeConfig": {"deviceID"} of every plugin that
+// declares "capabilities": {"deviceID": true} (host-device reads it there). `config` must parse.
 Result<std::string> withDeviceId(std::string_view config, std::string_view pci_address);
 
 enum class Command { kAdd, kDel };

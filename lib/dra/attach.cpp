@@ -37,10 +37,7 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
     for (const auto& d : c->devices) {
       const auto& nad = d.config.net_attach_def_name;
       if (!nad || nad->empty()) continue;
-      Attachment a{c->uid,   c->namespace_, c->name, d.pool,
-                   d.device, d.pci_address, "",      d.config.net_attach_def_namespace.value_or(""),
-                   *nad};
-      if (a.nad_namespace.empty()) a.nad_namespace = c->namespace_;
+      Attachment a{c->uid, c->namespace_, c->name, d.pool, d.device, d.pci_address, "", *nad};
       if (d.config.if_name && !d.config.if_name->empty()) {
         a.if_name = *d.config.if_name;
       } else {

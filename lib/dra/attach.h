@@ -6,9 +6,10 @@
 // attachmentsFor(): the VFs prepared for the pod (the checkpoint's claims reserved for its UID,
 // by claim name, devices in claim order). A VF whose VfConfig names no
 // NetworkAttachmentDefinition is not attached (a vfio-pci VF for DPDK needs no CNI); the
-// reference driver fails such a claim at prepare instead. The NAD is in netAttachDefNamespace,
-// else the claim's namespace. The interface is VfConfig.ifName, else vfnet<N>, N counting the
-// pod's VFs without ifName from 0 and skipping names some ifName takes.
+// reference driver fails such a claim at prepare instead. The NAD is in the claim's namespace,
+// as in the reference driver (planPrepare refuses a VfConfig naming another). The interface is
+// VfConfig.ifName, else vfnet<N>, N counting the pod's VFs without ifName from 0 and skipping
+// names some ifName takes.
 //
 // AttachRecord: what the agent keeps per pod sandbox (<state-dir>/attach/<sandbox>.json): per
 // interface the CNI configuration it ran (deviceID included) and the ADD result, marked Adding
@@ -35,8 +36,7 @@ struct Attachment {
   std::string device;  // "0000-11-00-1"
   std::string pci_address;
   std::string if_name;
-  std::string nad_namespace;
-  std::string nad_name;
+  std::string nad_name;  // in claim_namespace
   bool operator==(const Attachment&) const = default;
 };
 

@@ -98,6 +98,17 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
         .pci_address = pci,
         .config = configs->at(r->request),
         .original_driver = known != known_original.end() ? known->second : access->second->driver};
+    if (const auto& nad_ns = d.config.net_attach_def_namespace;
+        nad_ns && !nad_ns->empty() && *nad_ns != claim.metadata.namespace_) {
+      std::string message = who + ": request " + r->request + ": VfConfig netAttachDefNamespace \"";
+      message.append(*nad_ns)
+          .append("\" is not the claim's namespace; a claim uses only the ")
+          .append("NetworkAttachmentDefinitions of its own namespace (as the reference driver ")
+          .append("does): create the NetworkAttachmentDefinition in ")
+          .append(claim.metadata.namespace_)
+          .append(" and drop netAttachDefNamespace");
+      return refuse(message);
+    }
     if (in.vhost_net_vfs.count(pci) != 0 && !d.config.add_vhost_mount) {
       d.config.add_vhost_mount = true;
     }

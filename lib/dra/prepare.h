@@ -9,9 +9,11 @@
 // one, so a crash between binding and recording never loses the driver to restore), and says
 // which VFs must be bound to another driver first. The driver a VfConfig names must be vfio-pci,
 // the VF's own kernel driver ("default", or its name) or one the administrator allowed: a claim
-// author never makes the agent bind a VF to an arbitrary kernel driver as root. A claim with none
-// of our results has an empty plan. Every refusal is kInvalidArgument with a message naming the
-// claim and the device.
+// author never makes the agent bind a VF to an arbitrary kernel driver as root. A VfConfig's
+// netAttachDefNamespace, accepted for compatibility, must be empty or the claim's own namespace:
+// the agent reads NetworkAttachmentDefinitions for a claim only where its author works. A claim
+// with none of our results has an empty plan. Every refusal is kInvalidArgument with a message
+// naming the claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
 // device carries the Multus attributes, its device-info file.

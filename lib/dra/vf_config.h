@@ -5,8 +5,9 @@
 // DeviceClass configs first, then claim configs, a later config wins field by field, except the
 // driver: one a DeviceClass config sets cannot be changed by the claim (an error). Unlike the
 // reference driver every field survives the merge (it drops addVhostMount and
-// netAttachDefNamespace). Values that end up in sysfs paths or interface names are validated.
-// Pure.
+// netAttachDefNamespace; we keep the latter so that prepare can refuse a namespace that is not the
+// claim's instead of silently ignoring it). Values that end up in sysfs paths or interface names
+// are validated. Pure.
 #include <map>
 #include <optional>
 #include <string>

@@ -57,10 +57,12 @@ struct AttachEnv {
     REQUIRE(runtime.waitPlugins(1) == "");
   }
 
-  // CNI plugins from <kubelet>/cni (the tests' own) and Debian's.
+  // CNI plugins from <kubelet>/cni (the tests' own) and Debian's. host-device stands in for the
+  // SR-IOV CNI (which needs a real VF), so it is allowed here; nothing else of Debian's is.
   std::unique_ptr<testing::OperatorProcess> startAgent() {
     return env.startAgent(node, "a100-reference", kubelet.path(), "",
-                          {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni"});
+                          {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
+                           "--cni-plugins=sriov,host-device,hang", "--cni-ipam-plugins=static"});
   }
 
   // A NAD in the test namespace: host-device moving the VF's netdev, with a static address.
@@ -203,6 +205,19 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
       {"unknown CNI type", R"({"cniVersion":"1.0.0","name":"x","type":"sriov"})", "",
        "CNI plugin sriov is not installed"},
       {"plugin fails", hostDevice("not-an-address"), "", "CNI plugin host-device: "},
+      // Installed (Debian's tuning, host-local) but not allowed on this node: nothing runs.
+      {"meta plugin not allowed",
+       R"({"cniVersion":"1.0.0","name":"x","plugins":[{"type":"host-device","device":")" +
+           kVfNetdev + R"("},{"type":"tuning","mtu":1280}]})",
+       "", "plugins[1] (type tuning): CNI plugin \"tuning\" is not allowed on this node"},
+      {"IPAM plugin not allowed",
+       R"({"cniVersion":"1.0.0","name":"x","type":"host-device","device":")" + kVfNetdev +
+           R"(","ipam":{"type":"host-local","ranges":[[{"subnet":"10.9.1.0/24"}]]}})",
+       "", "IPAM plugin \"host-local\" is not allowed on this node"},
+      {"host path not allowed",
+       R"({"cniVersion":"1.0.0","name":"x","type":"host-device","device":")" + kVfNetdev +
+           R"(","logFile":"/var/run/cdi/evil.json"})",
+       "", "\"logFile\" names the host path \"/var/run/cdi/evil.json\""},
   };
   int n = 0;
   for (const auto& row : rows) {
@@ -274,4 +289,33 @@ TEST_CASE("an agent killed during CNI ADD deletes and adds again after its resta
       30s, [&] { return a.agent->logs(); });
   REQUIRE(a.runtime.stopPodSandbox(pod) == "");
   CHECK(net.vfOnHost());
+}
+
+TEST_CASE("a claim cannot make the agent read another namespace's NetworkAttachmentDefinition",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  // The victim's NAD, with a secret in its IPAM configuration.
+  std::string victim = a.env.cp().newNamespace("victim");
+  a.env.cp().applyYaml(
+      "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+      "metadata: {name: private-net, namespace: " +
+      victim + "}\nspec:\n  config: '" + hostDevice("10.9.0.66/24") + "'\n");
+  std::string uid = testing::createAllocatedClaim(
+      a.env.admin(), {.ns = a.env.ns(),
+                      .name = "deputy",
+                      .node = a.node,
+                      .results = {{"vf", kDriver, "0000-11-00-1"}},
+                      .vf_config = R"("netAttachDefName":"private-net",)"
+                                   R"("netAttachDefNamespace":")" +
+                                   victim + R"(")",
+                      .pod_name = "pod-deputy",
+                      .pod_uid = "6f1c5b0e-9d0a-4d49-9a53-000000000301"});
+  auto prepared = KubeletClient::prepare(a.endpoint, "v1", {{a.env.ns(), uid, "deputy"}});
+  REQUIRE(prepared.ok());
+  CHECK_THAT(prepared->at(uid).error, Catch::Contains("VfConfig netAttachDefNamespace \"" + victim +
+                                                      "\" is not the claim's namespace"));
+  // Nothing of the victim's NAD reached the claim's status.
+  auto s = a.status("deputy");
+  CHECK((!s || s->data_json.find("10.9.0.66") == std::string::npos));
 }

@@ -1,9 +1,11 @@
-// CNI for a runtime, pure: configurations and lists, deviceID, the environment and stdin each
-// plugin gets, results and errors, by the CNI 1.0 specification.
-#include <catch2/catch.hpp>
+// CNI for a runtime, pure: configurations and lists, what they may run, deviceID, the environment
+// and stdin each plugin gets, results and errors, by the CNI 1.0 specification.
 #include <map>
 
+#include <catch2/catch.hpp>
+
 #include "base/json.h"
+#include "cni/allow.h"
 #include "cni/config.h"
 
 using namespace sriovdra;
@@ -67,6 +69,19 @@ TEST_CASE("deviceID goes where the reference driver and the SR-IOV CNI read it",
   auto doc = json::parse(*list);
   CHECK(json::stringOr((*doc)["plugins"][0], "deviceID") == "0000:11:00.1");
   CHECK(json::stringOr((*doc)["plugins"][1], "deviceID").empty());
+  // The "deviceID" capability (CNI's conventions): runtimeConfig of the plugins that declare it.
+  auto capable = cni::withDeviceId(
+      R"({"name":"c","plugins":[{"type":"a"},{"type":"host-device","capabilities":{"deviceID":true}}]})",
+      "0000:11:00.1");
+  REQUIRE(capable.ok());
+  doc = json::parse(*capable);
+  CHECK(json::at((*doc)["plugins"][0], {"runtimeConfig"}) == nullptr);
+  CHECK(json::stringOr(*json::at((*doc)["plugins"][1], {"runtimeConfig"}), "deviceID") ==
+        "0000:11:00.1");
+  auto one = cni::withDeviceId(R"({"type":"host-device","capabilities":{"deviceID":true}})",
+                               "0000:11:00.1");
+  REQUIRE(one.ok());
+  CHECK(member(*one, {"runtimeConfig", "deviceID"}) == "\"0000:11:00.1\"");
 }
 
 TEST_CASE("the environment is the CNI protocol's, with the pod's arguments", "[cni][unit]") {
@@ -105,4 +120,80 @@ TEST_CASE("a failing plugin is named with its own error", "[cni][unit]") {
   CHECK(cni::failureMessage("static", 1, "", "invalid address\n") ==
         "CNI plugin static: invalid address");
   CHECK(cni::failureMessage("x", 3, "", "") == "CNI plugin x exited with code 3");
+}
+
+TEST_CASE("a NetworkAttachmentDefinition runs only what the administrator allows", "[cni][unit]") {
+  cni::AllowList defaults;
+  cni::AllowList logs;
+  logs.host_paths = {"/var/log/sriov-cni/"};
+  struct Row {
+    std::string name;
+    std::string config;
+    const cni::AllowList& allowed;
+    std::string error;  // "" = allowed; else the message contains this
+  };
+  const std::vector<Row> rows = {
+      {"the SR-IOV CNI with host-local",
+       R"({"type":"sriov","vlan":5,"ipam":{"type":"host-local",)"
+       R"("ranges":[[{"subnet":"10.1.0.0/16"}]],"routes":[{"dst":"0.0.0.0/0"}]}})",
+       defaults, ""},
+      {"ib-sriov in a list with static IPAM",
+       R"({"name":"n","plugins":[{"type":"ib-sriov","ipam":{"type":"static",)"
+       R"("addresses":[{"address":"10.2.0.1/24"}]}}]})",
+       defaults, ""},
+      {"a host-device meta plugin moving a host interface",
+       R"({"name":"n","plugins":[{"type":"sriov"},{"type":"host-device","device":"eth0"}]})",
+       defaults,
+       "plugins[1] (type host-device): CNI plugin \"host-device\" is not allowed on this node "
+       "(allowed: ib-sriov, sriov); an administrator allows more with the agent's --cni-plugins"},
+      {"host-device as the IPAM plugin", R"({"type":"sriov","ipam":{"type":"host-device"}})",
+       defaults, "IPAM plugin \"host-device\" is not allowed on this node"},
+      {"an IPAM type that is a path", R"({"type":"sriov","ipam":{"type":"../../bin/sh"}})",
+       defaults, "IPAM plugin \"../../bin/sh\" is not allowed"},
+      {"a second plugin naming another VF",
+       R"({"name":"n","plugins":[{"type":"sriov"},{"type":"sriov","deviceID":"0000:11:00.2"}]})",
+       defaults, "plugins[1] (type sriov): \"deviceID\" is set by the agent (the claim's VF)"},
+      {"a runtimeConfig naming another VF",
+       R"({"type":"sriov","runtimeConfig":{"deviceID":"0000:11:00.2"}})", defaults,
+       "\"runtimeConfig\" is set by the agent (the claim's VF)"},
+      {"a log file under the CDI directory",
+       R"({"type":"sriov","logFile":"/var/run/cdi/evil.json"})", defaults,
+       "the CNI configuration (type sriov): \"logFile\" names the host path "
+       "\"/var/run/cdi/evil.json\"; the plugins run as root on the node"},
+      {"a relative log file", R"({"type":"sriov","logFile":"evil.log"})", defaults,
+       "is not a clean absolute path"},
+      {"a host path nested in IPAM",
+       R"({"type":"sriov","ipam":{"type":"host-local",)"
+       R"("dataDir":"/var/lib/sriov-dra"}})",
+       defaults, "\"dataDir\" names the host path \"/var/lib/sriov-dra\""},
+      {"any absolute path, whatever the key", R"({"type":"sriov","x":["/etc/shadow"]})", defaults,
+       "\"x\" names the host path \"/etc/shadow\""},
+      {"a log file below an allowed directory",
+       R"({"type":"sriov","logFile":"/var/log/sriov-cni/net1.log"})", logs, ""},
+      {"an allowed directory left with ..",
+       R"({"type":"sriov","logFile":"/var/log/sriov-cni/../../run/cdi/x"})", logs,
+       "which is not a clean absolute path"},
+      {"a sibling of an allowed directory",
+       R"({"type":"sriov","logFile":"/var/log/sriov-cni-evil/x"})", logs,
+       "below the directories the agent's --cni-host-paths allows (/var/log/sriov-cni/)"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto parsed = cni::parseNetworkConfig(row.config);
+    REQUIRE(parsed.ok());
+    Status st = cni::checkAllowed(*parsed, row.allowed);
+    if (row.error.empty()) {
+      CHECK(st.isOk());
+      CHECK(st.message().empty());
+      continue;
+    }
+    CHECK(st.code() == Code::kForbidden);
+    CHECK_THAT(st.message(), Catch::Contains(row.error));
+  }
+  CHECK(cni::isCleanAbsolutePath("/var/log"));
+  CHECK(cni::isCleanAbsolutePath("/var/log/"));
+  for (const char* bad : {"", "var/log", "/var//log", "/var/./log", "/var/.."}) {
+    INFO(bad);
+    CHECK_FALSE(cni::isCleanAbsolutePath(bad));
+  }
 }

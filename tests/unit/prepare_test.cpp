@@ -14,6 +14,11 @@ const std::string kVfio = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io
                           R"("kind":"VfConfig","driver":"vfio-pci"})";
 const std::string kDefault = R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
                              R"("kind":"VfConfig","driver":"default"})";
+std::string withNadNamespace(const std::string& ns) {
+  return R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
+         R"("kind":"VfConfig","netAttachDefName":"net","netAttachDefNamespace":")" +
+         ns + R"("})";
+}
 std::string withDriver(const std::string& driver) {
   return R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1",)"
          R"("kind":"VfConfig","driver":")" +
@@ -112,6 +117,14 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
        .claim = claim(withDriver("pci-stub")),
        .allowed = {"pci-stub"},
        .rebind_to = "pci-stub"},
+      {.name = "a NetworkAttachmentDefinition of another namespace (a confused deputy)",
+       .claim = claim(withNadNamespace("victim")),
+       .error = "ResourceClaim ns/c: request vf: VfConfig netAttachDefNamespace \"victim\" is not "
+                "the claim's namespace; a claim uses only the NetworkAttachmentDefinitions of its "
+                "own namespace (as the reference driver does): create the "
+                "NetworkAttachmentDefinition in ns and drop netAttachDefNamespace"},
+      {.name = "netAttachDefNamespace naming the claim's own namespace: accepted",
+       .claim = claim(withNadNamespace("ns"))},
       {.name = "no VF in the config: left on its driver", .claim = claim()},
       {.name = "vfio-pci asked: rebind, remember mlx5_core",
        .claim = claim(kVfio),

@@ -1,0 +1,44 @@
+#include "attach/flags.h"
+
+namespace sriovdra::attach {
+namespace {
+
+CLI::Validator pluginName() {
+  return CLI::Validator(
+      [](const std::string& t) {
+        return cni::isPluginType(t) ? std::string() : "\"" + t + "\" is not a CNI plugin name";
+      },
+      "TYPE");
+}
+
+}  // namespace
+
+void addAttachFlags(CLI::App& app, AttacherOptions& o) {
+  app.add_option("--cni-bin-dir", o.cni_bin_dirs,
+                 "where the CNI plugins are (comma-separated, searched in order; standalone)")
+      ->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--cni-plugins", o.allowed.plugins,
+                 "CNI plugin types a NetworkAttachmentDefinition may run, main and meta plugins "
+                 "(comma-separated; they run as root on the node)")
+      ->delimiter(',')
+      ->check(pluginName())
+      ->capture_default_str();
+  app.add_option("--cni-ipam-plugins", o.allowed.ipam,
+                 "IPAM plugin types a NetworkAttachmentDefinition may name (comma-separated)")
+      ->delimiter(',')
+      ->check(pluginName())
+      ->capture_default_str();
+  app.add_option("--cni-host-paths", o.allowed.host_paths,
+                 "directories below which a NetworkAttachmentDefinition may name host files, "
+                 "e.g. a logFile (comma-separated; default none)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](const std::string& p) {
+            return cni::isCleanAbsolutePath(p) ? std::string()
+                                               : "\"" + p + "\" is not a clean absolute path";
+          },
+          "DIR"));
+}
+
+}  // namespace sriovdra::attach

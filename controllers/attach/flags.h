@@ -1,0 +1,12 @@
+#pragma once
+// The agent's flags for standalone mode's CNI: where the plugins are and what a
+// NetworkAttachmentDefinition may run (cni/allow.h), into AttacherOptions.
+#include <CLI/CLI.hpp>
+
+#include "attach/attacher.h"
+
+namespace sriovdra::attach {
+
+void addAttachFlags(CLI::App& app, AttacherOptions& options);
+
+}  // namespace sriovdra::attach
