@@ -153,10 +153,19 @@ TEST_CASE("kubectl applies install.yaml, then the samples", "[install][integrati
   CHECK(canI("create", "editors") == "yes\n");
   CHECK(canI("list", "viewers") == "yes\n");
   CHECK(canI("delete", "viewers") == "no\n");
-  CHECK(canI("create", "editors", "sriovnetworks") == "yes\n");
-  CHECK(canI("create", "editors", "sriovibnetworks") == "yes\n");
+  // A network's CNI configuration runs as root on the nodes: editors (and admins) of a namespace
+  // only read networks; writing one takes the explicitly bound sriov-dra-network-admin.
+  CHECK(canI("create", "editors", "sriovnetworks") == "no\n");
+  CHECK(canI("update", "editors", "sriovibnetworks") == "no\n");
+  CHECK(canI("list", "editors", "sriovnetworks") == "yes\n");
   CHECK(canI("list", "viewers", "sriovnetworks") == "yes\n");
   CHECK(canI("create", "viewers", "sriovnetworks") == "no\n");
+  REQUIRE(cp->kubectl({"create", "rolebinding", "network-admins", "-n", "sriov-dra",
+                       "--clusterrole=sriov-dra-network-admin", "--group=network-admins"})
+              .exit_code == 0);
+  CHECK(canI("create", "network-admins", "sriovnetworks") == "yes\n");
+  CHECK(canI("create", "network-admins", "sriovibnetworks") == "yes\n");
+  CHECK(canI("create", "network-admins") == "no\n");  // networks, not node policies
   // Least privilege: install.yaml deploys the agent itself, so the operator may not write
   // DaemonSets (config/agent-daemonset-rbac grants that where the operator deploys it).
   auto operatorMay = [&](const std::string& verb, const std::string& resource) {
