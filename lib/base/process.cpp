@@ -73,7 +73,9 @@ Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa) {
   sigaddset(&defaults, SIGTERM);
   sigaddset(&defaults, SIGINT);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (spec.new_session) flags |= POSIX_SPAWN_SETSID;
+  posix_spawnattr_setflags(&attr, flags);
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, argv[0].c_str(), fa.get(), &attr, argvp.data(), envp.data());
   posix_spawnattr_destroy(&attr);
@@ -194,6 +196,7 @@ Result<pid_t> forkWithDeathSignal(const ProcessSpec& spec) {
   pid_t pid = ::fork();
   if (pid < 0) return Status::fromErrno(errno, "fork");
   if (pid == 0) {
+    if (spec.new_session) ::setsid();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     sigset_t none;

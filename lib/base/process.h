@@ -26,6 +26,9 @@ struct ProcessSpec {
   // spawn(): the child gets SIGKILL when the thread that spawned it dies (PR_SET_PDEATHSIG), so
   // a crashed test never leaves servers behind. Spawn from a long-lived thread.
   bool kill_with_parent = false;
+  // spawn(): the child starts a session of its own (setsid), as a daemon would: signals sent to
+  // its process group (by it, its children or a terminal) never reach this process.
+  bool new_session = false;
 };
 
 struct ProcessOutput {
