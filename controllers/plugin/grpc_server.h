@@ -11,7 +11,7 @@
 #include <string>
 
 #include "base/status.h"
-#include "plugin/plugin.h"
+#include "plugin/dra_driver.h"
 
 namespace grpc {
 class Server;
@@ -28,7 +28,7 @@ struct GrpcServerOptions {
 
 class GrpcServer {
  public:
-  static Result<std::unique_ptr<GrpcServer>> start(Plugin& plugin,
+  static Result<std::unique_ptr<GrpcServer>> start(DraDriver& driver,
                                                    const GrpcServerOptions& options);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;

@@ -31,6 +31,7 @@
 #include "host/sysfs.h"
 #include "kube/client.h"
 #include "plugin/attach_records.h"
+#include "plugin/dra_driver.h"
 
 namespace prometheus {
 class Counter;
@@ -39,25 +40,6 @@ class Histogram;
 }  // namespace prometheus
 
 namespace sriovdra::plugin {
-
-struct ClaimRef {
-  std::string namespace_;
-  std::string uid;
-  std::string name;
-};
-
-struct PreparedDeviceResult {
-  std::vector<std::string> request_names;
-  std::string pool;
-  std::string device;
-  std::vector<std::string> cdi_device_ids;
-  bool operator==(const PreparedDeviceResult&) const = default;
-};
-
-struct PrepareResult {
-  std::vector<PreparedDeviceResult> devices;
-  std::string error;  // non-empty: failed, kubelet retries
-};
 
 struct PluginOptions {
   std::string driver_name;
@@ -77,7 +59,7 @@ using AdvertisedLookup = std::function<std::optional<api::SliceDevice>(const std
 // True when the VF (PCI address) belongs to a node-policy VF group with needVhostNet.
 using VhostNetLookup = std::function<bool(const std::string& pci_address)>;
 
-class Plugin : public host::PreparedSource {
+class Plugin : public DraDriver, public host::PreparedSource {
  public:
   Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
          AdvertisedLookup advertised, PluginOptions options, VhostNetLookup vhost_net = nullptr);
@@ -87,9 +69,8 @@ class Plugin : public host::PreparedSource {
   // starts empty; the caller reports it.
   Status load();
 
-  std::map<std::string, PrepareResult> prepare(const std::vector<ClaimRef>& claims);
-  // claim UID -> error ("" = done)
-  std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims);
+  std::map<std::string, PrepareResult> prepare(const std::vector<ClaimRef>& claims) override;
+  std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims) override;
 
   host::PreparedVfs prepared() const override;
   // The checkpoint, the claims the API server shows allocated from this node's pool (any state)
