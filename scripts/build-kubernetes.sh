@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the upstream control plane the tests and the demo run against (kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl, etcd) from the Go modules pinned in
-# tools/kubernetes/go.mod, once, into ~/.cache/sriov-dra/kubernetes-<version>/bin.
+# kube-controller-manager, kube-scheduler, kubectl, etcd) and the kubelet of the real-node tests
+# from the Go modules pinned in tools/kubernetes/go.mod, once, into
+# ~/.cache/sriov-dra/kubernetes-<version>/bin.
 # Prints that directory (the one holding bin/). Go is used for nothing else.
 #
 # Usage: scripts/build-kubernetes.sh [CACHE_ROOT]
@@ -19,7 +20,7 @@ minor="${BASH_REMATCH[1]}"
 out="$cache_root/kubernetes-$version"
 # The pin is the go.mod + go.sum pair: a re-pin of the same release (another etcd, say) rebuilds.
 stamp="$(cat "$module/go.mod" "$module/go.sum" | sha256sum | cut -c1-16)"
-programs=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
+programs=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet etcd)
 complete() {
   [[ "$(cat "$out/stamp" 2>/dev/null)" == "$stamp" ]] || return 1
   for p in "${programs[@]}"; do [[ -x "$out/bin/$p" ]] || return 1; done
@@ -46,7 +47,8 @@ cd "$module"
 export CGO_ENABLED=0 GOFLAGS=-mod=readonly GOCACHE="$out/go-build-cache"
 go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$staging/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl >&2
+  k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl \
+  k8s.io/kubernetes/cmd/kubelet >&2
 go build -trimpath -buildvcs=false -ldflags "-s -w" -o "$staging/etcd" go.etcd.io/etcd/server/v3 >&2
 
 rm -rf "$out/bin"

@@ -20,6 +20,10 @@ packages=(
   iproute2
   # real CNI plugins (host-device, static, tuning) for the pod attach tests
   containernetworking-plugins
+  # the real node (tests/node): runc under containerd, busybox for the sandbox and workload
+  # images (scripts/build-images.sh --test-images), iptables for the kubernetes Service's one NAT
+  # rule (no kube-proxy)
+  runc busybox-static iptables
 )
 
 missing=()

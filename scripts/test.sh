@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian bookworm machine (as root) or a warm checkout:
 # installs the Debian packages, builds the pinned Kubernetes release (etcd, kube-apiserver,
-# kube-controller-manager, kube-scheduler, kubectl) from Go modules once (cached in
-# ~/.cache/sriov-dra), the NRI test runtime (containerd's NRI adaptation, tools/nri-runtime) and
-# Operator Lifecycle Manager (tools/olm), builds the project and runs every test with ctest.
+# kube-controller-manager, kube-scheduler, kubectl, kubelet) from Go modules once (cached in
+# ~/.cache/sriov-dra), containerd (tools/containerd), the NRI test runtime (containerd's NRI
+# adaptation, tools/nri-runtime) and Operator Lifecycle Manager (tools/olm), builds the project
+# and its images (scripts/build-images.sh, for the real-node tests) and runs every test with ctest.
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
 #
 # `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane, the fuzz
@@ -28,10 +29,13 @@ scripts/install-deps.sh
 SRIOV_DRA_KUBERNETES="$(scripts/build-kubernetes.sh)"
 SRIOV_DRA_NRI_RUNTIME="$(scripts/build-nri-runtime.sh)"
 SRIOV_DRA_OLM="$(scripts/build-olm.sh)"
-export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM
+SRIOV_DRA_CONTAINERD="$(scripts/build-containerd.sh)"
+export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM SRIOV_DRA_CONTAINERD
 
 build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$build_dir"
+scripts/build-images.sh --build-dir "$build_dir" --test-images >/dev/null
+export SRIOV_DRA_IMAGES="$build_dir/images"
 jobs="$(nproc)"
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" "$@"

@@ -25,6 +25,10 @@ using namespace std::chrono_literals;
 
 [[noreturn]] void fatal(const std::string& what) { throw std::runtime_error(what); }
 
+// The kubernetes Service's cluster IP (the first of --service-cluster-ip-range), also the API
+// server's advertised address.
+constexpr const char* kServiceAddress = "10.0.0.1";
+
 std::string randomHex(size_t bytes) {
   static std::mutex mu;
   static std::mt19937_64 rng(std::random_device{}());
@@ -113,10 +117,12 @@ std::unique_ptr<ControlPlane> ControlPlane::start(ControlPlaneOptions options) {
                cp->options_.extra_yaml_files.end());
   for (const auto& f : files) cp->applyYamlFile(f);
   if (cp->options_.controller_manager) {
-    // No node-lifecycle controller: test nodes have no kubelet to renew their leases.
+    // No node-lifecycle controller for kubelet-less test nodes: nothing renews their leases.
+    // Real kubelets (RealNode) need it: it lifts the not-ready taint of a node that became Ready.
+    std::string controllers = cp->options_.kubelets ? "*" : "*,-node-lifecycle-controller";
     cp->controller_manager_ = cp->launchComponent(
         "kube-controller-manager",
-        {"--controllers=*,-node-lifecycle-controller", "--use-service-account-credentials=true",
+        {"--controllers=" + controllers, "--use-service-account-credentials=true",
          "--service-account-private-key-file=" + cp->dir_ + "/sa.key",
          "--root-ca-file=" + cp->dir_ + "/ca.crt", "--cluster-signing-duration=1h"});
   }
@@ -134,9 +140,11 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(opt
   etcd_port_ = freePort();
 
   ca_ = http::makeCa("sriov-dra-test-ca");
+  std::vector<std::string> addresses = {"127.0.0.1"};
+  if (options_.kubelets) addresses.insert(addresses.end(), {kServiceAddress, hostAddress()});
   http::Pem serving = http::makeCert(ca_, {.common_name = "kube-apiserver",
                                            .dns_names = {"localhost", "kubernetes.default.svc"},
-                                           .ip_addresses = {"127.0.0.1"},
+                                           .ip_addresses = addresses,
                                            .server = true,
                                            .client = false});
   client_ca_ = http::makeCa("sriov-dra-test-client-ca");
@@ -147,6 +155,11 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(opt
   writeFile(dir_ + "/client-ca.crt", client_ca_.cert);
   writeFile(dir_ + "/sa.key", sa.key);
   writeFile(dir_ + "/sa.pub", sa.cert);
+  if (options_.kubelets) {
+    http::Pem kubelet_client = clientCertificate("kube-apiserver-kubelet-client", {});
+    writeFile(dir_ + "/kubelet-client.crt", kubelet_client.cert);
+    writeFile(dir_ + "/kubelet-client.key", kubelet_client.key);
+  }
 
   std::string csv;
   auto addUser = [&](const std::string& name, const std::vector<std::string>& groups) {
@@ -212,20 +225,31 @@ ChildProcess ControlPlane::launchApiServer(int port, const std::string& log_name
   ProcessSpec spec;
   spec.argv = {kubernetesBinary("kube-apiserver"),
                "--etcd-servers=http://127.0.0.1:" + std::to_string(etcd_port_),
-               "--bind-address=127.0.0.1",
+               std::string("--bind-address=") + (options_.kubelets ? "0.0.0.0" : "127.0.0.1"),
                "--secure-port=" + std::to_string(port),
-               "--advertise-address=10.0.0.1",
+               std::string("--advertise-address=") + kServiceAddress,
                "--tls-cert-file=" + dir_ + "/serving.crt",
                "--tls-private-key-file=" + dir_ + "/serving.key",
                "--client-ca-file=" + dir_ + "/client-ca.crt",
                "--token-auth-file=" + dir_ + "/tokens.csv",
-               "--authorization-mode=RBAC",
+               std::string("--authorization-mode=") + (options_.kubelets ? "Node,RBAC" : "RBAC"),
                "--service-account-issuer=https://kubernetes.default.svc",
                "--service-account-key-file=" + dir_ + "/sa.pub",
                "--service-account-signing-key-file=" + dir_ + "/sa.key",
                "--service-cluster-ip-range=10.0.0.0/24",
-               "--disable-admission-plugins=ServiceAccount",
                "--cert-dir=" + dir_ + "/certs"};
+  if (options_.kubelets) {
+    // Webhooks and aggregated APIs are called at their endpoints: no kube-proxy runs here.
+    spec.argv.insert(spec.argv.end(),
+                     {"--enable-admission-plugins=NodeRestriction", "--enable-aggregator-routing",
+                      "--kubelet-client-certificate=" + dir_ + "/kubelet-client.crt",
+                      "--kubelet-client-key=" + dir_ + "/kubelet-client.key",
+                      "--kubelet-preferred-address-types=Hostname,InternalIP"});
+  } else {
+    // Tests create pods for the scheduler only, without the ServiceAccounts the controller
+    // manager would make.
+    spec.argv.push_back("--disable-admission-plugins=ServiceAccount");
+  }
   if (options_.audit_log) {
     spec.argv.push_back("--audit-policy-file=" + dir_ + "/audit-policy.yaml");
     spec.argv.push_back("--audit-log-path=" + dir_ + "/audit.log");
@@ -444,12 +468,12 @@ std::string ControlPlane::newNamespace(const std::string& prefix) {
   return name;
 }
 
-ProcessOutput ControlPlane::kubectl(const std::vector<std::string>& args,
-                                    const std::string& user) const {
+ProcessOutput ControlPlane::kubectl(const std::vector<std::string>& args, const std::string& user,
+                                    std::chrono::seconds timeout) const {
   ProcessSpec spec;
   spec.argv = {kubernetesBinary("kubectl"), "--kubeconfig", kubeconfig(user)};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  auto out = runProcess(spec, std::chrono::seconds(60));
+  auto out = runProcess(spec, timeout);
   if (!out.ok()) fatal("running kubectl: " + out.status().toString());
   return *out;
 }

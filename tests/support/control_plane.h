@@ -44,6 +44,11 @@ struct ControlPlaneOptions {
   bool controller_manager = false;
   bool scheduler = false;  // kube-scheduler, which allocates ResourceClaims and binds pods
   bool audit_log = false;  // record every request (Metadata level) for auditEvents()
+  // Real kubelets join (support/real_node.h): kube-apiserver listens on every address (pods reach
+  // it as the kubernetes Service, 10.0.0.1:443, which its certificate names with this machine's
+  // addresses), authorizes Node then RBAC with NodeRestriction and the ServiceAccount admission
+  // plugin on, and reaches kubelets with a client certificate by their host names.
+  bool kubelets = false;
 };
 
 // One request as the API server's audit log recorded it (ResponseComplete stage).
@@ -75,6 +80,7 @@ class ControlPlane {
   std::string server() const;
   int port() const { return port_; }
   const http::Pem& ca() const { return ca_; }
+  const http::Pem& clientCa() const { return client_ca_; }
   const std::string& token(const std::string& user) const;
 
   kube::RestConfig restConfig(const std::string& user = "admin") const;
@@ -87,9 +93,9 @@ class ControlPlane {
   // (user extra authentication.kubernetes.io/node-name).
   std::string serviceAccountKubeconfig(const std::string& ns, const std::string& name,
                                        const std::string& node = "") const;
-  // Runs kubectl as `user` against this control plane (60 s at most).
-  ProcessOutput kubectl(const std::vector<std::string>& args,
-                        const std::string& user = "admin") const;
+  // Runs kubectl as `user` against this control plane; throws when it outlives the timeout.
+  ProcessOutput kubectl(const std::vector<std::string>& args, const std::string& user = "admin",
+                        std::chrono::seconds timeout = std::chrono::seconds(60)) const;
   // A client certificate for user/groups signed by the API server's client CA.
   http::Pem clientCertificate(const std::string& user,
                               const std::vector<std::string>& groups) const;

@@ -4,6 +4,7 @@
 #include <set>
 #include <stdexcept>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -34,6 +35,26 @@ int freePort() {
     if (given.insert(port).second) return port;
   }
   throw std::runtime_error("no loopback port left that was not handed out before");
+}
+
+// The kernel picks the source address of a route when a UDP socket connects (nothing is sent).
+std::string hostAddress() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(53);
+  ::inet_pton(AF_INET, "192.0.2.1", &to.sin_addr);  // any address off this host will do
+  sockaddr_in from{};
+  socklen_t len = sizeof from;
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&from), &len) == 0;
+  ::close(fd);
+  char text[INET_ADDRSTRLEN] = {};
+  if (!ok || ::inet_ntop(AF_INET, &from.sin_addr, text, sizeof text) == nullptr ||
+      from.sin_addr.s_addr == htonl(INADDR_LOOPBACK)) {
+    throw std::runtime_error("this machine has no route off the host: no address for pods");
+  }
+  return text;
 }
 
 }  // namespace sriovdra::testing

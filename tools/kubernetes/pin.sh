@@ -28,7 +28,7 @@ etcd="$(awk '$1 == "go.etcd.io/etcd/client/v3" {print $2; exit}' <<<"$upstream")
   echo "$go_line"
   echo
   echo "tool ("
-  for cmd in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+  for cmd in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet; do
     echo "	k8s.io/kubernetes/cmd/$cmd"
   done
   echo "	go.etcd.io/etcd/server/v3"

@@ -1,0 +1,133 @@
+// The product on a real node, installed as a user installs it (support/product_on_node.h): our
+// images as pods under a real kubelet and containerd, the reference policies, a pod from the
+// reference gpu-nic-aligned template. Checked through the API and inside the pod (`kubectl exec`):
+// the kubelet called our DRA plugin, containerd applied our CDI edits and called our NRI plugin,
+// the pod has its VF; restarts and upgrades of the agent leave it so; the pod's end and the
+// product's uninstall leave nothing behind.
+#include <cstdio>
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include "api/names.h"
+#include "api/resource.h"
+#include "support/eventually.h"
+#include "support/product_on_node.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::ProductOnNode;
+using sriovdra::testing::RealNode;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDriver(api::kDriverName);
+const std::string kAgentImage = "quay.io/sriov-dra/sriov-dra-agent";
+const std::string kWorkloads = ProductOnNode::kWorkloads;
+const std::vector<std::string> kAgentPods = {"pods", "-l",
+                                             "app.kubernetes.io/name=sriov-dra-agent"};
+
+}  // namespace
+
+TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an aligned VF",
+          "[node]") {
+  if (::geteuid() != 0) {
+    std::puts("skipped: a real node needs root (scripts/test.sh runs as root)");
+    std::exit(77);  // ctest's SKIP_RETURN_CODE: reported as skipped, not passed
+  }
+  auto product = ProductOnNode::install();
+  auto& p = *product;
+  auto admin = p.cp().client();
+  CHECK(fs::exists(p.node().pluginsRegistryDir() + "/" + kDriver + "-reg.sock"));
+
+  p.cp().applyYaml(p.podYaml("inference-0", true));
+  p.kubectl(
+      {"wait", "-n", kWorkloads, "--for=condition=Ready", "pod/inference-0", "--timeout=120s"});
+
+  // The VF the scheduler allocated next to the GPU, as the claim says.
+  std::string claim = p.jsonpath(kWorkloads, {"pod/inference-0"},
+                                 "{.status.resourceClaimStatuses[0].resourceClaimName}");
+  REQUIRE_FALSE(claim.empty());
+  auto got = admin->get(api::resources::kResourceClaims, kWorkloads, claim);
+  REQUIRE(got.ok());
+  auto rc = api::ResourceClaim::decode(*got);
+  REQUIRE(rc.ok());
+  REQUIRE(rc->status.allocation);
+  std::string vf_pci;
+  for (const auto& r : rc->status.allocation->results) {
+    if (r.driver == kDriver) vf_pci = r.device;  // 0000-11-00-1 -> 0000:11:00.1
+  }
+  REQUIRE(vf_pci.size() == 12);
+  vf_pci[4] = vf_pci[7] = ':';
+  vf_pci[10] = '.';
+  std::string netdev;
+  for (const auto& e : fs::directory_iterator(ProductOnNode::fixtureRoot() +
+                                              "/sys/bus/pci/devices/" + vf_pci + "/net")) {
+    netdev = e.path().filename();
+  }
+  INFO("VF " << vf_pci << " (" << netdev << ") in ResourceClaim " << claim);
+  auto net1 = [&] { return p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}); };
+
+  // Inside the pod: the VF's interface with the NAD's address (our NRI plugin ran CNI in
+  // RunPodSandbox) and the CDI environment of our prepare (containerd applied the CDI edits).
+  CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress));
+  CHECK_FALSE(ProductOnNode::onHost(netdev));
+  CHECK_THAT(p.exec("inference-0", {"/bin/busybox", "env"}),
+             Catch::Contains("SRIOVNETWORK_PCI_ADDRESSES=" + vf_pci));
+  CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + claim},
+                   "{.status.devices[?(@.driver==\"" + kDriver + "\")].networkData.ips[0]}") ==
+        ProductOnNode::kNadAddress);
+
+  // The agent pod deleted while the workload runs: the DaemonSet starts another, which finds the
+  // pod attached and attaches nothing again; then an image upgrade rolls the DaemonSet.
+  std::string first_agent = p.jsonpath("sriov-dra", kAgentPods, "{.items[0].metadata.name}");
+  p.kubectl({"delete", "-n", "sriov-dra", "pod", first_agent, "--wait=true"});
+  p.kubectl(
+      {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
+  CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress));
+  auto agentLogs = [&] {
+    return p.cp().kubectl({"logs", "-n", "sriov-dra", "daemonset/sriov-dra-agent"}).out;
+  };
+  eventually([&] { return agentLogs().find("are attached as recorded") != std::string::npos; }, 60s,
+             agentLogs);
+  CHECK(agentLogs().find("attached VF") == std::string::npos);
+
+  auto tagged = p.node().ctr({"images", "tag", kAgentImage + ":v0.1.0", kAgentImage + ":v0.1.1"});
+  REQUIRE(tagged.exit_code == 0);
+  p.kubectl({"set", "image", "-n", "sriov-dra", "daemonset/sriov-dra-agent",
+             "agent=" + kAgentImage + ":v0.1.1"});
+  p.kubectl(
+      {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
+  CHECK(p.jsonpath("sriov-dra", kAgentPods, "{.items[0].spec.containers[0].image}") ==
+        kAgentImage + ":v0.1.1");
+  CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress));
+
+  // The pod goes: StopPodSandbox gives the VF back, unprepare removes its CDI specs.
+  p.kubectl({"delete", "-n", kWorkloads, "pod", "inference-0", "--wait=true", "--timeout=120s"});
+  eventually([&] { return ProductOnNode::onHost(netdev); }, 60s,
+             [&] { return "the VF's netdev " + netdev + " is not back on the host"; });
+  eventually(
+      [&] {
+        for (const auto& e : fs::directory_iterator(RealNode::cdiDir())) {
+          if (e.path().filename().string().find(rc->metadata.uid) != std::string::npos) {
+            return false;
+          }
+        }
+        return true;
+      },
+      60s, [&] { return "CDI specs of claim " + rc->metadata.uid + " are still there"; });
+
+  // Uninstall removes everything the install created.
+  p.kubectl({"delete", "namespace", kWorkloads, "--wait=true", "--timeout=120s"});
+  p.kubectl({"delete", "-k", testing::sourceDir() + "/tests/node/overlay", "--wait=true",
+             "--timeout=180s"});
+  CHECK(p.cp().kubectl({"get", "namespace", "sriov-dra"}).exit_code != 0);
+  CHECK(p.cp()
+            .kubectl({"get", "crd", "sriovnetworknodepolicies.sriovnetwork.openshift.io"})
+            .exit_code != 0);
+  CHECK(p.cp().kubectl({"get", "clusterrole", "sriov-dra-agent"}).exit_code != 0);
+}

@@ -1,0 +1,33 @@
+#pragma once
+// The NVIDIA GPU DRA driver's kubelet plugin, as much of it as a real node needs for the tests: a
+// kubelet asks every driver of a pod's claim to prepare it, and there is no GPU (or its driver)
+// here. Registers as gpu.nvidia.com with the kubelet's plugin registry and prepares a claim's
+// gpu.nvidia.com devices as allocated, with no CDI edits; unprepare does nothing. The GPUs' side
+// in the API (ResourceSlices, DeviceClass) is dra_objects.h.
+#include <memory>
+#include <string>
+
+#include "kube/client.h"
+#include "plugin/dra_driver.h"
+#include "plugin/grpc_server.h"
+
+namespace sriovdra::testing {
+
+class GpuKubeletPlugin : public plugin::DraDriver {
+ public:
+  // Serves <plugins_dir>/gpu.nvidia.com/dra.sock and registers in registry_dir; throws on failure.
+  GpuKubeletPlugin(std::shared_ptr<kube::Client> client, const std::string& registry_dir,
+                   const std::string& plugins_dir);
+  ~GpuKubeletPlugin() override;
+
+  std::map<std::string, plugin::PrepareResult> prepare(
+      const std::vector<plugin::ClaimRef>& claims) override;
+  std::map<std::string, std::string> unprepare(
+      const std::vector<plugin::ClaimRef>& claims) override;
+
+ private:
+  std::shared_ptr<kube::Client> client_;
+  std::unique_ptr<plugin::GrpcServer> server_;
+};
+
+}  // namespace sriovdra::testing

@@ -1,0 +1,237 @@
+#include "support/product_on_node.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "api/names.h"
+#include "api/node_state.h"
+#include "base/process.h"
+#include "host/fixtures.h"
+#include "support/dra_objects.h"
+
+namespace sriovdra::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+const std::string kDriver(api::kDriverName);
+
+std::vector<std::string> imageArchives() {
+  const char* dir = std::getenv("SRIOV_DRA_IMAGES");
+  std::string d = dir != nullptr ? dir : "";
+  std::vector<std::string> out;
+  for (const char* name : {"busybox", "sriov-dra-operator", "sriov-dra-agent", "sriov-dra"}) {
+    std::string path = d + "/" + name + ".tar";
+    if (d.empty() || !fs::exists(path)) {
+      throw std::runtime_error("no image archive " + path +
+                               " (SRIOV_DRA_IMAGES: run scripts/build-images.sh --test-images "
+                               "and point it at the output; scripts/test.sh does)");
+    }
+    out.push_back(path);
+  }
+  return out;
+}
+
+ProcessOutput ip(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"ip"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto out = runProcess({.argv = argv}, 10s);
+  if (!out.ok()) throw std::runtime_error("ip: " + out.status().toString());
+  return *out;
+}
+
+// Polls until cond() or the deadline; then throws with describe().
+void waitFor(const std::function<bool()>& cond, std::chrono::seconds timeout,
+             const std::function<std::string()>& describe) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(describe());
+    std::this_thread::sleep_for(100ms);
+  }
+}
+
+}  // namespace
+
+// The hardware's stand-ins on the host: an ifb interface per VF netdev of the simulated server,
+// and character devices for the RDMA device nodes of its VFs (/dev/infiniband/uverbsN, umadN,
+// issmN, rdma_cm), which our CDI specs name and containerd creates in the container from the
+// host's node.
+class ProductOnNode::StandIns {
+ public:
+  StandIns() {
+    for (const char* pf : {"ibp14s0", "ibp17s0", "ibp82s0", "ibp83s0", "ibp139s0", "ibp142s0",
+                           "ibp199s0", "ibp202s0"}) {
+      std::string name = std::string(pf) + "v0";
+      ip({"link", "del", name});  // a crashed run's
+      auto added = ip({"link", "add", name, "type", "ifb"});
+      if (added.exit_code != 0) throw std::runtime_error("ip link add " + name + ": " + added.err);
+      netdevs_.push_back(name);
+    }
+  }
+  // Once the agent made the VFs (the simulated kernel names their RDMA devices then).
+  void addRdmaNodes(const std::string& sysfs_root) {
+    made_dir_ = fs::create_directories("/dev/infiniband");
+    addNode("rdma_cm");
+    for (const char* cls : {"infiniband_verbs", "infiniband_mad"}) {
+      std::error_code ec;
+      for (const auto& e : fs::directory_iterator(sysfs_root + "/sys/class/" + cls, ec)) {
+        addNode(e.path().filename());
+      }
+    }
+  }
+  ~StandIns() {
+    for (const auto& n : netdevs_) (void)runProcess({.argv = {"ip", "link", "del", n}}, 10s);
+    for (const auto& path : nodes_) ::unlink(path.c_str());
+    if (made_dir_) ::rmdir("/dev/infiniband");
+  }
+
+ private:
+  void addNode(const std::string& name) {
+    std::string path = "/dev/infiniband/" + name;
+    if (::mknod(path.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) nodes_.push_back(path);
+  }
+  std::vector<std::string> netdevs_;
+  std::vector<std::string> nodes_;
+  bool made_dir_ = false;
+};
+
+std::string ProductOnNode::fixtureRoot() { return std::string(RealNode::kRoot) + "/fixture"; }
+
+std::unique_ptr<ProductOnNode> ProductOnNode::install() {
+  if (::geteuid() != 0) throw std::runtime_error("a real node needs root");
+  std::unique_ptr<ProductOnNode> p(new ProductOnNode());
+  p->cp_ = ControlPlane::start({.install_product_crds = false,
+                                .controller_manager = true,
+                                .scheduler = true,
+                                .kubelets = true});
+  p->node_ = RealNode::start(*p->cp_, imageArchives());
+  Status written = host::writeFixture("a100-reference", fixtureRoot());
+  if (!written.isOk()) throw std::runtime_error(written.toString());
+  p->standins_ = std::make_unique<StandIns>();
+  const std::string source = sourceDir();
+  p->kubectl({"label", "node", p->node_->name(), "dra-sriov-cx6=true"});
+
+  // The user's first step, then the reference policies. The agent is Ready once the kubelet
+  // registered its DRA plugin (its /readyz says so).
+  p->kubectl({"apply", "-k", source + "/tests/node/overlay"});
+  p->kubectl(
+      {"-n", "sriov-dra", "rollout", "status", "deployment/sriov-dra-operator", "--timeout=180s"});
+  p->kubectl(
+      {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
+  for (const char* sample :
+       {"sriovnetworknodepolicy-cx6-vfs.yaml", "sriovresourcepolicy-cx6-advertise-vfs.yaml",
+        "deviceattributes-cx6-vfs-attrs.yaml"}) {
+    p->kubectl({"apply", "-n", "sriov-dra", "-f", source + "/config/samples/" + sample});
+  }
+  auto slices = [&] {
+    return p->jsonpath(
+        "", {"resourceslices"},
+        "{range .items[?(@.spec.driver==\"" + kDriver + "\")]}{.spec.devices[*].name}{\" \"}{end}");
+  };
+  waitFor([&] { return slices().find("0000-ca-00-1") != std::string::npos; }, 120s,
+          [&] { return "the node's VFs were not published: " + slices() + p->diagnostics(); });
+  p->standins_->addRdmaNodes(fixtureRoot());
+
+  // The GPUs, as the NVIDIA driver publishes and prepares them, from what the agent discovered.
+  auto admin = p->cp_->client();
+  createGpuDeviceClass(*admin);
+  std::vector<api::Gpu> gpus;
+  waitFor(
+      [&] {
+        auto got = admin->get(api::resources::kSriovNodeStates, "sriov-dra", p->node_->name());
+        if (!got.ok()) return false;
+        auto state = api::SriovNodeState::decode(*got);
+        if (state.ok()) gpus = state->status.gpus;
+        return !gpus.empty();
+      },
+      60s, [&] { return "no GPUs in the SriovNodeState\n" + p->diagnostics(); });
+  publishGpuSlice(*admin, p->node_->name(), gpus);
+  p->gpu_plugin_ = std::make_unique<GpuKubeletPlugin>(admin, p->node_->pluginsRegistryDir(),
+                                                      p->node_->kubeletDir() + "/plugins");
+
+  // The workloads' namespace: the reference template and the NAD it names (Multus's CRD, as a
+  // cluster with Multus has it).
+  p->kubectl({"apply", "-f", source + "/tests/fixtures/crds/network-attachment-definitions.yaml"});
+  p->kubectl({"wait", "--for=condition=established", "--timeout=60s",
+              "crd/network-attachment-definitions.k8s.cni.cncf.io"});
+  p->kubectl({"create", "namespace", kWorkloads});
+  p->kubectl({"apply", "-n", kWorkloads, "-f",
+              source + "/config/samples/aligned-resourceclaimtemplate.yaml"});
+  p->cp_->applyYaml(
+      "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+      "metadata: {name: cx6-vf, namespace: " +
+      std::string(kWorkloads) +
+      "}\nspec:\n  config: '{\"cniVersion\":\"1.0.0\",\"name\":\"cx6-vf\",\"type\":\"host-device\","
+      "\"capabilities\":{\"deviceID\":true},\"ipam\":{\"type\":\"static\",\"addresses\":"
+      "[{\"address\":\"" +
+      kNadAddress + "\"}]}}'\n");
+  return p;
+}
+
+ProductOnNode::~ProductOnNode() {
+  gpu_plugin_.reset();
+  node_.reset();  // before the stand-ins: the pods hold them
+  standins_.reset();
+}
+
+std::string ProductOnNode::kubectl(const std::vector<std::string>& args) const {
+  auto out = cp_->kubectl(args, "admin", 200s);
+  if (out.exit_code != 0) {
+    std::string command;
+    for (const auto& a : args) command += " " + a;
+    throw std::runtime_error("kubectl" + command + ":\n" + out.out + out.err + "\n" +
+                             diagnostics());
+  }
+  return out.out;
+}
+
+std::string ProductOnNode::jsonpath(const std::string& ns, std::vector<std::string> what,
+                                    const std::string& path) const {
+  std::vector<std::string> args = {"get", "-n", ns.empty() ? "default" : ns};
+  args.insert(args.end(), what.begin(), what.end());
+  args.push_back("-o");
+  args.push_back("jsonpath=" + path);
+  auto out = cp_->kubectl(args);
+  return out.exit_code == 0 ? out.out : "";
+}
+
+std::string ProductOnNode::exec(const std::string& pod,
+                                const std::vector<std::string>& command) const {
+  std::vector<std::string> args = {"exec", "-n", kWorkloads, pod, "--"};
+  args.insert(args.end(), command.begin(), command.end());
+  auto out = cp_->kubectl(args);
+  return out.exit_code == 0 ? out.out : "exit " + std::to_string(out.exit_code) + ": " + out.err;
+}
+
+std::string ProductOnNode::diagnostics() const {
+  return cp_->kubectl({"get", "pods", "-A", "-o", "wide"}).out +
+         cp_->kubectl({"get", "events", "-A", "--sort-by=.lastTimestamp"}).out +
+         cp_->kubectl({"logs", "-n", "sriov-dra", "-l", "app.kubernetes.io/part-of=sriov-dra",
+                       "--prefix", "--tail=40"})
+             .out +
+         node_->logs();
+}
+
+std::string ProductOnNode::podYaml(const std::string& name, bool with_vf) const {
+  std::string yaml =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: " + kWorkloads +
+      "}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n"
+      "  - name: main\n    image: " +
+      std::string(RealNode::kSandboxImage) + "\n    command: [/bin/busybox, sleep, inf]\n";
+  if (!with_vf) return yaml;
+  return yaml +
+         "    resources:\n      claims: [{name: gpu-nic}]\n  resourceClaims:\n"
+         "  - {name: gpu-nic, resourceClaimTemplateName: gpu-nic-aligned}\n";
+}
+
+bool ProductOnNode::onHost(const std::string& netdev) {
+  return ip({"link", "show", netdev}).exit_code == 0;
+}
+
+}  // namespace sriovdra::testing

@@ -1,0 +1,66 @@
+#pragma once
+// The product installed the way a user installs it, on a real node of this machine, for the
+// `node` tests and the pod start benchmark: a control plane with controller-manager and
+// scheduler, a RealNode (kubelet + containerd) with our images, `kubectl apply -k
+// tests/node/overlay` (config/default, what manifests/install.yaml holds, with the agent's fixture
+// mounts), the reference policies, and a workload namespace with the reference
+// `gpu-nic-aligned` ResourceClaimTemplate and the NAD `cx6-vf` it names.
+//
+// Only the hardware is simulated: the agent's sysfs is a simulated A100 server's, an ifb
+// interface in the host's network namespace stands in for each VF's netdev, character devices
+// (/dev/null's numbers) for the VFs' RDMA device nodes, the NAD's host-device (declaring CNI's
+// deviceID capability, so it finds the VF's netdev by the PCI address the agent passes) for the
+// SR-IOV CNI, and the GPUs' ResourceSlices and kubelet plugin for the NVIDIA driver's.
+// Every failure throws std::runtime_error with what kubectl said, the pods, the Events, our
+// components' logs and the node's.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/control_plane.h"
+#include "support/gpu_kubelet_plugin.h"
+#include "support/real_node.h"
+
+namespace sriovdra::testing {
+
+class ProductOnNode {
+ public:
+  static constexpr const char* kWorkloads = "llm";  // the workload namespace
+  static constexpr const char* kNadAddress = "10.56.217.10/24";
+
+  // Needs root, SRIOV_DRA_IMAGES (scripts/build-images.sh --test-images) and
+  // SRIOV_DRA_CONTAINERD; waits until the operator and the agent are Ready and the node's VFs
+  // are published.
+  static std::unique_ptr<ProductOnNode> install();
+  ~ProductOnNode();
+
+  ControlPlane& cp() { return *cp_; }
+  RealNode& node() { return *node_; }
+  // The fixture root of the agent's sysfs (sys/ below it).
+  static std::string fixtureRoot();
+
+  // Runs kubectl (200 s at most); throws with diagnostics() when it fails.
+  std::string kubectl(const std::vector<std::string>& args) const;
+  // `kubectl get -n NS WHAT... -o jsonpath=PATH`, "" when it fails.
+  std::string jsonpath(const std::string& ns, std::vector<std::string> what,
+                       const std::string& path) const;
+  // `kubectl exec` in a workload pod: its output, or "exit N: <stderr>".
+  std::string exec(const std::string& pod, const std::vector<std::string>& command) const;
+  std::string diagnostics() const;
+
+  // A busybox pod in the workload namespace; with_vf: its claim "gpu-nic" from the template.
+  std::string podYaml(const std::string& name, bool with_vf) const;
+  // Whether the VF netdev (an ifb stand-in) is in the host's network namespace.
+  static bool onHost(const std::string& netdev);
+
+ private:
+  ProductOnNode() = default;
+  class StandIns;
+
+  std::unique_ptr<ControlPlane> cp_;
+  std::unique_ptr<RealNode> node_;
+  std::unique_ptr<StandIns> standins_;
+  std::unique_ptr<GpuKubeletPlugin> gpu_plugin_;
+};
+
+}  // namespace sriovdra::testing
