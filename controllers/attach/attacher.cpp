@@ -204,7 +204,7 @@ void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {
     if (it == checkpoint.claims.end()) continue;  // unprepared meanwhile: its status is gone
     const dra::PreparedClaim& c = it->second;
     Status st = plugin::writeDeviceStatuses(
-        *client_, {c.namespace_, c.name, c.uid}, options_.driver_name,
+        *client_, {.namespace_ = c.namespace_, .uid = c.uid, .name = c.name}, options_.driver_name,
         dra::deviceStatuses(c, options_.driver_name, records_.ofClaim(uid)), options_.status_retry);
     if (!st.isOk()) {
       SDRA_LOG_WARN << "writing the network data of ResourceClaim " << c.namespace_ << "/" << c.name

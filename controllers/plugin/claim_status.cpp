@@ -6,7 +6,7 @@
 
 namespace sriovdra::plugin {
 
-Status writeDeviceStatuses(kube::Client& client, const ClaimKey& claim, const std::string& driver,
+Status writeDeviceStatuses(kube::Client& client, const ClaimRef& claim, const std::string& driver,
                            const std::vector<api::AllocatedDeviceStatus>& ours,
                            std::chrono::milliseconds retry) {
   json::Document encoded(rapidjson::kArrayType);

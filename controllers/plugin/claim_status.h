@@ -15,16 +15,11 @@
 
 #include "api/resource.h"
 #include "kube/client.h"
+#include "plugin/dra_driver.h"
 
 namespace sriovdra::plugin {
 
-struct ClaimKey {
-  std::string namespace_;
-  std::string name;
-  std::string uid;
-};
-
-Status writeDeviceStatuses(kube::Client& client, const ClaimKey& claim, const std::string& driver,
+Status writeDeviceStatuses(kube::Client& client, const ClaimRef& claim, const std::string& driver,
                            const std::vector<api::AllocatedDeviceStatus>& ours,
                            std::chrono::milliseconds retry);
 

@@ -12,7 +12,7 @@
 #include "http/server.h"
 #include "nri/plugin.h"
 #include "plugin/grpc_server.h"
-#include "plugin/plugin.h"
+#include "plugin/kubelet_plugin.h"
 
 namespace sriovdra::process {
 namespace {
@@ -55,12 +55,12 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   bool standalone = o.kubelet_plugin && o.configuration_mode == "standalone";
   plugin::AttachRecords attach_records(o.state_dir + "/attach");
   std::unique_ptr<agent::Agent> agent;
-  auto plugin = std::make_shared<plugin::Plugin>(
+  auto plugin = std::make_shared<plugin::KubeletPlugin>(
       *client, sysfs,
       [&agent](const std::string& device) {
         return agent ? agent->advertised(device) : std::nullopt;
       },
-      plugin::PluginOptions{.driver_name = std::string(api::kDriverName),
+      plugin::KubeletPluginOptions{.driver_name = std::string(api::kDriverName),
                             .node_name = o.node,
                             .state_dir = o.state_dir,
                             .cdi_root = o.cdi_root,

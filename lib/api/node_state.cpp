@@ -223,4 +223,8 @@ Result<SriovNodeState> SriovNodeState::decode(const json::Value& v) {
   return s;
 }
 
+std::string describePf(const InterfaceExt& pf) {
+  return pf.name.empty() ? pf.pci_address : pf.name + " (" + pf.pci_address + ")";
+}
+
 }  // namespace sriovdra::api

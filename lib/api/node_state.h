@@ -102,6 +102,9 @@ struct InterfaceExt {
   bool operator==(const InterfaceExt&) const = default;
 };
 
+// "ibp14s0 (0000:0e:00.0)", or the PCI address of a PF without a netdev: how messages name a PF.
+std::string describePf(const InterfaceExt& pf);
+
 struct Gpu {
   std::string pci_address;
   std::string vendor;

@@ -16,10 +16,6 @@ std::vector<std::string> claimsOn(const api::InterfaceExt& pf, const PreparedVfs
   return {claims.begin(), claims.end()};
 }
 
-std::string describePf(const api::InterfaceExt& pf) {
-  return pf.name.empty() ? pf.pci_address : pf.name + " (" + pf.pci_address + ")";
-}
-
 }  // namespace
 
 bool Action::destructive() const {
@@ -62,7 +58,7 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
       continue;
     }
     const api::InterfaceExt& pf = *it->second;
-    std::string who = describePf(pf);
+    std::string who = api::describePf(pf);
     // Settings this agent does not change on the host are checked, never silently ignored.
     if (!itf.link_type.empty() && !pf.link_type.empty() &&
         !equalsIgnoreCase(itf.link_type, pf.link_type)) {
@@ -163,8 +159,8 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     if (!claims.empty()) {
       plan.configured.insert(pci);  // still ours until it can be reset
       plan.blocked.push_back({pci, claims,
-                              describePf(pf) + " left the spec but has VFs prepared for pods; "
-                                               "resetting it would destroy them"});
+                              api::describePf(pf) + " left the spec but has VFs prepared for pods; "
+                                                    "resetting it would destroy them"});
       continue;
     }
     if (pf.num_vfs > 0) plan.actions.push_back({Action::Kind::kSetNumVfs, pci, pci, "0", ""});

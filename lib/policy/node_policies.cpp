@@ -137,7 +137,7 @@ InterfacesResult renderInterfaces(const api::Node& node,
                    std::to_string(old_priority) + ", 0 is highest)";
           }
           out.conflicts.push_back(
-              {{kNodePolicyKind, gr.policy_name}, p->metadata.name, describePf(*pf), why});
+              {{kNodePolicyKind, gr.policy_name}, p->metadata.name, api::describePf(*pf), why});
         }
         if (kept || equal_priority) {
           result.mtu = std::max(result.mtu, old.iface.mtu);
@@ -158,10 +158,6 @@ InterfacesResult renderInterfaces(const api::Node& node,
     out.interfaces.push_back(std::move(slot.iface));
   }
   return out;
-}
-
-std::string describePf(const api::InterfaceExt& pf) {
-  return pf.name.empty() ? pf.pci_address : pf.name + " (" + pf.pci_address + ")";
 }
 
 }  // namespace sriovdra::policy

@@ -84,7 +84,4 @@ struct RenderResult {
 
 RenderResult render(const RenderInput& in);
 
-// "ibp14s0 (0000:0e:00.0)".
-std::string describePf(const api::InterfaceExt& pf);
-
 }  // namespace sriovdra::policy

@@ -1,4 +1,4 @@
-#include "plugin/plugin.h"
+#include "plugin/kubelet_plugin.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -69,8 +69,8 @@ Status removeIfPresent(const std::string& path) {
 
 }  // namespace
 
-Plugin::Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-               AdvertisedLookup advertised, PluginOptions options, VhostNetLookup vhost_net)
+KubeletPlugin::KubeletPlugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
+               AdvertisedLookup advertised, KubeletPluginOptions options, VhostNetLookup vhost_net)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       advertised_(std::move(advertised)),
@@ -97,9 +97,9 @@ Plugin::Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs
                           .Add({});
 }
 
-Plugin::~Plugin() = default;
+KubeletPlugin::~KubeletPlugin() = default;
 
-Status Plugin::load() {
+Status KubeletPlugin::load() {
   std::string path = options_.state_dir + "/checkpoint.json";
   auto text = readFile(path);
   if (!text.ok()) {
@@ -122,7 +122,7 @@ Status Plugin::load() {
   return Status::ok();
 }
 
-Status Plugin::save() {
+Status KubeletPlugin::save() {
   // cp_mu_ held by the caller.
   std::error_code ec;
   std::filesystem::create_directories(options_.state_dir, ec);
@@ -130,14 +130,14 @@ Status Plugin::save() {
   return writeFileAtomic(options_.state_dir + "/checkpoint.json", checkpoint_.encode(), 0600);
 }
 
-host::PreparedVfs Plugin::prepared() const {
+host::PreparedVfs KubeletPlugin::prepared() const {
   std::lock_guard lock(cp_mu_);
   return checkpoint_.preparedVfs();
 }
 
-std::unique_lock<std::mutex> Plugin::holdHost() { return std::unique_lock(host_mu_); }
+std::unique_lock<std::mutex> KubeletPlugin::holdHost() { return std::unique_lock(host_mu_); }
 
-Result<host::PreparedVfs> Plugin::inUse() const {
+Result<host::PreparedVfs> KubeletPlugin::inUse() const {
   host::PreparedVfs out = prepared();
   auto listed = client_->listAll(api::resources::kResourceClaims, "");
   if (!listed.ok()) {
@@ -174,12 +174,12 @@ Result<host::PreparedVfs> Plugin::inUse() const {
   return out;
 }
 
-dra::Checkpoint Plugin::checkpoint() const {
+dra::Checkpoint KubeletPlugin::checkpoint() const {
   std::lock_guard lock(cp_mu_);
   return checkpoint_;
 }
 
-std::map<std::string, PrepareResult> Plugin::prepare(const std::vector<ClaimRef>& claims) {
+std::map<std::string, PrepareResult> KubeletPlugin::prepare(const std::vector<ClaimRef>& claims) {
   std::lock_guard calls(calls_mu_);
   auto start = Steady::now();
   std::map<std::string, PrepareResult> out;
@@ -199,7 +199,7 @@ std::map<std::string, PrepareResult> Plugin::prepare(const std::vector<ClaimRef>
   return out;
 }
 
-std::map<std::string, std::string> Plugin::unprepare(const std::vector<ClaimRef>& claims) {
+std::map<std::string, std::string> KubeletPlugin::unprepare(const std::vector<ClaimRef>& claims) {
   std::lock_guard calls(calls_mu_);
   auto start = Steady::now();
   std::map<std::string, std::string> out;
@@ -216,7 +216,7 @@ std::map<std::string, std::string> Plugin::unprepare(const std::vector<ClaimRef>
   return out;
 }
 
-std::vector<PreparedDeviceResult> Plugin::results(const dra::PreparedClaim& claim) const {
+std::vector<PreparedDeviceResult> KubeletPlugin::results(const dra::PreparedClaim& claim) const {
   std::vector<PreparedDeviceResult> out;
   for (const auto& d : claim.devices) {
     out.push_back({d.request_names, d.pool, d.device, d.cdi_device_ids});
@@ -226,7 +226,7 @@ std::vector<PreparedDeviceResult> Plugin::results(const dra::PreparedClaim& clai
 
 // Prepare = fetch what planPrepare() needs, call it, then apply the plan: record the claim
 // (Preparing), bind, write the CDI specs and device-info files, record it Prepared, report.
-Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& ref) {
+Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(const ClaimRef& ref) {
   {
     std::lock_guard lock(cp_mu_);
     auto it = checkpoint_.claims.find(ref.uid);
@@ -268,7 +268,7 @@ Result<std::vector<PreparedDeviceResult>> Plugin::prepareClaim(const ClaimRef& r
   return results(pc);
 }
 
-Result<api::ResourceClaim> Plugin::readClaim(const ClaimRef& ref) {
+Result<api::ResourceClaim> KubeletPlugin::readClaim(const ClaimRef& ref) {
   const std::string who = "ResourceClaim " + claimName(ref);
   auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
   if (!got.ok()) {
@@ -280,7 +280,7 @@ Result<api::ResourceClaim> Plugin::readClaim(const ClaimRef& ref) {
   return claim;
 }
 
-dra::PrepareInput Plugin::gather(const ClaimRef& ref, const api::ResourceClaim& claim,
+dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::ResourceClaim& claim,
                                  dra::PreparedClaim& earlier) {
   dra::PrepareInput input{.claim = &claim,
                           .expected_uid = ref.uid,
@@ -305,7 +305,7 @@ dra::PrepareInput Plugin::gather(const ClaimRef& ref, const api::ResourceClaim& 
   return input;
 }
 
-Status Plugin::applyPlan(dra::PreparePlan& plan) {
+Status KubeletPlugin::applyPlan(dra::PreparePlan& plan) {
   dra::PreparedClaim& pc = plan.claim;
   const std::string who = "ResourceClaim " + pc.namespace_ + "/" + pc.name;
   std::vector<dra::CdiDevice> cdi_devices;
@@ -349,7 +349,7 @@ Status Plugin::applyPlan(dra::PreparePlan& plan) {
   return Status::ok();
 }
 
-Status Plugin::undo(const dra::PreparedClaim& pc, Status error) {
+Status KubeletPlugin::undo(const dra::PreparedClaim& pc, Status error) {
   Status restored = restoreDrivers(pc);
   Status removed = removeFiles(pc);
   std::lock_guard lock(cp_mu_);
@@ -368,7 +368,7 @@ Status Plugin::undo(const dra::PreparedClaim& pc, Status error) {
                                   "recorded, unprepare retries): " + undone.message());
 }
 
-Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
+Status KubeletPlugin::restoreDrivers(const dra::PreparedClaim& claim) {
   for (const auto& d : claim.devices) {
     if (!d.config.targetDriver()) continue;  // the plugin never changed its driver
     auto current = host::readVfAccess(*sysfs_, d.pci_address);
@@ -389,14 +389,14 @@ Status Plugin::restoreDrivers(const dra::PreparedClaim& claim) {
   return Status::ok();
 }
 
-Status Plugin::removeFiles(const dra::PreparedClaim& claim) {
+Status KubeletPlugin::removeFiles(const dra::PreparedClaim& claim) {
   for (const auto& d : claim.devices) {
     if (!d.device_info_path.empty()) SDRA_RETURN_IF_ERROR(removeIfPresent(d.device_info_path));
   }
   return removeIfPresent(options_.cdi_root + "/" + dra::cdiSpecFileName(claim.uid));
 }
 
-Status Plugin::writePodSpec(const std::string& pod_uid) {
+Status KubeletPlugin::writePodSpec(const std::string& pod_uid) {
   // cp_mu_ held by the caller.
   std::string path = options_.cdi_root + "/" + dra::cdiSpecFileName(pod_uid);
   auto addresses = checkpoint_.podAddresses(pod_uid);
@@ -405,7 +405,7 @@ Status Plugin::writePodSpec(const std::string& pod_uid) {
       path, json::dump(dra::cdiSpec({dra::podCdiDevice(pod_uid, addresses)})) + "\n", 0644);
 }
 
-Status Plugin::unprepareClaim(const std::string& uid) {
+Status KubeletPlugin::unprepareClaim(const std::string& uid) {
   std::optional<dra::PreparedClaim> recorded;
   {
     std::lock_guard lock(cp_mu_);
@@ -426,7 +426,7 @@ Status Plugin::unprepareClaim(const std::string& uid) {
   return writePodSpec(claim.pod_uid);
 }
 
-Status Plugin::cleanUpUnrecorded(const std::string& uid) {
+Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
   const std::string spec_path = options_.cdi_root + "/" + dra::cdiSpecFileName(uid);
   auto text = readFile(spec_path);
   if (!text.ok()) {
@@ -478,13 +478,16 @@ Status Plugin::cleanUpUnrecorded(const std::string& uid) {
   return Status::ok();
 }
 
-void Plugin::writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared) {
+void KubeletPlugin::writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared) {
   auto attached = options_.attach_records ? options_.attach_records->ofClaim(prepared.uid)
                                           : std::vector<dra::AttachedInterface>{};
-  Status st = writeDeviceStatuses(
-      *client_, {claim.metadata.namespace_, claim.metadata.name, claim.metadata.uid},
-      options_.driver_name, dra::deviceStatuses(prepared, options_.driver_name, attached),
-      options_.status_retry);
+  Status st = writeDeviceStatuses(*client_,
+                                  {.namespace_ = claim.metadata.namespace_,
+                                   .uid = claim.metadata.uid,
+                                   .name = claim.metadata.name},
+                                  options_.driver_name,
+                                  dra::deviceStatuses(prepared, options_.driver_name, attached),
+                                  options_.status_retry);
   if (!st.isOk()) {
     SDRA_LOG_ERROR << "writing status.devices of ResourceClaim " << claim.metadata.namespace_ << "/"
                    << claim.metadata.name << ": " << st.toString()

@@ -41,7 +41,7 @@ class Histogram;
 
 namespace sriovdra::plugin {
 
-struct PluginOptions {
+struct KubeletPluginOptions {
   std::string driver_name;
   std::string node_name;
   std::string state_dir;                  // checkpoint.json
@@ -59,11 +59,11 @@ using AdvertisedLookup = std::function<std::optional<api::SliceDevice>(const std
 // True when the VF (PCI address) belongs to a node-policy VF group with needVhostNet.
 using VhostNetLookup = std::function<bool(const std::string& pci_address)>;
 
-class Plugin : public DraDriver, public host::PreparedSource {
+class KubeletPlugin : public DraDriver, public host::PreparedSource {
  public:
-  Plugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-         AdvertisedLookup advertised, PluginOptions options, VhostNetLookup vhost_net = nullptr);
-  ~Plugin() override;
+  KubeletPlugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
+         AdvertisedLookup advertised, KubeletPluginOptions options, VhostNetLookup vhost_net = nullptr);
+  ~KubeletPlugin() override;
 
   // Reads the checkpoint. A corrupt one is moved aside (its name is in the error) and the plugin
   // starts empty; the caller reports it.
@@ -105,7 +105,7 @@ class Plugin : public DraDriver, public host::PreparedSource {
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
   AdvertisedLookup advertised_;
-  const PluginOptions options_;
+  const KubeletPluginOptions options_;
   VhostNetLookup vhost_net_;
 
   std::mutex calls_mu_;       // one prepare/unprepare at a time
