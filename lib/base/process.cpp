@@ -1,5 +1,6 @@
 #include "base/process.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -12,6 +13,7 @@
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,7 +58,7 @@ class FileActions {
   posix_spawn_file_actions_t fa_{};
 };
 
-Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa) {
+Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa, bool own_group = false) {
   if (spec.argv.empty()) return Status(Code::kInvalidArgument, "no command given");
   std::vector<std::string> argv = spec.argv;
   std::vector<std::string> env = childEnv(spec);
@@ -75,6 +77,10 @@ Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa) {
   posix_spawnattr_setsigdefault(&attr, &defaults);
   short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (spec.new_session) flags |= POSIX_SPAWN_SETSID;
+  if (own_group) {
+    flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&attr, 0);
+  }
   posix_spawnattr_setflags(&attr, flags);
   pid_t pid = -1;
   int rc = posix_spawnp(&pid, argv[0].c_str(), fa.get(), &attr, argvp.data(), envp.data());
@@ -110,7 +116,7 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
   }
   posix_spawn_file_actions_adddup2(fa.get(), out_pipe[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(fa.get(), err_pipe[1], STDERR_FILENO);
-  auto pid = spawnWith(spec, fa);
+  auto pid = spawnWith(spec, fa, /*own_group=*/true);
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (in_pipe[0] >= 0) ::close(in_pipe[0]);
@@ -122,9 +128,11 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
   }
 
   ProcessOutput result;
-  // stdout, stderr, and the stdin still to write (-1 when there is none or it is written).
-  std::array<pollfd, 3> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0},
-                            pollfd{in_pipe[1], POLLOUT, 0}};
+  // stdout, stderr, the stdin still to write (-1 when there is none or it is written), and the
+  // child itself (a pidfd turns readable when it exits).
+  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, *pid, 0));
+  std::array<pollfd, 4> fds{pollfd{out_pipe[0], POLLIN, 0}, pollfd{err_pipe[0], POLLIN, 0},
+                            pollfd{in_pipe[1], POLLOUT, 0}, pollfd{pidfd, POLLIN, 0}};
   std::array<std::string*, 2> sinks{&result.out, &result.err};
   size_t written = 0;
   if (fds[2].fd >= 0 && spec.stdin_data->empty()) {
@@ -134,7 +142,8 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
   auto deadline = std::chrono::steady_clock::now() + timeout;
   Status failure;
   int open_fds = 2;
-  while (open_fds > 0 && failure.isOk()) {
+  bool exited = pidfd < 0;  // without a pidfd (kernels before 5.3), wait for the outputs to close
+  while (failure.isOk() && open_fds > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
@@ -142,8 +151,16 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
                                            std::to_string(timeout.count()) + " ms");
       break;
     }
-    int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    // Once the child exited, only what its outputs already hold is read: a process it left
+    // behind may keep them open.
+    int n =
+        ::poll(fds.data(), fds.size(), exited && pidfd >= 0 ? 0 : static_cast<int>(left.count()));
     if (n < 0 && errno != EINTR) failure = Status::fromErrno(errno, "poll");
+    if (n == 0 && exited && pidfd >= 0) break;
+    if (fds[3].fd >= 0 && (fds[3].revents & POLLIN) != 0) {
+      exited = true;
+      fds[3].fd = -1;  // closed below
+    }
     if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
       ssize_t put = ::send(fds[2].fd, spec.stdin_data->data() + written,
                            spec.stdin_data->size() - written, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -170,13 +187,39 @@ Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseco
       }
     }
   }
-  for (auto& f : fds) {
-    if (f.fd >= 0) ::close(f.fd);
+  for (size_t i = 0; i < 3; ++i) {
+    if (fds[i].fd >= 0) ::close(fds[i].fd);
   }
-  if (!failure.isOk()) ::kill(*pid, SIGKILL);
+  // A failed run takes its whole process group with it: a plugin's children, too.
+  if (!failure.isOk()) ::kill(-*pid, SIGKILL);
+  // The outputs closed (or the child exited) but it may still run: wait within the deadline.
   int status = 0;
-  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  while (failure.isOk()) {
+    pid_t r = ::waitpid(*pid, &status, WNOHANG);
+    if (r == *pid || (r < 0 && errno != EINTR)) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      failure =
+          Status(Code::kTimeout, spec.argv[0] + " closed its output but did not exit within " +
+                                     std::to_string(timeout.count()) + " ms");
+      ::kill(-*pid, SIGKILL);
+      break;
+    }
+    struct pollfd child {
+      pidfd, POLLIN, 0
+    };
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (pidfd >= 0) {
+      ::poll(&child, 1, static_cast<int>(std::max<int64_t>(left.count(), 1)));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
+  if (!failure.isOk()) {
+    while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
   if (!failure.isOk()) return failure;
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;

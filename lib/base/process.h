@@ -38,7 +38,11 @@ struct ProcessOutput {
 };
 
 // Runs to completion with stdin from /dev/null, capturing stdout and stderr (each bounded by
-// max_output bytes; more is an error). The child is killed when the timeout passes.
+// max_output bytes; more is an error). The child runs in a process group of its own; the timeout
+// bounds the whole run, also a child that closed its outputs and keeps running, and when it
+// passes (or the output is too large) the whole group is killed (SIGKILL): a plugin's own
+// children too. Once the child exited, what its outputs hold is read and a process it left behind
+// holding them open is not waited for.
 Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseconds timeout,
                                  size_t max_output = 1 << 20);
 

@@ -1,11 +1,15 @@
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "base/base64.h"
+#include "base/files.h"
 #include "base/json.h"
 #include "base/names.h"
 #include "base/process.h"
 #include "base/time.h"
 #include "base/yaml.h"
+#include "support/temp_dir.h"
 
 using namespace sriovdra;
 
@@ -321,4 +325,40 @@ TEST_CASE("JSON is re-indented as Go's json.Indent does, tokens verbatim", "[jso
         "[\n\t1,\n\t[\n\t\t2,\n\t\t{\n\t\t\t\"k\": "
         "[\n\t\t\t\ttrue,\n\t\t\t\tnull\n\t\t\t]\n\t\t}\n\t]\n]");
   CHECK(json::indentLikeGo("\"s\\\\\"", "  ") == "\"s\\\\\"");
+}
+
+TEST_CASE(
+    "a child that closes its outputs and keeps running is killed at the deadline, with its "
+    "process group",
+    "[process][unit]") {
+  testing::TempDir dir;
+  std::string pid_file = dir.path() + "/grandchild.pid";
+  // The child starts a grandchild, closes stdout and stderr, and sleeps: EOF comes long before
+  // the child exits.
+  auto hung = runProcess({.argv = {"sh", "-c",
+                                   "sleep 300 >/dev/null 2>&1 & echo $! > " + pid_file +
+                                       "; exec >&- 2>&-; sleep 300"}},
+                         std::chrono::milliseconds(500));
+  REQUIRE_FALSE(hung.ok());
+  CHECK(hung.status().code() == Code::kTimeout);
+  CHECK_THAT(hung.status().message(), Catch::Contains("did not exit within 500 ms"));
+  pid_t grandchild = std::stoi(readFile(pid_file).valueOr("0"));
+  REQUIRE(grandchild > 0);
+  // Killed with the group: gone, or a zombie until whoever adopted it reaps it.
+  auto alive = [&] {
+    std::string stat = readFile("/proc/" + std::to_string(grandchild) + "/stat").valueOr("");
+    auto state = stat.find(") ");
+    return state != std::string::npos && stat[state + 2] != 'Z';
+  };
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (alive() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK_FALSE(alive());
+
+  // A child that leaves a process behind holding its stdout is done when it exits.
+  auto left = runProcess({.argv = {"sh", "-c", "sleep 2 & echo done"}}, std::chrono::seconds(30));
+  REQUIRE(left.ok());
+  CHECK(left->exit_code == 0);
+  CHECK(left->out == "done\n");
 }
