@@ -199,8 +199,9 @@ class HttpSession final : public Session {
                              });
   }
 
+  // Still waiting for a request: until its body is in, the connection may be closed to make
+  // room (a peer trickling a body must not hold a slot a health probe needs).
   void readBody() {
-    markWaiting(false);
     lowest().expires_after(deadlines().body);
     bhttp::async_read(
         stream_, buffer_, *parser_,
@@ -210,6 +211,8 @@ class HttpSession final : public Session {
   void onRequest(boost::system::error_code ec) {
     if (ec == bhttp::error::body_limit) return tooLarge();
     if (ec) return finish();
+    if (closing_) return finish();  // evicted while its body came in
+    markWaiting(false);
     lowest().expires_never();
     auto& req = parser_->get();
     keep_alive_ = req.keep_alive();

@@ -9,9 +9,10 @@
 // server), so a slow handler never stalls reading or writing other connections.
 //
 // At max_connections a new connection makes room by closing the connection that has waited
-// longest for a request (idle keep-alive, or a peer that never sent one); only when every
-// connection has a request in progress is the new one refused. Idle or slow peers therefore
-// cannot starve /healthz, /metrics or the webhook.
+// longest for a request (idle keep-alive, a peer that never sent one, or one still sending a
+// request's header or body); only when every connection has a request in its handler or
+// response is the new one refused. Idle or slow peers therefore cannot starve /healthz,
+// /metrics or the webhook.
 //
 // stop() closes the listener and the idle connections, lets requests in progress finish (within
 // their deadlines) and returns when every thread it started has been joined. Handlers must be

@@ -106,6 +106,23 @@ TEST_CASE("idle peers cannot starve the server: the longest waiting connection m
   CHECK(idle.front()->readUntilClosed(5s).second);
 }
 
+TEST_CASE("peers that send a header and then a slow body are evicted like idle ones",
+          "[http][unit]") {
+  auto server =
+      http::Server::start({.bind_address = "127.0.0.1:0", .max_connections = 8}, healthz());
+  REQUIRE(server.ok());
+  auto slow = idleConnections((*server)->port(), 32);
+  for (const auto& c : slow) {
+    c->send("POST /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\nx");
+  }
+  for (int i = 0; i < 3; ++i) {
+    auto got = plainGet((*server)->port(), "/healthz");
+    REQUIRE(got.ok());
+    CHECK(got->status == 200);
+  }
+  CHECK(slow.front()->readUntilClosed(5s).second);
+}
+
 TEST_CASE("TLS peers that never handshake cannot starve the server either", "[http][unit]") {
   ServingCert cert;
   auto server = http::Server::start(
