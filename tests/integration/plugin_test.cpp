@@ -539,6 +539,13 @@ TEST_CASE("an agent writes the status only of claims of its own node, and never 
   REQUIRE_FALSE(forged.ok());
   CHECK_THAT(forged.status().message(),
              Catch::Contains("may only write its own node's ResourceSlices and SriovNodeState"));
+  // Its own nodeName but another node's pool: that node's devices would count as allocated.
+  api::ResourceSliceSpec other_pool{
+      .driver = kDriver, .pool = {p.node + "-other", 1, 1}, .node_name = p.node};
+  forged = testing::createSlice(**agent, p.node + "-other-pool-slice", other_pool);
+  REQUIRE_FALSE(forged.ok());
+  CHECK_THAT(forged.status().message(),
+             Catch::Contains("may only publish the pool " + p.node + ", not " + p.node + "-other"));
   api::ResourceSliceSpec other_driver{
       .driver = testing::kGpuDriver, .pool = {p.node, 1, 1}, .node_name = p.node};
   forged = testing::createSlice(**agent, p.node + "-gpu-slice", other_driver);
