@@ -26,7 +26,7 @@ Attacher::Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkp
       checkpoint_(std::move(checkpoint)),
       records_(records),
       options_(std::move(options)),
-      cni_(options_.cni_timeout),
+      cni_(options_.cni_timeout, dra::kMaxCniResultBytes),
       sync_worker_([this](const std::stop_token& stop) { syncLoop(stop); }) {}
 
 Attacher::~Attacher() {
@@ -82,6 +82,12 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
   auto nad = api::NetworkAttachmentDefinition::decode(*got);
   if (!nad.ok()) return Status(Code::kInvalidArgument, who + ": " + nad.status().message());
   if (nad->config.empty()) return Status(Code::kInvalidArgument, who + " has no spec.config");
+  if (nad->config.size() > dra::kMaxCniConfigBytes) {
+    return Status(Code::kTooLarge, who + ": spec.config is " + std::to_string(nad->config.size()) +
+                                       " bytes, over the " +
+                                       std::to_string(dra::kMaxCniConfigBytes) +
+                                       " the agent records to run CNI DEL with later");
+  }
   auto parsed = cni::parseNetworkConfig(nad->config);
   if (!parsed.ok()) return Status(Code::kInvalidArgument, who + ": " + parsed.status().message());
   if (Status st = cni::checkAllowed(*parsed, options_.allowed); !st.isOk()) {

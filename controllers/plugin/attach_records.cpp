@@ -26,7 +26,7 @@ std::string AttachRecords::path(const std::string& sandbox) const {
 }
 
 Result<std::optional<dra::AttachRecord>> AttachRecords::loadLocked(const std::string& file) const {
-  auto text = readFile(file, 4u << 20);
+  auto text = readFile(file, dra::kMaxRecordBytes);
   if (!text.ok()) {
     if (text.status().code() == Code::kNotFound) return std::optional<dra::AttachRecord>();
     return text.status();
@@ -63,10 +63,17 @@ Status AttachRecords::save(const dra::AttachRecord& record) const {
     if (ec) return Status::fromErrno(ec.value(), "removing " + file);
     return Status::ok();
   }
+  std::string text = record.encode();
+  if (text.size() > dra::kMaxRecordBytes) {
+    return Status(Code::kTooLarge,
+                  "the attach record of pod " + record.pod_namespace + "/" + record.pod_name +
+                      " would be " + std::to_string(text.size()) + " bytes, over the " +
+                      std::to_string(dra::kMaxRecordBytes) + " an agent reads back; not written");
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return Status::fromErrno(ec.value(), "creating " + dir_);
-  return writeFileAtomic(file, record.encode(), 0600);
+  return writeFileAtomic(file, text, 0600);
 }
 
 std::vector<dra::AttachRecord> AttachRecords::all(std::vector<std::string>* problems) const {

@@ -17,7 +17,8 @@ class AttachRecords {
   explicit AttachRecords(std::string dir) : dir_(std::move(dir)) {}
   // nullopt when the sandbox has none; an unreadable file is an error (and moved aside).
   Result<std::optional<dra::AttachRecord>> load(const std::string& sandbox) const;
-  // Writes the record, or removes the file when it has no interfaces left.
+  // Writes the record, or removes the file when it has no interfaces left. A record over
+  // dra::kMaxRecordBytes is not written (kTooLarge): it could not be read back.
   Status save(const dra::AttachRecord& record) const;
   // Every readable record (unreadable ones are moved aside and named in `problems`).
   std::vector<dra::AttachRecord> all(std::vector<std::string>* problems = nullptr) const;

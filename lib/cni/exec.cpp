@@ -28,7 +28,7 @@ Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Com
   spec.argv = {binary};
   spec.env = environment(command, args);
   spec.stdin_data = pluginInput(config, index, prev_result);
-  auto out = runProcess(spec, timeout_);
+  auto out = runProcess(spec, timeout_, max_output_);
   if (!out.ok())
     return Status(out.status().code(), "CNI plugin " + type + ": " + out.status().message());
   if (out->exit_code != 0) {

@@ -18,8 +18,10 @@ namespace sriovdra::cni {
 
 class Executor {
  public:
-  explicit Executor(std::chrono::milliseconds timeout = std::chrono::seconds(60))
-      : timeout_(timeout) {}
+  // A plugin's output over max_output bytes fails it (kInvalidArgument), as a crash would.
+  explicit Executor(std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                    size_t max_output = 1u << 20)
+      : timeout_(timeout), max_output_(max_output) {}
   Result<std::string> add(const NetworkConfig& config, const RuntimeArgs& args) const;
   Status del(const NetworkConfig& config, const RuntimeArgs& args,
              const std::string& add_result) const;
@@ -30,6 +32,7 @@ class Executor {
                           const RuntimeArgs& args, const std::string& prev_result) const;
 
   std::chrono::milliseconds timeout_;
+  size_t max_output_;
 };
 
 }  // namespace sriovdra::cni

@@ -55,6 +55,13 @@ struct AttachedInterface {
   bool operator==(const AttachedInterface&) const = default;
 };
 
+// What one record keeps per interface, and the whole record: bounded, so that every record
+// written can be read back (a NAD's configuration or a CNI result larger than this is refused at
+// attach time, before CNI ADD or undone right after it).
+inline constexpr size_t kMaxCniConfigBytes = 64u << 10;
+inline constexpr size_t kMaxCniResultBytes = 64u << 10;
+inline constexpr size_t kMaxRecordBytes = 4u << 20;
+
 struct AttachRecord {
   std::string sandbox;  // the pod sandbox ID
   std::string pod_uid;

@@ -60,9 +60,10 @@ struct AttachEnv {
   // CNI plugins from <kubelet>/cni (the tests' own) and Debian's. host-device stands in for the
   // SR-IOV CNI (which needs a real VF), so it is allowed here; nothing else of Debian's is.
   std::unique_ptr<testing::OperatorProcess> startAgent() {
-    return env.startAgent(node, "a100-reference", kubelet.path(), "",
-                          {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
-                           "--cni-plugins=sriov,host-device,hang", "--cni-ipam-plugins=static"});
+    return env.startAgent(
+        node, "a100-reference", kubelet.path(), "",
+        {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
+         "--cni-plugins=sriov,host-device,hang,chatty", "--cni-ipam-plugins=static"});
   }
 
   // A NAD in the test namespace: host-device moving the VF's netdev, with a static address.
@@ -194,6 +195,14 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
+  // A plugin whose ADD result is larger than an attach record keeps (DEL succeeds).
+  std::filesystem::create_directories(a.kubelet.path() + "/cni");
+  REQUIRE(writeFileAtomic(a.kubelet.path() + "/cni/chatty",
+                          "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] && "
+                          "printf '{\"cniVersion\":\"1.0.0\",\"padding\":\"%070000d\"}' 0\n"
+                          "exit 0\n",
+                          0755)
+              .isOk());
   struct Row {
     std::string name;
     std::string nad;  // "" = none created
@@ -214,6 +223,12 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
        R"({"cniVersion":"1.0.0","name":"x","type":"host-device","device":")" + kVfNetdev +
            R"(","ipam":{"type":"host-local","ranges":[[{"subnet":"10.9.1.0/24"}]]}})",
        "", "IPAM plugin \"host-local\" is not allowed on this node"},
+      {"configuration too large to record",
+       R"({"cniVersion":"1.0.0","name":"x","type":"host-device","device":")" + kVfNetdev +
+           R"(","padding":")" + std::string(70000, 'a') + R"("})",
+       "", "spec.config is 70"},
+      {"result too large to record", R"({"cniVersion":"1.0.0","name":"x","type":"chatty"})", "",
+       "wrote more than 65536 bytes"},
       {"host path not allowed",
        R"({"cniVersion":"1.0.0","name":"x","type":"host-device","device":")" + kVfNetdev +
            R"(","logFile":"/var/run/cdi/evil.json"})",

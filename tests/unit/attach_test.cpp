@@ -149,4 +149,19 @@ TEST_CASE("attach records on disk: saved, found by claim, removed empty, corrupt
   r.interfaces.clear();
   REQUIRE(records.save(r).isOk());
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/attach/sandbox-1.json"));
+  // A record too large to read back is not written, and the one on disk stays as it was.
+  r.interfaces.push_back({"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
+                          dra::AttachedInterface::State::kAdding, "{}", ""});
+  REQUIRE(records.save(r).isOk());
+  for (int i = 0; i < 70; ++i) {
+    r.interfaces.push_back({"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
+                            dra::AttachedInterface::State::kAttached,
+                            R"({"x":")" + std::string(dra::kMaxCniConfigBytes - 8, 'a') + "\"}",
+                            "{}"});
+  }
+  Status big = records.save(r);
+  CHECK(big.code() == Code::kTooLarge);
+  CHECK_THAT(big.message(), Catch::Contains("over the 4194304 an agent reads back"));
+  REQUIRE(*records.load("sandbox-1"));
+  CHECK((*records.load("sandbox-1"))->interfaces.size() == 1);
 }
