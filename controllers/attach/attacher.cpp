@@ -41,17 +41,28 @@ bool Attacher::synchronizing() const {
 
 void Attacher::syncLoop(const std::stop_token& stop) {
   while (true) {
-    std::vector<nri::Pod> pods;
+    Snapshot snapshot;
     {
       std::unique_lock lock(sync_mu_);
       sync_running_ = false;
       if (!sync_cv_.wait(lock, stop, [this] { return sync_pending_.has_value(); })) return;
-      pods = std::move(*sync_pending_);
+      snapshot = std::move(*sync_pending_);
       sync_pending_.reset();
       sync_running_ = true;
     }
-    reconcile(pods);
+    reconcile(snapshot);
   }
+}
+
+void Attacher::noteEvent(const std::string& sandbox) {
+  std::lock_guard lock(events_mu_);
+  last_event_[sandbox] = ++events_;
+}
+
+bool Attacher::newerThan(const std::string& sandbox, uint64_t events) const {
+  std::lock_guard lock(events_mu_);
+  auto it = last_event_.find(sandbox);
+  return it != last_event_.end() && it->second > events;
 }
 
 std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
@@ -127,7 +138,7 @@ Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterfa
   return cni_.del(*parsed, argsFor(record, i.if_name, options_.cni_bin_dirs), i.cni_result);
 }
 
-Status Attacher::attach(const nri::Pod& pod) {
+Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   auto wanted = dra::attachmentsFor(checkpoint_(), pod.uid);
   if (wanted.empty()) return Status::ok();
   if (pod.netns.empty()) {
@@ -138,6 +149,7 @@ Status Attacher::attach(const nri::Pod& pod) {
   }
   auto lock = lockOf(pod.id);
   std::lock_guard guard(*lock);
+  if (snapshot && newerThan(pod.id, *snapshot)) return Status::ok();
   auto loaded = records_.load(pod.id);
   if (!loaded.ok()) return loaded.status();
   dra::AttachRecord record =
@@ -219,42 +231,80 @@ void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {
   }
 }
 
-Status Attacher::runPodSandbox(const nri::Pod& pod) { return attach(pod); }
+Status Attacher::runPodSandbox(const nri::Pod& pod) {
+  noteEvent(pod.id);
+  return attach(pod);
+}
 
 Status Attacher::stopPodSandbox(const nri::Pod& pod) {
+  noteEvent(pod.id);
   auto lock = lockOf(pod.id);
   std::lock_guard guard(*lock);
   return detach(pod.id);
 }
 
-Status Attacher::removePodSandbox(const nri::Pod& pod) { return stopPodSandbox(pod); }
+Status Attacher::removePodSandbox(const nri::Pod& pod) {
+  Status st = stopPodSandbox(pod);
+  // Forgotten once no snapshot waits that could be older than this event.
+  std::lock_guard sync_lock(sync_mu_);
+  if (!sync_pending_ && !sync_running_) {
+    std::lock_guard lock(events_mu_);
+    last_event_.erase(pod.id);
+  }
+  return st;
+}
 
 Status Attacher::synchronize(const std::vector<nri::Pod>& pods) {
+  Snapshot snapshot{.events = 0, .pods = pods};
+  {
+    std::lock_guard lock(events_mu_);
+    snapshot.events = events_;
+  }
   {
     std::lock_guard lock(sync_mu_);
-    sync_pending_ = pods;
+    sync_pending_ = std::move(snapshot);
   }
   sync_cv_.notify_all();
   return Status::ok();
 }
 
-void Attacher::reconcile(const std::vector<nri::Pod>& pods) {
-  std::set<std::string> running;
-  for (const auto& p : pods) running.insert(p.id);
-  for (const auto& record : records_.all()) {
-    if (running.count(record.sandbox) != 0) continue;
-    auto lock = lockOf(record.sandbox);
+void Attacher::reconcile(const Snapshot& snapshot) {
+  std::vector<std::string> recorded, running;
+  for (const auto& record : records_.all()) recorded.push_back(record.sandbox);
+  std::map<std::string, const nri::Pod*> pods;
+  for (const auto& p : snapshot.pods) {
+    running.push_back(p.id);
+    pods[p.id] = &p;
+  }
+  std::set<std::string> newer;
+  for (const auto& sandbox : recorded) {
+    if (newerThan(sandbox, snapshot.events)) newer.insert(sandbox);
+  }
+  for (const auto& sandbox : running) {
+    if (newerThan(sandbox, snapshot.events)) newer.insert(sandbox);
+  }
+  auto plan = dra::planSync(recorded, running, newer);
+  for (const auto& sandbox : plan.detach) {
+    auto lock = lockOf(sandbox);
     std::lock_guard guard(*lock);
-    if (Status st = detach(record.sandbox); !st.isOk()) {
-      SDRA_LOG_WARN << "sandbox " << record.sandbox << " is gone: " << st.message();
+    if (newerThan(sandbox, snapshot.events)) continue;  // an event arrived meanwhile
+    if (Status st = detach(sandbox); !st.isOk()) {
+      SDRA_LOG_WARN << "sandbox " << sandbox << " is gone: " << st.message();
     }
   }
-  for (const auto& p : pods) {
-    if (Status st = attach(p); !st.isOk()) {
+  for (const auto& sandbox : plan.attach) {
+    const nri::Pod& p = *pods.at(sandbox);
+    if (Status st = attach(p, snapshot.events); !st.isOk()) {
       SDRA_LOG_WARN << "synchronizing pod " << podName(p) << ": " << st.message();
     }
   }
-  SDRA_LOG_INFO << "NRI: the " << pods.size() << " pod(s) the runtime has are attached as recorded";
+  {
+    // Events older than this snapshot can matter to no later one.
+    std::lock_guard lock(events_mu_);
+    std::erase_if(last_event_, [&](const auto& e) { return e.second <= snapshot.events; });
+  }
+  SDRA_LOG_INFO << "NRI: the " << snapshot.pods.size()
+                << " pod(s) the runtime has are attached as recorded";
 }
 
 }  // namespace sriovdra::attach

@@ -23,7 +23,9 @@
 //     RunPodSandbox would (attached late if the agent was down when they started; an interface
 //     recorded Adding is deleted with its recorded configuration and added again), and writes
 //     their claims' status again (an agent killed before the status write). Failures there are
-//     logged. A newer Synchronize replaces one not yet started.
+//     logged. A newer Synchronize replaces one not yet started. A pod event that arrived after
+//     the snapshot wins over it (dra::planSync): the worker never tears down what a newer
+//     RunPodSandbox attached, nor attaches what a newer StopPodSandbox detached.
 // A status write that fails is logged; the next event or Synchronize of the pod writes it again.
 // Thread-safe: events of one sandbox are serialized, different sandboxes run in parallel.
 #include <condition_variable>
@@ -74,9 +76,19 @@ class Attacher : public nri::PodHandler {
   Status removePodSandbox(const nri::Pod& pod) override;
 
  private:
-  Status attach(const nri::Pod& pod);
+  // A Synchronize's pods and the number of pod events seen when it arrived.
+  struct Snapshot {
+    uint64_t events = 0;
+    std::vector<nri::Pod> pods;
+  };
+  // With `snapshot`, nothing is done when an event newer than it arrived for the sandbox.
+  Status attach(const nri::Pod& pod, std::optional<uint64_t> snapshot = std::nullopt);
   void syncLoop(const std::stop_token& stop);
-  void reconcile(const std::vector<nri::Pod>& pods);
+  void reconcile(const Snapshot& snapshot);
+  // Counts a pod event as it arrives (before it waits for the sandbox's lock).
+  void noteEvent(const std::string& sandbox);
+  // Whether an event for the sandbox arrived after the first `events` events.
+  bool newerThan(const std::string& sandbox, uint64_t events) const;
   // CNI DEL of every interface the sandbox's record holds; the record keeps those that failed.
   Status detach(const std::string& sandbox);
   Status add(dra::AttachRecord& record, const dra::Attachment& a);
@@ -92,11 +104,14 @@ class Attacher : public nri::PodHandler {
   cni::Executor cni_;
   std::mutex locks_mu_;
   std::map<std::string, std::weak_ptr<std::mutex>> locks_;  // guarded by locks_mu_
+  mutable std::mutex events_mu_;
+  uint64_t events_ = 0;                         // guarded by events_mu_
+  std::map<std::string, uint64_t> last_event_;  // sandbox -> events_ at its last event; ditto
   mutable std::mutex sync_mu_;
   std::condition_variable_any sync_cv_;
-  std::optional<std::vector<nri::Pod>> sync_pending_;  // guarded by sync_mu_
-  bool sync_running_ = false;                          // guarded by sync_mu_
-  std::jthread sync_worker_;                           // last: stopped first
+  std::optional<Snapshot> sync_pending_;  // guarded by sync_mu_
+  bool sync_running_ = false;             // guarded by sync_mu_
+  std::jthread sync_worker_;              // last: stopped first
 };
 
 }  // namespace sriovdra::attach

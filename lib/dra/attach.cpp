@@ -51,6 +51,19 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
   return out;
 }
 
+SyncPlan planSync(const std::vector<std::string>& recorded, const std::vector<std::string>& running,
+                  const std::set<std::string>& newer) {
+  SyncPlan plan;
+  std::set<std::string> has(running.begin(), running.end());
+  for (const auto& sandbox : recorded) {
+    if (has.count(sandbox) == 0 && newer.count(sandbox) == 0) plan.detach.push_back(sandbox);
+  }
+  for (const auto& sandbox : running) {
+    if (newer.count(sandbox) == 0) plan.attach.push_back(sandbox);
+  }
+  return plan;
+}
+
 std::string AttachRecord::encode() const {
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();

@@ -20,6 +20,7 @@
 // for an attached VF, data {vfConfig, cniConfig, cniResult} and networkData {interfaceName,
 // ips, hardwareAddress}, as the reference driver writes them; networkData.interfaceName alone
 // when only the VfConfig names it.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,18 @@ struct AttachRecord {
   static Result<AttachRecord> decode(std::string_view text);
   const AttachedInterface* find(const std::string& claim_uid, const std::string& device) const;
 };
+
+// What a runtime's Synchronize asks: detach the recorded sandboxes it no longer has, attach the
+// ones it has (in its order). A snapshot can be older than a pod event the attacher saw after it
+// was taken (it waits for a worker): a sandbox in `newer` (an event arrived after the snapshot)
+// is left to that event, never torn down or attached by the older snapshot.
+struct SyncPlan {
+  std::vector<std::string> detach;
+  std::vector<std::string> attach;
+  bool operator==(const SyncPlan&) const = default;
+};
+SyncPlan planSync(const std::vector<std::string>& recorded, const std::vector<std::string>& running,
+                  const std::set<std::string>& newer);
 
 // `attached`: the attached interfaces of this claim (any sandbox).
 std::vector<api::AllocatedDeviceStatus> deviceStatuses(

@@ -165,3 +165,35 @@ TEST_CASE("attach records on disk: saved, found by claim, removed empty, corrupt
   REQUIRE(*records.load("sandbox-1"));
   CHECK((*records.load("sandbox-1"))->interfaces.size() == 1);
 }
+
+TEST_CASE("a Synchronize snapshot never overrides a pod event newer than itself",
+          "[dra][attach][unit]") {
+  struct Row {
+    std::string name;
+    std::vector<std::string> recorded, running;
+    std::set<std::string> newer;
+    dra::SyncPlan expected;
+  };
+  const std::vector<Row> rows = {
+      {"gone sandboxes are detached, running ones attached",
+       {"a", "b"},
+       {"b", "c"},
+       {},
+       {{"a"}, {"b", "c"}}},
+      {"a RunPodSandbox after the snapshot: not torn down though the snapshot lacks it",
+       {"a", "new"},
+       {"a"},
+       {"new"},
+       {{}, {"a"}}},
+      {"a StopPodSandbox after the snapshot: not attached again though the snapshot has it",
+       {"a"},
+       {"a", "stopped"},
+       {"stopped"},
+       {{}, {"a"}}},
+      {"an empty runtime detaches everything recorded", {"a", "b"}, {}, {}, {{"a", "b"}, {}}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    CHECK(dra::planSync(row.recorded, row.running, row.newer) == row.expected);
+  }
+}
