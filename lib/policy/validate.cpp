@@ -207,6 +207,12 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::Node*>& nodes,
                                    const std::vector<const api::SriovNodeState*>& states) {
   Findings f;
+  // Conflicts with other policies: the first kMaxConflictsListed are spelled out, the rest
+  // counted (10,000 overlapping policies must not make 10,000 messages for each).
+  size_t conflicts = 0;
+  auto conflict = [&](std::string message) {
+    if (++conflicts <= kMaxConflictsListed) f.errors.push_back(std::move(message));
+  };
   for (const auto* o : others) {
     if (o->metadata.name == p.metadata.name) continue;
     auto shared = sharedNodes(p, *o, nodes);
@@ -229,13 +235,13 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
           e.append(theirs).append(")").append(where).append(*same);
           e.append("; give them disjoint ranges such as ");
           e.append(a->name).append("#0-3 and ").append(a->name).append("#4-7");
-          f.errors.push_back(std::move(e));
+          conflict(std::move(e));
         }
         if (p.spec.externally_managed != o->spec.externally_managed) {
-          f.errors.push_back("policy " + quote(p.metadata.name) + ": PF " + a->name +
-                             " is shared with policy " + quote(o->metadata.name) + where + *same +
-                             ", which disagrees on externallyManaged; set it the same in "
-                             "both");
+          conflict("policy " + quote(p.metadata.name) + ": PF " + a->name +
+                   " is shared with policy " + quote(o->metadata.name) + where + *same +
+                   ", which disagrees on externallyManaged; set it the same in "
+                   "both");
         }
       }
     }
@@ -246,17 +252,24 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
         e.append(" is also selected by policy ").append(quote(o->metadata.name)).append(where);
         e.append(
             "; select each PF by address in one policy only (or use pfNames ranges to share it)");
-        f.errors.push_back(std::move(e));
+        conflict(std::move(e));
       }
     }
     if (o->spec.resource_name == p.spec.resource_name &&
         o->spec.exclude_topology != p.spec.exclude_topology) {
-      f.errors.push_back("policy " + quote(p.metadata.name) +
-                         ": excludeTopology differs from "
-                         "policy " +
-                         quote(o->metadata.name) + ", which has the same resourceName " +
-                         quote(p.spec.resource_name) + "; set it the same in both");
+      conflict("policy " + quote(p.metadata.name) +
+               ": excludeTopology differs from "
+               "policy " +
+               quote(o->metadata.name) + ", which has the same resourceName " +
+               quote(p.spec.resource_name) + "; set it the same in both");
     }
+  }
+  if (conflicts > kMaxConflictsListed) {
+    f.errors.push_back("policy " + quote(p.metadata.name) + ": " +
+                       std::to_string(conflicts - kMaxConflictsListed) +
+                       " more conflicts with other policies (" + std::to_string(conflicts) +
+                       " in all; the first " + std::to_string(kMaxConflictsListed) +
+                       " are listed)");
   }
   return f;
 }

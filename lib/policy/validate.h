@@ -29,7 +29,9 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p);
 // with a ranged one), rootDevices must differ, externallyManaged must agree on a shared PF, and
 // excludeTopology must agree for one resourceName. Two pfNames name one PF when they are equal
 // or are the name and an altName of a PF an agent reports on a shared node (stricter than
-// upstream, which compares the strings only).
+// upstream, which compares the strings only). The first kMaxConflictsListed conflicts are
+// errors of their own, the rest one error that counts them.
+inline constexpr size_t kMaxConflictsListed = 10;
 Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
                                    const std::vector<const api::Node*>& nodes,

@@ -107,6 +107,25 @@ TEST_CASE("overlapping VF ranges between policies on a shared node are rejected"
   }
 }
 
+TEST_CASE("a policy overlapping thousands of others gets ten messages and a count",
+          "[policy][validate][unit]") {
+  auto n = node("n1", {{"sriov", "true"}});
+  auto mine = NodePolicy("mine").pf("ibp14s0#0-3").get();
+  std::vector<api::SriovNetworkNodePolicy> many;
+  many.reserve(5000);
+  for (int i = 0; i < 5000; ++i) {
+    many.push_back(NodePolicy("p" + std::to_string(i)).pf("ibp14s0#0-3").get());
+  }
+  std::vector<const api::SriovNetworkNodePolicy*> others;
+  for (const auto& p : many) others.push_back(&p);
+  auto f = policy::validateNodePolicyAgainst(mine, others, {&n});
+  REQUIRE(f.errors.size() == policy::kMaxConflictsListed + 1);
+  CHECK_THAT(f.errors[0], Catch::Contains("overlaps policy \"p0\""));
+  CHECK(f.errors.back() ==
+        "policy \"mine\": 4990 more conflicts with other policies (5000 in all; the first 10 "
+        "are listed)");
+}
+
 TEST_CASE("overlapping ranges are refused before any node carries the labels",
           "[policy][validate][unit]") {
   auto a = NodePolicy("a").pf("ibp14s0#0-3").nodeSelector({{"pool", "x"}}).get();
