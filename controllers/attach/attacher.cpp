@@ -109,7 +109,8 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
   return config;
 }
 
-Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a) {
+Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a,
+                     cni::Executor::Deadline deadline) {
   auto config = nadConfig(a);
   if (!config.ok()) return config.status();
   auto parsed = cni::parseNetworkConfig(*config);
@@ -117,7 +118,7 @@ Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a) {
   record.interfaces.push_back({a.claim_uid, a.pool, a.device, a.pci_address, a.if_name,
                                dra::AttachedInterface::State::kAdding, *config, ""});
   SDRA_RETURN_IF_ERROR(records_.save(record));
-  auto result = cni_.add(*parsed, argsFor(record, a.if_name, options_.cni_bin_dirs));
+  auto result = cni_.add(*parsed, argsFor(record, a.if_name, options_.cni_bin_dirs), deadline);
   if (!result.ok()) {
     record.interfaces.pop_back();
     if (Status st = records_.save(record); !st.isOk()) SDRA_LOG_WARN << st.message();
@@ -139,6 +140,8 @@ Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterfa
 }
 
 Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
+  auto deadline = snapshot ? cni::Executor::Deadline::max()
+                           : std::chrono::steady_clock::now() + options_.attach_budget;
   auto wanted = dra::attachmentsFor(checkpoint_(), pod.uid);
   if (wanted.empty()) return Status::ok();
   if (pod.netns.empty()) {
@@ -170,10 +173,17 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
       auto& list = record.interfaces;
       list.erase(std::remove(list.begin(), list.end(), stale), list.end());
     }
-    if (Status st = add(record, a); !st.isOk()) {
-      failed = Status(st.code(), "attaching VF " + a.pci_address + " of ResourceClaim " +
-                                     a.claim_namespace + "/" + a.claim_name + " to pod " +
-                                     podName(pod) + " as " + a.if_name + ": " + st.message());
+    if (Status st = add(record, a, deadline); !st.isOk()) {
+      std::string message = "attaching VF " + a.pci_address + " of ResourceClaim " +
+                            a.claim_namespace + "/" + a.claim_name + " to pod " + podName(pod) +
+                            " as " + a.if_name + ": " + st.message();
+      if (st.code() == Code::kTimeout && !snapshot) {
+        message += " (the agent answers the runtime's RunPodSandbox within " +
+                   std::to_string(options_.attach_budget.count()) +
+                   " ms, --nri-attach-timeout, below its NRI request timeout; raise both for "
+                   "slower plugins)";
+      }
+      failed = Status(st.code(), message);
       break;
     }
   }

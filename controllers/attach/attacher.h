@@ -13,6 +13,9 @@
 //     detached again. Attached interfaces are skipped, so a repeated RunPodSandbox attaches
 //     nothing twice; an interface recorded Adding (the agent died during ADD) is deleted and
 //     added again.
+//   The CNI work of a RunPodSandbox has options.attach_budget: a plugin still running then is
+//   killed and undone, and the sandbox fails saying so (the kubelet creates it again), so the
+//   runtime never drops this plugin for a slow one. Synchronize's work has no such bound.
 //   StopPodSandbox, RemovePodSandbox: CNI DEL with the recorded configuration and result, in
 //     the recorded netns; the status loses the network data. The record goes once every DEL
 //     succeeded.
@@ -53,7 +56,10 @@ struct AttacherOptions {
   std::vector<std::string> cni_bin_dirs = {"/opt/cni/bin"};
   std::chrono::milliseconds status_retry{100};
   std::chrono::milliseconds cni_timeout{60'000};  // per plugin
-  cni::AllowList allowed;                         // what a NetworkAttachmentDefinition may run
+  // RunPodSandbox's CNI work ends within this, answered before the runtime's own NRI request
+  // timeout (containerd: 2 s) would drop the plugin; what has not finished fails the sandbox.
+  std::chrono::milliseconds attach_budget{1500};
+  cni::AllowList allowed;  // what a NetworkAttachmentDefinition may run
 };
 
 // The kubelet plugin's checkpoint as it is now.
@@ -82,6 +88,7 @@ class Attacher : public nri::PodHandler {
     std::vector<nri::Pod> pods;
   };
   // With `snapshot`, nothing is done when an event newer than it arrived for the sandbox.
+  // RunPodSandbox's attach is bounded by options_.attach_budget, Synchronize's is not.
   Status attach(const nri::Pod& pod, std::optional<uint64_t> snapshot = std::nullopt);
   void syncLoop(const std::stop_token& stop);
   void reconcile(const Snapshot& snapshot);
@@ -91,7 +98,7 @@ class Attacher : public nri::PodHandler {
   bool newerThan(const std::string& sandbox, uint64_t events) const;
   // CNI DEL of every interface the sandbox's record holds; the record keeps those that failed.
   Status detach(const std::string& sandbox);
-  Status add(dra::AttachRecord& record, const dra::Attachment& a);
+  Status add(dra::AttachRecord& record, const dra::Attachment& a, cni::Executor::Deadline deadline);
   Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const;
   Result<std::string> nadConfig(const dra::Attachment& a) const;
   void writeStatuses(const std::set<std::string>& claim_uids) const;

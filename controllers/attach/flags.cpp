@@ -18,6 +18,14 @@ void addAttachFlags(CLI::App& app, AttacherOptions& o) {
                  "where the CNI plugins are (comma-separated, searched in order; standalone)")
       ->delimiter(',')
       ->capture_default_str();
+  app.add_option_function<double>(
+         "--nri-attach-timeout",
+         [&o](double seconds) {
+           o.attach_budget = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+         },
+         "seconds a RunPodSandbox's CNI work may take before the sandbox fails; keep it below the "
+         "runtime's NRI request timeout (containerd: plugin_request_timeout, 2 s) (default 1.5)")
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--cni-plugins", o.allowed.plugins,
                  "CNI plugin types a NetworkAttachmentDefinition may run, main and meta plugins "
                  "(comma-separated; they run as root on the node)")

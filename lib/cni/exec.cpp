@@ -1,5 +1,7 @@
 #include "cni/exec.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include "base/process.h"
@@ -7,7 +9,8 @@
 namespace sriovdra::cni {
 
 Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Command command,
-                                  const RuntimeArgs& args, const std::string& prev_result) const {
+                                  const RuntimeArgs& args, const std::string& prev_result,
+                                  std::chrono::milliseconds timeout) const {
   const std::string& type = config.types.at(index);
   std::string binary;
   for (const auto& dir : args.bin_dirs) {
@@ -28,7 +31,7 @@ Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Com
   spec.argv = {binary};
   spec.env = environment(command, args);
   spec.stdin_data = pluginInput(config, index, prev_result);
-  auto out = runProcess(spec, timeout_, max_output_);
+  auto out = runProcess(spec, timeout, max_output_);
   if (!out.ok())
     return Status(out.status().code(), "CNI plugin " + type + ": " + out.status().message());
   if (out->exit_code != 0) {
@@ -37,10 +40,19 @@ Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Com
   return out->out;
 }
 
-Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs& args) const {
+Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs& args,
+                                  Deadline deadline) const {
   std::string result;
   for (size_t i = 0; i < config.plugins.size(); ++i) {
-    auto out = run(config, i, Command::kAdd, args, result);
+    auto timeout = timeout_;
+    if (deadline != Deadline::max()) {
+      timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                      deadline - std::chrono::steady_clock::now()));
+    }
+    auto out = timeout.count() > 0
+                   ? run(config, i, Command::kAdd, args, result, timeout)
+                   : Result<std::string>(Status(
+                         Code::kTimeout, "no time was left to run CNI plugin " + config.types[i]));
     if (!out.ok()) {
       // Undo the plugins that succeeded (and the failing one, which may have left half a setup).
       NetworkConfig done = config;
@@ -58,7 +70,7 @@ Status Executor::del(const NetworkConfig& config, const RuntimeArgs& args,
                      const std::string& add_result) const {
   Status first = Status::ok();
   for (size_t i = config.plugins.size(); i-- > 0;) {
-    auto out = run(config, i, Command::kDel, args, add_result);
+    auto out = run(config, i, Command::kDel, args, add_result, timeout_);
     if (!out.ok() && first.isOk()) first = out.status();
   }
   return first;

@@ -4,7 +4,8 @@
 // CNI_* environment, a deadline per plugin. No shell: argv is the binary alone.
 //   add(): the plugins in order, each getting the previous result; returns the last result. A
 //     failing plugin stops the chain and the plugins before it are deleted again (best effort),
-//     so a failed ADD leaves nothing attached.
+//     so a failed ADD leaves nothing attached. With a deadline, each plugin gets what is left of
+//     it (at most the per-plugin timeout); a plugin still running then is killed, and fails.
 //   del(): the plugins in reverse order with the ADD result as prevResult; every plugin runs
 //     even when one fails (the first failure is returned), as DEL must clean up what it can.
 // Thread-safe (no state besides the options).
@@ -22,14 +23,17 @@ class Executor {
   explicit Executor(std::chrono::milliseconds timeout = std::chrono::seconds(60),
                     size_t max_output = 1u << 20)
       : timeout_(timeout), max_output_(max_output) {}
-  Result<std::string> add(const NetworkConfig& config, const RuntimeArgs& args) const;
+  using Deadline = std::chrono::steady_clock::time_point;
+  Result<std::string> add(const NetworkConfig& config, const RuntimeArgs& args,
+                          Deadline deadline = Deadline::max()) const;
   Status del(const NetworkConfig& config, const RuntimeArgs& args,
              const std::string& add_result) const;
 
  private:
   // The plugin's stdout, or its failure (kUnavailable: a plugin error; kNotFound: no binary).
   Result<std::string> run(const NetworkConfig& config, size_t index, Command command,
-                          const RuntimeArgs& args, const std::string& prev_result) const;
+                          const RuntimeArgs& args, const std::string& prev_result,
+                          std::chrono::milliseconds timeout) const;
 
   std::chrono::milliseconds timeout_;
   size_t max_output_;

@@ -43,7 +43,9 @@ struct HostNetwork : testing::PodNetwork {
 };
 
 struct AttachEnv {
-  AttachEnv() : env("attach") {
+  // agent_args: more flags for every start of the agent.
+  explicit AttachEnv(std::vector<std::string> agent_args = {})
+      : env("attach"), agent_args(std::move(agent_args)) {
     op = env.startOperator();
     node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
     agent = startAgent();
@@ -60,10 +62,11 @@ struct AttachEnv {
   // CNI plugins from <kubelet>/cni (the tests' own) and Debian's. host-device stands in for the
   // SR-IOV CNI (which needs a real VF), so it is allowed here; nothing else of Debian's is.
   std::unique_ptr<testing::OperatorProcess> startAgent() {
-    return env.startAgent(
-        node, "a100-reference", kubelet.path(), "",
-        {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
-         "--cni-plugins=sriov,host-device,hang,chatty", "--cni-ipam-plugins=static"});
+    std::vector<std::string> args = {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
+                                     "--cni-plugins=sriov,host-device,hang,chatty,slow",
+                                     "--cni-ipam-plugins=static"};
+    args.insert(args.end(), agent_args.begin(), agent_args.end());
+    return env.startAgent(node, "a100-reference", kubelet.path(), "", args);
   }
 
   // A NAD in the test namespace: host-device moving the VF's netdev, with a static address.
@@ -111,6 +114,7 @@ struct AttachEnv {
 
   testing::TempDir kubelet;
   OperatorEnv env;
+  std::vector<std::string> agent_args;
   NriRuntime runtime{kubelet.path() + "/runtime", kubelet.path() + "/nri.sock"};
   std::unique_ptr<testing::OperatorProcess> op;
   std::string node;
@@ -259,7 +263,7 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
 TEST_CASE("an agent killed during CNI ADD deletes and adds again after its restart",
           "[attach][integration]") {
   if (!root()) return;
-  AttachEnv a;
+  AttachEnv a({"--nri-attach-timeout=60"});  // the hanging ADD outlives the agent
   HostNetwork net;
   // A CNI plugin that records its pid and hangs on ADD (DEL succeeds): the agent dies mid-ADD.
   std::string marker = a.kubelet.path() + "/hang.pid";
@@ -333,4 +337,38 @@ TEST_CASE("a claim cannot make the agent read another namespace's NetworkAttachm
   // Nothing of the victim's NAD reached the claim's status.
   auto s = a.status("deputy");
   CHECK((!s || s->data_json.find("10.9.0.66") == std::string::npos));
+}
+
+TEST_CASE("a CNI plugin slower than the runtime's budget fails its sandbox in time, no other",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;  // --nri-attach-timeout 1.5 s; the runtime drops a plugin silent for 10 s
+  HostNetwork net;
+  std::filesystem::create_directories(a.kubelet.path() + "/cni");
+  REQUIRE(writeFileAtomic(a.kubelet.path() + "/cni/slow",
+                          "#!/bin/sh\ncat >/dev/null\n[ \"$CNI_COMMAND\" = ADD ] && exec sleep 30\n"
+                          "echo '{\"cniVersion\":\"1.0.0\"}'\n",
+                          0755)
+              .isOk());
+  a.createNad("slow-net", R"({"cniVersion":"1.0.0","name":"slow-net","type":"slow"})");
+  const std::string slow_uid = "6f1c5b0e-9d0a-4d49-9a53-000000000401";
+  auto slow = a.prepare("slow", slow_uid, R"("netAttachDefName":"slow-net")");
+  std::string error = a.runtime.runPodSandbox(a.pod("slow", slow_uid, net));
+  CHECK_THAT(error, Catch::Contains("CNI plugin slow: ") && Catch::Contains("did not finish") &&
+                        Catch::Contains("within 1500 ms, --nri-attach-timeout"));
+  CHECK(net.vfOnHost());
+  auto undone = KubeletClient::unprepare(a.endpoint, "v1", {slow});
+  REQUIRE(undone.ok());
+  testing::releaseClaim(a.env.admin(), a.env.ns(), "slow");
+
+  // The runtime kept the plugin: the next pod is attached without a new registration.
+  a.createNad("vf-net", hostDevice("10.9.0.8/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000402";
+  a.prepare("next", uid, R"("netAttachDefName":"vf-net")");
+  auto next = a.pod("next", uid, net);
+  INFO(a.runtime.logs());
+  REQUIRE(a.runtime.runPodSandbox(next) == "");
+  CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.8/24"));
+  CHECK(a.runtime.waitPlugins(2, std::chrono::seconds(1)) != "");  // still the first connection
+  REQUIRE(a.runtime.stopPodSandbox(next) == "");
 }
