@@ -28,6 +28,7 @@ class Builder {
  public:
   Builder(Document& doc, std::string_view member) : doc_(doc), member_(member) {}
   bool tooDeep() const { return too_deep_; }
+  bool loneSurrogate() const { return lone_surrogate_; }
   bool found() const { return found_; }
 
   // RapidJSON's Handler concept fixes the names of the SAX callbacks below.
@@ -57,9 +58,11 @@ class Builder {
     return value([&] { return doc_.RawNumber(str, length, copy); });
   }
   bool String(const char* str, rapidjson::SizeType length, bool copy) {
+    if (!wellFormed(str, length)) return false;
     return value([&] { return doc_.String(str, length, copy); });
   }
   bool Key(const char* str, rapidjson::SizeType length, bool copy) {
+    if (!wellFormed(str, length)) return false;
     if (!member_.empty() && depth_ == 1) {
       keeping_ = std::string_view(str, length) == member_;
       if (keeping_) return doc_.StartObject() && doc_.Key(str, length, true);
@@ -82,6 +85,20 @@ class Builder {
   // NOLINTEND(readability-identifier-naming)
 
  private:
+  // The reader validates the text's UTF-8, but decodes a \u escape of a lone surrogate
+  // ("\udc00") into the three bytes ED B0 80, which are not UTF-8: no encoder may write them
+  // back. Such a string is refused here.
+  bool wellFormed(const char* str, rapidjson::SizeType length) {
+    for (rapidjson::SizeType i = 0; i + 1 < length; ++i) {
+      auto lead = static_cast<unsigned char>(str[i]);
+      auto next = static_cast<unsigned char>(str[i + 1]);
+      if (lead == 0xED && next >= 0xA0) {
+        lone_surrogate_ = true;
+        return false;
+      }
+    }
+    return true;
+  }
   bool keeping() const { return member_.empty() || keeping_; }
   // True when, with a member, what was just built completes its value.
   bool memberEnds() const { return !member_.empty() && depth_ == 1; }
@@ -119,6 +136,7 @@ class Builder {
   size_t depth_ = 0;
   bool keeping_ = false;
   bool too_deep_ = false;
+  bool lone_surrogate_ = false;
   bool found_ = false;
 };
 
@@ -144,6 +162,10 @@ Result<Document> build(std::string_view text, std::string_view member) {
     if (builder.tooDeep()) {
       return parseError(result.Offset(),
                         "nested deeper than " + std::to_string(kMaxDepth) + " arrays and objects");
+    }
+    if (builder.loneSurrogate()) {
+      return parseError(result.Offset(),
+                        "a \\u escape of a lone UTF-16 surrogate (\\ud800-\\udfff) is not text");
     }
     return parseError(result.Offset(), rapidjson::GetParseError_En(result.Code()));
   }

@@ -16,8 +16,9 @@ using Document = rapidjson::Document;
 using Allocator = rapidjson::Document::AllocatorType;
 
 // Parses a complete JSON text; the error names the byte offset and RapidJSON's reason.
-// One JSON value, nothing after it but whitespace, valid UTF-8, at most kMaxDepth arrays and
-// objects deep (deeper input is refused before it is built: the DOM code recurses).
+// One JSON value, nothing after it but whitespace, valid UTF-8 (also what its \u escapes decode
+// to: a lone surrogate is refused), at most kMaxDepth arrays and objects deep (deeper input is
+// refused before it is built: the DOM code recurses).
 inline constexpr size_t kMaxDepth = 512;
 Result<Document> parse(std::string_view text);
 // Only the member `member` of the top-level object, as {"<member>": value}: the text is read up to

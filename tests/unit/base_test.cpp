@@ -302,6 +302,10 @@ TEST_CASE("JSON: hostile input is refused with a message, never crashes", "[base
        "The document root must not be followed by other values"},
       {"two values", "{}{}", "The document root must not be followed by other values"},
       {"invalid UTF-8 in a string", "{\"a\":\"\xff\xfe\"}", "Invalid encoding in string"},
+      {"a lone low surrogate escape", R"({"a":"x\udc00"})",
+       "a \\u escape of a lone UTF-16 surrogate (\\ud800-\\udfff) is not text"},
+      {"a lone surrogate escape in a key", R"({"\udfff":1})", "lone UTF-16 surrogate"},
+      {"a high surrogate without its low half", R"({"a":"\ud800x"})", "surrogate"},
   };
   for (const auto& row : rows) {
     INFO(row.name);
@@ -361,4 +365,12 @@ TEST_CASE(
   REQUIRE(left.ok());
   CHECK(left->exit_code == 0);
   CHECK(left->out == "done\n");
+}
+
+TEST_CASE("JSON: a surrogate pair escape decodes to UTF-8 that reads back", "[base][json][unit]") {
+  auto parsed = json::parse(R"({"a":"\ud83d\ude00"})");
+  REQUIRE(parsed.ok());
+  std::string text = json::dump(*parsed);
+  CHECK(text == "{\"a\":\"\xF0\x9F\x98\x80\"}");
+  CHECK(json::parse(text).ok());
 }
