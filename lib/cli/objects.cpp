@@ -22,6 +22,20 @@ Status decodeInto(const json::Value& obj, const std::string& where, std::vector<
   return Status::ok();
 }
 
+// JSON input (a .json file, or a text whose first character is '{', as `kubectl get -o json`
+// writes) is read by the strict JSON parser: as YAML it would pass with trailing garbage or
+// invalid UTF-8.
+Result<std::vector<json::Document>> documents(const std::string& path, const std::string& text) {
+  auto first = text.find_first_not_of(" \t\r\n");
+  bool is_json = path.ends_with(".json") || (first != std::string::npos && text[first] == '{');
+  if (!is_json) return yamlToJson(text);
+  auto doc = json::parse(text);
+  if (!doc.ok()) return doc.status();
+  std::vector<json::Document> out;
+  out.push_back(std::move(*doc));
+  return out;
+}
+
 }  // namespace
 
 // Files as given; a directory stands for its *.yaml, *.yml and *.json files in name order.
@@ -59,7 +73,7 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
       if (!content.ok()) return content.status();
       text = std::move(*content);
     }
-    auto docs = yamlToJson(text);
+    auto docs = documents(path, text);
     if (!docs.ok()) return Status(Code::kInvalidArgument, path + ": " + docs.status().message());
     for (const auto& doc : *docs) {
       std::vector<const json::Value*> objects;

@@ -152,3 +152,34 @@ TEST_CASE("sriov-dra validate checks policies against node reports and networks,
   cli::runValidate(args, {in, moved, err});
   CHECK(moved.str().find("SriovIBNetwork/elsewhere") == std::string::npos);
 }
+
+TEST_CASE("JSON input is read as JSON: trailing garbage and invalid UTF-8 are refused",
+          "[cli][unit]") {
+  const std::string policy =
+      R"({"apiVersion":"sriovnetwork.openshift.io/v1","kind":"SriovNetworkNodePolicy",)"
+      R"("metadata":{"name":"p"},"spec":{"resourceName":"r","numVfs":1,"nodeSelector":{},)"
+      R"("nicSelector":{"pfNames":["ibp14s0"]}}})";
+  struct Row {
+    std::string name;
+    std::string text;
+    std::string error;  // "" = valid
+  };
+  const std::vector<Row> rows = {
+      {"a policy", policy, ""},
+      {"trailing garbage", policy + " }]junk", "must not be followed by other values"},
+      {"invalid UTF-8", "{\"kind\":\"SriovNetworkNodePolicy\",\"metadata\":{\"name\":\"\xff\"}}",
+       "Invalid encoding in string"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    std::istringstream in(row.text);  // stdin: JSON as its first character says
+    std::ostringstream out, err;
+    int code = cli::runValidate({{"-"}, "text"}, {in, out, err});
+    if (row.error.empty()) {
+      CHECK(code == 0);
+      continue;
+    }
+    CHECK(code != 0);
+    CHECK_THAT(err.str() + out.str(), Catch::Contains(row.error));
+  }
+}
