@@ -124,6 +124,13 @@ Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a,
     if (Status st = records_.save(record); !st.isOk()) SDRA_LOG_WARN << st.message();
     return result.status();
   }
+  if (Status st = cni::checkResult(*result); !st.isOk()) {
+    // Undone: a result that cannot be recorded and shown is not an attachment.
+    (void)cni_.del(*parsed, argsFor(record, a.if_name, options_.cni_bin_dirs), *result);
+    record.interfaces.pop_back();
+    if (Status saved = records_.save(record); !saved.isOk()) SDRA_LOG_WARN << saved.message();
+    return Status(st.code(), "CNI plugin " + parsed->types.back() + ": " + st.message());
+  }
   record.interfaces.back().state = dra::AttachedInterface::State::kAttached;
   record.interfaces.back().cni_result = *result;
   SDRA_RETURN_IF_ERROR(records_.save(record));

@@ -1,5 +1,7 @@
 #include "cni/config.h"
 
+#include <arpa/inet.h>
+
 #include "base/json.h"
 
 namespace sriovdra::cni {
@@ -112,6 +114,69 @@ std::string pluginInput(const NetworkConfig& config, size_t index, std::string_v
     }
   }
   return json::dump(*doc);
+}
+
+namespace {
+
+bool isCidr(std::string_view s) {
+  auto slash = s.find('/');
+  if (slash == std::string_view::npos || slash + 1 >= s.size() || s.size() > 64) return false;
+  std::string address(s.substr(0, slash));
+  unsigned char buf[16];
+  int max_prefix = 0;
+  if (::inet_pton(AF_INET, address.c_str(), buf) == 1) {
+    max_prefix = 32;
+  } else if (::inet_pton(AF_INET6, address.c_str(), buf) == 1) {
+    max_prefix = 128;
+  } else {
+    return false;
+  }
+  int prefix = 0;
+  for (char c : s.substr(slash + 1)) {
+    if (c < '0' || c > '9' || prefix > max_prefix) return false;
+    prefix = prefix * 10 + (c - '0');
+  }
+  return prefix <= max_prefix;
+}
+
+}  // namespace
+
+Status checkResult(std::string_view result) {
+  auto doc = json::parse(result);
+  if (!doc.ok()) return invalid("the CNI result is not JSON: " + doc.status().message());
+  if (!doc->IsObject()) return invalid("the CNI result is not a JSON object");
+  const json::Value* version = json::member(*doc, "cniVersion");
+  if (version == nullptr || !version->IsString())
+    return invalid("the CNI result has no cniVersion");
+  if (const json::Value* ips = json::member(*doc, "ips")) {
+    if (!ips->IsArray()) return invalid("the CNI result's \"ips\" is not a list");
+    if (ips->Size() > 16) {
+      return invalid("the CNI result has " + std::to_string(ips->Size()) +
+                     " IPs; a claim's status holds at most 16");
+    }
+    for (rapidjson::SizeType i = 0; i < ips->Size(); ++i) {
+      const json::Value* address =
+          (*ips)[i].IsObject() ? json::member((*ips)[i], "address") : nullptr;
+      if (address == nullptr || !address->IsString() ||
+          !isCidr({address->GetString(), address->GetStringLength()})) {
+        return invalid("the CNI result's ips[" + std::to_string(i) +
+                       "].address is not an IP address in CIDR notation");
+      }
+    }
+  }
+  if (const json::Value* interfaces = json::member(*doc, "interfaces")) {
+    if (!interfaces->IsArray()) return invalid("the CNI result's \"interfaces\" is not a list");
+    for (rapidjson::SizeType i = 0; i < interfaces->Size(); ++i) {
+      const json::Value& itf = (*interfaces)[i];
+      if (!itf.IsObject())
+        return invalid("the CNI result's interfaces[" + std::to_string(i) + "] is not an object");
+      if (json::stringOr(itf, "name").size() > 256 || json::stringOr(itf, "mac").size() > 128) {
+        return invalid("the CNI result's interfaces[" + std::to_string(i) +
+                       "] has a name over 256 or a mac over 128 characters");
+      }
+    }
+  }
+  return Status::ok();
 }
 
 Result<NetworkData> networkDataOf(std::string_view result, std::string_view if_name) {

@@ -64,6 +64,12 @@ std::vector<std::pair<std::string, std::string>> environment(Command command,
 // `prev_result` ("" = none) as prevResult.
 std::string pluginInput(const NetworkConfig& config, size_t index, std::string_view prev_result);
 
+// A plugin's ADD result as the CNI specification and the claim status it feeds allow: a JSON
+// object with a "cniVersion"; "ips" (at most 16, what status.devices[].networkData holds) of
+// objects whose "address" is an IPv4 or IPv6 CIDR; "interfaces" of objects whose "name" has at
+// most 256 characters and "mac" at most 128. kInvalidArgument naming the first problem.
+Status checkResult(std::string_view result);
+
 // What a CNI 1.0 result says about the pod's side: the interface with a sandbox (else the one
 // named if_name, else the first), its MAC, and every IP as CIDR.
 struct NetworkData {

@@ -63,7 +63,7 @@ struct AttachEnv {
   // SR-IOV CNI (which needs a real VF), so it is allowed here; nothing else of Debian's is.
   std::unique_ptr<testing::OperatorProcess> startAgent() {
     std::vector<std::string> args = {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
-                                     "--cni-plugins=sriov,host-device,hang,chatty,slow",
+                                     "--cni-plugins=sriov,host-device,hang,chatty,slow,liar",
                                      "--cni-ipam-plugins=static"};
     args.insert(args.end(), agent_args.begin(), agent_args.end());
     return env.startAgent(node, "a100-reference", kubelet.path(), "", args);
@@ -207,6 +207,10 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
                           "exit 0\n",
                           0755)
               .isOk());
+  // A plugin that exits 0 with a result that is not one.
+  REQUIRE(
+      writeFileAtomic(a.kubelet.path() + "/cni/liar", "#!/bin/sh\ncat >/dev/null\necho ok\n", 0755)
+          .isOk());
   struct Row {
     std::string name;
     std::string nad;  // "" = none created
@@ -231,6 +235,8 @@ TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing 
        R"({"cniVersion":"1.0.0","name":"x","type":"host-device","device":")" + kVfNetdev +
            R"(","padding":")" + std::string(70000, 'a') + R"("})",
        "", "spec.config is 70"},
+      {"a result that is not one", R"({"cniVersion":"1.0.0","name":"x","type":"liar"})", "",
+       "CNI plugin liar: the CNI result is not JSON"},
       {"result too large to record", R"({"cniVersion":"1.0.0","name":"x","type":"chatty"})", "",
        "wrote more than 65536 bytes"},
       {"host path not allowed",

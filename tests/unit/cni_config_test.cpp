@@ -197,3 +197,47 @@ TEST_CASE("a NetworkAttachmentDefinition runs only what the administrator allows
     CHECK_FALSE(cni::isCleanAbsolutePath(bad));
   }
 }
+
+TEST_CASE("a CNI result is checked before it is recorded and shown", "[cni][unit]") {
+  std::string many_ips;
+  for (int i = 0; i < 17; ++i) {
+    many_ips += std::string(many_ips.empty() ? "" : ",") + R"({"address":"10.0.0.)" +
+                std::to_string(i) + R"(/24"})";
+  }
+  struct Row {
+    std::string name;
+    std::string result;
+    std::string error;  // "" = fine
+  };
+  const std::vector<Row> rows = {
+      {"a full result",
+       R"({"cniVersion":"1.0.0","interfaces":[{"name":"net1","mac":"aa:bb:cc:dd:ee:ff",)"
+       R"("sandbox":"/var/run/netns/p"}],"ips":[{"address":"10.1.0.5/24","interface":0},)"
+       R"({"address":"2001:db8::5/64"}]})",
+       ""},
+      {"no IPs at all", R"({"cniVersion":"1.0.0"})", ""},
+      {"not JSON (exit 0 all the same)", "ok", "the CNI result is not JSON"},
+      {"no cniVersion", R"({"ips":[]})", "has no cniVersion"},
+      {"an address without a prefix", R"({"cniVersion":"1.0.0","ips":[{"address":"10.0.0.1"}]})",
+       "ips[0].address is not an IP address in CIDR notation"},
+      {"a prefix too long", R"({"cniVersion":"1.0.0","ips":[{"address":"10.0.0.1/33"}]})",
+       "ips[0].address is not"},
+      {"not an address", R"({"cniVersion":"1.0.0","ips":[{"address":"host/24"}]})",
+       "ips[0].address is not"},
+      {"more IPs than a claim status holds", R"({"cniVersion":"1.0.0","ips":[)" + many_ips + "]}",
+       "has 17 IPs; a claim's status holds at most 16"},
+      {"a MAC too long",
+       R"({"cniVersion":"1.0.0","interfaces":[{"mac":")" + std::string(129, 'a') + R"("}]})",
+       "interfaces[0] has a name over 256 or a mac over 128"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    Status st = cni::checkResult(row.result);
+    if (row.error.empty()) {
+      CHECK(st.isOk());
+      continue;
+    }
+    CHECK(st.code() == Code::kInvalidArgument);
+    CHECK_THAT(st.message(), Catch::Contains(row.error));
+  }
+}
