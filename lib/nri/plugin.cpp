@@ -230,6 +230,12 @@ Result<std::string> Plugin::Session::dispatch(const std::string& method,
     std::vector<Pod> pods;
     {
       std::lock_guard lock(sync_mu_);
+      if (sync_pods_.size() + static_cast<size_t>(request.pods_size()) > kMaxSyncPods) {
+        sync_pods_.clear();
+        return Status(Code::kInvalidArgument,
+                      "NRI: a Synchronize of more than " + std::to_string(kMaxSyncPods) +
+                          " pods is refused; the pods sent so far are forgotten");
+      }
       for (const auto& p : request.pods()) sync_pods_.push_back(podOf(p));
       if (!request.more()) pods.swap(sync_pods_);
     }
@@ -327,8 +333,15 @@ Status Plugin::Session::serve() {
         if (m.type != MessageType::kRequest) continue;
         ttrpc::Request request;
         if (!request.ParseFromString(m.payload)) {
-          bad = Status(Code::kInvalidArgument, "the runtime sent an unreadable ttrpc request");
-          break;
+          // As ttrpc's own server: that request fails, the connection goes on.
+          ttrpc::Response response;
+          response.mutable_status()->set_code(kCodeInvalidArgument);
+          response.mutable_status()->set_message("unmarshal request error");
+          SDRA_LOG_WARN << "NRI: the runtime sent an unreadable ttrpc request (stream " << m.stream
+                        << ")";
+          (void)write(kPluginServiceConn,
+                      {m.stream, MessageType::kResponse, 0, response.SerializeAsString()});
+          continue;
         }
         boost::asio::post(pool_, [self = shared_from_this(), stream = m.stream,
                                   request = std::move(request)] { self->answer(stream, request); });

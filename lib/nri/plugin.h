@@ -11,8 +11,9 @@
 //   3. RunPodSandbox, StopPodSandbox, RemovePodSandbox: the handler's error goes back as the
 //      ttrpc status (code Unknown, its message), which the runtime returns to its caller, so a
 //      failed RunPodSandbox fails the pod sandbox with it;
-//   4. Shutdown, a closed socket or a protocol error end the connection: the plugin connects
-//      again with backoff (the runtime restarted), and synchronizes again.
+//   4. Shutdown, a closed socket or a framing error end the connection: the plugin connects
+//      again with backoff (the runtime restarted), and synchronizes again. A request that does
+//      not parse fails alone (InvalidArgument, as ttrpc's server answers it).
 // Threads: one connection thread reads and dispatches; handlers run on `workers` threads, so a
 // slow handler (CNI) neither blocks the connection nor other pods. The handler may be called
 // for different pods at once; the runtime sends one pod's events one after the other.
@@ -47,6 +48,11 @@ class PodHandler {
   virtual Status stopPodSandbox(const Pod& pod) = 0;
   virtual Status removePodSandbox(const Pod& pod) = 0;
 };
+
+// A Synchronize split over several requests ("more") may carry at most this many pods in all;
+// more is refused (InvalidArgument) and what came so far is dropped: a runtime that never ends
+// one cannot grow the plugin's memory without bound.
+inline constexpr size_t kMaxSyncPods = 16384;
 
 struct PluginOptions {
   std::string socket_path = "/var/run/nri/nri.sock";
