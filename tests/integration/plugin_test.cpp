@@ -12,6 +12,7 @@
 #include "api/names.h"
 #include "api/resource.h"
 #include "base/files.h"
+#include "base/json.h"
 #include "dra/cdi.h"
 #include "metrics/registry.h"
 #include "support/cdi_schema.h"
@@ -553,6 +554,24 @@ TEST_CASE("an agent writes the status only of claims of its own node, and never 
   CHECK_THAT(forged.status().message(),
              Catch::Contains("may only write ResourceSlices of driver "
                              "sriovnetwork.k8snetworkplumbingwg.io, not gpu.nvidia.com"));
+  // Events only about its own node's SriovNodeState.
+  auto event = [&](const std::string& about) {
+    return "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"generateName\":\"e-\"},"
+           "\"involvedObject\":{\"apiVersion\":\"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1\","
+           "\"kind\":\"SriovNodeState\",\"namespace\":\"" +
+           p.env.ns() + "\",\"name\":\"" + about +
+           "\"},\"reason\":\"Test\",\"message\":\"m\",\"type\":\"Normal\"}";
+  };
+  auto post = [&](const std::string& about) {
+    auto doc = json::parse(event(about));
+    REQUIRE(doc.ok());
+    return (*agent)->create(kube::resources::kEvents, p.env.ns(), *doc);
+  };
+  CHECK(post(p.node).ok());
+  auto gossip = post(p.node + "-other");
+  REQUIRE_FALSE(gossip.ok());
+  CHECK_THAT(gossip.status().message(),
+             Catch::Contains("may only record Events about its node's SriovNodeState"));
   auto theirs_now = p.claim("theirs");
   REQUIRE(theirs_now);
   CHECK(theirs_now->status.devices.empty());
