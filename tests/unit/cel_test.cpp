@@ -238,6 +238,33 @@ TEST_CASE("hostile nesting is a syntax error, not a stack overflow", "[cel][unit
   }
 }
 
+TEST_CASE("operator chains nest as CEL's compiler walks them: the API server's decisions",
+          "[cel][unit]") {
+  auto chain = [](int terms, const std::string& term, const std::string& op) {
+    std::string e = term;
+    for (int i = 1; i < terms; ++i) e += op + term;
+    return e;
+  };
+  // Each row as kube-apiserver v1.37.2 decided a DeviceClass with this selector.
+  struct Row {
+    std::string expression;
+    bool api_accepts;
+  };
+  const std::vector<Row> rows = {
+      {chain(250, "1", "+") + " == 1", true},      {chain(251, "1", "+") + " == 1", false},
+      {chain(5110, "1", "+") + " == 5110", false},  // the finding: 10,227 characters
+      {chain(251, "1", "-") + " == 1", false},     {chain(260, "true", " == "), false},
+      {chain(1000, "true", " || "), true},  // CEL balances && and ||
+      {chain(1200, "true", " && "), true},
+  };
+  for (const auto& row : rows) {
+    INFO(row.expression.substr(0, 40) << " (" << row.expression.size() << " characters)");
+    auto p = Program::compile(row.expression);
+    CHECK(p.ok() == row.api_accepts);
+    if (!p.ok()) CHECK_THAT(p.status().message(), Catch::Contains("CEL's recursion limit"));
+  }
+}
+
 TEST_CASE("matches() is RE2: CEL's dialect, in linear time", "[cel][unit]") {
   auto vf = observed("reference/resourceslice-sriov-observed.json");
   // Exponential for a backtracking engine (std::regex: seconds at 28 characters); linear here.
