@@ -4,7 +4,8 @@
 # kube-controller-manager, kube-scheduler, kubectl, kubelet) from Go modules once (cached in
 # ~/.cache/sriov-dra), containerd (tools/containerd), the NRI test runtime (containerd's NRI
 # adaptation, tools/nri-runtime) and Operator Lifecycle Manager (tools/olm), builds the project
-# and its images (scripts/build-images.sh, for the real-node tests) and runs every test with ctest.
+# and its images (scripts/build-images.sh, for the real-node tests), runs every test with ctest,
+# and fuzzes the attach path's inputs for 30 s each (scripts/fuzz.sh, clang, in build-fuzz).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
 #
 # `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane, the fuzz
@@ -39,3 +40,7 @@ scripts/build-images.sh --build-dir "$build_dir" --test-images >/dev/null
 export SRIOV_DRA_IMAGES="$build_dir/images"
 jobs="$(nproc)"
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" "$@"
+# The inputs an attacker controls at the node's privilege boundary (a NAD's CNI configuration, a
+# plugin's result, the runtime's NRI bytes) are fuzzed for a bounded time on every full run, so a
+# new finding fails it; every target's seeds ran above. scripts/fuzz.sh SECONDS runs all targets.
+if (($# == 0)); then scripts/fuzz.sh 30 cni_fuzzer nri_wire_fuzzer; fi

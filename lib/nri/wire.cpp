@@ -36,6 +36,18 @@ Status splitRecords(std::string& buffer, size_t header, size_t length_at, size_t
   return Status::ok();
 }
 
+// A reader's answer: the records, and on a bad length the reader fails for good.
+template <typename Record>
+Result<std::vector<Record>> deliver(std::vector<Record> records, Status st, Status& failed,
+                                    std::string& buffer) {
+  if (st.isOk()) return records;
+  failed = st;  // the connection is unusable from here on
+  buffer.clear();
+  buffer.shrink_to_fit();
+  if (records.empty()) return st;
+  return records;  // what completed before the bad length, however the bytes were split
+}
+
 }  // namespace
 
 std::string muxFrame(uint32_t conn, std::string_view payload) {
@@ -48,14 +60,14 @@ std::string muxFrame(uint32_t conn, std::string_view payload) {
 }
 
 Result<std::vector<Frame>> MuxReader::feed(std::string_view bytes) {
+  if (!failed_.isOk()) return failed_;
   buffer_.append(bytes);
   std::vector<Frame> frames;
   Status st = splitRecords(buffer_, 8, 4, kMaxFramePayload, "an NRI mux frame",
                            [&](std::string_view header, std::string_view body) {
                              frames.push_back({getBigEndian(header, 0), std::string(body)});
                            });
-  if (!st.isOk()) return st;
-  return frames;
+  return deliver(std::move(frames), st, failed_, buffer_);
 }
 
 std::string ttrpcMessage(const Message& m) {
@@ -70,6 +82,7 @@ std::string ttrpcMessage(const Message& m) {
 }
 
 Result<std::vector<Message>> MessageReader::feed(std::string_view bytes) {
+  if (!failed_.isOk()) return failed_;
   buffer_.append(bytes);
   std::vector<Message> messages;
   Status st = splitRecords(
@@ -78,8 +91,7 @@ Result<std::vector<Message>> MessageReader::feed(std::string_view bytes) {
         messages.push_back({getBigEndian(header, 4), static_cast<MessageType>(header[8]),
                             static_cast<uint8_t>(header[9]), std::string(body)});
       });
-  if (!st.isOk()) return st;
-  return messages;
+  return deliver(std::move(messages), st, failed_, buffer_);
 }
 
 }  // namespace sriovdra::nri

@@ -10,7 +10,9 @@
 //     2 response, 3 data), flags; the payload is a protobuf ttrpc.Request or ttrpc.Response.
 //     Client streams have odd ids, starting at 1.
 // Readers take bytes as they arrive and return what is complete; they refuse lengths over the
-// limits upstream enforces (ttrpc 4 MiB per message) instead of allocating them.
+// limits upstream enforces (ttrpc 4 MiB per message) instead of allocating them. A bad length
+// fails the reader for good: the records completed before it are still returned (so the result
+// does not depend on how the bytes were split), every later feed returns the error.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -41,6 +43,7 @@ class MuxReader {
 
  private:
   std::string buffer_;
+  Status failed_ = Status::ok();
 };
 
 enum class MessageType : uint8_t { kRequest = 1, kResponse = 2, kData = 3 };
@@ -61,6 +64,7 @@ class MessageReader {
 
  private:
   std::string buffer_;
+  Status failed_ = Status::ok();
 };
 
 }  // namespace sriovdra::nri

@@ -69,3 +69,28 @@ TEST_CASE("lengths over upstream's limits are refused before anything is allocat
   nri::MessageReader exact;
   CHECK(exact.feed(bytes({0, 0x40, 0, 0, 0, 0, 0, 1, 1, 0})).ok());  // 4 MiB: waits for it
 }
+
+TEST_CASE("what completed before a bad length is delivered however the bytes are split",
+          "[nri][unit]") {
+  // A whole frame, then a frame header over the limit (found by the nri_wire fuzzer: fed at once
+  // the good frame was dropped, fed byte by byte it was not).
+  std::string stream = nri::muxFrame(1, "good") + bytes({0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff});
+  for (size_t step : {size_t{1}, stream.size()}) {
+    INFO("fed " << step << " bytes at a time");
+    nri::MuxReader mux;
+    std::vector<std::string> got;
+    Status failed = Status::ok();
+    for (size_t at = 0; at < stream.size() && failed.isOk(); at += step) {
+      auto frames = mux.feed(std::string_view(stream).substr(at, step));
+      if (!frames.ok()) {
+        failed = frames.status();
+        break;
+      }
+      for (const auto& f : *frames) got.push_back(f.payload);
+    }
+    CHECK(got == std::vector<std::string>{"good"});
+    // Failed for good: this feed or the next says so.
+    if (failed.isOk()) failed = mux.feed("").status();
+    CHECK_THAT(failed.message(), Catch::Contains("exceeds the limit"));
+  }
+}
