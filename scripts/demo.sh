@@ -103,6 +103,8 @@ NODE
   echo $! > "$workdir/nri-$node.pid"
   sleep infinity >"$workdir/nri-$node/commands" &
   echo $! > "$workdir/nri-$node-fifo.pid"
+  # host-device stands in for the SR-IOV CNI (which needs a real VF): allowed explicitly, as an
+  # administrator would (the default allows the SR-IOV CNIs only).
   build/bin/sriov-dra-agent --kubeconfig "$workdir/kubeconfig-agent-$node" --namespace "$ns" \
     --node-name "$node" --sysfs-root "$workdir/sysfs-$node" --simulate-kernel \
     --state-dir "$workdir/state-$node" --resync-period 10 \
@@ -110,6 +112,7 @@ NODE
     --plugins-dir "$workdir/kubelet-$node/plugins" --cdi-root "$workdir/kubelet-$node/cdi" \
     --device-info-dir "$workdir/kubelet-$node/devinfo" \
     --nri-socket "$workdir/nri-$node/nri.sock" --cni-bin-dir /usr/lib/cni \
+    --cni-plugins host-device --cni-ipam-plugins static \
     --health-probe-bind-address="127.0.0.1:$((port + 20 + i))" >"$workdir/agent-$node.log" 2>&1 &
   echo $! > "$workdir/agent-$node.pid"
   echo "  $node: $topology sysfs tree in $workdir/sysfs-$node (agent log: agent-$node.log)"

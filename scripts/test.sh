@@ -37,7 +37,8 @@ build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$build_dir"
 scripts/build-images.sh --build-dir "$build_dir" --test-images >/dev/null
-export SRIOV_DRA_IMAGES="$build_dir/images"
+SRIOV_DRA_IMAGES="$(realpath "$build_dir")/images"
+export SRIOV_DRA_IMAGES
 jobs="$(nproc)"
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" "$@"
 # The inputs an attacker controls at the node's privilege boundary (a NAD's CNI configuration, a

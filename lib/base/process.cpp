@@ -236,16 +236,26 @@ Result<pid_t> forkWithDeathSignal(const ProcessSpec& spec) {
   auto argvp = pointers(argv);
   auto envp = pointers(env);
   pid_t parent = ::getpid();
+  // Signals stay blocked from before fork() until the child has reset every handler: a signal
+  // that reached the child before exec would run this process's handler there (a test
+  // framework's, printing a failure that is not one).
+  sigset_t all;
+  sigset_t before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
   pid_t pid = ::fork();
+  if (pid != 0) ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (pid < 0) return Status::fromErrno(errno, "fork");
   if (pid == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
     if (spec.new_session) ::setsid();
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(127);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGPIPE, SIG_DFL);
     int in = ::open(spec.stdin_path.empty() ? "/dev/null" : spec.stdin_path.c_str(), O_RDONLY);
     if (in >= 0) ::dup2(in, STDIN_FILENO);
     if (!spec.stdout_path.empty()) {
