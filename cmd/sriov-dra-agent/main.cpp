@@ -59,14 +59,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--nri-plugin-index", o.nri_index,
                  "two digits: where the runtime calls this plugin among others")
-      ->check(CLI::Validator(
-          [](const std::string& i) {
-            return i.size() == 2 && std::isdigit(static_cast<unsigned char>(i[0])) &&
-                           std::isdigit(static_cast<unsigned char>(i[1]))
-                       ? std::string()
-                       : "\"" + i + "\" is not two digits";
-          },
-          "NN"))
+      ->check(attach::nriPluginIndex())
       ->capture_default_str();
   attach::addAttachFlags(app, o.attach);
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")

@@ -13,6 +13,17 @@ CLI::Validator pluginName() {
 
 }  // namespace
 
+CLI::Validator nriPluginIndex() {
+  return CLI::Validator(
+      [](const std::string& i) {
+        return i.size() == 2 && std::isdigit(static_cast<unsigned char>(i[0])) &&
+                       std::isdigit(static_cast<unsigned char>(i[1]))
+                   ? std::string()
+                   : "\"" + i + "\" is not two digits";
+      },
+      "NN");
+}
+
 void addAttachFlags(CLI::App& app, AttacherOptions& o) {
   app.add_option("--cni-bin-dir", o.cni_bin_dirs,
                  "where the CNI plugins are (comma-separated, searched in order; standalone)")

@@ -9,4 +9,7 @@ namespace sriovdra::attach {
 
 void addAttachFlags(CLI::App& app, AttacherOptions& options);
 
+// Two digits: an NRI plugin's index among the runtime's plugins.
+CLI::Validator nriPluginIndex();
+
 }  // namespace sriovdra::attach

@@ -1,5 +1,8 @@
 #include "dra/cel.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "dra/cel_evaluator.h"
 #include "dra/cel_parser.h"
 
@@ -7,6 +10,30 @@ namespace sriovdra::dra::cel {
 namespace {
 
 constexpr size_t kMaxExpressionLength = 10240;  // Kubernetes' CELSelectorExpressionMaxLength
+
+// The depth of the tree CEL's compiler walks: every operator and call one level, a chain of one
+// logical operator (&& or ||) balanced as CEL builds it (ceil(log2 of its terms)). The parser
+// loops over operator chains, so "1+1+...+1" of 300 terms passes it, 300 deep: the API server
+// refuses that ("max recursion depth exceeded").
+int depth(const Node& n) {
+  if (n.op == Op::kAnd || n.op == Op::kOr) {
+    std::vector<const Node*> terms;
+    const Node* at = &n;
+    while (at->op == n.op) {
+      terms.push_back(at->args[1].get());
+      at = at->args[0].get();
+    }
+    terms.push_back(at);
+    int deepest = 0;
+    for (const Node* t : terms) deepest = std::max(deepest, depth(*t));
+    int levels = 0;
+    while ((size_t{1} << levels) < terms.size()) ++levels;
+    return deepest + levels;
+  }
+  int deepest = -1;
+  for (const auto& a : n.args) deepest = std::max(deepest, depth(*a));
+  return deepest + 1;
+}
 
 // "syntax error at 2:5: <message>", the line, and a caret under the column.
 std::string positioned(std::string_view src, size_t offset, const std::string& message) {
@@ -40,6 +67,13 @@ Result<Program> Program::compile(std::string_view expression) {
     p.root_ = parse(p.source_);
   } catch (const SyntaxError& e) {
     return Status(Code::kInvalidArgument, positioned(p.source_, e.offset, e.message));
+  }
+  if (depth(*p.root_) > kMaxNesting) {
+    return Status(Code::kInvalidArgument,
+                  positioned(p.source_, 0,
+                             "expression nests deeper than " + std::to_string(kMaxNesting) +
+                                 " levels (CEL's recursion limit; a chain of N binary operators "
+                                 "nests N deep, except && and ||, which CEL balances)"));
   }
   return p;
 }

@@ -281,39 +281,10 @@ class Parser {
   NodePtr parse() {
     NodePtr e = expr();
     if (peek().kind != Tok::kEnd) fail("expected an operator or end of input");
-    // The parser loops over a chain of binary operators, but CEL's compiler walks the tree it
-    // makes: "1+1+...+1" of 300 terms nests 300 deep, and the API server refuses it.
-    if (depth(*e) > kMaxNesting) {
-      throw SyntaxError(0, "expression nests deeper than " + std::to_string(kMaxNesting) +
-                               " levels (CEL's recursion limit; a chain of N binary operators "
-                               "nests N deep, except && and ||, which CEL balances)");
-    }
     return e;
   }
 
  private:
-  // The depth of the tree CEL's compiler walks: every operator and call one level, a chain of
-  // one logical operator (&& or ||) balanced as CEL builds it (ceil(log2 of its terms)).
-  static int depth(const Node& n) {
-    if (n.op == Op::kAnd || n.op == Op::kOr) {
-      std::vector<const Node*> terms;
-      const Node* at = &n;
-      while (at->op == n.op) {
-        terms.push_back(at->args[1].get());
-        at = at->args[0].get();
-      }
-      terms.push_back(at);
-      int deepest = 0;
-      for (const Node* t : terms) deepest = std::max(deepest, depth(*t));
-      int levels = 0;
-      while ((size_t{1} << levels) < terms.size()) ++levels;
-      return deepest + levels;
-    }
-    int deepest = -1;
-    for (const auto& a : n.args) deepest = std::max(deepest, depth(*a));
-    return deepest + 1;
-  }
-
   const Token& peek() const { return toks_[pos_]; }
   bool isPunct(std::string_view p) const { return peek().kind == Tok::kPunct && peek().text == p; }
   bool isKeyword(std::string_view k) const {

@@ -161,7 +161,9 @@ TEST_CASE("a network waits for its namespace and never takes over another networ
             .starts_with("False NamespaceNotFound");
       },
       30s, [&] { return ready(network(env, kNetworks, env.ns(), "waits")); });
-  CHECK(env.findEvent("NamespaceNotFound", "Warning", "waits"));
+  // The Event is recorded after the status write (the recorder batches): wait for it too.
+  eventually([&] { return env.findEvent("NamespaceNotFound", "Warning", "waits").has_value(); },
+             30s, logs);
   env.cp().applyYaml("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: " + later + "\n");
   eventually([&] { return nad(env, later, "waits").has_value(); }, 30s, logs);
   eventually([&] { return ready(network(env, kNetworks, env.ns(), "waits")).starts_with("True"); },
@@ -200,7 +202,11 @@ TEST_CASE("a network waits for its namespace and never takes over another networ
       30s, [&] { return ready(network(env, kNetworks, env.ns(), "broken")); });
   CHECK_THAT(ready(network(env, kNetworks, env.ns(), "broken")),
              Catch::Contains("ipam must be a valid JSON object"));
-  CHECK(env.findEvent("NetworkAttachmentDefinitionInvalid", "Warning", "broken"));
+  eventually(
+      [&] {
+        return env.findEvent("NetworkAttachmentDefinitionInvalid", "Warning", "broken").has_value();
+      },
+      30s, [&] { return op->logs(); });
   CHECK_FALSE(nad(env, shared, "broken"));
 }
 
