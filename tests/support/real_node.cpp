@@ -12,7 +12,6 @@
 #include <sys/mount.h>
 #include <unistd.h>
 
-#include "api/names.h"
 #include "base/files.h"
 #include "kube/client.h"
 #include "support/ports.h"
