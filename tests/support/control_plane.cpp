@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/yaml.h"
 #include "support/discovery.h"
+#include "support/poll.h"
 
 namespace sriovdra::testing {
 namespace {
@@ -270,15 +271,15 @@ void ControlPlane::waitReady(const std::string& server, std::chrono::seconds tim
   cfg.timeout = 5s;
   auto client = kube::Client::create(cfg);
   if (!client.ok()) fatal(client.status().toString());
-  auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string last;
-  while (std::chrono::steady_clock::now() < deadline) {
+  auto ready = [&] {
     auto resp = (*client)->raw("GET", "/readyz");
-    if (resp.ok() && resp->status == 200) return;
+    if (resp.ok() && resp->status == 200) return true;
     last = resp.ok() ? "HTTP " + std::to_string(resp->status) + " " + resp->body.substr(0, 300)
                      : resp.status().toString();
-    std::this_thread::sleep_for(100ms);
-  }
+    return false;
+  };
+  if (pollUntil(ready, timeout, 100ms)) return;
   fatal("kube-apiserver at " + server + " did not become ready (" + last + "); see " + dir_);
 }
 
@@ -591,26 +592,19 @@ void ControlPlane::applyYaml(const std::string& yaml, const std::string& namespa
     if (!created.ok())
       fatal("applying " + rt->kind + " " + meta.name + ": " + created.status().toString());
     if (rt->kind == "CustomResourceDefinition") {
-      auto deadline = std::chrono::steady_clock::now() + 30s;
-      for (;;) {
+      auto established = [&] {
         auto crd = admin->get(*rt, "", meta.name);
-        bool established = false;
-        if (crd.ok()) {
-          if (const json::Value* conds = json::at(*crd, {"status", "conditions"});
-              conds != nullptr && conds->IsArray()) {
-            for (const auto& c : conds->GetArray()) {
-              if (json::stringOr(c, "type") == "Established" &&
-                  json::stringOr(c, "status") == "True") {
-                established = true;
-              }
-            }
+        const json::Value* conds = crd.ok() ? json::at(*crd, {"status", "conditions"}) : nullptr;
+        if (conds == nullptr || !conds->IsArray()) return false;
+        for (const auto& c : conds->GetArray()) {
+          if (json::stringOr(c, "type") == "Established" && json::stringOr(c, "status") == "True") {
+            return true;
           }
         }
-        if (established) break;
-        if (std::chrono::steady_clock::now() > deadline) {
-          fatal("CRD " + meta.name + " was not established within 30 s");
-        }
-        std::this_thread::sleep_for(50ms);
+        return false;
+      };
+      if (!pollUntil(established, 30s)) {
+        fatal("CRD " + meta.name + " was not established within 30 s");
       }
     }
   }

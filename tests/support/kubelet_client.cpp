@@ -6,6 +6,8 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include "support/poll.h"
+
 namespace sriovdra::testing {
 namespace {
 
@@ -155,16 +157,13 @@ Result<KubeletPluginInfo> KubeletClient::registerPlugin(const std::string& regis
   std::string socket = registry_dir + "/" + driver + "-reg.sock";
   // Like kubelet's plugin watcher: a socket left behind by a killed plugin refuses connections
   // until the restarted plugin replaces it, so keep trying until the deadline.
-  auto deadline = std::chrono::steady_clock::now() + timeout;
   Result<std::string> answer = Status(Code::kTimeout, "no registration socket " + socket);
-  while (true) {
-    if (std::filesystem::exists(socket)) {
-      answer = call(socket, "/pluginregistration.Registration/GetInfo", "");
-      if (answer.ok()) break;
-    }
-    if (std::chrono::steady_clock::now() > deadline) return answer.status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  auto answered = [&] {
+    if (!std::filesystem::exists(socket)) return false;
+    answer = call(socket, "/pluginregistration.Registration/GetInfo", "");
+    return answer.ok();
+  };
+  if (!pollUntil(answered, timeout, std::chrono::milliseconds(100))) return answer.status();
   auto fields = readWire(*answer);
   if (!fields.ok()) return fields.status();
   KubeletPluginInfo info;

@@ -12,6 +12,7 @@
 
 #include "base/files.h"
 #include "base/json.h"
+#include "support/poll.h"
 
 namespace sriovdra::testing {
 namespace {
@@ -72,21 +73,19 @@ std::string NriRuntime::command(const std::string& json, std::chrono::millisecon
     std::string line = json + "\n";
     REQUIRE(::write(commands_, line.data(), line.size()) == static_cast<ssize_t>(line.size()));
   }
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    auto all = lines(readFile(dir_ + "/answers").valueOr(""));
-    if (all.size() > answers_) {
-      auto answer = json::parse(all[answers_++]);
-      REQUIRE(answer.ok());
-      return std::string(json::stringOr(*answer, "error"));
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      FAIL("the NRI test runtime did not answer " << json << " within " << timeout.count()
-                                                  << " ms; its log:\n"
-                                                  << logs());
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::vector<std::string> all;
+  auto answered = [&] {
+    all = lines(readFile(dir_ + "/answers").valueOr(""));
+    return all.size() > answers_;
+  };
+  if (!pollUntil(answered, timeout, std::chrono::milliseconds(10))) {
+    FAIL("the NRI test runtime did not answer " << json << " within " << timeout.count()
+                                                << " ms; its log:\n"
+                                                << logs());
   }
+  auto answer = json::parse(all[answers_++]);
+  REQUIRE(answer.ok());
+  return std::string(json::stringOr(*answer, "error"));
 }
 
 std::string NriRuntime::podCommand(const std::string& op, const nri::Pod& pod) {

@@ -10,6 +10,7 @@
 #include "host/fixtures.h"
 #include "support/discovery.h"
 #include "support/fixtures.h"
+#include "support/poll.h"
 
 namespace sriovdra::testing {
 
@@ -155,12 +156,9 @@ std::optional<std::string> OperatorEnv::findEvent(const std::string& reason,
 }
 
 void OperatorEnv::reportStatus(const std::string& node, api::SriovNodeStateStatus status) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   std::optional<api::SriovNodeState> state;
-  while (!(state = nodeState(node)) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!state) throw std::runtime_error("the operator never created the SriovNodeState of " + node);
+  if (!pollUntil([&] { return (state = nodeState(node)).has_value(); }, std::chrono::seconds(30)))
+    throw std::runtime_error("the operator never created the SriovNodeState of " + node);
   status.observed_generation = state->metadata.generation;
   if (status.sync_status.empty()) status.sync_status = "Succeeded";
   json::Document doc = kube::newObject(api::resources::kSriovNodeStates, ns_, node);

@@ -8,6 +8,7 @@
 
 #include "base/files.h"
 #include "kube/transport.h"
+#include "support/poll.h"
 
 namespace sriovdra::testing {
 
@@ -118,11 +119,8 @@ long OperatorProcess::residentKiB() const {
 bool OperatorProcess::healthy() const { return probeStatus("/healthz") == 200; }
 
 void OperatorProcess::waitReady() const {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (probeStatus("/readyz") == 200) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  auto ready = [&] { return probeStatus("/readyz") == 200; };
+  if (pollUntil(ready, std::chrono::seconds(60), std::chrono::milliseconds(100))) return;
   throw std::runtime_error("operator did not become ready; log:\n" + logs());
 }
 

@@ -13,6 +13,7 @@
 #include "base/process.h"
 #include "host/fixtures.h"
 #include "support/dra_objects.h"
+#include "support/poll.h"
 
 namespace sriovdra::testing {
 namespace {
@@ -49,11 +50,7 @@ ProcessOutput ip(const std::vector<std::string>& args) {
 // Polls until cond() or the deadline; then throws with describe().
 void waitFor(const std::function<bool()>& cond, std::chrono::seconds timeout,
              const std::function<std::string()>& describe) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(describe());
-    std::this_thread::sleep_for(100ms);
-  }
+  if (!pollUntil(cond, timeout, 100ms)) throw std::runtime_error(describe());
 }
 
 }  // namespace
@@ -103,13 +100,19 @@ class ProductOnNode::StandIns {
 
 std::string ProductOnNode::fixtureRoot() { return std::string(RealNode::kRoot) + "/fixture"; }
 
-std::unique_ptr<ProductOnNode> ProductOnNode::install() {
+std::unique_ptr<ProductOnNode> ProductOnNode::install(
+    const std::function<void(const std::string&)>& progress) {
   if (::geteuid() != 0) throw std::runtime_error("a real node needs root");
+  auto step = [&](const std::string& what) {
+    if (progress) progress(what);
+  };
   std::unique_ptr<ProductOnNode> p(new ProductOnNode());
+  step("control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler");
   p->cp_ = ControlPlane::start({.install_product_crds = false,
                                 .controller_manager = true,
                                 .scheduler = true,
                                 .kubelets = true});
+  step("node: containerd and the kubelet join as system:node; our images imported");
   p->node_ = RealNode::start(*p->cp_, imageArchives());
   Status written = host::writeFixture("a100-reference", fixtureRoot());
   if (!written.isOk()) throw std::runtime_error(written.toString());
@@ -119,11 +122,13 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install() {
 
   // The user's first step, then the reference policies. The agent is Ready once the kubelet
   // registered its DRA plugin (its /readyz says so).
+  step("kubectl apply -k tests/node/overlay (manifests/install.yaml with the fixture mounts)");
   p->kubectl({"apply", "-k", source + "/tests/node/overlay"});
   p->kubectl(
       {"-n", "sriov-dra", "rollout", "status", "deployment/sriov-dra-operator", "--timeout=180s"});
   p->kubectl(
       {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
+  step("the reference policies (config/samples); the agent makes and publishes the VFs");
   for (const char* sample :
        {"sriovnetworknodepolicy-cx6-vfs.yaml", "sriovresourcepolicy-cx6-advertise-vfs.yaml",
         "deviceattributes-cx6-vfs-attrs.yaml"}) {
@@ -138,6 +143,7 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install() {
           [&] { return "the node's VFs were not published: " + slices() + p->diagnostics(); });
   p->standins_->addRdmaNodes(fixtureRoot());
 
+  step("GPUs: slices and a kubelet plugin as the NVIDIA driver's, from what the agent found");
   // The GPUs, as the NVIDIA driver publishes and prepares them, from what the agent discovered.
   auto admin = p->cp_->client();
   createGpuDeviceClass(*admin);
@@ -155,6 +161,7 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install() {
   p->gpu_plugin_ = std::make_unique<GpuKubeletPlugin>(admin, p->node_->pluginsRegistryDir(),
                                                       p->node_->kubeletDir() + "/plugins");
 
+  step(std::string("namespace ") + kWorkloads + ": the template gpu-nic-aligned and NAD cx6-vf");
   // The workloads' namespace: the reference template and the NAD it names (Multus's CRD, as a
   // cluster with Multus has it).
   p->kubectl({"apply", "-f", source + "/tests/fixtures/crds/network-attachment-definitions.yaml"});

@@ -14,6 +14,7 @@
 
 #include "base/files.h"
 #include "kube/client.h"
+#include "support/poll.h"
 #include "support/ports.h"
 
 namespace sriovdra::testing {
@@ -232,13 +233,12 @@ void RealNode::startContainerd() {
   auto child = ChildProcess::spawn(spec);
   if (!child.ok()) fatal("starting containerd: " + child.status().toString());
   containerd_ = std::move(*child);
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (ctr({"version"}).exit_code != 0) {
-    if (std::chrono::steady_clock::now() > deadline || containerd_.exited()) {
-      fatal("containerd did not start:\n" + logs());
-    }
-    std::this_thread::sleep_for(100ms);
-  }
+  bool exited = false;
+  auto serving = [&] {
+    exited = containerd_.exited();
+    return exited || ctr({"version"}).exit_code == 0;
+  };
+  if (!pollUntil(serving, 30s, 100ms) || exited) fatal("containerd did not start:\n" + logs());
 }
 
 ProcessOutput RealNode::ctr(const std::vector<std::string>& args) const {
@@ -307,24 +307,24 @@ void RealNode::startKubelet() {
 
 void RealNode::waitReady() {
   auto admin = cp_.client();
-  auto deadline = std::chrono::steady_clock::now() + 90s;
   std::string seen = "no Node object";
-  while (std::chrono::steady_clock::now() < deadline && !kubelet_.exited()) {
+  bool ready = false;
+  auto settled = [&] {
+    if (kubelet_.exited()) return true;
     auto got = admin->get(kube::resources::kNodes, "", name_);
-    if (got.ok()) {
-      seen = "not Ready";
-      const json::Value* conditions = json::at(*got, {"status", "conditions"});
-      if (conditions != nullptr && conditions->IsArray()) {
-        for (const auto& c : conditions->GetArray()) {
-          if (json::stringOr(c, "type") != "Ready") continue;
-          if (json::stringOr(c, "status") == "True") return;
-          seen = "Ready " + std::string(json::stringOr(c, "status")) + ": " +
-                 std::string(json::stringOr(c, "message"));
-        }
-      }
+    if (!got.ok()) return false;
+    seen = "not Ready";
+    const json::Value* conditions = json::at(*got, {"status", "conditions"});
+    if (conditions == nullptr || !conditions->IsArray()) return false;
+    for (const auto& c : conditions->GetArray()) {
+      if (json::stringOr(c, "type") != "Ready") continue;
+      ready = json::stringOr(c, "status") == "True";
+      seen = "Ready " + std::string(json::stringOr(c, "status")) + ": " +
+             std::string(json::stringOr(c, "message"));
     }
-    std::this_thread::sleep_for(200ms);
-  }
+    return ready;
+  };
+  if (pollUntil(settled, 90s, 200ms) && ready) return;
   fatal("node " + name_ + " did not become Ready (" + seen + ")\n" + logs());
 }
 
