@@ -13,6 +13,7 @@
 // SR-IOV CNI, and the GPUs' ResourceSlices and kubelet plugin for the NVIDIA driver's.
 // Every failure throws std::runtime_error with what kubectl said, the pods, the Events, our
 // components' logs and the node's.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +31,9 @@ class ProductOnNode {
 
   // Needs root, SRIOV_DRA_IMAGES (scripts/build-images.sh --test-images) and
   // SRIOV_DRA_CONTAINERD; waits until the operator and the agent are Ready and the node's VFs
-  // are published.
-  static std::unique_ptr<ProductOnNode> install();
+  // are published. progress, when given, hears each step as it starts (the demo prints them).
+  static std::unique_ptr<ProductOnNode> install(
+      const std::function<void(const std::string&)>& progress = {});
   ~ProductOnNode();
 
   ControlPlane& cp() { return *cp_; }
