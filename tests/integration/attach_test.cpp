@@ -302,10 +302,16 @@ TEST_CASE("an agent killed during CNI ADD deletes and adds again after its resta
   a.createNad("flaky-net", hostDevice("10.9.0.9/24"));
   a.agent = a.startAgent();
   REQUIRE(a.runtime.waitPlugins(2) == "");
-  eventually([&] { return !net.inPod("vfnet0").empty(); }, 30s, [&] { return a.agent->logs(); });
+  // The interface appears in the pod before its address (host-device moves it, then IPAM runs)
+  // and the record says Attached once ADD returned: both are waited for.
+  eventually([&] { return net.inPod("vfnet0").find("10.9.0.9/24") != std::string::npos; }, 30s,
+             [&] { return net.inPod("vfnet0") + a.agent->logs(); });
   CHECK(std::filesystem::exists(deleted));
-  CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.9/24"));
-  CHECK_THAT(readFile(record).valueOr(""), Catch::Contains("\"state\":\"Attached\""));
+  eventually(
+      [&] {
+        return readFile(record).valueOr("").find("\"state\":\"Attached\"") != std::string::npos;
+      },
+      30s, [&] { return readFile(record).valueOr("(no record)"); });
   eventually(
       [&] {
         auto s = a.status("flaky");
