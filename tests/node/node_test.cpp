@@ -4,16 +4,15 @@
 // the kubelet called our DRA plugin, containerd applied our CDI edits and called our NRI plugin,
 // the pod has its VF; restarts and upgrades of the agent leave it so; the pod's end and the
 // product's uninstall leave nothing behind.
-#include <cstdio>
 #include <filesystem>
 
 #include <catch2/catch.hpp>
-#include <unistd.h>
 
 #include "api/names.h"
 #include "api/resource.h"
 #include "support/eventually.h"
 #include "support/product_on_node.h"
+#include "support/skip.h"
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
@@ -35,10 +34,7 @@ const std::vector<std::string> kAgentPods = {"pods", "-l",
 
 TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an aligned VF",
           "[node]") {
-  if (::geteuid() != 0) {
-    std::puts("skipped: a real node needs root (scripts/test.sh runs as root)");
-    std::exit(77);  // ctest's SKIP_RETURN_CODE: reported as skipped, not passed
-  }
+  if (!sriovdra::testing::rootOr("the real node")) return;
   auto product = ProductOnNode::install();
   auto& p = *product;
   auto admin = p.cp().client();

@@ -5,12 +5,6 @@
 
 namespace sriovdra::testing {
 
-bool rootOr(const std::string& what) {
-  if (::geteuid() == 0) return true;
-  WARN("not root: " << what << " did not run (scripts/test.sh runs as root)");
-  return false;
-}
-
 ProcessOutput ip(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"ip"};
   argv.insert(argv.end(), args.begin(), args.end());

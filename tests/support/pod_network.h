@@ -6,11 +6,9 @@
 #include <vector>
 
 #include "base/process.h"
+#include "support/skip.h"
 
 namespace sriovdra::testing {
-
-// True when running as root; otherwise a Catch2 warning that `what` did not run.
-bool rootOr(const std::string& what);
 
 // `ip ARGS...`, expected to finish within 10 s.
 ProcessOutput ip(const std::vector<std::string>& args);
