@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
   auto agent = env.startAgent(ours_node.metadata.name, "many-pfs");
   kube::Informer<api::ResourceSlice> slices(
       env.cp().client(), api::resources::kResourceSlices,
-      {.field_selector = agent::sliceFieldSelector(ours_node.metadata.name)});
+      {.field_selector = node::sliceFieldSelector(ours_node.metadata.name)});
   slices.start();
   slices.waitForSync(std::chrono::seconds(30));
   agent->waitReady();
@@ -288,7 +288,7 @@ int main(int argc, char** argv) {
 
   size_t cached_json =
       bench::listJsonBytes(admin, api::resources::kResourceSlices, "",
-                           {.field_selector = agent::sliceFieldSelector(ours_node.metadata.name)}) +
+                           {.field_selector = node::sliceFieldSelector(ours_node.metadata.name)}) +
       bench::listJsonBytes(admin, api::resources::kSriovNodeStates, env.ns(),
                            {.field_selector = "metadata.name=" + ours_node.metadata.name});
 

@@ -80,20 +80,16 @@ std::string nowString() { return formatRfc3339(std::chrono::system_clock::now())
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-             std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::PreparedSource> prepared,
-             AgentOptions options, kube::EventRecorder& events)
+             std::shared_ptr<host::Netlink> netlink, node::LocalState& local, AgentOptions options,
+             kube::EventRecorder& events)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       netlink_(std::move(netlink)),
-      prepared_(std::move(prepared)),
+      local_(local),
       options_(std::move(options)),
       events_(events),
-      state_(client_, api::resources::kSriovNodeStates,
-             {.name = "sriovnodestate",
-              .namespace_ = options_.namespace_,
-              .field_selector = "metadata.name=" + options_.node_name}),
-      slices_(client_, api::resources::kResourceSlices,
-              {.name = "resourceslices", .field_selector = sliceFieldSelector(options_.node_name)}),
+      state_(local.nodeStates()),
+      slices_(local.slices()),
       controller_("sriov-dra-agent", [this](const std::string& k) { return reconcile(k); }) {
   auto kick = [this] { controller_.queue().add(kKey); };
   state_.addHandlers({.on_add = [kick](const auto&) { kick(); },
@@ -128,17 +124,11 @@ void Agent::start() {
     SDRA_LOG_WARN << "cannot read Node " << options_.node_name << " (" << node.status().message()
                   << "): ResourceSlices will have no owner reference";
   }
-  state_.start();
-  slices_.start();
   controller_.start();
   controller_.queue().add(kKey);
 }
 
-void Agent::stop() {
-  controller_.stop();
-  state_.stop();
-  slices_.stop();
-}
+void Agent::stop() { controller_.stop(); }
 
 bool Agent::ready() const {
   std::lock_guard lock(mu_);
@@ -183,7 +173,7 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   // Until both caches are filled, "no state" and "no slice" would be guesses: a slice published
   // against an empty cache is a needless write, a missing state a false message. The key is
   // retried until then.
-  if (!synced()) return ReconcileResult::after(std::chrono::milliseconds(100));
+  if (!local_.synced()) return ReconcileResult::after(std::chrono::milliseconds(100));
   auto state = state_.get(options_.namespace_, options_.node_name);
   if (!state) {
     SDRA_VLOG(1) << "no SriovNodeState for " << options_.node_name
@@ -192,13 +182,12 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   }
   auto record = loadRecord();
   // No VF is prepared for a pod while this pass plans and changes the host.
-  std::unique_lock<std::mutex> host_hold;
-  if (prepared_) host_hold = prepared_->holdHost();
+  std::unique_lock<std::mutex> host_hold = local_.holdHost();
 
   api::SriovNodeStateStatus status = state->status;
   host::SyncOutcome outcome;
   auto topology = converge(*state, record, status, outcome);
-  if (host_hold.owns_lock()) host_hold.unlock();
+  host_hold.unlock();
   if (!topology.ok()) return topology.status();
   std::string unknown = outcome.in_use_unknown;
   SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(outcome)));
@@ -214,8 +203,8 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
   const api::SriovNodeStateSpec& spec = state.spec;
   // The checkpoint answers while nothing would be destroyed; before the first change that
   // destroys or rebinds a VF, the API server and the host are asked too (host/prepared.h).
-  host::PreparedVfs in_use = prepared_ ? prepared_->prepared() : host::PreparedVfs{};
-  bool asked_everyone = prepared_ == nullptr;
+  host::PreparedVfs in_use = local_.prepared();
+  bool asked_everyone = false;
   auto discover = [this] {
     return timed("discover", [this] { return host::discover(*sysfs_, *netlink_); });
   };
@@ -225,7 +214,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     auto plan = timed("plan", [&] { return host::planHost(spec, *topology, record, in_use); });
     if (!asked_everyone && plan.destructive()) {
       asked_everyone = true;
-      auto all = timed("in_use", [this] { return prepared_->inUse(); });
+      auto all = timed("in_use", [this] { return local_.inUse(); });
       if (!all.ok()) {
         outcome.in_use_unknown = all.status().message();
         SDRA_LOG_WARN << host::inUseUnknownMessage(outcome.in_use_unknown);
@@ -312,34 +301,6 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
   return Status::ok();
 }
 
-std::optional<api::SliceDevice> Agent::advertised(const std::string& device) const {
-  for (const auto& s : slices_.list()) {
-    if (s->spec.pool.name != options_.node_name) continue;
-    for (const auto& d : s->spec.devices) {
-      if (d.name == device) return d;
-    }
-  }
-  return std::nullopt;
-}
-
-bool Agent::needsVhostNet(const std::string& pci_address) const {
-  auto state = state_.get(options_.namespace_, options_.node_name);
-  if (!state) return false;
-  // The VF's PF and index as discovered, then the spec's group for that index.
-  for (const auto& pf : state->status.interfaces) {
-    auto vf = std::find_if(pf.vfs.begin(), pf.vfs.end(),
-                           [&](const auto& v) { return v.pci_address == pci_address; });
-    if (vf == pf.vfs.end()) continue;
-    for (const auto& itf : state->spec.interfaces) {
-      if (itf.pci_address != pf.pci_address) continue;
-      const api::VfGroup* group = itf.groupOf(vf->vf_id);
-      return group != nullptr && group->need_vhost_net;
-    }
-    return false;
-  }
-  return false;
-}
-
 Status Agent::writeStatus(const api::SriovNodeState& state,
                           const api::SriovNodeStateStatus& status) {
   PhaseTimer timer("status_write");
@@ -397,10 +358,6 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";
   }
   return Status::ok();
-}
-
-std::string sliceFieldSelector(const std::string& node) {
-  return "spec.nodeName=" + node + ",spec.driver=" + std::string(api::kDriverName);
 }
 
 json::Document sliceApplyDocument(const std::string& node, const std::string& node_uid,

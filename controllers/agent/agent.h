@@ -11,9 +11,11 @@
 //      recreating slices someone deleted.
 // Runs again on every spec change, slice change and every --resync-period, so VFs created or
 // removed by anyone are noticed. PFs it configured are remembered in --state-dir, so only those
-// are ever reset. A VF a pod uses is never destroyed or rebound: in use is what the plugin's
-// checkpoint, the API server's claims and the CDI specs on disk say (host/prepared.h); while
+// are ever reset. A VF a pod uses is never destroyed or rebound: in use is what the node's
+// checkpoint, the API server's claims and the CDI specs on disk say (node/local_state.h); while
 // that cannot be known, the changes wait (Blocked=True, reason InUseUnknown, Event) and retry.
+// Its SriovNodeState and slices come from the node's caches (LocalState), which the process
+// starts before the agent.
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -26,13 +28,13 @@
 #include "dra/slices.h"
 #include "host/netlink.h"
 #include "host/plan.h"
-#include "host/prepared.h"
 #include "host/sync_status.h"
 #include "host/sysfs.h"
 #include "kube/controller.h"
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/own_writes.h"
+#include "node/local_state.h"
 
 namespace sriovdra::agent {
 
@@ -49,23 +51,18 @@ struct AgentOptions {
 class Agent {
  public:
   Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-        std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::PreparedSource> prepared,
-        AgentOptions options, kube::EventRecorder& events);
+        std::shared_ptr<host::Netlink> netlink, node::LocalState& local, AgentOptions options,
+        kube::EventRecorder& events);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
 
   void start();
   void stop();
-  bool synced() const { return state_.hasSynced() && slices_.hasSynced(); }
   // The last reconcile succeeded (host matches the spec, status and slices written).
   bool ready() const;
   // At least one reconcile ran to the end (whatever its outcome): the basis of /readyz.
   bool reconciledOnce() const;
-  // The device as published in this node's ResourceSlices, if it is.
-  std::optional<api::SliceDevice> advertised(const std::string& device) const;
-  // True when the VF is in a VF group of the spec whose node policy has needVhostNet.
-  bool needsVhostNet(const std::string& pci_address) const;
 
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);
@@ -73,7 +70,7 @@ class Agent {
   // Plans and applies changes to the host until it matches the spec (or max_passes, or a
   // failure); the first change writes an InProgress status. Before the first change that
   // destroys or rebinds a VF it asks which VFs are in use beyond the checkpoint
-  // (PreparedSource::inUse()); while that cannot be known, nothing changes. Returns the last
+  // (LocalState::inUse()); while that cannot be known, nothing changes. Returns the last
   // discovery; errors, blocked PFs and an unknown in-use set go to `outcome`.
   Result<host::Topology> converge(const api::SriovNodeState& state, std::set<std::string>& record,
                                   api::SriovNodeStateStatus& status, host::SyncOutcome& outcome);
@@ -90,25 +87,19 @@ class Agent {
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
   std::shared_ptr<host::Netlink> netlink_;
-  std::shared_ptr<host::PreparedSource> prepared_;
+  node::LocalState& local_;
   const AgentOptions options_;
   kube::EventRecorder& events_;
   std::string node_uid_;
 
-  kube::Informer<api::SriovNodeState> state_;
-  kube::Informer<api::ResourceSlice> slices_;
+  kube::Informer<api::SriovNodeState>& state_;  // local_'s caches
+  kube::Informer<api::ResourceSlice>& slices_;
   kube::Controller controller_;
   mutable std::mutex mu_;
   bool ready_ = false;              // guarded by mu_
   bool reconciled_once_ = false;    // guarded by mu_
   kube::OwnWrites written_slices_;  // by slice name
 };
-
-// The ResourceSlices the agent owns: every slice of this driver on the node, labelled or not (a
-// stale one, e.g. left by the reference driver, is deleted like any slice it no longer wants).
-// The API server indexes slices by spec.nodeName, so each agent's list and watch cost the same
-// at 10,000 nodes as at one; a label selector would be matched against every slice's event.
-std::string sliceFieldSelector(const std::string& node);
 
 // The server-side apply documents of the agent's writes (field manager sriov-dra-agent): one
 // ResourceSlice of the node (labelled with the node, owned by the Node when its uid is known)

@@ -5,7 +5,6 @@
 #include "api/names.h"
 #include "api/networks.h"
 #include "base/log.h"
-#include "plugin/claim_status.h"
 
 namespace sriovdra::attach {
 namespace {
@@ -20,11 +19,11 @@ cni::RuntimeArgs argsFor(const dra::AttachRecord& record, const std::string& if_
 
 }  // namespace
 
-Attacher::Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkpoint,
-                   const plugin::AttachRecords& records, AttacherOptions options)
+Attacher::Attacher(std::shared_ptr<kube::Client> client, node::LocalState& local,
+                   AttacherOptions options)
     : client_(std::move(client)),
-      checkpoint_(std::move(checkpoint)),
-      records_(records),
+      local_(local),
+      records_(local.attachRecords()),
       options_(std::move(options)),
       cni_(options_.cni_timeout, dra::kMaxCniResultBytes),
       sync_worker_([this](const std::stop_token& stop) { syncLoop(stop); }) {}
@@ -149,7 +148,7 @@ Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterfa
 Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   auto deadline = snapshot ? cni::Executor::Deadline::max()
                            : std::chrono::steady_clock::now() + options_.attach_budget;
-  auto wanted = dra::attachmentsFor(checkpoint_(), pod.uid);
+  auto wanted = local_.attachmentsFor(pod.uid);
   if (wanted.empty()) return Status::ok();
   if (pod.netns.empty()) {
     return Status(Code::kInvalidArgument, "pod " + podName(pod) + " has " +
@@ -232,18 +231,11 @@ Status Attacher::detach(const std::string& sandbox) {
 }
 
 void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {
-  if (claim_uids.empty()) return;
-  auto checkpoint = checkpoint_();
   for (const auto& uid : claim_uids) {
-    auto it = checkpoint.claims.find(uid);
-    if (it == checkpoint.claims.end()) continue;  // unprepared meanwhile: its status is gone
-    const dra::PreparedClaim& c = it->second;
-    Status st = plugin::writeDeviceStatuses(
-        *client_, {.namespace_ = c.namespace_, .uid = c.uid, .name = c.name}, options_.driver_name,
-        dra::deviceStatuses(c, options_.driver_name, records_.ofClaim(uid)), options_.status_retry);
-    if (!st.isOk()) {
-      SDRA_LOG_WARN << "writing the network data of ResourceClaim " << c.namespace_ << "/" << c.name
-                    << ": " << st.message() << " (written again on the pod's next event)";
+    // A claim unprepared meanwhile has nothing to write.
+    if (Status st = local_.writeClaimStatus(uid); !st.isOk()) {
+      SDRA_LOG_WARN << st.message() << " (the network data is written again on the pod's next "
+                    << "event)";
     }
   }
 }

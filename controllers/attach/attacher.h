@@ -46,15 +46,13 @@
 #include "cni/exec.h"
 #include "dra/attach.h"
 #include "kube/client.h"
+#include "node/local_state.h"
 #include "nri/plugin.h"
-#include "plugin/attach_records.h"
 
 namespace sriovdra::attach {
 
 struct AttacherOptions {
-  std::string driver_name;
   std::vector<std::string> cni_bin_dirs = {"/opt/cni/bin"};
-  std::chrono::milliseconds status_retry{100};
   std::chrono::milliseconds cni_timeout{60'000};  // per plugin
   // RunPodSandbox's CNI work ends within this, answered before the runtime's own NRI request
   // timeout (containerd: 2 s) would drop the plugin; what has not finished fails the sandbox.
@@ -62,13 +60,10 @@ struct AttacherOptions {
   cni::AllowList allowed;  // what a NetworkAttachmentDefinition may run
 };
 
-// The kubelet plugin's checkpoint as it is now.
-using CheckpointSource = std::function<dra::Checkpoint()>;
-
 class Attacher : public nri::PodHandler {
  public:
-  Attacher(std::shared_ptr<kube::Client> client, CheckpointSource checkpoint,
-           const plugin::AttachRecords& records, AttacherOptions options);
+  // The prepared claims, the attach records and the claim status writer are the node's.
+  Attacher(std::shared_ptr<kube::Client> client, node::LocalState& local, AttacherOptions options);
   ~Attacher() override;
   Attacher(const Attacher&) = delete;
   Attacher& operator=(const Attacher&) = delete;
@@ -105,8 +100,8 @@ class Attacher : public nri::PodHandler {
   std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
 
   std::shared_ptr<kube::Client> client_;
-  CheckpointSource checkpoint_;
-  const plugin::AttachRecords& records_;
+  node::LocalState& local_;
+  node::AttachRecords& records_;
   const AttacherOptions options_;
   cni::Executor cni_;
   std::mutex locks_mu_;

@@ -1,11 +1,11 @@
-#include "plugin/attach_records.h"
+#include "node/attach_records.h"
 
 #include <filesystem>
 
 #include "base/files.h"
 #include "base/log.h"
 
-namespace sriovdra::plugin {
+namespace sriovdra::node {
 namespace {
 
 // A sandbox ID becomes a file name: containerd's are 64 hex digits; anything else is refused.
@@ -103,4 +103,4 @@ std::vector<dra::AttachedInterface> AttachRecords::ofClaim(const std::string& cl
   return out;
 }
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::node

@@ -1,8 +1,8 @@
 #pragma once
 // The attach records (dra/attach.h) on disk: one file per pod sandbox under <dir>, written
 // atomically. A record that cannot be read is moved aside (<file>.corrupt) and reported, never
-// read half. Thread-safe; the NRI attacher writes, the kubelet plugin reads (so a claim status it
-// writes at prepare keeps the pod's network data).
+// read half. Thread-safe; the NRI attacher writes, LocalState reads them for the claim status it
+// writes (local_state.h), so a status written at prepare keeps the pod's network data.
 #include <mutex>
 #include <optional>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "dra/attach.h"
 
-namespace sriovdra::plugin {
+namespace sriovdra::node {
 
 class AttachRecords {
  public:
@@ -33,4 +33,4 @@ class AttachRecords {
   mutable std::mutex mu_;  // one reader or writer of the directory at a time
 };
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::node

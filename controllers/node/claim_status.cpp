@@ -1,12 +1,13 @@
-#include "plugin/claim_status.h"
+#include "node/claim_status.h"
 
 #include <thread>
 
 #include "api/names.h"
 
-namespace sriovdra::plugin {
+namespace sriovdra::node {
 
-Status writeDeviceStatuses(kube::Client& client, const ClaimRef& claim, const std::string& driver,
+Status writeDeviceStatuses(kube::Client& client, const dra::PreparedClaim& claim,
+                           const std::string& driver,
                            const std::vector<api::AllocatedDeviceStatus>& ours,
                            std::chrono::milliseconds retry) {
   json::Document encoded(rapidjson::kArrayType);
@@ -52,4 +53,4 @@ Status writeDeviceStatuses(kube::Client& client, const ClaimRef& claim, const st
   }
 }
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::node

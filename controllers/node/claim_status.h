@@ -1,6 +1,7 @@
 #pragma once
 // Writes our driver's entries of a ResourceClaim's status.devices, keeping every other driver's
-// entry as it is. Used by the kubelet plugin (prepare) and the NRI attacher (network data).
+// entry as it is. Called by LocalState::writeClaimStatus (local_state.h) only: the one writer of
+// those entries, for the kubelet plugin (prepare) and the NRI attacher (network data).
 //
 // Written with a JSON merge patch guarded by the claim's resourceVersion, not with server-side
 // apply: an apply to the status of a claim whose opaque parameters were not stored as canonical
@@ -14,13 +15,14 @@
 #include <vector>
 
 #include "api/resource.h"
+#include "dra/checkpoint.h"
 #include "kube/client.h"
-#include "plugin/dra_driver.h"
 
-namespace sriovdra::plugin {
+namespace sriovdra::node {
 
-Status writeDeviceStatuses(kube::Client& client, const ClaimRef& claim, const std::string& driver,
+Status writeDeviceStatuses(kube::Client& client, const dra::PreparedClaim& claim,
+                           const std::string& driver,
                            const std::vector<api::AllocatedDeviceStatus>& ours,
                            std::chrono::milliseconds retry);
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::node

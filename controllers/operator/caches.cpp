@@ -1,12 +1,9 @@
 #include "operator/caches.h"
 
-#include <condition_variable>
-#include <functional>
-#include <mutex>
-
 #include "api/names.h"
 #include "base/digest.h"
 #include "dra/alignment.h"
+#include "kube/manager.h"
 #include "operator/options.h"
 
 namespace sriovdra::op {
@@ -16,22 +13,6 @@ kube::InformerOptions inNamespace(const std::string& ns) {
   kube::InformerOptions o;
   o.namespace_ = ns;
   return o;
-}
-
-// Polls `done` every 10 ms until it holds, the timeout passes or `stop` is requested.
-bool waitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout,
-               const std::stop_token& stop) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    if (cv.wait_for(lock, stop, std::chrono::milliseconds(10), [] { return false; }) ||
-        stop.stop_requested()) {
-      break;
-    }
-  }
-  return done();
 }
 
 }  // namespace
@@ -126,7 +107,7 @@ bool Caches::synced() const {
 }
 
 bool Caches::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
-  return waitUntil([this] { return synced(); }, timeout, stop);
+  return kube::waitUntil([this] { return synced(); }, timeout, stop);
 }
 
 NetworkCaches::NetworkCaches(const std::shared_ptr<kube::Client>& client)
@@ -155,7 +136,7 @@ bool NetworkCaches::synced() const {
 }
 
 bool NetworkCaches::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {
-  return waitUntil([this] { return synced(); }, timeout, stop);
+  return kube::waitUntil([this] { return synced(); }, timeout, stop);
 }
 
 }  // namespace sriovdra::op

@@ -20,7 +20,6 @@
 #include "host/pci.h"
 #include "kube/object_meta.h"
 #include "metrics/registry.h"
-#include "plugin/claim_status.h"
 
 namespace sriovdra::plugin {
 namespace {
@@ -36,30 +35,6 @@ std::string driverText(const std::string& driver) {
   return driver.empty() ? "its default driver" : driver;
 }
 
-struct CdiSpecOnDisk {
-  std::string path;
-  std::string id;  // claim or pod UID
-  Result<std::vector<std::string>> addresses;
-};
-
-// Our CDI spec files under `root` and the VFs each names; none when `root` does not exist.
-Result<std::vector<CdiSpecOnDisk>> ourCdiSpecs(const std::string& root) {
-  std::vector<CdiSpecOnDisk> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
-    std::string id = dra::cdiSpecId(entry.path().filename().string());
-    if (id.empty()) continue;
-    auto text = readFile(entry.path().string());
-    out.push_back({entry.path().string(), id,
-                   text.ok() ? dra::cdiSpecAddresses(*text)
-                             : Result<std::vector<std::string>>(text.status())});
-  }
-  if (ec && ec != std::errc::no_such_file_or_directory) {
-    return Status(Code::kIo, "listing " + root + ": " + ec.message());
-  }
-  return out;
-}
-
 Status removeIfPresent(const std::string& path) {
   std::error_code ec;
   std::filesystem::remove(path, ec);
@@ -69,13 +44,13 @@ Status removeIfPresent(const std::string& path) {
 
 }  // namespace
 
-KubeletPlugin::KubeletPlugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-               AdvertisedLookup advertised, KubeletPluginOptions options, VhostNetLookup vhost_net)
+KubeletPlugin::KubeletPlugin(std::shared_ptr<kube::Client> client,
+                             std::shared_ptr<host::Sysfs> sysfs, node::LocalState& local,
+                             KubeletPluginOptions options)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
-      advertised_(std::move(advertised)),
-      options_(std::move(options)),
-      vhost_net_(std::move(vhost_net)) {
+      local_(local),
+      options_(std::move(options)) {
   auto& requests = prometheus::BuildCounter()
                        .Name("sriov_dra_kubelet_plugin_claims_total")
                        .Help("Claims the kubelet asked to prepare or unprepare, by outcome")
@@ -90,94 +65,9 @@ KubeletPlugin::KubeletPlugin(std::shared_ptr<kube::Client> client, std::shared_p
                       .Register(metrics::registry());
   prepare_seconds_ = &seconds.Add({{"operation", "prepare"}}, metrics::reconcileTimeBuckets());
   unprepare_seconds_ = &seconds.Add({{"operation", "unprepare"}}, metrics::reconcileTimeBuckets());
-  prepared_claims_ = &prometheus::BuildGauge()
-                          .Name("sriov_dra_prepared_claims")
-                          .Help("ResourceClaims with VFs prepared on this node")
-                          .Register(metrics::registry())
-                          .Add({});
 }
 
 KubeletPlugin::~KubeletPlugin() = default;
-
-Status KubeletPlugin::load() {
-  std::string path = options_.state_dir + "/checkpoint.json";
-  auto text = readFile(path);
-  if (!text.ok()) {
-    if (text.status().code() == Code::kNotFound) return Status::ok();
-    return text.status();
-  }
-  auto cp = dra::Checkpoint::decode(*text);
-  if (!cp.ok()) {
-    std::string aside = path + ".corrupt-" + std::to_string(std::time(nullptr));
-    std::error_code ec;
-    std::filesystem::rename(path, aside, ec);
-    return Status(Code::kInvalidArgument,
-                  path + " is not a valid checkpoint (" + cp.status().message() + "); moved to " +
-                      aside + " and starting without prepared claims: claims prepared before " +
-                      "must be checked by hand");
-  }
-  std::lock_guard lock(cp_mu_);
-  checkpoint_ = std::move(*cp);
-  prepared_claims_->Set(static_cast<double>(checkpoint_.claims.size()));
-  return Status::ok();
-}
-
-Status KubeletPlugin::save() {
-  // cp_mu_ held by the caller.
-  std::error_code ec;
-  std::filesystem::create_directories(options_.state_dir, ec);
-  prepared_claims_->Set(static_cast<double>(checkpoint_.claims.size()));
-  return writeFileAtomic(options_.state_dir + "/checkpoint.json", checkpoint_.encode(), 0600);
-}
-
-host::PreparedVfs KubeletPlugin::prepared() const {
-  std::lock_guard lock(cp_mu_);
-  return checkpoint_.preparedVfs();
-}
-
-std::unique_lock<std::mutex> KubeletPlugin::holdHost() { return std::unique_lock(host_mu_); }
-
-Result<host::PreparedVfs> KubeletPlugin::inUse() const {
-  host::PreparedVfs out = prepared();
-  auto listed = client_->listAll(api::resources::kResourceClaims, "");
-  if (!listed.ok()) {
-    std::string hint = listed.status().code() == Code::kForbidden
-                           ? " (the agent's ServiceAccount needs list on resourceclaims: "
-                             "config/rbac/agent_role.yaml)"
-                           : "";
-    return Status(listed.status().code(),
-                  "listing ResourceClaims: " + listed.status().message() + hint);
-  }
-  std::vector<api::ResourceClaim> claims;
-  if (const json::Value* items = json::at(*listed, {"items"}); items && items->IsArray()) {
-    for (const auto& item : items->GetArray()) {
-      auto claim = api::ResourceClaim::decode(item);
-      if (!claim.ok()) {
-        return Status(Code::kInvalidArgument,
-                      "a ResourceClaim cannot be read: " + claim.status().message());
-      }
-      claims.push_back(std::move(*claim));
-    }
-  }
-  dra::mergeInUse(out, dra::allocatedVfs(claims, options_.driver_name, options_.node_name));
-  auto specs = ourCdiSpecs(options_.cdi_root);
-  if (!specs.ok()) return specs.status();
-  for (const auto& spec : *specs) {
-    if (!spec.addresses.ok()) {
-      return Status(Code::kInvalidArgument, "the CDI spec " + spec.path + " cannot be read: " +
-                                                spec.addresses.status().message());
-    }
-    host::PreparedVfs on_disk;
-    for (const auto& pci : *spec.addresses) on_disk[pci].push_back("CDI spec of " + spec.id);
-    dra::mergeInUse(out, on_disk);
-  }
-  return out;
-}
-
-dra::Checkpoint KubeletPlugin::checkpoint() const {
-  std::lock_guard lock(cp_mu_);
-  return checkpoint_;
-}
 
 std::map<std::string, PrepareResult> KubeletPlugin::prepare(const std::vector<ClaimRef>& claims) {
   std::lock_guard calls(calls_mu_);
@@ -227,44 +117,29 @@ std::vector<PreparedDeviceResult> KubeletPlugin::results(const dra::PreparedClai
 // Prepare = fetch what planPrepare() needs, call it, then apply the plan: record the claim
 // (Preparing), bind, write the CDI specs and device-info files, record it Prepared, report.
 Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(const ClaimRef& ref) {
-  {
-    std::lock_guard lock(cp_mu_);
-    auto it = checkpoint_.claims.find(ref.uid);
-    if (it != checkpoint_.claims.end() &&
-        it->second.state == dra::PreparedClaim::State::kPrepared) {
-      return results(it->second);
-    }
+  if (auto earlier = local_.claim(ref.uid);
+      earlier && earlier->state == dra::PreparedClaim::State::kPrepared) {
+    return results(*earlier);
   }
   auto claim = readClaim(ref);
   if (!claim.ok()) return claim.status();
-  auto host = holdHost();
+  auto host = local_.holdHost();
   dra::PreparedClaim earlier;
   auto plan = dra::planPrepare(gather(ref, *claim, earlier));
   if (!plan.ok()) return plan.status();
   dra::PreparedClaim& pc = plan->claim;
   if (pc.devices.empty()) return std::vector<PreparedDeviceResult>{};
-  {
-    std::lock_guard lock(cp_mu_);
-    checkpoint_.claims[ref.uid] = pc;
-    if (Status st = save(); !st.isOk()) {
-      checkpoint_.claims.erase(ref.uid);
-      return Status(st.code(), "saving the checkpoint: " + st.message());
-    }
-  }
+  SDRA_RETURN_IF_ERROR(local_.record(pc));
   if (Status st = applyPlan(*plan); !st.isOk()) return undo(pc, st);
   pc.state = dra::PreparedClaim::State::kPrepared;
-  {
-    std::lock_guard lock(cp_mu_);
-    checkpoint_.claims[ref.uid] = pc;
-    if (Status st = save(); !st.isOk()) {
-      return Status(st.code(), "saving the checkpoint: " + st.message());
-    }
-    if (Status st = writePodSpec(pc.pod_uid); !st.isOk()) {
-      return Status(st.code(), "writing the pod's CDI spec: " + st.message());
-    }
+  SDRA_RETURN_IF_ERROR(local_.record(pc));
+  if (Status st = writePodSpec(pc.pod_uid); !st.isOk()) {
+    return st.prepend("writing the pod's CDI spec");
   }
   host.unlock();
-  writeClaimStatus(*claim, pc);
+  if (Status st = local_.writeClaimStatus(pc.uid); !st.isOk()) {
+    SDRA_LOG_ERROR << st.message() << " (the VFs are prepared; only the status is missing)";
+  }
   return results(pc);
 }
 
@@ -281,7 +156,7 @@ Result<api::ResourceClaim> KubeletPlugin::readClaim(const ClaimRef& ref) {
 }
 
 dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::ResourceClaim& claim,
-                                 dra::PreparedClaim& earlier) {
+                                        dra::PreparedClaim& earlier) {
   dra::PrepareInput input{.claim = &claim,
                           .expected_uid = ref.uid,
                           .driver = options_.driver_name,
@@ -290,16 +165,17 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
   if (claim.status.allocation) {
     for (const auto& r : claim.status.allocation->results) {
       if (r.driver != options_.driver_name) continue;
-      if (auto adv = advertised_(r.device)) input.advertised.emplace(r.device, std::move(*adv));
+      if (auto adv = local_.advertised(r.device)) {
+        input.advertised.emplace(r.device, std::move(*adv));
+      }
     }
   }
   for (const auto& pci : dra::addressesToRead(claim, options_.driver_name, input.advertised)) {
     input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
-    if (vhost_net_ && vhost_net_(pci)) input.vhost_net_vfs.insert(pci);
+    if (local_.needsVhostNet(pci)) input.vhost_net_vfs.insert(pci);
   }
-  std::lock_guard lock(cp_mu_);
-  if (auto it = checkpoint_.claims.find(ref.uid); it != checkpoint_.claims.end()) {
-    earlier = it->second;
+  if (auto recorded = local_.claim(ref.uid)) {
+    earlier = std::move(*recorded);
     input.earlier = &earlier;
   }
   return input;
@@ -352,18 +228,10 @@ Status KubeletPlugin::applyPlan(dra::PreparePlan& plan) {
 Status KubeletPlugin::undo(const dra::PreparedClaim& pc, Status error) {
   Status restored = restoreDrivers(pc);
   Status removed = removeFiles(pc);
-  std::lock_guard lock(cp_mu_);
   Status undone = !restored.isOk() ? restored : removed;
-  if (undone.isOk()) {
-    auto recorded = checkpoint_.claims.extract(pc.uid);
-    undone = save();
-    if (undone.isOk()) {
-      undone = writePodSpec(pc.pod_uid);
-    } else if (!recorded.empty()) {
-      checkpoint_.claims.insert(std::move(recorded));  // memory matches the file on disk
-    }
-    if (undone.isOk()) return error;
-  }
+  if (undone.isOk()) undone = local_.forget(pc.uid);
+  if (undone.isOk()) undone = writePodSpec(pc.pod_uid);
+  if (undone.isOk()) return error;
   return Status(error.code(), error.message() + "; undoing it failed too (the claim stays " +
                                   "recorded, unprepare retries): " + undone.message());
 }
@@ -397,33 +265,21 @@ Status KubeletPlugin::removeFiles(const dra::PreparedClaim& claim) {
 }
 
 Status KubeletPlugin::writePodSpec(const std::string& pod_uid) {
-  // cp_mu_ held by the caller.
   std::string path = options_.cdi_root + "/" + dra::cdiSpecFileName(pod_uid);
-  auto addresses = checkpoint_.podAddresses(pod_uid);
+  auto addresses = local_.podAddresses(pod_uid);
   if (addresses.empty()) return removeIfPresent(path);
   return writeFileAtomic(
       path, json::dump(dra::cdiSpec({dra::podCdiDevice(pod_uid, addresses)})) + "\n", 0644);
 }
 
 Status KubeletPlugin::unprepareClaim(const std::string& uid) {
-  std::optional<dra::PreparedClaim> recorded;
-  {
-    std::lock_guard lock(cp_mu_);
-    auto it = checkpoint_.claims.find(uid);
-    if (it != checkpoint_.claims.end()) recorded = it->second;
-  }
+  std::optional<dra::PreparedClaim> recorded = local_.claim(uid);
   if (!recorded) return cleanUpUnrecorded(uid);
-  const dra::PreparedClaim& claim = *recorded;
-  auto host = holdHost();
-  SDRA_RETURN_IF_ERROR(restoreDrivers(claim));
-  SDRA_RETURN_IF_ERROR(removeFiles(claim));
-  std::lock_guard lock(cp_mu_);
-  checkpoint_.claims.erase(uid);
-  if (Status st = save(); !st.isOk()) {
-    checkpoint_.claims[uid] = claim;
-    return Status(st.code(), "saving the checkpoint: " + st.message());
-  }
-  return writePodSpec(claim.pod_uid);
+  auto host = local_.holdHost();
+  SDRA_RETURN_IF_ERROR(restoreDrivers(*recorded));
+  SDRA_RETURN_IF_ERROR(removeFiles(*recorded));
+  SDRA_RETURN_IF_ERROR(local_.forget(uid));
+  return writePodSpec(recorded->pod_uid);
 }
 
 Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
@@ -439,7 +295,7 @@ Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
                                               addresses.status().message() +
                                               "); left in place for a person to check");
   }
-  auto host = holdHost();
+  auto host = local_.holdHost();
   std::set<std::string> vfs(addresses->begin(), addresses->end());
   for (const auto& pci : vfs) {
     auto current = host::readVfAccess(*sysfs_, pci);
@@ -461,8 +317,8 @@ Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
     }
   }
   std::set<std::string> recorded_pods;
-  for (const auto& [_, c] : checkpoint().claims) recorded_pods.insert(c.pod_uid);
-  auto specs = ourCdiSpecs(options_.cdi_root);
+  for (const auto& [_, c] : local_.checkpoint().claims) recorded_pods.insert(c.pod_uid);
+  auto specs = node::ourCdiSpecs(options_.cdi_root);
   if (!specs.ok()) return specs.status();
   for (const auto& spec : *specs) {
     if (spec.id == uid || recorded_pods.count(spec.id) != 0) continue;
@@ -476,23 +332,6 @@ Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
   SDRA_LOG_WARN << "unprepared claim " << uid << ", which the checkpoint did not hold, from its "
                 << "CDI spec on disk (" << join(*addresses, ", ") << ")";
   return Status::ok();
-}
-
-void KubeletPlugin::writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared) {
-  auto attached = options_.attach_records ? options_.attach_records->ofClaim(prepared.uid)
-                                          : std::vector<dra::AttachedInterface>{};
-  Status st = writeDeviceStatuses(*client_,
-                                  {.namespace_ = claim.metadata.namespace_,
-                                   .uid = claim.metadata.uid,
-                                   .name = claim.metadata.name},
-                                  options_.driver_name,
-                                  dra::deviceStatuses(prepared, options_.driver_name, attached),
-                                  options_.status_retry);
-  if (!st.isOk()) {
-    SDRA_LOG_ERROR << "writing status.devices of ResourceClaim " << claim.metadata.namespace_ << "/"
-                   << claim.metadata.name << ": " << st.toString()
-                   << " (the VFs are prepared; only the status is missing)";
-  }
 }
 
 }  // namespace sriovdra::plugin

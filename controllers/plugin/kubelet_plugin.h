@@ -11,9 +11,9 @@
 // dra::planPrepare(); this class fetches its inputs and applies it. A claim prepared before gets
 // the same answer without touching the host. Unprepare undoes all of it, also after a restart and
 // for claims already deleted, and for claims a lost checkpoint forgot (from their CDI spec on
-// disk). Calls are serialized; one claim's failure never fails another. The
-// agent reads the checkpoint (never tears down a prepared VF) and holds the host lock while it
-// changes VFs.
+// disk). Calls are serialized; one claim's failure never fails another. The checkpoint, the view
+// of what the node advertises, the host lock and the claim status writer are the node's
+// (node/local_state.h): the agent reads the same checkpoint, so it never tears down a prepared VF.
 #include <chrono>
 #include <functional>
 #include <map>
@@ -27,15 +27,13 @@
 #include "api/resource.h"
 #include "dra/checkpoint.h"
 #include "dra/prepare.h"
-#include "host/prepared.h"
 #include "host/sysfs.h"
 #include "kube/client.h"
-#include "plugin/attach_records.h"
+#include "node/local_state.h"
 #include "plugin/dra_driver.h"
 
 namespace prometheus {
 class Counter;
-class Gauge;
 class Histogram;
 }  // namespace prometheus
 
@@ -44,40 +42,19 @@ namespace sriovdra::plugin {
 struct KubeletPluginOptions {
   std::string driver_name;
   std::string node_name;
-  std::string state_dir;                  // checkpoint.json
   std::string cdi_root;                   // CDI spec files
   std::string device_info_dir;            // Multus device-info files ("" = none written)
   std::set<std::string> allowed_drivers;  // VfConfig drivers beyond vfio-pci and the VF's own
-  std::chrono::milliseconds status_retry{100};
-  // Standalone mode: the NRI attacher's records, so the status written at prepare keeps a pod's
-  // network data (nullptr: Multus mode, none).
-  const AttachRecords* attach_records = nullptr;
 };
 
-// The device `name` as the agent publishes it in this node's ResourceSlices, if it does.
-using AdvertisedLookup = std::function<std::optional<api::SliceDevice>(const std::string& name)>;
-// True when the VF (PCI address) belongs to a node-policy VF group with needVhostNet.
-using VhostNetLookup = std::function<bool(const std::string& pci_address)>;
-
-class KubeletPlugin : public DraDriver, public host::PreparedSource {
+class KubeletPlugin : public DraDriver {
  public:
   KubeletPlugin(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-         AdvertisedLookup advertised, KubeletPluginOptions options, VhostNetLookup vhost_net = nullptr);
+                node::LocalState& local, KubeletPluginOptions options);
   ~KubeletPlugin() override;
-
-  // Reads the checkpoint. A corrupt one is moved aside (its name is in the error) and the plugin
-  // starts empty; the caller reports it.
-  Status load();
 
   std::map<std::string, PrepareResult> prepare(const std::vector<ClaimRef>& claims) override;
   std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims) override;
-
-  host::PreparedVfs prepared() const override;
-  // The checkpoint, the claims the API server shows allocated from this node's pool (any state)
-  // and the CDI specs of ours on disk (dra/in_use.h).
-  Result<host::PreparedVfs> inUse() const override;
-  std::unique_lock<std::mutex> holdHost() override;
-  dra::Checkpoint checkpoint() const;
 
  private:
   Result<std::vector<PreparedDeviceResult>> prepareClaim(const ClaimRef& ref);
@@ -97,21 +74,16 @@ class KubeletPlugin : public DraDriver, public host::PreparedSource {
   Status cleanUpUnrecorded(const std::string& uid);
   Status restoreDrivers(const dra::PreparedClaim& claim);
   Status removeFiles(const dra::PreparedClaim& claim);
+  // The pod's CDI spec naming every VF prepared for it (none left: removed).
   Status writePodSpec(const std::string& pod_uid);
-  Status save();
-  void writeClaimStatus(const api::ResourceClaim& claim, const dra::PreparedClaim& prepared);
   std::vector<PreparedDeviceResult> results(const dra::PreparedClaim& claim) const;
 
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
-  AdvertisedLookup advertised_;
+  node::LocalState& local_;
   const KubeletPluginOptions options_;
-  VhostNetLookup vhost_net_;
 
-  std::mutex calls_mu_;       // one prepare/unprepare at a time
-  std::mutex host_mu_;        // sysfs changes: the plugin's and the agent's
-  mutable std::mutex cp_mu_;  // guards checkpoint_
-  dra::Checkpoint checkpoint_;
+  std::mutex calls_mu_;  // one prepare/unprepare at a time
 
   prometheus::Counter* prepare_ok_;
   prometheus::Counter* prepare_failed_;
@@ -119,7 +91,6 @@ class KubeletPlugin : public DraDriver, public host::PreparedSource {
   prometheus::Counter* unprepare_failed_;
   prometheus::Histogram* prepare_seconds_;
   prometheus::Histogram* unprepare_seconds_;
-  prometheus::Gauge* prepared_claims_;
 };
 
 }  // namespace sriovdra::plugin

@@ -1,6 +1,5 @@
 #include "process/operator_process.h"
 
-#include <condition_variable>
 #include <cstdlib>
 #include <random>
 
@@ -8,10 +7,10 @@
 
 #include "base/files.h"
 #include "base/log.h"
-#include "http/server.h"
 #include "kube/leader_election.h"
 #include "operator/operator.h"
 #include "policy/selectors.h"
+#include "process/parts.h"
 #include "serving/certificate_gated_server.h"
 
 namespace sriovdra::process {
@@ -24,121 +23,125 @@ std::string identity() {
   return std::string(host) + "_" + std::to_string(rng() % 1000000);
 }
 
-int fail(const std::string& message) {
-  SDRA_LOG_ERROR << message;
-  return 1;
+// Fills in what the flags left to the environment and parses what they carry as text.
+Status resolve(OperatorProcessOptions& o, const kube::RestConfig& config) {
+  std::string& ns = o.operator_.namespace_;
+  if (ns.empty()) ns = config.default_namespace;
+  if (const char* env = std::getenv("POD_NAMESPACE"); ns.empty() && env != nullptr) ns = env;
+  if (ns.empty()) {
+    return Status(Code::kInvalidArgument, "no namespace: pass --namespace (or run in a pod)");
+  }
+  if (o.lease_namespace.empty()) o.lease_namespace = ns;
+  auto selector = policy::parseLabelSelector(o.agent_node_selector);
+  if (!selector.ok()) return Status(selector.status()).prepend("--agent-node-selector");
+  o.operator_.agent_node_selector = *selector;
+  if (o.agent_daemonset_file.empty()) return Status::ok();
+  auto text = readFile(o.agent_daemonset_file);
+  if (!text.ok()) return Status(text.status()).prepend("--agent-daemonset");
+  auto ds = op::loadAgentDaemonSet(*text, o.agent_daemonset_file);
+  if (!ds.ok()) return Status(ds.status()).prepend("--agent-daemonset");
+  o.operator_.agent_daemonset = std::make_shared<const json::Document>(std::move(*ds));
+  return Status::ok();
 }
 
-void waitForShutdown(ShutdownSignals& signals) {
-  std::mutex m;
-  std::condition_variable_any cv;
-  std::unique_lock lock(m);
-  cv.wait(lock, signals.token(), [] { return false; });
+Result<std::shared_ptr<kube::Client>> connect(OperatorProcessOptions& o) {
+  auto config = kube::loadConfig(o.kubeconfig);
+  if (!config.ok()) return config.status();
+  if (Status st = resolve(o, *config); !st.isOk()) return st;
+  return kube::Client::create(*config);
+}
+
+// Runs the reconcilers while this replica leads. Losing the lease exits at once, as
+// controller-runtime does: no graceful shutdown, so no reconcile writes anything once another
+// replica may lead.
+std::unique_ptr<kube::LeaderElector> elector(const std::shared_ptr<kube::Client>& client,
+                                             const OperatorProcessOptions& o, const std::string& id,
+                                             op::Operator& operator_, std::stop_token shutdown) {
+  return std::make_unique<kube::LeaderElector>(
+      client,
+      kube::LeaderElectionConfig{
+          .lease_namespace = o.lease_namespace, .lease_name = o.lease_name, .identity = id},
+      kube::LeaderCallbacks{.on_started_leading = [&operator_] { operator_.startControllers(); },
+                            .on_stopped_leading =
+                                [shutdown] {
+                                  if (shutdown.stop_requested()) return;
+                                  SDRA_LOG_ERROR << "lost leadership; exiting at once so that a "
+                                                    "fresh process campaigns again";
+                                  std::_Exit(1);
+                                }});
+}
+
+// The certificate comes from a Secret that may appear after the pod starts (cert-manager, or an
+// administrator): until then the operator runs without the webhook (failurePolicy Ignore).
+void addWebhook(kube::Manager& manager, const OperatorProcessOptions& o, op::Operator& operator_) {
+  auto webhook = std::make_shared<serving::CertificateGatedServer>(
+      http::ServerOptions{
+          .bind_address = ":" + std::to_string(o.webhook_port),
+          .tls = http::TlsFiles{o.webhook_cert_dir + "/tls.crt", o.webhook_cert_dir + "/tls.key"},
+          .name = "admission webhook"},
+      std::map<std::string, http::Handler>{
+          {"/mutating-custom-resource",
+           [&operator_](const http::Request& r) { return operator_.handleMutate(r); }},
+          {"/validating-custom-resource",
+           [&operator_](const http::Request& r) { return operator_.handleValidate(r); }}});
+  manager.add(
+      "admission webhook",
+      [webhook, dir = o.webhook_cert_dir](const std::stop_token&) {
+        if (Status st = webhook->start(); !st.isOk()) {
+          SDRA_LOG_WARN << "admission webhook not started: " << st.message()
+                        << " (waiting for tls.crt/tls.key in " << dir
+                        << "; --webhook-port=0 turns it off)";
+        }
+        return Status::ok();
+      },
+      [webhook] { webhook->stop(); });
+}
+
+Status startCaches(op::Operator& operator_, const std::stop_token& stop) {
+  operator_.startInformers();
+  if (operator_.waitForSync(std::chrono::minutes(2), stop)) return Status::ok();
+  operator_.stop();
+  if (stop.stop_requested()) return Status(Code::kCancelled, "stopping");
+  return Status(Code::kTimeout,
+                "informers did not sync within 2 minutes; check RBAC and API server access");
 }
 
 }  // namespace
 
-// Long on purpose: the process in the order it starts its parts and stops them.
 int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
-  auto config = kube::loadConfig(o.kubeconfig);
-  if (!config.ok()) return fail(config.status().message());
-  std::string& ns = o.operator_.namespace_;
-  if (ns.empty()) ns = config->default_namespace;
-  if (const char* env = std::getenv("POD_NAMESPACE"); ns.empty() && env != nullptr) ns = env;
-  if (ns.empty()) return fail("no namespace: pass --namespace (or run in a pod)");
-  if (o.lease_namespace.empty()) o.lease_namespace = ns;
-  auto selector = policy::parseLabelSelector(o.agent_node_selector);
-  if (!selector.ok()) return fail("--agent-node-selector: " + selector.status().message());
-  o.operator_.agent_node_selector = *selector;
-  if (!o.agent_daemonset_file.empty()) {
-    auto text = readFile(o.agent_daemonset_file);
-    if (!text.ok()) return fail("--agent-daemonset: " + text.status().message());
-    auto ds = op::loadAgentDaemonSet(*text, o.agent_daemonset_file);
-    if (!ds.ok()) return fail("--agent-daemonset: " + ds.status().message());
-    o.operator_.agent_daemonset = std::make_shared<const json::Document>(std::move(*ds));
-  }
-  auto client = kube::Client::create(*config);
-  if (!client.ok()) return fail(client.status().message());
-
+  auto client = connect(o);
+  if (!client.ok()) return exitCode(client.status());
   kube::EventRecorder events(*client, "sriov-dra-operator");
   op::Operator operator_(*client, o.operator_, events);
-  std::unique_ptr<kube::LeaderElector> elector;
   std::string id = identity();
-  if (o.leader_elect) {
-    elector = std::make_unique<kube::LeaderElector>(
-        *client,
-        kube::LeaderElectionConfig{
-            .lease_namespace = o.lease_namespace, .lease_name = o.lease_name, .identity = id},
-        kube::LeaderCallbacks{.on_started_leading = [&] { operator_.startControllers(); },
-                              .on_stopped_leading =
-                                  [&] {
-                                    if (signals.token().stop_requested()) return;
-                                    // As controller-runtime: no graceful shutdown, so that no
-                                    // reconcile writes anything once another replica may lead.
-                                    SDRA_LOG_ERROR << "lost leadership; exiting at once so that "
-                                                      "a fresh process campaigns again";
-                                    std::_Exit(1);
-                                  }});
-  }
+  auto leader = o.leader_elect ? elector(*client, o, id, operator_, signals.token()) : nullptr;
 
-  auto probes = http::Server::start(
-      {.bind_address = o.probe_address, .name = "probes"},
-      {{"/healthz",
-        [&](const http::Request&) {
-          Status st = elector ? elector->check() : Status::ok();
-          return st.isOk() ? http::Response::text(200, "ok\n")
-                           : http::Response::text(500, st.message() + "\n");
-        }},
-       {"/readyz", [&](const http::Request&) {
-          return operator_.synced() ? http::Response::text(200, "ok\n")
-                                    : http::Response::text(500, "informers not synced\n");
-        }}});
-  if (!probes.ok()) return fail("health probes: " + probes.status().message());
-  auto metrics_server = serving::startMetricsEndpoint(o.metrics, *client);
-  if (!metrics_server.ok()) return fail("metrics: " + metrics_server.status().message());
-  // The certificate comes from a Secret that may appear after the pod starts (cert-manager, or an
-  // administrator): until then the operator runs without the webhook (failurePolicy Ignore).
-  std::unique_ptr<serving::CertificateGatedServer> webhook;
-  if (o.webhook_port != 0) {
-    webhook = std::make_unique<serving::CertificateGatedServer>(
-        http::ServerOptions{
-            .bind_address = ":" + std::to_string(o.webhook_port),
-            .tls = http::TlsFiles{o.webhook_cert_dir + "/tls.crt", o.webhook_cert_dir + "/tls.key"},
-            .name = "admission webhook"},
-        std::map<std::string, http::Handler>{
-            {"/mutating-custom-resource",
-             [&](const http::Request& r) { return operator_.handleMutate(r); }},
-            {"/validating-custom-resource",
-             [&](const http::Request& r) { return operator_.handleValidate(r); }}});
-    if (Status st = webhook->start(); !st.isOk()) {
-      SDRA_LOG_WARN << "admission webhook not started: " << st.message()
-                    << " (waiting for tls.crt/tls.key in " << o.webhook_cert_dir
-                    << "; --webhook-port=0 turns it off)";
-    }
-  }
-
-  operator_.startInformers();
-  if (!operator_.waitForSync(std::chrono::minutes(2), signals.token())) {
-    if (signals.token().stop_requested()) {
-      operator_.stop();
-      return 0;
-    }
-    return fail("informers did not sync within 2 minutes; check RBAC and API server access");
-  }
-  SDRA_LOG_INFO << "sriov-dra-operator " << id << " watching namespace " << ns;
-
-  if (elector) {
-    elector->run(signals.token());  // returns on shutdown or when leadership is lost
+  kube::Manager manager;
+  manager.addCleanup("events", [&] { events.flush(std::chrono::seconds(5)); });
+  addServer(manager, "health probes", [&] {
+    return startProbes(
+        o.probe_address, [&] { return leader ? leader->check().message() : std::string(); },
+        [&] { return operator_.synced() ? "" : "informers not synced"; });
+  });
+  addServer(manager, "metrics", [&] { return serving::startMetricsEndpoint(o.metrics, *client); });
+  if (o.webhook_port != 0) addWebhook(manager, o, operator_);
+  manager.add(
+      "caches",
+      [&](const std::stop_token& stop) {
+        Status synced = startCaches(operator_, stop);
+        if (synced.isOk()) {
+          SDRA_LOG_INFO << "sriov-dra-operator " << id << " watching namespace "
+                        << o.operator_.namespace_;
+        }
+        return synced;
+      },
+      [&] { operator_.stop(); });
+  if (leader) {
+    manager.addBackground("leader election", [&](std::stop_token stop) { leader->run(stop); });
   } else {
-    operator_.startControllers();
-    waitForShutdown(signals);
+    manager.add("controllers", [&] { operator_.startControllers(); });
   }
-  operator_.stop();
-  events.flush(std::chrono::seconds(5));
-  if (webhook) webhook->stop();
-  if (*metrics_server) (*metrics_server)->stop();
-  (*probes)->stop();
-  return 0;
+  return exitCode(manager.run(signals.token()));
 }
 
 }  // namespace sriovdra::process

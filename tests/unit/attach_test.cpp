@@ -8,7 +8,7 @@
 
 #include "base/files.h"
 #include "base/json.h"
-#include "plugin/attach_records.h"
+#include "node/attach_records.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
@@ -127,7 +127,7 @@ TEST_CASE("the claim status carries the CNI config, result and network data once
 TEST_CASE("attach records on disk: saved, found by claim, removed empty, corrupt moved aside",
           "[dra][attach][unit]") {
   testing::TempDir dir;
-  plugin::AttachRecords records(dir.path() + "/attach");
+  node::AttachRecords records(dir.path() + "/attach");
   CHECK_FALSE(*records.load("sandbox-1"));
   dra::AttachRecord r{"sandbox-1", "pod-1", "apps", "web-0", "/p", {}};
   r.interfaces.push_back({"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",

@@ -1,0 +1,234 @@
+#include "node/local_state.h"
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+
+#include <prometheus/gauge.h>
+
+#include "api/names.h"
+#include "base/files.h"
+#include "dra/cdi.h"
+#include "dra/in_use.h"
+#include "kube/manager.h"
+#include "metrics/registry.h"
+#include "node/claim_status.h"
+
+namespace sriovdra::node {
+
+LocalState::LocalState(std::shared_ptr<kube::Client> client, LocalStateOptions options)
+    : client_(std::move(client)),
+      options_(std::move(options)),
+      states_(client_, api::resources::kSriovNodeStates,
+              {.name = "sriovnodestate",
+               .namespace_ = options_.namespace_,
+               .field_selector = "metadata.name=" + options_.node_name}),
+      slices_(client_, api::resources::kResourceSlices,
+              {.name = "resourceslices", .field_selector = sliceFieldSelector(options_.node_name)}),
+      records_(options_.state_dir + "/attach"),
+      prepared_claims_(&prometheus::BuildGauge()
+                            .Name("sriov_dra_prepared_claims")
+                            .Help("ResourceClaims with VFs prepared on this node")
+                            .Register(metrics::registry())
+                            .Add({})) {}
+
+LocalState::~LocalState() { stop(); }
+
+void LocalState::start() {
+  states_.start();
+  slices_.start();
+}
+
+void LocalState::stop() {
+  states_.stop();
+  slices_.stop();
+}
+
+bool LocalState::synced() const { return states_.hasSynced() && slices_.hasSynced(); }
+
+bool LocalState::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) const {
+  return kube::waitUntil([this] { return synced(); }, timeout, stop);
+}
+
+std::optional<api::SliceDevice> LocalState::advertised(const std::string& device) const {
+  for (const auto& s : slices_.list()) {
+    if (s->spec.pool.name != options_.node_name) continue;
+    for (const auto& d : s->spec.devices) {
+      if (d.name == device) return d;
+    }
+  }
+  return std::nullopt;
+}
+
+bool LocalState::needsVhostNet(const std::string& pci_address) const {
+  auto state = states_.get(options_.namespace_, options_.node_name);
+  if (!state) return false;
+  // The VF's PF and index as discovered, then the spec's group for that index.
+  for (const auto& pf : state->status.interfaces) {
+    auto vf = std::find_if(pf.vfs.begin(), pf.vfs.end(),
+                           [&](const auto& v) { return v.pci_address == pci_address; });
+    if (vf == pf.vfs.end()) continue;
+    for (const auto& itf : state->spec.interfaces) {
+      if (itf.pci_address != pf.pci_address) continue;
+      const api::VfGroup* group = itf.groupOf(vf->vf_id);
+      return group != nullptr && group->need_vhost_net;
+    }
+    return false;
+  }
+  return false;
+}
+
+Status LocalState::load() {
+  std::string path = options_.state_dir + "/checkpoint.json";
+  auto text = readFile(path);
+  if (!text.ok()) {
+    if (text.status().code() == Code::kNotFound) return Status::ok();
+    return text.status();
+  }
+  auto cp = dra::Checkpoint::decode(*text);
+  if (!cp.ok()) {
+    std::string aside = path + ".corrupt-" + std::to_string(std::time(nullptr));
+    std::error_code ec;
+    std::filesystem::rename(path, aside, ec);
+    return Status(Code::kInvalidArgument,
+                  path + " is not a valid checkpoint (" + cp.status().message() + "); moved to " +
+                      aside + " and starting without prepared claims: claims prepared before " +
+                      "must be checked by hand");
+  }
+  std::lock_guard lock(mu_);
+  checkpoint_ = std::move(*cp);
+  prepared_claims_->Set(static_cast<double>(checkpoint_.claims.size()));
+  return Status::ok();
+}
+
+std::optional<dra::PreparedClaim> LocalState::claim(const std::string& uid) const {
+  std::lock_guard lock(mu_);
+  auto it = checkpoint_.claims.find(uid);
+  if (it == checkpoint_.claims.end()) return std::nullopt;
+  return it->second;
+}
+
+dra::Checkpoint LocalState::checkpoint() const {
+  std::lock_guard lock(mu_);
+  return checkpoint_;
+}
+
+Status LocalState::record(const dra::PreparedClaim& claim) {
+  std::lock_guard lock(mu_);
+  auto before = checkpoint_.claims.extract(claim.uid);
+  checkpoint_.claims[claim.uid] = claim;
+  Status saved = saveLocked();
+  if (!saved.isOk()) {
+    checkpoint_.claims.erase(claim.uid);
+    if (!before.empty()) checkpoint_.claims.insert(std::move(before));
+  }
+  return saved;
+}
+
+Status LocalState::forget(const std::string& uid) {
+  std::lock_guard lock(mu_);
+  auto before = checkpoint_.claims.extract(uid);
+  if (before.empty()) return Status::ok();
+  Status saved = saveLocked();
+  if (!saved.isOk()) checkpoint_.claims.insert(std::move(before));
+  return saved;
+}
+
+Status LocalState::saveLocked() {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  Status written =
+      writeFileAtomic(options_.state_dir + "/checkpoint.json", checkpoint_.encode(), 0600);
+  if (!written.isOk()) return written.prepend("saving the checkpoint");
+  prepared_claims_->Set(static_cast<double>(checkpoint_.claims.size()));
+  return Status::ok();
+}
+
+std::vector<std::string> LocalState::podAddresses(const std::string& pod_uid) const {
+  std::lock_guard lock(mu_);
+  return checkpoint_.podAddresses(pod_uid);
+}
+
+std::vector<dra::Attachment> LocalState::attachmentsFor(const std::string& pod_uid) const {
+  std::lock_guard lock(mu_);
+  return dra::attachmentsFor(checkpoint_, pod_uid);
+}
+
+Status LocalState::writeClaimStatus(const std::string& uid) const {
+  auto prepared = claim(uid);
+  if (!prepared) return Status::ok();
+  Status written = writeDeviceStatuses(
+      *client_, *prepared, options_.driver_name,
+      dra::deviceStatuses(*prepared, options_.driver_name, records_.ofClaim(uid)),
+      options_.status_retry);
+  if (written.isOk()) return written;
+  return written.prepend("writing status.devices of ResourceClaim " + prepared->namespace_ + "/" +
+                         prepared->name);
+}
+
+host::PreparedVfs LocalState::prepared() const {
+  std::lock_guard lock(mu_);
+  return checkpoint_.preparedVfs();
+}
+
+std::unique_lock<std::mutex> LocalState::holdHost() { return std::unique_lock(host_mu_); }
+
+Result<host::PreparedVfs> LocalState::inUse() const {
+  host::PreparedVfs out = prepared();
+  auto listed = client_->listAll(api::resources::kResourceClaims, "");
+  if (!listed.ok()) {
+    std::string hint = listed.status().code() == Code::kForbidden
+                           ? " (the agent's ServiceAccount needs list on resourceclaims: "
+                             "config/rbac/agent_role.yaml)"
+                           : "";
+    return Status(listed.status().code(),
+                  "listing ResourceClaims: " + listed.status().message() + hint);
+  }
+  std::vector<api::ResourceClaim> claims;
+  if (const json::Value* items = json::at(*listed, {"items"}); items && items->IsArray()) {
+    for (const auto& item : items->GetArray()) {
+      auto claim = api::ResourceClaim::decode(item);
+      if (!claim.ok()) {
+        return Status(Code::kInvalidArgument,
+                      "a ResourceClaim cannot be read: " + claim.status().message());
+      }
+      claims.push_back(std::move(*claim));
+    }
+  }
+  dra::mergeInUse(out, dra::allocatedVfs(claims, options_.driver_name, options_.node_name));
+  auto specs = ourCdiSpecs(options_.cdi_root);
+  if (!specs.ok()) return specs.status();
+  for (const auto& spec : *specs) {
+    if (!spec.addresses.ok()) {
+      return Status(Code::kInvalidArgument, "the CDI spec " + spec.path + " cannot be read: " +
+                                                spec.addresses.status().message());
+    }
+    host::PreparedVfs on_disk;
+    for (const auto& pci : *spec.addresses) on_disk[pci].push_back("CDI spec of " + spec.id);
+    dra::mergeInUse(out, on_disk);
+  }
+  return out;
+}
+
+std::string sliceFieldSelector(const std::string& node) {
+  return "spec.nodeName=" + node + ",spec.driver=" + std::string(api::kDriverName);
+}
+
+Result<std::vector<CdiSpecOnDisk>> ourCdiSpecs(const std::string& root) {
+  std::vector<CdiSpecOnDisk> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    std::string id = dra::cdiSpecId(entry.path().filename().string());
+    if (id.empty()) continue;
+    auto text = readFile(entry.path().string());
+    out.push_back({entry.path().string(), id,
+                   text.ok() ? dra::cdiSpecAddresses(*text)
+                             : Result<std::vector<std::string>>(text.status())});
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return Status(Code::kIo, "listing " + root + ": " + ec.message());
+  }
+  return out;
+}
+
+}  // namespace sriovdra::node

@@ -1,0 +1,128 @@
+#pragma once
+// The node's local state, with one owner. The three parts of the agent process that act on this
+// node's VFs each depend on it, one way, and on none of the others: the agent (creates and
+// configures VFs, controllers/agent), the kubelet plugin (prepares them for claims,
+// controllers/plugin) and the NRI attacher (puts them into pods, controllers/attach).
+//
+//   the view of what the node publishes | its SriovNodeState and our ResourceSlices on it
+//                                       | (informer caches; the agent reconciles on their
+//                                       | events): advertised(), needsVhostNet()
+//   the prepared claims                 | <state-dir>/checkpoint.json: written atomically first,
+//                                       | then memory changes; a failed write changes nothing
+//   the attach records                  | <state-dir>/attach (attach_records.h)
+//   the host lock                       | held while VFs are created, reset or rebound
+//   which VFs are in use                | host::PreparedSource (prepared(), inUse())
+//   our entries of status.devices       | writeClaimStatus(): the one writer, from the prepared
+//                                       | claim and its attach records
+//
+// Thread-safety: every method from any thread. The caches are read-only to the parts; the
+// checkpoint is guarded here, so a part gets what it asks for (one claim, one pod's attachments)
+// without copying the whole of it.
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "api/node_state.h"
+#include "api/resource.h"
+#include "dra/attach.h"
+#include "dra/checkpoint.h"
+#include "host/prepared.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "node/attach_records.h"
+
+namespace prometheus {
+class Gauge;
+}  // namespace prometheus
+
+namespace sriovdra::node {
+
+struct LocalStateOptions {
+  std::string driver_name;
+  std::string node_name;
+  std::string namespace_;  // of the SriovNodeStates
+  std::string state_dir;   // checkpoint.json, attach/
+  std::string cdi_root;    // our CDI spec files
+  std::chrono::milliseconds status_retry{100};
+};
+
+class LocalState : public host::PreparedSource {
+ public:
+  LocalState(std::shared_ptr<kube::Client> client, LocalStateOptions options);
+  ~LocalState() override;
+  LocalState(const LocalState&) = delete;
+  LocalState& operator=(const LocalState&) = delete;
+
+  // The caches. Handlers are added (by the agent) before start().
+  void start();
+  void stop();
+  bool synced() const;
+  // Waits until synced, the timeout passes or stop is requested; returns synced().
+  bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) const;
+  kube::Informer<api::SriovNodeState>& nodeStates() { return states_; }
+  kube::Informer<api::ResourceSlice>& slices() { return slices_; }
+  // The device as published in this node's ResourceSlices, if it is.
+  std::optional<api::SliceDevice> advertised(const std::string& device) const;
+  // True when the VF is in a VF group of the spec whose node policy has needVhostNet.
+  bool needsVhostNet(const std::string& pci_address) const;
+
+  // Reads the checkpoint. A corrupt one is moved aside (its name is in the error) and the node
+  // starts without prepared claims; the caller reports it.
+  Status load();
+  std::optional<dra::PreparedClaim> claim(const std::string& uid) const;
+  dra::Checkpoint checkpoint() const;
+  // Records the claim (replacing the one of its UID), or forgets one.
+  Status record(const dra::PreparedClaim& claim);
+  Status forget(const std::string& uid);
+  // The VFs of every claim prepared for the pod (its pod CDI spec).
+  std::vector<std::string> podAddresses(const std::string& pod_uid) const;
+  // What the pod's VFs are to be attached as (dra::attachmentsFor).
+  std::vector<dra::Attachment> attachmentsFor(const std::string& pod_uid) const;
+
+  AttachRecords& attachRecords() { return records_; }
+  // Writes our entries of the claim's status.devices from its prepared claim and attach records
+  // (claim_status.h). A claim not prepared (any more) has nothing to write: ok. An error names
+  // the claim.
+  Status writeClaimStatus(const std::string& uid) const;
+
+  host::PreparedVfs prepared() const override;
+  // The checkpoint, the claims the API server shows allocated from this node's pool (any state)
+  // and the CDI specs of ours on disk (dra/in_use.h).
+  Result<host::PreparedVfs> inUse() const override;
+  std::unique_lock<std::mutex> holdHost() override;
+
+ private:
+  Status saveLocked();  // mu_ held
+
+  std::shared_ptr<kube::Client> client_;
+  const LocalStateOptions options_;
+  kube::Informer<api::SriovNodeState> states_;
+  kube::Informer<api::ResourceSlice> slices_;
+  AttachRecords records_;
+  std::mutex host_mu_;
+  mutable std::mutex mu_;
+  dra::Checkpoint checkpoint_;  // guarded by mu_; what checkpoint.json holds
+  prometheus::Gauge* prepared_claims_;
+};
+
+// The ResourceSlices of our driver on the node: every slice of it, labelled or not (a stale one,
+// e.g. left by the reference driver, is the agent's to delete). The API server indexes slices by
+// spec.nodeName, so each agent's list and watch cost the same at 10,000 nodes as at one; a label
+// selector would be matched against every slice's event.
+std::string sliceFieldSelector(const std::string& node);
+
+// One of our CDI spec files and the VFs it names.
+struct CdiSpecOnDisk {
+  std::string path;
+  std::string id;  // claim or pod UID
+  Result<std::vector<std::string>> addresses;
+};
+// Our CDI spec files under `root`; none when `root` does not exist.
+Result<std::vector<CdiSpecOnDisk>> ourCdiSpecs(const std::string& root);
+
+}  // namespace sriovdra::node

@@ -1,0 +1,41 @@
+#include "process/parts.h"
+
+#include "base/log.h"
+
+namespace sriovdra::process {
+
+void addServer(kube::Manager& manager, std::string name,
+               std::function<Result<std::unique_ptr<http::Server>>()> start) {
+  auto server = std::make_shared<std::unique_ptr<http::Server>>();
+  manager.add(
+      std::move(name),
+      [server, start = std::move(start)](const std::stop_token&) {
+        auto started = start();
+        if (started.ok()) *server = std::move(*started);
+        return started.status();
+      },
+      [server] {
+        if (*server) (*server)->stop();
+      });
+}
+
+Result<std::unique_ptr<http::Server>> startProbes(const std::string& address, ProbeCheck healthy,
+                                                  ProbeCheck ready) {
+  auto answer = [](const ProbeCheck& check) {
+    return [check](const http::Request&) {
+      std::string problem = check();
+      return problem.empty() ? http::Response::text(200, "ok\n")
+                             : http::Response::text(500, problem + "\n");
+    };
+  };
+  return http::Server::start({.bind_address = address, .name = "probes"},
+                             {{"/healthz", answer(healthy)}, {"/readyz", answer(ready)}});
+}
+
+int exitCode(const Status& ran) {
+  if (ran.isOk()) return 0;
+  SDRA_LOG_ERROR << ran.message();
+  return 1;
+}
+
+}  // namespace sriovdra::process
