@@ -10,7 +10,7 @@
 #include <benchmark/benchmark.h>
 
 #include "api/names.h"
-#include "dra/allocator.h"
+#include "scheduling/allocator.h"
 
 using namespace sriovdra;
 
@@ -31,9 +31,9 @@ std::string rootOf(int index, int per_root) {
 }
 
 struct Cluster {
-  std::unique_ptr<dra::Allocator> allocator;
-  std::vector<dra::ClusterNode> nodes;
-  std::set<dra::DeviceId> in_use;
+  std::unique_ptr<scheduling::Allocator> allocator;
+  std::vector<scheduling::ClusterNode> nodes;
+  std::set<scheduling::DeviceId> in_use;
   api::ResourceClaimSpec claim;
 };
 
@@ -74,7 +74,7 @@ Cluster build(int percent_allocated) {
       "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"};
   vf_class.metadata.name = kVfDriver;
   vf_class.spec.cel_selectors = {"device.driver == '" + kVfDriver + "'"};
-  c.allocator = std::make_unique<dra::Allocator>(
+  c.allocator = std::make_unique<scheduling::Allocator>(
       std::move(slices), std::vector<api::DeviceClass>{gpu_class, vf_class});
 
   api::DeviceSubRequest vf_req{"", kVfDriver, {}};

@@ -69,7 +69,7 @@ void BM_RenderOneNode(benchmark::State& state) {  // NOLINT(readability-identifi
   node.metadata.labels = {{"sriov", "true"}};
   int64_t before = g_allocations.load();
   for (auto _ : state) {
-    auto r = policy::renderNode(node, validated.valid, status, {});
+    auto r = policy::render(node, validated.valid, status, {});
     benchmark::DoNotOptimize(r);
   }
   state.counters["allocs/render"] = benchmark::Counter(
@@ -89,8 +89,8 @@ void BM_Render1000Nodes(benchmark::State& state) {  // NOLINT(readability-identi
     auto validated = policy::validatePolicies(policies.view());  // once per policy change
     int64_t devices = 0;
     for (const auto& n : nodes) {
-      devices += static_cast<int64_t>(
-          policy::renderNode(n, validated.valid, status, {}).spec.devices.size());
+      devices +=
+          static_cast<int64_t>(policy::render(n, validated.valid, status, {}).spec.devices.size());
     }
     benchmark::DoNotOptimize(devices);
   }

@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "api/names.h"
-#include "dra/cel.h"
+#include "scheduling/cel.h"
 
 using namespace sriovdra;
 
@@ -31,7 +31,7 @@ api::SliceDevice vf() {
 extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
     const uint8_t* data, size_t size) {
   static const api::SliceDevice device = vf();
-  auto program = dra::cel::Program::compile({reinterpret_cast<const char*>(data), size});
+  auto program = scheduling::cel::Program::compile({reinterpret_cast<const char*>(data), size});
   if (!program.ok()) return 0;
   (void)program->matches({api::kDriverName, device});
   return 0;

@@ -38,7 +38,7 @@ api::SriovNodeStateSpec renderFromYaml(const api::Node& node, const std::string&
                                                 validated.invalid.front().errors.front()),
              "rendering");
   }
-  return policy::renderNode(node, validated.valid, discovered, {}).spec;
+  return policy::render(node, validated.valid, discovered, {}).spec;
 }
 
 }  // namespace sriovdra::bench

@@ -1,6 +1,6 @@
 #pragma once
 // What the operator would write for a node, computed by the bench itself with the operator's own
-// pure render (policy::renderNode), so a floor issues the very objects the product does.
+// pure render (policy::render), so a floor issues the very objects the product does.
 #include <string>
 
 #include "api/node_state.h"

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "dra/alignment.h"
 #include "metrics/registry.h"
+#include "scheduling/alignment.h"
 
 namespace sriovdra::op {
 namespace {
@@ -41,12 +41,13 @@ std::vector<const As*> cached(const kube::Informer<T>& informer,
 
 Result<kube::ReconcileResult> AlignmentReconciler::reconcile(const std::string&) {
   std::vector<std::shared_ptr<const void>> keep;
-  dra::ClusterTopology topology(cached(caches_.slices, keep),
-                                cached<CachedNodeState, api::SriovNodeState>(caches_.states, keep));
-  auto report = dra::alignmentReport(cached(caches_.claims, keep), topology);
-  for (const auto& [alignment, n] : dra::countPairs(report)) {
+  scheduling::ClusterTopology topology(
+      cached(caches_.slices, keep),
+      cached<CachedNodeState, api::SriovNodeState>(caches_.states, keep));
+  auto report = scheduling::alignmentReport(cached(caches_.claims, keep), topology);
+  for (const auto& [alignment, n] : scheduling::countPairs(report)) {
     pairsGauge()
-        .Add({{"alignment", std::string(dra::alignmentLabel(alignment))}})
+        .Add({{"alignment", std::string(scheduling::alignmentLabel(alignment))}})
         .Set(static_cast<double>(n));
   }
   double shared = static_cast<double>(std::count_if(

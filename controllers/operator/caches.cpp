@@ -2,9 +2,9 @@
 
 #include "api/names.h"
 #include "base/digest.h"
-#include "dra/alignment.h"
 #include "kube/manager.h"
 #include "operator/options.h"
+#include "scheduling/alignment.h"
 
 namespace sriovdra::op {
 namespace {
@@ -61,13 +61,13 @@ Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& n
       slices(client, api::resources::kResourceSlices, {.name = "resourceslices"}) {
   // Each cache keeps what its readers use (kube::Informer::setTransform): Nodes their name, uid
   // and labels (the render and the webhook); ResourceClaims and ResourceSlices of the whole
-  // cluster only what the alignment metrics read (slices as dra::SlicePlacements).
+  // cluster only what the alignment metrics read (slices as scheduling::SlicePlacements).
   nodes.setTransform([](api::Node& n) {
     n.metadata.annotations.clear();
     n.metadata.owner_references.clear();
     n.metadata.finalizers.clear();
   });
-  claims.setTransform([](api::ResourceClaim& c) { dra::trimForAlignment(c); });
+  claims.setTransform([](api::ResourceClaim& c) { scheduling::trimForAlignment(c); });
   if (!agent_daemonset.empty()) {
     kube::InformerOptions o = inNamespace(ns);
     o.name = "daemonsets";

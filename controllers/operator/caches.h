@@ -14,8 +14,8 @@
 #include "api/objects.h"
 #include "api/policies.h"
 #include "api/resource.h"
-#include "dra/alignment.h"
 #include "kube/informer.h"
+#include "scheduling/alignment.h"
 
 namespace sriovdra::op {
 
@@ -55,7 +55,7 @@ struct Caches {
   kube::Informer<CachedNodeState> states;
   kube::Informer<api::DeviceClass> classes;
   kube::Informer<api::ResourceClaim> claims;
-  kube::Informer<dra::SlicePlacements> slices;             // what the alignment reads of each slice
+  kube::Informer<scheduling::SlicePlacements> slices;      // what the alignment reads of each slice
   std::unique_ptr<kube::Informer<ObjectOnly>> daemonsets;  // null unless watched
 
   void start();

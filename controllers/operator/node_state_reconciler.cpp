@@ -1,9 +1,9 @@
 #include "operator/node_state_reconciler.h"
 
 #include "api/names.h"
+#include "api/selectors.h"
 #include "base/log.h"
 #include "operator/rollout.h"
-#include "policy/selectors.h"
 
 namespace sriovdra::op {
 
@@ -49,7 +49,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   auto node = caches_.nodes.get("", name);
   auto state = caches_.states.get(options_.namespace_, name);
   bool selected = node != nullptr &&
-                  policy::matchesLabelSelector(options_.agent_node_selector, node->metadata.labels);
+                  api::matchesLabelSelector(options_.agent_node_selector, node->metadata.labels);
   if (!selected) {
     setFacts(name, std::nullopt);
     if (state != nullptr) {
@@ -63,8 +63,8 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   auto snapshot = policies_.get();
   static const api::SriovNodeStateStatus kNothingDiscovered;
   const api::SriovNodeStateStatus& discovered = state ? state->status : kNothingDiscovered;
-  auto result = policy::renderNode(*node, snapshot->validated.valid, discovered,
-                                   {options_.resource_prefix, options_.advertise_node_policy_vfs});
+  auto result = policy::render(*node, snapshot->validated.valid, discovered,
+                               {options_.resource_prefix, options_.advertise_node_policy_vfs});
 
   NodeFacts facts;
   facts.matches = result.matches;

@@ -1,6 +1,6 @@
 #pragma once
 // Keeps one SriovNodeState per node the agent runs on (--agent-node-selector): its spec is the
-// render of the policies for that node (policy::renderNode), written with server-side apply only
+// render of the policies for that node (policy::render), written with server-side apply only
 // when it changes, owned by the Node; a node that goes away or is no longer selected loses it.
 // A change that tears down existing VFs (rollout.h) waits while --max-unavailable nodes are
 // already being reconfigured (a WaitingForRollout Event), and is marked with

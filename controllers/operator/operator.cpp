@@ -134,8 +134,8 @@ void Operator::wire() {
   caches_.claims.addHandlers(onChange<api::ResourceClaim>(
       alignment,
       [](const auto& o, const auto& n) { return o->status.allocation != n->status.allocation; }));
-  caches_.slices.addHandlers(
-      onChange<dra::SlicePlacements>(alignment, [](const auto&, const auto&) { return true; }));
+  caches_.slices.addHandlers(onChange<scheduling::SlicePlacements>(
+      alignment, [](const auto&, const auto&) { return true; }));
   alignment_controller_.queue().add(AlignmentReconciler::kKey);
 
   if (caches_.daemonsets) {

@@ -5,12 +5,12 @@
 #include <set>
 #include <thread>
 
+#include "api/attributes.h"
 #include "api/names.h"
 #include "base/files.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "dra/attributes.h"
 #include "dra/cdi.h"
 #include "dra/in_use.h"
 #include "dra/prepare.h"

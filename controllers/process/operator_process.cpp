@@ -5,11 +5,11 @@
 
 #include <unistd.h>
 
+#include "api/selectors.h"
 #include "base/files.h"
 #include "base/log.h"
 #include "kube/leader_election.h"
 #include "operator/operator.h"
-#include "policy/selectors.h"
 #include "process/parts.h"
 #include "serving/certificate_gated_server.h"
 
@@ -32,7 +32,7 @@ Status resolve(OperatorProcessOptions& o, const kube::RestConfig& config) {
     return Status(Code::kInvalidArgument, "no namespace: pass --namespace (or run in a pod)");
   }
   if (o.lease_namespace.empty()) o.lease_namespace = ns;
-  auto selector = policy::parseLabelSelector(o.agent_node_selector);
+  auto selector = api::parseLabelSelector(o.agent_node_selector);
   if (!selector.ok()) return Status(selector.status()).prepend("--agent-node-selector");
   o.operator_.agent_node_selector = *selector;
   if (o.agent_daemonset_file.empty()) return Status::ok();

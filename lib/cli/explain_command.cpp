@@ -3,17 +3,17 @@
 
 #include "api/names.h"
 #include "cli/cluster_common.h"
-#include "dra/alignment.h"
-#include "dra/allocator.h"
+#include "scheduling/alignment.h"
+#include "scheduling/allocator.h"
 
 namespace sriovdra::cli {
 namespace {
 
-std::string attributeText(const dra::PickedDevice& p, const api::ResourceClaimSpec& spec) {
+std::string attributeText(const scheduling::PickedDevice& p, const api::ResourceClaimSpec& spec) {
   std::string out;
   for (const auto& c : spec.constraints) {
     const std::string& name = c.match_attribute.empty() ? c.distinct_attribute : c.match_attribute;
-    const auto* v = dra::findAttribute(*p.device, p.id.driver, name);
+    const auto* v = api::findAttribute(*p.device, p.id.driver, name);
     std::string shortName = name.substr(name.find('/') + 1);
     out += (out.empty() ? "" : ", ") + shortName + "=" + (v ? v->toString() : "(none)");
   }
@@ -23,9 +23,9 @@ std::string attributeText(const dra::PickedDevice& p, const api::ResourceClaimSp
 int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
                 const std::string& own_uid, const ExplainArgs& args, const ObjectBundle& bundle,
                 Streams io) {
-  dra::Allocator allocator(bundle.resource_slices, bundle.device_classes);
-  auto in_use = dra::allocatedDevices(bundle.resource_claims, own_uid);
-  std::vector<dra::ClusterNode> nodes;
+  scheduling::Allocator allocator(bundle.resource_slices, bundle.device_classes);
+  auto in_use = scheduling::allocatedDevices(bundle.resource_claims, own_uid);
+  std::vector<scheduling::ClusterNode> nodes;
   for (const auto& n : bundle.nodes) nodes.push_back({n.metadata.name, n.metadata.labels});
   if (nodes.empty()) {
     for (const auto& n : allocator.nodeNames()) nodes.push_back({n, {}});

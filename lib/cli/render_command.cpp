@@ -55,8 +55,8 @@ int runRender(const RenderArgs& args, Streams io) {
                        inNamespace(bundle->resource_policies, args.namespace_),
                        inNamespace(bundle->device_attributes, args.namespace_)};
   auto validated = policy::validatePolicies(all);
-  auto result = policy::renderNode(node, validated.valid, discovered,
-                                   {args.resource_prefix, args.advertise_node_policy_vfs});
+  auto result = policy::render(node, validated.valid, discovered,
+                               {args.resource_prefix, args.advertise_node_policy_vfs});
 
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();

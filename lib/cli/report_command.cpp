@@ -3,18 +3,18 @@
 
 #include "api/names.h"
 #include "cli/cluster_common.h"
-#include "dra/alignment.h"
-#include "dra/allocator.h"
+#include "scheduling/alignment.h"
+#include "scheduling/allocator.h"
 
 namespace sriovdra::cli {
 namespace {
 
-std::string placementText(const dra::DevicePlacement& p) {
+std::string placementText(const scheduling::DevicePlacement& p) {
   return p.id.device + " " + (p.pci_address.empty() ? "?" : p.pci_address) + " " +
          (p.pcie_root.empty() ? "?" : p.pcie_root) + " NUMA " + numaText(p.numa);
 }
 
-json::Value placementJson(const dra::DevicePlacement& p, json::Allocator& a) {
+json::Value placementJson(const scheduling::DevicePlacement& p, json::Allocator& a) {
   json::Value v(rapidjson::kObjectType);
   api::Writer(v, a)
       .strAlways("driver", p.id.driver)
@@ -30,14 +30,15 @@ json::Value placementJson(const dra::DevicePlacement& p, json::Allocator& a) {
 }
 
 int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) {
-  std::vector<dra::SlicePlacements> placements;
-  for (const auto& s : bundle.resource_slices) placements.push_back(dra::SlicePlacements::of(s));
-  dra::ClusterTopology topology(pointers(placements), pointers(bundle.node_states));
-  auto report = dra::alignmentReport(pointers(bundle.resource_claims), topology);
+  std::vector<scheduling::SlicePlacements> placements;
+  for (const auto& s : bundle.resource_slices)
+    placements.push_back(scheduling::SlicePlacements::of(s));
+  scheduling::ClusterTopology topology(pointers(placements), pointers(bundle.node_states));
+  auto report = scheduling::alignmentReport(pointers(bundle.resource_claims), topology);
   if (!args.namespace_.empty()) {
     std::erase_if(report, [&](const auto& c) { return c.namespace_ != args.namespace_; });
   }
-  auto counts = dra::countPairs(report);
+  auto counts = scheduling::countPairs(report);
   int64_t pairs = 0, shared = 0;
   for (const auto& [al, n] : counts) pairs += n;
   for (const auto& c : report) shared += c.shared_pfs.empty() ? 0 : 1;
@@ -60,7 +61,7 @@ int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) 
       api::Writer(pj, a)
           .strAlways("gpu", p.gpu)
           .strAlways("vf", p.vf)
-          .strAlways("alignment", std::string(dra::alignmentLabel(p.alignment)));
+          .strAlways("alignment", std::string(scheduling::alignmentLabel(p.alignment)));
       ps.PushBack(pj, a);
     }
     w.value("gpus", std::move(gpus)).value("vfs", std::move(vfs)).value("pairs", std::move(ps));
@@ -69,7 +70,8 @@ int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) 
     size_t lines = std::max({c.gpus.size(), c.vfs.size(), size_t{1}});
     for (size_t i = 0; i < lines; ++i) {
       std::string alignment;
-      if (i < c.pairs.size()) alignment = std::string(dra::alignmentName(c.pairs[i].alignment));
+      if (i < c.pairs.size())
+        alignment = std::string(scheduling::alignmentName(c.pairs[i].alignment));
       if (c.pairs.empty() && i == 0) alignment = "no GPU in the claim";
       std::string pf;
       if (i < c.vfs.size()) {
@@ -86,7 +88,7 @@ int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) 
   json::Value summary(rapidjson::kObjectType);
   api::Writer sw(summary, a);
   sw.i64("claims", static_cast<int64_t>(report.size())).i64("pairs", pairs);
-  for (const auto& [al, n] : counts) sw.i64(std::string(dra::alignmentLabel(al)), n);
+  for (const auto& [al, n] : counts) sw.i64(std::string(scheduling::alignmentLabel(al)), n);
   sw.i64("claimsWithSharedPFs", shared);
   api::Writer(doc, a).value("claims", std::move(claims)).value("summary", std::move(summary));
 
@@ -102,7 +104,7 @@ int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) 
   io.out << "\n" << report.size() << " claim(s), " << pairs << " GPU/VF pair(s):";
   std::string sep = " ";
   for (const auto& [al, n] : counts) {
-    io.out << sep << n << " " << dra::alignmentName(al);
+    io.out << sep << n << " " << scheduling::alignmentName(al);
     sep = ", ";
   }
   io.out << "; "

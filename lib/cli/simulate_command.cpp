@@ -3,10 +3,10 @@
 #include <unistd.h>
 
 #include "cli/cluster_common.h"
-#include "dra/simulate.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
+#include "study/simulate.h"
 
 namespace sriovdra::cli {
 
@@ -26,8 +26,8 @@ int runSimulate(const SimulateArgs& args, Streams io) {
   std::filesystem::remove_all(dir, ec);
   if (!topology.ok()) return fail(io, topology.status().message());
 
-  dra::SimulationInput in;
-  in.server = dra::serverFromTopology(*topology, args.vfs_per_pf);
+  study::SimulationInput in;
+  in.server = study::serverFromTopology(*topology, args.vfs_per_pf);
   in.nodes = args.nodes;
   in.pods = args.pods;
   in.seed = args.seed;
@@ -39,15 +39,15 @@ int runSimulate(const SimulateArgs& args, Streams io) {
                         " GPUs and " + std::to_string(in.server.vfs.size()) +
                         " VFs: the study needs both");
   }
-  auto results = dra::simulate(in);
+  auto results = study::simulate(in);
   if (args.output == "csv") {
-    io.out << dra::csvTable(results);
+    io.out << study::csvTable(results);
     return 0;
   }
   io.out << "Placement of " << args.pods << " pods (1 GPU + 1 VF each) on " << args.nodes << " x "
          << args.topology << " (" << in.server.gpus.size() << " GPUs, " << in.server.vfs.size()
          << " VFs per node), seed " << args.seed << "\n\n"
-         << dra::markdownTable(in, results) << "\n"
+         << study::markdownTable(in, results) << "\n"
          << "Bandwidth per pair: " << in.figures.gbps_aligned << " Gbit/s on one root, "
          << in.figures.gbps_same_numa << " on one NUMA node, " << in.figures.gbps_cross_numa
          << " across NUMA nodes (ib_write_bw, 8 MiB). KV transfer: " << in.figures.kv_ms_aligned

@@ -3,8 +3,8 @@
 
 #include "api/names.h"
 #include "cli/cluster_common.h"
-#include "dra/alignment.h"
-#include "dra/allocator.h"
+#include "scheduling/alignment.h"
+#include "scheduling/allocator.h"
 
 namespace sriovdra::cli {
 namespace {
@@ -64,10 +64,10 @@ void renderDot(const Tree& t, std::string& out) {
 // What one node has, from its agent's SriovNodeState and the published and allocated devices.
 class NodeTopology {
  public:
-  // `devices`: every published device (dra::ClusterTopology::devices()); kept by reference.
+  // `devices`: every published device (scheduling::ClusterTopology::devices()); kept by reference.
   NodeTopology(const api::SriovNodeState& state,
-               const std::map<dra::DeviceId, dra::DevicePlacement>& devices,
-               const std::map<dra::DeviceId, std::string>& claim_of)
+               const std::map<scheduling::DeviceId, scheduling::DevicePlacement>& devices,
+               const std::map<scheduling::DeviceId, std::string>& claim_of)
       : state_(state), claim_of_(claim_of) {
     const auto& st = state.status;
     for (const auto& g : st.alignment.gpus) gpu_alignment_[g.gpu] = &g;
@@ -174,19 +174,21 @@ class NodeTopology {
   }
 
   const api::SriovNodeState& state_;
-  const std::map<dra::DeviceId, std::string>& claim_of_;
+  const std::map<scheduling::DeviceId, std::string>& claim_of_;
   std::map<std::string, const api::GpuAlignment*> gpu_alignment_;
   std::map<std::string, const api::Gpu*> gpus_;
   std::map<std::string, const api::InterfaceExt*> pfs_;
-  std::map<std::string, const dra::DevicePlacement*> published_gpus_;
-  std::map<std::string, std::vector<const dra::DevicePlacement*>> vfs_by_pf_;
+  std::map<std::string, const scheduling::DevicePlacement*> published_gpus_;
+  std::map<std::string, std::vector<const scheduling::DevicePlacement*>> vfs_by_pf_;
 };
 
 int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Streams io) {
-  std::vector<dra::SlicePlacements> placements;
-  for (const auto& s : bundle.resource_slices) placements.push_back(dra::SlicePlacements::of(s));
-  auto devices = dra::ClusterTopology(pointers(placements), pointers(bundle.node_states)).devices();
-  std::map<dra::DeviceId, std::string> claim_of;
+  std::vector<scheduling::SlicePlacements> placements;
+  for (const auto& s : bundle.resource_slices)
+    placements.push_back(scheduling::SlicePlacements::of(s));
+  auto devices =
+      scheduling::ClusterTopology(pointers(placements), pointers(bundle.node_states)).devices();
+  std::map<scheduling::DeviceId, std::string> claim_of;
   for (const auto& c : bundle.resource_claims) {
     if (!c.status.allocation) continue;
     for (const auto& r : c.status.allocation->results) {

@@ -1,8 +1,8 @@
 #include "dra/prepare.h"
 
+#include "api/attributes.h"
 #include "api/names.h"
 #include "base/strings.h"
-#include "dra/attributes.h"
 #include "host/pci.h"
 
 namespace sriovdra::dra {
@@ -31,7 +31,8 @@ std::vector<std::string> addressesToRead(
     if (r.driver != driver) continue;
     auto it = advertised.find(r.device);
     if (it == advertised.end()) continue;
-    if (auto pci = stringAttribute(it->second, driver, api::attr::kPciAddress)) out.push_back(*pci);
+    if (auto pci = api::stringAttribute(it->second, driver, api::attr::kPciAddress))
+      out.push_back(*pci);
   }
   return out;
 }
@@ -66,7 +67,7 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
     auto adv = in.advertised.find(r.device);
     auto pci = adv == in.advertised.end()
                    ? std::nullopt
-                   : stringAttribute(adv->second, in.driver, api::attr::kPciAddress);
+                   : api::stringAttribute(adv->second, in.driver, api::attr::kPciAddress);
     if (!pci) {
       problems.push_back("device " + r.device + " is not advertised by node " + in.node);
       continue;
@@ -140,16 +141,17 @@ Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const Prepar
                                         const std::string& device_info_dir) {
   DeviceArtifacts out;
   std::string cdi_name = claim.uid + "-" + d.device;
-  auto cdi = vfCdiDevice(cdi_name, {d.device, d.pci_address, d.config, current,
-                                    boolAttribute(advertised, driver, api::attr::kRdmaCapable)});
+  auto cdi =
+      vfCdiDevice(cdi_name, {d.device, d.pci_address, d.config, current,
+                             api::boolAttribute(advertised, driver, api::attr::kRdmaCapable)});
   if (!cdi.ok()) {
     return refuse("ResourceClaim " + claim.namespace_ + "/" + claim.name + ": " +
                   cdi.status().message());
   }
   out.cdi = std::move(*cdi);
   out.cdi_device_ids = {cdiQualifiedName(cdi_name), cdiQualifiedName(claim.pod_uid)};
-  auto resource = stringAttribute(advertised, driver, api::attr::kCniResourceName);
-  auto device_id = stringAttribute(advertised, driver, api::attr::kCniDeviceId);
+  auto resource = api::stringAttribute(advertised, driver, api::attr::kCniResourceName);
+  auto device_id = api::stringAttribute(advertised, driver, api::attr::kCniDeviceId);
   if (!device_info_dir.empty() && resource && device_id) {
     json::Document info(rapidjson::kObjectType);
     api::Writer w(info, info.GetAllocator());

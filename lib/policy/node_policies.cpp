@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include "api/selectors.h"
 #include "api/vf_range.h"
 #include "base/pointers.h"
 #include "base/strings.h"
-#include "policy/selectors.h"
 #include "policy/validate.h"
 
 namespace sriovdra::policy {
@@ -88,7 +88,7 @@ InterfacesResult renderInterfaces(const api::Node& node,
   std::map<std::string, Slot> slots;  // by pciAddress
   for (const auto* p : policies) {
     if (p->metadata.name == "default") continue;  // reserved upstream name, always ignored
-    if (!matchesLabelMap(p->spec.node_selector, node.metadata.labels)) continue;
+    if (!api::matchesLabelMap(p->spec.node_selector, node.metadata.labels)) continue;
     PolicyRef ref{kNodePolicyKind, p->metadata.name};
     out.matches.emplace(ref, 0);
     const auto& spec = p->spec;

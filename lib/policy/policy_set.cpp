@@ -30,10 +30,4 @@ ValidatedPolicies validatePolicies(const Policies& all) {
   return out;
 }
 
-RenderResult renderNode(const api::Node& node, const Policies& valid,
-                        const api::SriovNodeStateStatus& discovered, const RenderOptions& options) {
-  return render({node, valid.node_policies, valid.resource_policies, valid.device_attributes,
-                 discovered, options});
-}
-
 }  // namespace sriovdra::policy

@@ -10,12 +10,6 @@
 
 namespace sriovdra::policy {
 
-struct Policies {
-  std::vector<const api::SriovNetworkNodePolicy*> node_policies;
-  std::vector<const api::SriovResourcePolicy*> resource_policies;
-  std::vector<const api::DeviceAttributes*> device_attributes;
-};
-
 struct InvalidPolicy {
   PolicyRef policy;
   std::vector<std::string> errors;
@@ -29,8 +23,5 @@ struct ValidatedPolicies {
 
 // Static rules only (each object on its own); cross-policy conflicts are resolved by render.
 ValidatedPolicies validatePolicies(const Policies& all);
-
-RenderResult renderNode(const api::Node& node, const Policies& valid,
-                        const api::SriovNodeStateStatus& discovered, const RenderOptions& options);
 
 }  // namespace sriovdra::policy

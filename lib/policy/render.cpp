@@ -28,4 +28,10 @@ RenderResult render(const RenderInput& in) {
   return out;
 }
 
+RenderResult render(const api::Node& node, const Policies& valid,
+                    const api::SriovNodeStateStatus& discovered, const RenderOptions& options) {
+  return render({node, valid.node_policies, valid.resource_policies, valid.device_attributes,
+                 discovered, options});
+}
+
 }  // namespace sriovdra::policy

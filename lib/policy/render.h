@@ -64,6 +64,13 @@ struct RenderOptions {
   bool advertise_node_policy_vfs = false;
 };
 
+// A set of policies, as the operator's caches and the CLI's files hold them.
+struct Policies {
+  std::vector<const api::SriovNetworkNodePolicy*> node_policies;
+  std::vector<const api::SriovResourcePolicy*> resource_policies;
+  std::vector<const api::DeviceAttributes*> device_attributes;
+};
+
 struct RenderInput {
   const api::Node& node;
   std::vector<const api::SriovNetworkNodePolicy*> node_policies;
@@ -83,5 +90,8 @@ struct RenderResult {
 };
 
 RenderResult render(const RenderInput& in);
+// The same with the (valid) policies of a set.
+RenderResult render(const api::Node& node, const Policies& valid,
+                    const api::SriovNodeStateStatus& discovered, const RenderOptions& options);
 
 }  // namespace sriovdra::policy

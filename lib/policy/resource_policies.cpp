@@ -5,8 +5,8 @@
 
 #include "api/names.h"
 #include "api/resource_limits.h"
+#include "api/selectors.h"
 #include "base/strings.h"
-#include "policy/selectors.h"
 #include "policy/validate.h"
 
 namespace sriovdra::policy {
@@ -103,8 +103,8 @@ void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& ca
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
   std::vector<const api::SriovResourcePolicy*> applicable;
   for (const auto* p : policies) {
-    if (p->node_selector &&
-        !matchesNodeSelector(*p->node_selector, in.node.metadata.name, in.node.metadata.labels)) {
+    if (p->node_selector && !api::matchesNodeSelector(*p->node_selector, in.node.metadata.name,
+                                                      in.node.metadata.labels)) {
       continue;
     }
     applicable.push_back(p);
@@ -162,7 +162,7 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
       from_node_policy = it->second.string_value;
     }
     for (const auto* da : das) {
-      if (!matchesLabelSelector(*s.config->device_attributes_selector, da->metadata.labels))
+      if (!api::matchesLabelSelector(*s.config->device_attributes_selector, da->metadata.labels))
         continue;
       out.matches[{kDeviceAttributesKind, da->metadata.name}]++;
       for (const auto& [key, value] : da->attributes) {

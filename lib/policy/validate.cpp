@@ -6,10 +6,10 @@
 
 #include "api/names.h"
 #include "api/resource_limits.h"
+#include "api/selectors.h"
 #include "api/vf_range.h"
 #include "base/strings.h"
 #include "policy/node_policies.h"
-#include "policy/selectors.h"
 
 namespace sriovdra::policy {
 
@@ -37,8 +37,8 @@ SharedNodes sharedNodes(const api::SriovNetworkNodePolicy& a, const api::SriovNe
                         const std::vector<const api::Node*>& nodes) {
   SharedNodes out;
   for (const api::Node* n : nodes) {
-    if (matchesLabelMap(a.spec.node_selector, n->metadata.labels) &&
-        matchesLabelMap(b.spec.node_selector, n->metadata.labels)) {
+    if (api::matchesLabelMap(a.spec.node_selector, n->metadata.labels) &&
+        api::matchesLabelMap(b.spec.node_selector, n->metadata.labels)) {
       out.possible = true;
       out.node_names.insert(n->metadata.name);
     }
@@ -310,7 +310,7 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
   std::map<std::string, const api::SriovNodeState*> by_node;
   for (const auto* st : states) by_node[st->metadata.name] = st;
   for (const auto* n : nodes) {
-    if (!matchesLabelMap(p.spec.node_selector, n->metadata.labels)) continue;
+    if (!api::matchesLabelMap(p.spec.node_selector, n->metadata.labels)) continue;
     auto st = by_node.find(n->metadata.name);
     if (st == by_node.end()) continue;
     for (const auto& pf : st->second->status.interfaces) {
@@ -360,7 +360,7 @@ Findings validateNodePolicyInCluster(const api::SriovNetworkNodePolicy& p, const
 Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
   Findings f;
   if (p.node_selector) {
-    auto problems = validateNodeSelector(*p.node_selector, "spec.nodeSelector");
+    auto problems = api::validateNodeSelector(*p.node_selector, "spec.nodeSelector");
     f.errors.insert(f.errors.end(), problems.begin(), problems.end());
   }
   if (p.configs.empty()) {
@@ -372,8 +372,8 @@ Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
     const auto& c = p.configs[i];
     std::string cp = "spec.configs[" + std::to_string(i) + "]";
     if (c.device_attributes_selector) {
-      auto problems =
-          validateLabelSelector(*c.device_attributes_selector, cp + ".deviceAttributesSelector");
+      auto problems = api::validateLabelSelector(*c.device_attributes_selector,
+                                                 cp + ".deviceAttributesSelector");
       f.errors.insert(f.errors.end(), problems.begin(), problems.end());
     }
     for (size_t j = 0; j < c.resource_filters.size(); ++j) {

@@ -1,34 +1,34 @@
 // Alignment classes, the report over the reference claim and slices, and the placement study on
 // the a100-reference server (4 roots x (2 GPUs + 2 PFs), 2 roots per NUMA node).
-#include "dra/alignment.h"
+#include "scheduling/alignment.h"
 
 #include <catch2/catch.hpp>
 
 #include "api/node_state.h"
-#include "dra/simulate.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
 #include "host/sysfs.h"
+#include "study/simulate.h"
 #include "support/fixtures.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
-using dra::PairAlignment;
+using scheduling::PairAlignment;
 
 namespace {
 
-dra::SimServer a100(int vfs_per_pf = 1) {
+study::SimServer a100(int vfs_per_pf = 1) {
   testing::TempDir dir;
   REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
   host::SimulatedKernel kernel(dir.path());
   auto topology = host::discover(kernel, kernel);
   REQUIRE(topology.ok());
-  return dra::serverFromTopology(*topology, vfs_per_pf);
+  return study::serverFromTopology(*topology, vfs_per_pf);
 }
 
-dra::DevicePlacement at(std::string root, std::string sw, int64_t numa) {
-  dra::DevicePlacement p;
+scheduling::DevicePlacement at(std::string root, std::string sw, int64_t numa) {
+  scheduling::DevicePlacement p;
   p.node = "n";
   p.pcie_root = std::move(root);
   p.pcie_switch = std::move(sw);
@@ -36,25 +36,25 @@ dra::DevicePlacement at(std::string root, std::string sw, int64_t numa) {
   return p;
 }
 
-double share(const dra::StrategyResult& r, PairAlignment a) {
+double share(const study::StrategyResult& r, PairAlignment a) {
   return static_cast<double>(r.pairs.at(a)) / static_cast<double>(r.scheduled);
 }
 
 }  // namespace
 
 TEST_CASE("pairs are classified best first", "[alignment][unit]") {
-  CHECK(dra::classify(at("pci0000:00", "0000:01:00.0", 0), at("pci0000:00", "0000:01:00.0", 0)) ==
-        PairAlignment::kSameSwitch);
-  CHECK(dra::classify(at("pci0000:00", "0000:01:00.0", 0), at("pci0000:00", "0000:05:00.0", 0)) ==
+  CHECK(scheduling::classify(at("pci0000:00", "0000:01:00.0", 0),
+                             at("pci0000:00", "0000:01:00.0", 0)) == PairAlignment::kSameSwitch);
+  CHECK(scheduling::classify(at("pci0000:00", "0000:01:00.0", 0),
+                             at("pci0000:00", "0000:05:00.0", 0)) == PairAlignment::kSameRoot);
+  CHECK(scheduling::classify(at("pci0000:00", "", 0), at("pci0000:00", "", 0)) ==
         PairAlignment::kSameRoot);
-  CHECK(dra::classify(at("pci0000:00", "", 0), at("pci0000:00", "", 0)) ==
-        PairAlignment::kSameRoot);
-  CHECK(dra::classify(at("pci0000:00", "", 0), at("pci0000:3a", "", 0)) ==
+  CHECK(scheduling::classify(at("pci0000:00", "", 0), at("pci0000:3a", "", 0)) ==
         PairAlignment::kSameNuma);
-  CHECK(dra::classify(at("pci0000:00", "", 0), at("pci0000:b9", "", 1)) ==
+  CHECK(scheduling::classify(at("pci0000:00", "", 0), at("pci0000:b9", "", 1)) ==
         PairAlignment::kCrossNuma);
-  CHECK(dra::classify(at("", "", 0), at("pci0000:b9", "", 1)) == PairAlignment::kUnknown);
-  CHECK(dra::classify(at("pci0000:00", "", -1), at("pci0000:b9", "", 1)) ==
+  CHECK(scheduling::classify(at("", "", 0), at("pci0000:b9", "", 1)) == PairAlignment::kUnknown);
+  CHECK(scheduling::classify(at("pci0000:00", "", -1), at("pci0000:b9", "", 1)) ==
         PairAlignment::kUnknown);
 }
 
@@ -85,10 +85,10 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
       api::AttributeValue::ofString("0000:11:00.0");
   v.attributes["dra.net/numaNode"] = api::AttributeValue::ofInt(0);
 
-  auto gpu_placements = dra::SlicePlacements::of(*gpu_slice);
-  auto vf_placements = dra::SlicePlacements::of(*vf_slice);
-  dra::ClusterTopology topology({&gpu_placements, &vf_placements}, {});
-  auto report = dra::alignmentReport({&*claim}, topology);
+  auto gpu_placements = scheduling::SlicePlacements::of(*gpu_slice);
+  auto vf_placements = scheduling::SlicePlacements::of(*vf_slice);
+  scheduling::ClusterTopology topology({&gpu_placements, &vf_placements}, {});
+  auto report = scheduling::alignmentReport({&*claim}, topology);
   REQUIRE(report.size() == 1);
   const auto& r = report[0];
   CHECK(r.pod == "ib-write-bw-aligned-client");
@@ -100,7 +100,7 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
   REQUIRE(r.pairs.size() == 1);
   CHECK(r.pairs[0].alignment == PairAlignment::kSameRoot);
   CHECK(r.shared_pfs.empty());
-  CHECK(dra::countPairs(report).at(PairAlignment::kSameRoot) == 1);
+  CHECK(scheduling::countPairs(report).at(PairAlignment::kSameRoot) == 1);
 
   // With the node's SriovNodeState the switch is known too: both sit behind one switch.
   api::SriovNodeState state;
@@ -113,8 +113,8 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
   pf.numa_node = 0;
   pf.pcie_switch = "0000:03:00.0";
   state.status.interfaces.push_back(pf);
-  dra::ClusterTopology with_state({&gpu_placements, &vf_placements}, {&state});
-  CHECK(dra::alignmentReport({&*claim}, with_state)[0].pairs[0].alignment ==
+  scheduling::ClusterTopology with_state({&gpu_placements, &vf_placements}, {&state});
+  CHECK(scheduling::alignmentReport({&*claim}, with_state)[0].pairs[0].alignment ==
         PairAlignment::kSameSwitch);
 }
 
@@ -126,7 +126,7 @@ TEST_CASE("the placement study reproduces the topology's combinatorics", "[align
     // A GPU has 2 of the 8 VFs under its switch, 2 on the other root of its NUMA node and 4 on
     // the other NUMA node: 25 %, 25 %, 50 % for independent picks; always the same NUMA node with
     // the topology manager (2 of its 4 VFs under the GPU's switch: 50 %).
-    auto results = dra::simulate({server, 2000, 2000, 7, {}});
+    auto results = study::simulate({server, 2000, 2000, 7, {}});
     REQUIRE(results.size() == 3);
     const auto& plugins = results[0];
     CHECK(plugins.scheduled == 2000);
@@ -138,39 +138,39 @@ TEST_CASE("the placement study reproduces the topology's combinatorics", "[align
     CHECK(numa.pairs.at(PairAlignment::kCrossNuma) == 0);
     const auto& dra_result = results[2];
     CHECK(dra_result.pairs.at(PairAlignment::kSameSwitch) == 2000);
-    CHECK(dra_result.mean_gbps == Approx(dra::Figures{}.gbps_aligned));
-    CHECK(dra_result.mean_kv_ms == Approx(dra::Figures{}.kv_ms_aligned));
+    CHECK(dra_result.mean_gbps == Approx(study::Figures{}.gbps_aligned));
+    CHECK(dra_result.mean_kv_ms == Approx(study::Figures{}.kv_ms_aligned));
   }
   SECTION("a full cluster: every pod placed, DRA always aligned, and one seed, one answer") {
-    dra::SimulationInput in{server, 4, 32, 11, {}};
-    auto results = dra::simulate(in);
+    study::SimulationInput in{server, 4, 32, 11, {}};
+    auto results = study::simulate(in);
     for (const auto& r : results) {
       CHECK(r.scheduled == 32);
       CHECK(r.pending == 0);
     }
     CHECK(results[2].pairs.at(PairAlignment::kSameSwitch) == 32);
-    CHECK(dra::markdownTable(in, results) == dra::markdownTable(in, dra::simulate(in)));
+    CHECK(study::markdownTable(in, results) == study::markdownTable(in, study::simulate(in)));
   }
   SECTION("more pods than GPUs stay pending") {
-    auto results = dra::simulate({server, 1, 10, 3, {}});
+    auto results = study::simulate({server, 1, 10, 3, {}});
     for (const auto& r : results) {
       CHECK(r.scheduled == 8);
       CHECK(r.pending == 2);
     }
   }
   SECTION("the table shows the figures, with the same-NUMA time scaled from bandwidth") {
-    dra::Figures f;
+    study::Figures f;
     CHECK(f.kvMs(PairAlignment::kSameNuma) ==
           Approx(f.kv_ms_aligned * f.gbps_aligned / f.gbps_same_numa));
-    dra::SimulationInput in{server, 1, 8, 1, {}};
-    auto table = dra::markdownTable(in, dra::simulate(in));
+    study::SimulationInput in{server, 1, 8, 1, {}};
+    auto table = study::markdownTable(in, study::simulate(in));
     char row[160];
     std::snprintf(row, sizeof row,
                   "| dra-pcieRoot | 8 | 0 | 100.0 %% | 0.0 %% | 0.0 %% | 0.0 %% | 0.0 %% | %.1f | "
                   "%.2f |",
                   f.gbps_aligned, f.kv_ms_aligned);
     CHECK_THAT(table, Catch::Contains(row));
-    CHECK_THAT(dra::csvTable(dra::simulate(in)),
+    CHECK_THAT(study::csvTable(study::simulate(in)),
                Catch::StartsWith("strategy,scheduled,pending,same_switch,same_root,same_numa,"
                                  "cross_numa,unknown,mean_gbps,mean_kv_ms\n"));
   }

@@ -2,7 +2,7 @@
 // selectors, ExactCount / All / firstAvailable, matchAttribute (with the driver-domain rule)
 // and distinctAttribute, devices in use, backtracking, deterministic order, and the reasons a
 // claim stays pending.
-#include "dra/allocator.h"
+#include "scheduling/allocator.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,9 +10,9 @@
 #include "support/fixtures.h"
 
 using namespace sriovdra;
-using dra::Allocator;
-using dra::ClusterNode;
-using dra::DeviceId;
+using scheduling::Allocator;
+using scheduling::ClusterNode;
+using scheduling::DeviceId;
 
 namespace {
 
@@ -83,7 +83,7 @@ devices:
   config: [{requests: [vf], opaque: {driver: sriovnetwork.k8snetworkplumbingwg.io, parameters: {ifName: net1}}}]
 )";
 
-std::vector<std::string> picks(const dra::NodeAllocation& a) {
+std::vector<std::string> picks(const scheduling::NodeAllocation& a) {
   std::vector<std::string> out;
   for (const auto& p : a.devices) out.push_back(p.request + "=" + p.id.device);
   return out;
@@ -387,6 +387,6 @@ devices:
 )"),
                         kNode, {});
   CHECK(picks(got) == std::vector<std::string>{"a=e1", "b=o2"});
-  CHECK(dra::findAttribute(e1, "example.com", "example.com/model") != nullptr);
-  CHECK(dra::findAttribute(o1, "other.com", "example.com/model") == nullptr);
+  CHECK(api::findAttribute(e1, "example.com", "example.com/model") != nullptr);
+  CHECK(api::findAttribute(o1, "other.com", "example.com/model") == nullptr);
 }

@@ -1,17 +1,17 @@
 // CEL for device selectors: every expression of the reference data and the NVIDIA class against
 // the observed devices, CEL's error semantics, positioned syntax errors, the cost limit, and the
 // Quantity / Semver values. Table-driven.
-#include "dra/cel.h"
+#include "scheduling/cel.h"
 
 #include <catch2/catch.hpp>
 
 #include "api/resource.h"
-#include "dra/cel_parser.h"
-#include "dra/quantity.h"
+#include "scheduling/cel_parser.h"
+#include "scheduling/quantity.h"
 #include "support/fixtures.h"
 
 using namespace sriovdra;
-using dra::cel::Program;
+using scheduling::cel::Program;
 
 namespace {
 
@@ -24,7 +24,7 @@ api::SliceDevice observed(const std::string& fixture) {
 }
 
 Result<bool> eval(const std::string& expr, std::string_view driver, const api::SliceDevice& d,
-                  int64_t limit = dra::cel::kDefaultCostLimit) {
+                  int64_t limit = scheduling::cel::kDefaultCostLimit) {
   auto p = Program::compile(expr);
   if (!p.ok()) return p.status();
   return p->matches({driver, d}, limit);
@@ -222,7 +222,7 @@ TEST_CASE("hostile nesting is a syntax error, not a stack overflow", "[cel][unit
     for (int i = 0; i < depth; ++i) e += close;
     return e;
   };
-  const int limit = dra::cel::kMaxNesting;
+  const int limit = scheduling::cel::kMaxNesting;
   // At the limit (the whole expression is one level) everything still works.
   CHECK(eval(nested(limit - 1, "(", ")"), kSriov, vf).value());
   CHECK(eval(nested(limit - 2, "!", ""), kSriov, vf).value());  // an even count
@@ -283,7 +283,7 @@ TEST_CASE("matches() is RE2: CEL's dialect, in linear time", "[cel][unit]") {
 }
 
 TEST_CASE("quantities and versions compare like Kubernetes", "[cel][unit]") {
-  auto q = [](const char* s) { return dra::Quantity::parse(s).value(); };
+  auto q = [](const char* s) { return scheduling::Quantity::parse(s).value(); };
   CHECK(q("80Gi") == q("85899345920"));
   CHECK(q("1k") == q("1000"));
   CHECK(q("1e3") == q("1k"));
@@ -293,16 +293,16 @@ TEST_CASE("quantities and versions compare like Kubernetes", "[cel][unit]") {
   CHECK(q("2Ei") > q("2E"));
   CHECK(q("1Gi").asInteger().value() == 1073741824);
   CHECK_FALSE(q("1500m").isInteger());
-  CHECK_FALSE(dra::Quantity::parse("").ok());
-  CHECK_FALSE(dra::Quantity::parse("Gi").ok());
-  CHECK_FALSE(dra::Quantity::parse("1.2.3").ok());
-  auto v = [](const char* s) { return dra::Semver::parse(s).value(); };
+  CHECK_FALSE(scheduling::Quantity::parse("").ok());
+  CHECK_FALSE(scheduling::Quantity::parse("Gi").ok());
+  CHECK_FALSE(scheduling::Quantity::parse("1.2.3").ok());
+  auto v = [](const char* s) { return scheduling::Semver::parse(s).value(); };
   CHECK(v("1.2.3").compare(v("1.10.0")) < 0);
   CHECK(v("1.0.0-alpha").compare(v("1.0.0-alpha.1")) < 0);
   CHECK(v("1.0.0-alpha.1").compare(v("1.0.0-alpha.beta")) < 0);
   CHECK(v("1.0.0-rc.1").compare(v("1.0.0")) < 0);
   CHECK(v("1.0.0+build.5") == v("1.0.0"));
   CHECK(v("595.71.5").major() == 595);
-  CHECK_FALSE(dra::Semver::parse("01.2.3").ok());
-  CHECK_FALSE(dra::Semver::parse("1.2").ok());
+  CHECK_FALSE(scheduling::Semver::parse("01.2.3").ok());
+  CHECK_FALSE(scheduling::Semver::parse("1.2").ok());
 }

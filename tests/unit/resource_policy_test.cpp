@@ -2,10 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "api/selectors.h"
 #include "base/pointers.h"
 #include "policy/render.h"
 #include "policy/resource_policies.h"
-#include "policy/selectors.h"
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
@@ -189,7 +189,7 @@ TEST_CASE("node policies and resource policies together", "[policy][srp][unit]")
 }
 
 TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selectors][unit]") {
-  policy::Labels labels = {{"zone", "a"}, {"cpus", "64"}};
+  api::Labels labels = {{"zone", "a"}, {"cpus", "64"}};
   auto req = [](std::string key, std::string op, std::vector<std::string> values) {
     return api::SelectorRequirement{std::move(key), std::move(op), std::move(values)};
   };
@@ -221,7 +221,7 @@ TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selecto
   };
   for (const auto& row : rows) {
     INFO(row.name);
-    CHECK(policy::matchesNodeSelector(row.selector, "n1", labels) == row.matches);
+    CHECK(api::matchesNodeSelector(row.selector, "n1", labels) == row.matches);
     auto out = renderWith(e810Status(1),
                           {ResourcePolicy("p").config({}).nodeSelector(row.selector).get()});
     CHECK(out.spec.devices.empty() == !row.matches);
@@ -229,7 +229,7 @@ TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selecto
 }
 
 TEST_CASE("label selectors for DeviceAttributes", "[policy][selectors][unit]") {
-  policy::Labels labels = {{"pool", "cx6"}, {"tier", "gold"}};
+  api::Labels labels = {{"pool", "cx6"}, {"tier", "gold"}};
   struct Row {
     std::string name;
     api::LabelSelector selector;
@@ -245,6 +245,6 @@ TEST_CASE("label selectors for DeviceAttributes", "[policy][selectors][unit]") {
   };
   for (const auto& row : rows) {
     INFO(row.name);
-    CHECK(policy::matchesLabelSelector(row.selector, labels) == row.matches);
+    CHECK(api::matchesLabelSelector(row.selector, labels) == row.matches);
   }
 }

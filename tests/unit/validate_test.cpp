@@ -5,8 +5,8 @@
 
 #include "api/names.h"
 #include "api/resource_limits.h"
-#include "dra/cel.h"
 #include "policy/device_classes.h"
+#include "scheduling/cel.h"
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
@@ -340,7 +340,7 @@ TEST_CASE("device classes: one for the driver, one per resource name",
   auto selects = [&](const api::DeviceClassSpec& spec, const std::string& device_driver,
                      const api::SliceDevice& device) {
     for (const auto& expression : spec.cel_selectors) {
-      auto program = dra::cel::Program::compile(expression);
+      auto program = scheduling::cel::Program::compile(expression);
       REQUIRE(program.ok());
       auto matched = program->matches({device_driver, device});
       REQUIRE(matched.ok());

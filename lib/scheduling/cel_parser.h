@@ -6,9 +6,9 @@
 #include <string_view>
 #include <utility>
 
-#include "dra/cel_value.h"
+#include "scheduling/cel_value.h"
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 
 // Nesting the parser accepts: parentheses, list and map literals, call arguments and unary
 // operators, each level counted once. Deeper is a SyntaxError, never a stack overflow.
@@ -23,4 +23,4 @@ struct SyntaxError {
 // Throws SyntaxError at the first problem.
 NodePtr parse(std::string_view source);
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

@@ -1,9 +1,9 @@
-#include "dra/quantity.h"
+#include "scheduling/quantity.h"
 
 #include <cctype>
 #include <charconv>
 
-namespace sriovdra::dra {
+namespace sriovdra::scheduling {
 namespace {
 
 constexpr __int128 kNano = 1'000'000'000;
@@ -167,4 +167,4 @@ int Semver::compare(const Semver& o) const {
                static_cast<int64_t>(o.prerelease_.size()));
 }
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::scheduling

@@ -1,12 +1,12 @@
-#include "dra/cel.h"
+#include "scheduling/cel.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "dra/cel_evaluator.h"
-#include "dra/cel_parser.h"
+#include "scheduling/cel_evaluator.h"
+#include "scheduling/cel_parser.h"
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 namespace {
 
 constexpr size_t kMaxExpressionLength = 10240;  // Kubernetes' CELSelectorExpressionMaxLength
@@ -89,4 +89,4 @@ Result<bool> Program::matches(const DeviceInput& device, int64_t cost_limit) con
   return v.b;
 }
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

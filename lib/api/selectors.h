@@ -15,27 +15,27 @@
 
 #include "api/meta.h"
 
-namespace sriovdra::policy {
+namespace sriovdra::api {
 
 using Labels = std::map<std::string, std::string>;
 
 bool matchesLabelMap(const Labels& selector, const Labels& labels);
-bool matchesLabelSelector(const api::LabelSelector& selector, const Labels& labels);
-bool matchesNodeSelector(const api::NodeSelector& selector, const std::string& node_name,
+bool matchesLabelSelector(const LabelSelector& selector, const Labels& labels);
+bool matchesNodeSelector(const NodeSelector& selector, const std::string& node_name,
                          const Labels& labels);
 
 // Problems with a selector, each a complete sentence prefixed with `path`.
-std::vector<std::string> validateLabelSelector(const api::LabelSelector& selector,
+std::vector<std::string> validateLabelSelector(const LabelSelector& selector,
                                                const std::string& path);
-std::vector<std::string> validateNodeSelector(const api::NodeSelector& selector,
+std::vector<std::string> validateNodeSelector(const NodeSelector& selector,
                                               const std::string& path);
 // Kubernetes label key and value syntax.
 bool isValidLabelKey(const std::string& key);
 bool isValidLabelValue(const std::string& value);
 
-}  // namespace sriovdra::policy
+}  // namespace sriovdra::api
 
-namespace sriovdra::policy {
+namespace sriovdra::api {
 // kubectl's label selector syntax: "a=b,c!=d,e,!f,g in (x,y),h notin (z)" ("" selects all).
-Result<api::LabelSelector> parseLabelSelector(const std::string& text);
-}  // namespace sriovdra::policy
+Result<LabelSelector> parseLabelSelector(const std::string& text);
+}  // namespace sriovdra::api

@@ -1,11 +1,11 @@
-#include "dra/allocator.h"
+#include "scheduling/allocator.h"
 
 #include <algorithm>
 
+#include "api/selectors.h"
 #include "base/strings.h"
-#include "policy/selectors.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::scheduling {
 
 struct Allocator::ClassInfo {
   const api::DeviceClass* object = nullptr;
@@ -121,7 +121,7 @@ class Search {
     size_t applied = 0;
     for (auto& con : constraints_) {
       if (!con.covers(c.request)) continue;
-      const api::AttributeValue* v = findAttribute(*c.device, c.id.driver, con.attribute);
+      const api::AttributeValue* v = api::findAttribute(*c.device, c.id.driver, con.attribute);
       bool ok = v != nullptr;
       if (ok && con.match) ok = !con.value || *con.value == *v;
       if (ok && !con.match) {
@@ -184,7 +184,7 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
       size_t without = 0;
       for (const auto& c : alt.candidates) {
         if (!alt.admin_access && in_use.count(c.id) != 0) continue;
-        const api::AttributeValue* v = findAttribute(*c.device, c.id.driver, con.attribute);
+        const api::AttributeValue* v = api::findAttribute(*c.device, c.id.driver, con.attribute);
         if (v == nullptr) {
           ++without;
         } else {
@@ -286,7 +286,7 @@ const std::vector<Allocator::Pool>& Allocator::poolsOf(const ClusterNode& node) 
   for (const auto& s : slices_) {
     bool reaches = s.spec.node_name == node.name || s.spec.all_nodes ||
                    (s.spec.node_selector &&
-                    policy::matchesNodeSelector(*s.spec.node_selector, node.name, node.labels));
+                    api::matchesNodeSelector(*s.spec.node_selector, node.name, node.labels));
     if (!reaches) continue;
     if (!group.empty() &&
         (group[0]->spec.driver != s.spec.driver || group[0]->spec.pool.name != s.spec.pool.name)) {
@@ -492,4 +492,4 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
   return out;
 }
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::scheduling

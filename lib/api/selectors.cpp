@@ -1,4 +1,4 @@
-#include "policy/selectors.h"
+#include "api/selectors.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include "base/names.h"
 #include "base/strings.h"
 
-namespace sriovdra::policy {
+namespace sriovdra::api {
 namespace {
 
 bool contains(const std::vector<std::string>& values, const std::string& v) {
@@ -22,7 +22,7 @@ std::optional<int64_t> parseInt(const std::string& s) {
 }
 
 // One requirement against a set of key/values (labels or fields).
-bool matchesRequirement(const api::SelectorRequirement& r, const Labels& labels) {
+bool matchesRequirement(const SelectorRequirement& r, const Labels& labels) {
   auto it = labels.find(r.key);
   bool present = it != labels.end();
   if (r.op == "In") return present && contains(r.values, it->second);
@@ -39,8 +39,8 @@ bool matchesRequirement(const api::SelectorRequirement& r, const Labels& labels)
   return false;
 }
 
-void validateRequirement(const api::SelectorRequirement& r, const std::string& path,
-                         bool node_selector, std::vector<std::string>& out) {
+void validateRequirement(const SelectorRequirement& r, const std::string& path, bool node_selector,
+                         std::vector<std::string>& out) {
   static const std::vector<std::string> kLabelOps = {"In", "NotIn", "Exists", "DoesNotExist"};
   static const std::vector<std::string> kNodeOps = {"In",           "NotIn", "Exists",
                                                     "DoesNotExist", "Gt",    "Lt"};
@@ -96,7 +96,7 @@ bool matchesLabelMap(const Labels& selector, const Labels& labels) {
   return true;
 }
 
-bool matchesLabelSelector(const api::LabelSelector& selector, const Labels& labels) {
+bool matchesLabelSelector(const LabelSelector& selector, const Labels& labels) {
   if (!matchesLabelMap(selector.match_labels, labels)) return false;
   for (const auto& r : selector.match_expressions) {
     if (r.op == "Gt" || r.op == "Lt") return false;  // not label-selector operators
@@ -105,7 +105,7 @@ bool matchesLabelSelector(const api::LabelSelector& selector, const Labels& labe
   return true;
 }
 
-bool matchesNodeSelector(const api::NodeSelector& selector, const std::string& node_name,
+bool matchesNodeSelector(const NodeSelector& selector, const std::string& node_name,
                          const Labels& labels) {
   const Labels fields = {{"metadata.name", node_name}};
   for (const auto& term : selector.terms) {
@@ -121,7 +121,7 @@ bool matchesNodeSelector(const api::NodeSelector& selector, const std::string& n
   return false;
 }
 
-std::vector<std::string> validateLabelSelector(const api::LabelSelector& selector,
+std::vector<std::string> validateLabelSelector(const LabelSelector& selector,
                                                const std::string& path) {
   std::vector<std::string> out;
   for (const auto& [k, v] : selector.match_labels) {
@@ -146,7 +146,7 @@ std::vector<std::string> validateLabelSelector(const api::LabelSelector& selecto
   return out;
 }
 
-std::vector<std::string> validateNodeSelector(const api::NodeSelector& selector,
+std::vector<std::string> validateNodeSelector(const NodeSelector& selector,
                                               const std::string& path) {
   std::vector<std::string> out;
   if (selector.terms.empty()) {
@@ -180,12 +180,12 @@ std::vector<std::string> validateNodeSelector(const api::NodeSelector& selector,
   return out;
 }
 
-}  // namespace sriovdra::policy
+}  // namespace sriovdra::api
 
-namespace sriovdra::policy {
+namespace sriovdra::api {
 
-Result<api::LabelSelector> parseLabelSelector(const std::string& text) {
-  api::LabelSelector out;
+Result<LabelSelector> parseLabelSelector(const std::string& text) {
+  LabelSelector out;
   auto trim = [](const std::string& s) {
     size_t b = s.find_first_not_of(" \t");
     size_t e = s.find_last_not_of(" \t");
@@ -257,4 +257,4 @@ Result<api::LabelSelector> parseLabelSelector(const std::string& text) {
   return out;
 }
 
-}  // namespace sriovdra::policy
+}  // namespace sriovdra::api

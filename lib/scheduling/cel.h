@@ -17,7 +17,7 @@
 #include "api/resource.h"
 #include "base/status.h"
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 
 inline constexpr int64_t kDefaultCostLimit = 1'000'000;  // Kubernetes' CELSelectorExpressionMaxCost
 
@@ -44,4 +44,4 @@ class Program {
   std::shared_ptr<const Node> root_;
 };
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

@@ -3,10 +3,10 @@
 // semantics and a cost budget (see cel.h). Pure.
 #include <cstdint>
 
-#include "dra/cel.h"
-#include "dra/cel_value.h"
+#include "scheduling/cel.h"
+#include "scheduling/cel_value.h"
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 
 inline constexpr std::string_view kCostExceededMessage =
     "operation cancelled: actual cost limit exceeded";
@@ -18,4 +18,4 @@ struct Evaluation {
 
 Evaluation evaluate(const Node& root, const DeviceInput& device, int64_t cost_limit);
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "api/policies.h"
-#include "dra/quantity.h"
+#include "scheduling/quantity.h"
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 
 struct Value;
 using List = std::vector<Value>;
@@ -113,4 +113,4 @@ struct Node {
 
 using NodePtr = std::shared_ptr<const Node>;
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "dra/alignment.h"
 #include "host/model.h"
+#include "scheduling/alignment.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::study {
 
 struct SimDevice {
   std::string name;
@@ -47,8 +47,8 @@ struct Figures {
   double kv_ms_cross_numa = 122.32;
   std::optional<double> kv_ms_same_numa;  // default: kv_ms_aligned * gbps_aligned / gbps_same_numa
 
-  double gbps(PairAlignment a) const;
-  double kvMs(PairAlignment a) const;
+  double gbps(scheduling::PairAlignment a) const;
+  double kvMs(scheduling::PairAlignment a) const;
 };
 
 struct SimulationInput {
@@ -63,8 +63,9 @@ struct StrategyResult {
   std::string name;
   int64_t scheduled = 0;
   int64_t pending = 0;
-  std::map<PairAlignment, int64_t> pairs;  // scheduled pods by the alignment of their pair
-  double mean_gbps = 0;                    // over scheduled pods
+  std::map<scheduling::PairAlignment, int64_t>
+      pairs;             // scheduled pods by the alignment of their pair
+  double mean_gbps = 0;  // over scheduled pods
   double mean_kv_ms = 0;
 };
 
@@ -74,4 +75,4 @@ std::vector<StrategyResult> simulate(const SimulationInput& input);
 std::string markdownTable(const SimulationInput& input, const std::vector<StrategyResult>& results);
 std::string csvTable(const std::vector<StrategyResult>& results);
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::study

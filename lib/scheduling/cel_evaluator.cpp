@@ -1,4 +1,4 @@
-#include "dra/cel_evaluator.h"
+#include "scheduling/cel_evaluator.h"
 
 #include <cctype>
 #include <charconv>
@@ -10,9 +10,9 @@
 
 #include <re2/re2.h>
 
-#include "dra/attributes.h"
+#include "api/attributes.h"
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 namespace {
 
 const Value kCostExceeded = Value::error(std::string(kCostExceededMessage));
@@ -141,13 +141,13 @@ class Evaluator {
       }
       case Value::Kind::kAttrs: {
         const api::AttributeValue* a =
-            dra::findQualified(dev_.device.attributes, dev_.driver, m.s + "/" + key);
+            api::findQualified(dev_.device.attributes, dev_.driver, m.s + "/" + key);
         if (a == nullptr) return missing();
         return test ? Value::ofBool(true) : attributeValue(*a);
       }
       case Value::Kind::kCaps: {
         const std::string* q =
-            dra::findQualified(dev_.device.capacity, dev_.driver, m.s + "/" + key);
+            api::findQualified(dev_.device.capacity, dev_.driver, m.s + "/" + key);
         if (q == nullptr) return missing();
         if (test) return Value::ofBool(true);
         auto parsed = Quantity::parse(*q);
@@ -595,4 +595,4 @@ Evaluation evaluate(const Node& root, const DeviceInput& device, int64_t cost_li
   return {std::move(v), ev.overBudget()};
 }
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

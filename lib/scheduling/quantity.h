@@ -11,7 +11,7 @@
 
 #include "base/status.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::scheduling {
 
 class Quantity {
  public:
@@ -45,4 +45,4 @@ class Semver {
   std::string text_;
 };
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::scheduling

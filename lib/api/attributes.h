@@ -8,7 +8,7 @@
 
 #include "api/resource.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::api {
 
 // The value of `qualified` in an attribute or capacity map of a device published by `driver`.
 template <typename Map>
@@ -24,26 +24,25 @@ const typename Map::mapped_type* findQualified(const Map& map, std::string_view 
   return nullptr;
 }
 
-inline const api::AttributeValue* findAttribute(const api::SliceDevice& device,
-                                                std::string_view driver,
-                                                std::string_view qualified) {
+inline const AttributeValue* findAttribute(const SliceDevice& device, std::string_view driver,
+                                           std::string_view qualified) {
   return findQualified(device.attributes, driver, qualified);
 }
 
 // A string attribute; nullopt when absent or of another type.
-inline std::optional<std::string> stringAttribute(const api::SliceDevice& device,
+inline std::optional<std::string> stringAttribute(const SliceDevice& device,
                                                   std::string_view driver,
                                                   std::string_view qualified) {
-  const api::AttributeValue* v = findAttribute(device, driver, qualified);
-  if (v == nullptr || v->type != api::AttributeValue::Type::kString) return std::nullopt;
+  const AttributeValue* v = findAttribute(device, driver, qualified);
+  if (v == nullptr || v->type != AttributeValue::Type::kString) return std::nullopt;
   return v->string_value;
 }
 
 // A bool attribute; false when absent or of another type.
-inline bool boolAttribute(const api::SliceDevice& device, std::string_view driver,
+inline bool boolAttribute(const SliceDevice& device, std::string_view driver,
                           std::string_view qualified) {
-  const api::AttributeValue* v = findAttribute(device, driver, qualified);
-  return v != nullptr && v->type == api::AttributeValue::Type::kBool && v->bool_value;
+  const AttributeValue* v = findAttribute(device, driver, qualified);
+  return v != nullptr && v->type == AttributeValue::Type::kBool && v->bool_value;
 }
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::api

@@ -14,9 +14,9 @@
 
 #include "api/node_state.h"
 #include "api/resource.h"
-#include "dra/allocator.h"
+#include "scheduling/allocator.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::scheduling {
 
 enum class PairAlignment { kSameSwitch, kSameRoot, kSameNuma, kCrossNuma, kUnknown };
 inline constexpr PairAlignment kAllAlignments[] = {
@@ -110,4 +110,4 @@ std::vector<ClaimAlignment> alignmentReport(const std::vector<const api::Resourc
 
 std::map<PairAlignment, int64_t> countPairs(const std::vector<ClaimAlignment>& report);
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::scheduling

@@ -1,4 +1,4 @@
-#include "dra/cel_parser.h"
+#include "scheduling/cel_parser.h"
 
 #include <cctype>
 #include <charconv>
@@ -9,7 +9,7 @@
 #include <set>
 #include <vector>
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -595,4 +595,4 @@ class Parser {
 
 NodePtr parse(std::string_view source) { return Parser(Lexer(source).run()).parse(); }
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel

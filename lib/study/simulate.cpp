@@ -1,4 +1,4 @@
-#include "dra/simulate.h"
+#include "study/simulate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +8,7 @@
 
 #include "api/names.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::study {
 namespace {
 
 constexpr std::string_view kGpuDriver = "gpu.nvidia.com";
@@ -55,8 +55,8 @@ std::string strategyName(Strategy s) {
 }
 
 // A device of the simulated server; both devices of a pod sit on the same server.
-DevicePlacement placementOf(const SimDevice& d, const std::string& kind) {
-  DevicePlacement p;
+scheduling::DevicePlacement placementOf(const SimDevice& d, const std::string& kind) {
+  scheduling::DevicePlacement p;
   p.kind = kind;
   p.node = "server";
   p.pcie_root = d.pcie_root;
@@ -72,13 +72,13 @@ class Study {
   StrategyResult run(Strategy strategy) {
     StrategyResult r;
     r.name = strategyName(strategy);
-    for (PairAlignment a : kAllAlignments) r.pairs[a] = 0;
+    for (scheduling::PairAlignment a : scheduling::kAllAlignments) r.pairs[a] = 0;
     std::mt19937_64 rng(in_.seed);
     std::vector<NodeState> nodes(static_cast<size_t>(in_.nodes),
                                  NodeState{std::vector<bool>(in_.server.gpus.size()),
                                            std::vector<bool>(in_.server.vfs.size())});
-    std::unique_ptr<Allocator> allocator;
-    std::set<DeviceId> in_use;
+    std::unique_ptr<scheduling::Allocator> allocator;
+    std::set<scheduling::DeviceId> in_use;
     if (strategy == Strategy::kDra) allocator = makeAllocator();
     std::vector<size_t> order(nodes.size());
     std::iota(order.begin(), order.end(), 0);
@@ -98,8 +98,9 @@ class Study {
         continue;
       }
       ++r.scheduled;
-      PairAlignment a = classify(placementOf(in_.server.gpus[placed->first], "gpu"),
-                                 placementOf(in_.server.vfs[placed->second], "vf"));
+      scheduling::PairAlignment a =
+          scheduling::classify(placementOf(in_.server.gpus[placed->first], "gpu"),
+                               placementOf(in_.server.vfs[placed->second], "vf"));
       ++r.pairs[a];
       r.mean_gbps += in_.figures.gbps(a);
       r.mean_kv_ms += in_.figures.kvMs(a);
@@ -139,7 +140,7 @@ class Study {
     return std::make_pair(g, pick(vfs));
   }
 
-  std::unique_ptr<Allocator> makeAllocator() {
+  std::unique_ptr<scheduling::Allocator> makeAllocator() {
     std::vector<api::ResourceSlice> slices;
     for (int n = 0; n < in_.nodes; ++n) {
       for (bool gpu : {true, false}) {
@@ -175,12 +176,12 @@ class Study {
     claim_.constraints = {{{"gpu", "vf"}, std::string(api::attr::kPcieRoot), ""}};
     for (size_t i = 0; i < in_.server.gpus.size(); ++i) gpu_index_[in_.server.gpus[i].name] = i;
     for (size_t i = 0; i < in_.server.vfs.size(); ++i) vf_index_[in_.server.vfs[i].name] = i;
-    return std::make_unique<Allocator>(std::move(slices),
-                                       std::vector<api::DeviceClass>{gpu_class, vf_class});
+    return std::make_unique<scheduling::Allocator>(
+        std::move(slices), std::vector<api::DeviceClass>{gpu_class, vf_class});
   }
 
-  std::optional<std::pair<size_t, size_t>> viaAllocator(Allocator& a, size_t n,
-                                                        std::set<DeviceId>& in_use) {
+  std::optional<std::pair<size_t, size_t>> viaAllocator(scheduling::Allocator& a, size_t n,
+                                                        std::set<scheduling::DeviceId>& in_use) {
     auto got = a.allocate(claim_, {nodeName(static_cast<int>(n)), {}}, in_use);
     if (!got.fits) return std::nullopt;
     size_t g = 0, v = 0;
@@ -198,24 +199,24 @@ class Study {
 
 }  // namespace
 
-double Figures::gbps(PairAlignment a) const {
+double Figures::gbps(scheduling::PairAlignment a) const {
   switch (a) {
-    case PairAlignment::kSameSwitch:
-    case PairAlignment::kSameRoot:
+    case scheduling::PairAlignment::kSameSwitch:
+    case scheduling::PairAlignment::kSameRoot:
       return gbps_aligned;
-    case PairAlignment::kSameNuma:
+    case scheduling::PairAlignment::kSameNuma:
       return gbps_same_numa;
     default:
       return gbps_cross_numa;
   }
 }
 
-double Figures::kvMs(PairAlignment a) const {
+double Figures::kvMs(scheduling::PairAlignment a) const {
   switch (a) {
-    case PairAlignment::kSameSwitch:
-    case PairAlignment::kSameRoot:
+    case scheduling::PairAlignment::kSameSwitch:
+    case scheduling::PairAlignment::kSameRoot:
       return kv_ms_aligned;
-    case PairAlignment::kSameNuma:
+    case scheduling::PairAlignment::kSameNuma:
       return kv_ms_same_numa.value_or(kv_ms_aligned * gbps_aligned / gbps_same_numa);
     default:
       return kv_ms_cross_numa;
@@ -251,8 +252,8 @@ std::string markdownTable(const SimulationInput& input,
                           const std::vector<StrategyResult>& results) {
   std::string out = "| strategy | scheduled | pending |";
   std::string rule = "|---|---:|---:|";
-  for (PairAlignment a : kAllAlignments) {
-    out += " " + std::string(alignmentName(a)) + " |";
+  for (scheduling::PairAlignment a : scheduling::kAllAlignments) {
+    out += " " + std::string(scheduling::alignmentName(a)) + " |";
     rule += "---:|";
   }
   out += " RDMA Gbit/s per pod | KV transfer ms (" + fixed(input.figures.kv_mb, 2) + " MB) |\n";
@@ -260,7 +261,7 @@ std::string markdownTable(const SimulationInput& input,
   for (const auto& r : results) {
     out += "| " + r.name + " | " + std::to_string(r.scheduled) + " | " + std::to_string(r.pending) +
            " |";
-    for (PairAlignment a : kAllAlignments) {
+    for (scheduling::PairAlignment a : scheduling::kAllAlignments) {
       double share = r.scheduled > 0 ? 100.0 * static_cast<double>(r.pairs.at(a)) /
                                            static_cast<double>(r.scheduled)
                                      : 0;
@@ -273,14 +274,16 @@ std::string markdownTable(const SimulationInput& input,
 
 std::string csvTable(const std::vector<StrategyResult>& results) {
   std::string out = "strategy,scheduled,pending";
-  for (PairAlignment a : kAllAlignments) out += "," + std::string(alignmentLabel(a));
+  for (scheduling::PairAlignment a : scheduling::kAllAlignments)
+    out += "," + std::string(scheduling::alignmentLabel(a));
   out += ",mean_gbps,mean_kv_ms\n";
   for (const auto& r : results) {
     out += r.name + "," + std::to_string(r.scheduled) + "," + std::to_string(r.pending);
-    for (PairAlignment a : kAllAlignments) out += "," + std::to_string(r.pairs.at(a));
+    for (scheduling::PairAlignment a : scheduling::kAllAlignments)
+      out += "," + std::to_string(r.pairs.at(a));
     out += "," + fixed(r.mean_gbps, 2) + "," + fixed(r.mean_kv_ms, 2) + "\n";
   }
   return out;
 }
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::study

@@ -20,12 +20,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/attributes.h"
 #include "api/objects.h"
 #include "api/resource.h"
-#include "dra/attributes.h"
-#include "dra/cel.h"
+#include "scheduling/cel.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::scheduling {
 
 struct DeviceId {
   std::string driver;
@@ -95,4 +95,4 @@ class Allocator {
   std::map<std::string, Result<cel::Program>> request_selectors_;  // compiled once
 };
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::scheduling

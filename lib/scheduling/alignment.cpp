@@ -1,10 +1,10 @@
-#include "dra/alignment.h"
+#include "scheduling/alignment.h"
 
 #include <algorithm>
 
 #include "api/names.h"
 
-namespace sriovdra::dra {
+namespace sriovdra::scheduling {
 namespace {
 
 constexpr std::string_view kNvidiaDriver = "gpu.nvidia.com";
@@ -12,7 +12,7 @@ constexpr std::string_view kNvidiaPcieBusId = "gpu.nvidia.com/pcieBusID";
 
 std::string stringOrEmpty(const api::SliceDevice& d, std::string_view driver,
                           std::string_view name) {
-  return stringAttribute(d, driver, name).value_or("");
+  return api::stringAttribute(d, driver, name).value_or("");
 }
 
 }  // namespace
@@ -72,7 +72,7 @@ SlicePlacements SlicePlacements::of(const api::ResourceSlice& slice) {
       p.pci_address = stringOrEmpty(d, driver, api::attr::kPciAddress);
       p.pf = stringOrEmpty(d, driver, api::attr::kPfPciAddress);
       p.pf_name = stringOrEmpty(d, driver, api::attr::kPfName);
-      if (const auto* numa = findAttribute(d, driver, api::attr::kNumaNode);
+      if (const auto* numa = api::findAttribute(d, driver, api::attr::kNumaNode);
           numa != nullptr && numa->type == api::AttributeValue::Type::kInt) {
         p.numa = numa->int_value;
       }
@@ -222,4 +222,4 @@ std::map<PairAlignment, int64_t> countPairs(const std::vector<ClaimAlignment>& r
   return out;
 }
 
-}  // namespace sriovdra::dra
+}  // namespace sriovdra::scheduling

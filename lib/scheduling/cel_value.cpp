@@ -1,8 +1,8 @@
-#include "dra/cel_value.h"
+#include "scheduling/cel_value.h"
 
 #include <cmath>
 
-namespace sriovdra::dra::cel {
+namespace sriovdra::scheduling::cel {
 
 std::string_view typeName(const Value& v) {
   switch (v.kind) {
@@ -110,4 +110,4 @@ Value negate(const Value& v) {
   return noOverload("-_", v);
 }
 
-}  // namespace sriovdra::dra::cel
+}  // namespace sriovdra::scheduling::cel
