@@ -52,12 +52,8 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       agent_daemonset_(*client_, options_),
       networks_(*client_, options_, events, network_caches_),
       node_controller_("sriovnodestate",
-                       [this](const std::string& k) {
-                         auto result = node_states_.reconcile(k);
-                         if (node_controller_.queue().len() == 0) flushStatusKeys();
-                         return result;
-                       },
-                       {.workers = options_.workers}),
+                       [this](const std::string& k) { return node_states_.reconcile(k); },
+                       {.workers = options_.workers, .on_drained = [this] { flushStatusKeys(); }}),
       class_controller_("deviceclass",
                         [this](const std::string& k) { return device_classes_.reconcile(k); }),
       status_controller_("policystatus",
@@ -85,9 +81,10 @@ Operator::~Operator() { stop(); }
 //                                                     policy_settle; its status once the
 //                                                     render queue drains (or after
 //                                                     busy_status_interval)
-//   the facts of a node's render changed           -> status of the policies concerned (at
-//                                                     once when no node waits, else within
-//                                                     busy_status_interval)
+//   the facts of a node's render changed           -> status of the policies concerned, once
+//                                                     the render queue drains (its on_drained
+//                                                     event), at the latest after
+//                                                     busy_status_interval
 //   our DeviceClass changed or deleted             -> the device classes
 //   ResourceClaim allocation, any ResourceSlice    -> the alignment metrics, within
 //                                                     alignment_interval
@@ -215,13 +212,8 @@ void Operator::policiesChanged(const std::string& kind, const std::string& name)
   enqueueAllNodes(options_.policy_settle);
 }
 
-void Operator::factsChanged(const std::set<std::string>& keys) {
-  if (node_controller_.queue().len() == 0) {
-    for (const auto& k : keys) status_controller_.queue().add(k);
-    return;
-  }
-  deferStatus(keys);
-}
+// Called by a node reconcile, so the render queue's on_drained follows.
+void Operator::factsChanged(const std::set<std::string>& keys) { deferStatus(keys); }
 
 void Operator::deferStatus(const std::set<std::string>& keys) {
   std::lock_guard lock(status_mu_);

@@ -59,8 +59,8 @@ class Operator {
   void wire();
   void policiesChanged(const std::string& kind, const std::string& name);
   void enqueueAllNodes(std::chrono::milliseconds delay);
-  // The policy status keys whose facts a render changed: queued at once when no render waits,
-  // else kept until the render queue drains (flushStatusKeys) or busy_status_interval passes.
+  // The policy status keys whose facts a render changed: kept until the render queue drains
+  // (its on_drained event calls flushStatusKeys) or busy_status_interval passes.
   void factsChanged(const std::set<std::string>& keys);
   void deferStatus(const std::set<std::string>& keys);
   void flushStatusKeys();

@@ -12,6 +12,7 @@ Controller::Controller(std::string name, Reconciler reconciler, ControllerOption
     : name_(std::move(name)),
       reconciler_(std::move(reconciler)),
       workers_(std::max(1, options.workers)),
+      on_drained_(std::move(options.on_drained)),
       queue_(name_, std::move(options.rate_limiter)) {
   for (const char* result : {"success", "error", "requeue", "requeue_after"}) {
     metrics::reconcileTotal().Add({{"controller", name_}, {"result", result}});
@@ -40,7 +41,7 @@ void Controller::stop() {
 void Controller::work() {
   while (auto key = queue_.get()) {
     reconcileOne(*key);
-    queue_.done(*key);
+    if (queue_.done(*key) && on_drained_) on_drained_();
   }
 }
 

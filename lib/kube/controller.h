@@ -6,6 +6,8 @@
 //   requeue       -> addRateLimited(key)                 result="requeue"
 //   success       -> forget(key)                         result="success"
 // An exception escaping the reconciler is logged, counted as a panic and treated as an error.
+// After a reconcile that left the queue drained (nothing ready, nothing running), on_drained
+// runs on that worker: an explicit event for whoever waits for this controller to settle.
 // Metrics: controller_runtime_reconcile_total{controller,result}, _errors_total, _panics_total,
 // _reconcile_time_seconds, _max_concurrent_reconciles, _active_workers.
 #include <chrono>
@@ -32,6 +34,7 @@ using Reconciler = std::function<Result<ReconcileResult>(const std::string& key)
 struct ControllerOptions {
   int workers = 1;
   std::unique_ptr<RateLimiter> rate_limiter;  // default: defaultControllerRateLimiter()
+  std::function<void()> on_drained;
 };
 
 class Controller {
@@ -54,6 +57,7 @@ class Controller {
   const std::string name_;
   Reconciler reconciler_;
   const int workers_;
+  std::function<void()> on_drained_;
   WorkQueue queue_;
   std::vector<std::jthread> threads_;
 };

@@ -114,10 +114,10 @@ std::optional<std::string> WorkQueue::get() {
   return item;
 }
 
-void WorkQueue::done(const std::string& item) {
+bool WorkQueue::done(const std::string& item) {
   std::lock_guard lock(mu_);
   auto it = processing_.find(item);
-  if (it == processing_.end()) return;
+  if (it == processing_.end()) return false;
   work_duration_.Observe(seconds(clock_.now() - it->second));
   processing_.erase(it);
   if (dirty_.count(item) != 0) {
@@ -127,7 +127,10 @@ void WorkQueue::done(const std::string& item) {
     cv_.notify_one();
   }
   updateUnfinishedLocked();
-  if (processing_.empty()) drain_cv_.notify_all();
+  if (!processing_.empty()) return false;
+  drain_cv_.notify_all();
+  promoteReadyLocked();
+  return queue_.empty();
 }
 
 size_t WorkQueue::len() {

@@ -55,7 +55,9 @@ class WorkQueue {
 
   // Blocks until an item is ready; nullopt once the queue is shut down.
   std::optional<std::string> get();
-  void done(const std::string& item);
+  // True when this call left the queue drained: no item ready, none being processed (items
+  // delayed for later do not count). Of workers finishing together, one sees it.
+  bool done(const std::string& item);
 
   size_t len();  // also moves delayed items that are ready
   void shutDown();

@@ -12,6 +12,7 @@
 #include "metrics/registry.h"
 #include "support/control_plane.h"
 #include "support/fake_clock.h"
+#include "support/metrics_text.h"
 
 using namespace sriovdra;
 using namespace sriovdra::kube;
@@ -93,6 +94,25 @@ TEST_CASE("an item added while processed is queued again once after done()", "[w
   CHECK(q.get() == "a");
   q.done("a");
   CHECK(q.len() == 0);
+}
+
+TEST_CASE("done() says when it left the queue drained", "[workqueue][unit]") {
+  WorkQueue q("drained-test");
+  q.add("a");
+  q.add("b");
+  auto a = q.get();
+  auto b = q.get();
+  REQUIRE((a == "a" && b == "b"));
+  CHECK_FALSE(q.done("a"));  // b still running
+  q.add("c");
+  CHECK_FALSE(q.done("b"));  // c waiting
+  REQUIRE(q.get() == "c");
+  q.add("c");  // dirty: done() queues it again
+  CHECK_FALSE(q.done("c"));
+  REQUIRE(q.get() == "c");
+  q.addAfter("later", std::chrono::hours(1));  // not ready: does not count
+  CHECK(q.done("c"));
+  CHECK_FALSE(q.done("c"));  // not being processed: no event
 }
 
 TEST_CASE("no item is processed by two workers at the same time", "[workqueue][unit]") {
@@ -260,7 +280,7 @@ TEST_CASE("controller results map to queue actions and metrics", "[controller][u
 
   std::string text = metrics::renderText();
   auto sample = [&](const std::string& result) {
-    return metrics::sampleValue(
+    return testing::sampleValue(
         text, "controller_runtime_reconcile_total{controller=\"unit-results\",result=\"" + result +
                   "\"}");
   };
@@ -268,9 +288,9 @@ TEST_CASE("controller results map to queue actions and metrics", "[controller][u
   CHECK(sample("requeue_after") == 1);
   CHECK(sample("success") == 3);
   CHECK(sample("requeue") == 0);
-  CHECK(metrics::sampleValue(
+  CHECK(testing::sampleValue(
             text, "controller_runtime_reconcile_errors_total{controller=\"unit-results\"}") == 2);
-  CHECK(metrics::sampleValue(
+  CHECK(testing::sampleValue(
             text, "workqueue_retries_total{controller=\"unit-results\",name=\"unit-results\"}") ==
         2);
 }
