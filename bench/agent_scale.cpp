@@ -27,6 +27,7 @@
 #include "operator/options.h"
 #include "support/figures.h"
 #include "support/floor.h"
+#include "support/metrics_text.h"
 #include "support/operator_env.h"
 #include "support/render.h"
 
@@ -173,7 +174,7 @@ std::map<std::string, double> phaseSeconds(const testing::OperatorProcess& agent
   std::string text = agent.metrics();
   std::map<std::string, double> out;
   for (const char* p : kPhases) {
-    double v = metrics::sampleValue(
+    double v = testing::sampleValue(
         text, std::string("sriov_dra_agent_phase_seconds_sum{phase=\"") + p + "\"}");
     out[p] = std::isnan(v) ? 0 : v;
   }

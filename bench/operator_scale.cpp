@@ -163,7 +163,7 @@ void createAllocatedClaim(kube::Client& admin, const std::string& ns, const std:
       std::to_string(i) + "}]}\n");
   json::Document& obj = *created;
   json::set(obj, "status", json::Value(status["status"], obj.GetAllocator()), obj.GetAllocator());
-  bench::mustBeOk(admin.updateStatus(api::resources::kResourceClaims, ns, obj).status(),
+  bench::mustBeOk(admin.update(api::resources::kResourceClaims, ns, obj, {}, "status").status(),
                   "allocating " + name);
 }
 

@@ -11,7 +11,9 @@
 #   --out        where the archives go (default: <build-dir>/images)
 #   --registry, --tag  the names in manifests/install.yaml by default: quay.io/sriov-dra, v0.1.0
 #   --test-images      also sriov-dra.local/busybox:test (Debian's busybox-static), which the
-#                      real-node tests use as the sandbox (pause) image and as workload image
+#                      real-node tests use as the sandbox (pause) image and as workload image,
+#                      and sriov-dra.local/sriov-dra-agent-simulated:test, the agent on the
+#                      simulated kernel (the product's images never carry the simulation)
 # Prints one line per archive: PATH NAME. Push one with, e.g.,
 #   skopeo copy oci-archive:build/images/sriov-dra-agent.tar docker://registry.example/sriov-dra-agent:v0.1.0
 set -euo pipefail
@@ -31,7 +33,9 @@ done
 out="${out:-$build_dir/images}"
 mkdir -p "$out"
 [[ -f "$build_dir/build.ninja" ]] || cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build_dir" --target sriov-dra-operator sriov-dra-agent sriov-dra >/dev/null
+targets=(sriov-dra-operator sriov-dra-agent sriov-dra)
+((test_images)) && targets+=(sriov-dra-agent-simulated)
+cmake --build "$build_dir" --target "${targets[@]}" >/dev/null
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -101,18 +105,21 @@ oci_image() {
   echo "$out/$name.tar $ref"
 }
 
-# A product image: the binary at /usr/bin, its libraries, /tmp, and the users of the manifests.
-product_image() {
-  local name="$1" binary="$2" user="$3" rootfs="$work/$1-rootfs" lib
+# binary_image NAME REF BINARY USER [PROGRAM]: the build's PROGRAM (default BINARY) as
+# /usr/bin/BINARY, its libraries, /tmp, and the users of the manifests.
+binary_image() {
+  local name="$1" ref="$2" binary="$3" user="$4" program="${5:-$3}" rootfs="$work/$1-rootfs" lib
   mkdir -p "$rootfs/usr/bin" "$rootfs/tmp" "$rootfs/etc"
   chmod 1777 "$rootfs/tmp"
-  strip --strip-unneeded -o "$rootfs/usr/bin/$binary" "$build_dir/bin/$binary"
-  for lib in $(libraries_of "$build_dir/bin/$binary"); do copy_in "$rootfs" "$lib"; done
+  strip --strip-unneeded -o "$rootfs/usr/bin/$binary" "$build_dir/bin/$program"
+  for lib in $(libraries_of "$build_dir/bin/$program"); do copy_in "$rootfs" "$lib"; done
   printf 'root:x:0:0:root:/:/usr/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/usr/sbin/nologin\n' \
     >"$rootfs/etc/passwd"
   printf 'root:x:0:\nnonroot:x:65532:\n' >"$rootfs/etc/group"
-  oci_image "$name" "$registry/$name:$tag" "$rootfs" "$user" "/usr/bin/$binary"
+  oci_image "$name" "$ref" "$rootfs" "$user" "/usr/bin/$binary"
 }
+# A product image, named as manifests/install.yaml names it.
+product_image() { binary_image "$1" "$registry/$1:$tag" "$2" "$3"; }
 
 product_image sriov-dra-operator sriov-dra-operator 65532:65532
 # The agent runs as root (it writes sysfs and runs CNI plugins); see config/agent/daemonset.yaml.
@@ -120,6 +127,9 @@ product_image sriov-dra-agent sriov-dra-agent 0:0
 product_image sriov-dra sriov-dra 65532:65532
 
 if ((test_images)); then
+  # The agent on the simulated kernel (tools/agent_simulated.cpp), where sriov-dra-agent is.
+  binary_image sriov-dra-agent-simulated sriov-dra.local/sriov-dra-agent-simulated:test \
+    sriov-dra-agent 0:0 sriov-dra-agent-simulated
   busybox=/bin/busybox
   linked="$(ldd "$busybox" 2>&1 || true)"
   if [[ ! -x "$busybox" || "$linked" != *"not a dynamic executable"* ]]; then

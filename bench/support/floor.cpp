@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "metrics/registry.h"
+#include "support/metrics_text.h"
 
 namespace sriovdra::bench {
 
@@ -94,7 +95,7 @@ double etcdBytesInUse(const testing::ControlPlane& cp) {
   if (!transport.ok()) return 0;
   auto got = (*transport)->send({.method = "GET", .target = "/metrics"}, std::chrono::seconds(10));
   if (!got.ok() || got->status != 200) return 0;
-  double v = metrics::sampleValue(got->body, "etcd_mvcc_db_total_size_in_use_in_bytes");
+  double v = testing::sampleValue(got->body, "etcd_mvcc_db_total_size_in_use_in_bytes");
   return std::isnan(v) ? 0 : v;
 }
 

@@ -33,11 +33,6 @@ Attacher::~Attacher() {
   sync_cv_.notify_all();
 }
 
-bool Attacher::synchronizing() const {
-  std::lock_guard lock(sync_mu_);
-  return sync_pending_.has_value() || sync_running_;
-}
-
 void Attacher::syncLoop(const std::stop_token& stop) {
   while (true) {
     Snapshot snapshot;

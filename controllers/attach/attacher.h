@@ -67,10 +67,6 @@ class Attacher : public nri::PodHandler {
   ~Attacher() override;
   Attacher(const Attacher&) = delete;
   Attacher& operator=(const Attacher&) = delete;
-  // True while a synchronization hands in by Synchronize is queued or running (for tests and
-  // the logs; the pods' own events do not wait for it).
-  bool synchronizing() const;
-
   Status synchronize(const std::vector<nri::Pod>& pods) override;
   Status runPodSandbox(const nri::Pod& pod) override;
   Status stopPodSandbox(const nri::Pod& pod) override;

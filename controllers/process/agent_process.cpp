@@ -7,7 +7,6 @@
 #include "attach/attacher.h"
 #include "base/log.h"
 #include "base/strings.h"
-#include "host/simulated_kernel.h"
 #include "node/local_state.h"
 #include "nri/plugin.h"
 #include "plugin/grpc_server.h"
@@ -25,37 +24,17 @@ Status resolve(AgentProcessOptions& o, const kube::RestConfig& config) {
   if (o.node.empty()) {
     return Status(Code::kInvalidArgument, "no node name: pass --node-name or set NODE_NAME");
   }
-  std::string& ns = o.namespace_;
-  if (ns.empty()) ns = config.default_namespace;
-  if (const char* env = std::getenv("POD_NAMESPACE"); ns.empty() && env != nullptr) ns = env;
-  if (ns.empty()) {
+  o.namespace_ = namespaceOf(o.namespace_, config);
+  if (o.namespace_.empty()) {
     return Status(Code::kInvalidArgument,
                   "no namespace: pass --namespace (the operator's namespace)");
   }
   return Status::ok();
 }
 
-Result<std::shared_ptr<kube::Client>> connect(AgentProcessOptions& o) {
-  auto config = kube::loadConfig(o.kubeconfig);
-  if (!config.ok()) return config.status();
-  if (Status st = resolve(o, *config); !st.isOk()) return st;
-  return kube::Client::create(*config);
-}
-
-struct Kernel {
-  std::shared_ptr<host::Sysfs> sysfs;
-  std::shared_ptr<host::Netlink> netlink;
-};
-
-Kernel kernel(const AgentProcessOptions& o) {
-  if (!o.simulate_kernel) {
-    return {std::make_shared<host::RealSysfs>(o.sysfs_root),
-            std::make_shared<host::KernelNetlink>()};
-  }
-  SDRA_LOG_WARN << "SIMULATION: --simulate-kernel makes writes under " << o.sysfs_root
-                << " and netlink behave like the kernel; no hardware is touched";
-  auto simulated = std::make_shared<host::SimulatedKernel>(o.sysfs_root);
-  return {simulated, simulated};
+HostKernel kernel(const AgentProcessOptions& o) {
+  if (o.kernel) return o.kernel(o.sysfs_root);
+  return {std::make_shared<host::RealSysfs>(o.sysfs_root), std::make_shared<host::KernelNetlink>()};
 }
 
 // The checkpoint is read before anything serves; one that cannot be read is reported as an
@@ -134,7 +113,7 @@ void addAttacher(kube::Manager& manager, const AgentProcessOptions& o,
 }  // namespace
 
 int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
-  auto client = connect(o);
+  auto client = connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
   if (!client.ok()) return exitCode(client.status());
   auto [sysfs, netlink] = kernel(o);
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);

@@ -6,23 +6,37 @@
 // /metrics. A checkpoint that cannot be read is reported as a CheckpointUnreadable Event on the
 // node's SriovNodeState. SIGTERM/SIGINT stop everything and return 0.
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "attach/attacher.h"
 #include "base/signals.h"
+#include "host/netlink.h"
+#include "host/sysfs.h"
 #include "kube/config.h"
 #include "serving/metrics_endpoint.h"
 
 namespace sriovdra::process {
+
+// The kernel as the agent sees it: sysfs under --sysfs-root, and netlink.
+struct HostKernel {
+  std::shared_ptr<host::Sysfs> sysfs;
+  std::shared_ptr<host::Netlink> netlink;
+};
+// Gives the agent its kernel for a sysfs root. Production binaries use none (the real kernel:
+// RealSysfs and KernelNetlink); the demo's and the tests' sriov-dra-agent-simulated gives the
+// simulated one (host/simulated_kernel.h), which only that binary links.
+using KernelFactory = std::function<HostKernel(const std::string& sysfs_root)>;
 
 struct AgentProcessOptions {
   kube::KubeconfigOptions kubeconfig;
   std::string namespace_;  // "" = the kubeconfig's or $POD_NAMESPACE
   std::string node;        // "" = $NODE_NAME
   std::string sysfs_root = "/";
-  bool simulate_kernel = false;
+  KernelFactory kernel;  // empty: the real kernel
   std::string state_dir = "/var/lib/sriov-dra";
   bool kubelet_plugin = true;
   std::string registry_dir = "/var/lib/kubelet/plugins_registry";

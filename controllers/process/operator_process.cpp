@@ -26,8 +26,7 @@ std::string identity() {
 // Fills in what the flags left to the environment and parses what they carry as text.
 Status resolve(OperatorProcessOptions& o, const kube::RestConfig& config) {
   std::string& ns = o.operator_.namespace_;
-  if (ns.empty()) ns = config.default_namespace;
-  if (const char* env = std::getenv("POD_NAMESPACE"); ns.empty() && env != nullptr) ns = env;
+  ns = namespaceOf(ns, config);
   if (ns.empty()) {
     return Status(Code::kInvalidArgument, "no namespace: pass --namespace (or run in a pod)");
   }
@@ -42,13 +41,6 @@ Status resolve(OperatorProcessOptions& o, const kube::RestConfig& config) {
   if (!ds.ok()) return Status(ds.status()).prepend("--agent-daemonset");
   o.operator_.agent_daemonset = std::make_shared<const json::Document>(std::move(*ds));
   return Status::ok();
-}
-
-Result<std::shared_ptr<kube::Client>> connect(OperatorProcessOptions& o) {
-  auto config = kube::loadConfig(o.kubeconfig);
-  if (!config.ok()) return config.status();
-  if (Status st = resolve(o, *config); !st.isOk()) return st;
-  return kube::Client::create(*config);
 }
 
 // Runs the reconcilers while this replica leads. Losing the lease exits at once, as
@@ -109,7 +101,7 @@ Status startCaches(op::Operator& operator_, const std::stop_token& stop) {
 }  // namespace
 
 int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
-  auto client = connect(o);
+  auto client = connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
   if (!client.ok()) return exitCode(client.status());
   kube::EventRecorder events(*client, "sriov-dra-operator");
   op::Operator operator_(*client, o.operator_, events);

@@ -1,5 +1,7 @@
 #include "process/parts.h"
 
+#include <cstdlib>
+
 #include "base/log.h"
 
 namespace sriovdra::process {
@@ -30,6 +32,22 @@ Result<std::unique_ptr<http::Server>> startProbes(const std::string& address, Pr
   };
   return http::Server::start({.bind_address = address, .name = "probes"},
                              {{"/healthz", answer(healthy)}, {"/readyz", answer(ready)}});
+}
+
+Result<std::shared_ptr<kube::Client>> connect(
+    const kube::KubeconfigOptions& kubeconfig,
+    const std::function<Status(const kube::RestConfig&)>& resolve) {
+  auto config = kube::loadConfig(kubeconfig);
+  if (!config.ok()) return config.status();
+  if (Status st = resolve(*config); !st.isOk()) return st;
+  return kube::Client::create(*config);
+}
+
+std::string namespaceOf(const std::string& flag, const kube::RestConfig& config) {
+  if (!flag.empty()) return flag;
+  if (!config.default_namespace.empty()) return config.default_namespace;
+  const char* env = std::getenv("POD_NAMESPACE");
+  return env != nullptr ? env : "";
 }
 
 int exitCode(const Status& ran) {

@@ -8,6 +8,8 @@
 
 #include "base/status.h"
 #include "http/server.h"
+#include "kube/client.h"
+#include "kube/config.h"
 #include "kube/manager.h"
 
 namespace sriovdra::process {
@@ -22,6 +24,15 @@ using ProbeCheck = std::function<std::string()>;
 // /healthz and /readyz on `address` (plain HTTP, as kubelet probes).
 Result<std::unique_ptr<http::Server>> startProbes(const std::string& address, ProbeCheck healthy,
                                                   ProbeCheck ready);
+
+// Loads the kubeconfig, lets `resolve` fill in the options the flags left to the environment,
+// and makes the client: the first error, or the client.
+Result<std::shared_ptr<kube::Client>> connect(
+    const kube::KubeconfigOptions& kubeconfig,
+    const std::function<Status(const kube::RestConfig&)>& resolve);
+// The namespace a process works in: its flag, else the kubeconfig's, else $POD_NAMESPACE (in a
+// pod); "" when none says.
+std::string namespaceOf(const std::string& flag, const kube::RestConfig& config);
 
 // The process's exit code for what kube::Manager::run() returned; logs an error.
 int exitCode(const Status& ran);

@@ -15,7 +15,7 @@ int runFixture(const FixtureArgs& args, Streams io) {
     return 1;
   }
   io.out << "wrote the " << args.topology << " topology to " << args.out
-         << " (use it with --sysfs-root " << args.out << " --simulate-kernel)\n";
+         << " (use it with sriov-dra-agent-simulated --sysfs-root " << args.out << ")\n";
   return 0;
 }
 

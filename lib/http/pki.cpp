@@ -121,12 +121,4 @@ Pem makeCert(const Pem& ca, const CertSpec& spec) {
   return {certPem(cert.get()), keyPem(key.get())};
 }
 
-Pem makeKeyPair() {
-  Key key(EVP_EC_gen("P-256"));
-  check(key != nullptr, "keygen");
-  Bio bio(BIO_new(BIO_s_mem()));
-  check(PEM_write_bio_PUBKEY(bio.get(), key.get()) == 1, "write pubkey");
-  return {bioString(bio.get()), keyPem(key.get())};
-}
-
 }  // namespace sriovdra::http

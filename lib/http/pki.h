@@ -23,8 +23,4 @@ struct CertSpec {
 
 Pem makeCa(const std::string& common_name);
 Pem makeCert(const Pem& ca, const CertSpec& spec);
-// A bare key pair for service-account token signing: .key is the private key, .cert the
-// public key (PEM "PUBLIC KEY").
-Pem makeKeyPair();
-
 }  // namespace sriovdra::http

@@ -105,10 +105,6 @@ class Client {
   Result<json::Document> update(const ResourceType& rt, std::string_view ns,
                                 const json::Value& object, const WriteOptions& options = {},
                                 std::string_view subresource = {});
-  Result<json::Document> updateStatus(const ResourceType& rt, std::string_view ns,
-                                      const json::Value& object, const WriteOptions& options = {}) {
-    return update(rt, ns, object, options, "status");
-  }
   Result<json::Document> patch(const ResourceType& rt, std::string_view ns, std::string_view name,
                                PatchType type, std::string_view body,
                                const WriteOptions& options = {}, std::string_view subresource = {});

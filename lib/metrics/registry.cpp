@@ -1,6 +1,5 @@
 #include "metrics/registry.h"
 
-#include <limits>
 #include <sstream>
 
 #include <prometheus/text_serializer.h>
@@ -18,18 +17,6 @@ std::string renderText(prometheus::Registry& r) {
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, r.Collect());
   return out.str();
-}
-
-double sampleValue(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::strtod(line.c_str() + series.size() + 1, nullptr);
-    }
-  }
-  return std::numeric_limits<double>::quiet_NaN();
 }
 
 prometheus::Histogram::BucketBoundaries exponentialBuckets(double start, double factor, int count) {

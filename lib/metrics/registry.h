@@ -18,9 +18,6 @@ std::shared_ptr<prometheus::Registry> registryPtr();
 
 // Text exposition format 0.0.4 of everything in the registry.
 std::string renderText(prometheus::Registry& r = registry());
-// The value of one sample in the rendered text, for tests and scale drivers; NaN when absent.
-// series: "name" or "name{a=\"x\",b=\"y\"}" with labels in the order the serializer prints them.
-double sampleValue(const std::string& text, const std::string& series);
 
 prometheus::Histogram::BucketBoundaries exponentialBuckets(double start, double factor, int count);
 // controller_runtime_reconcile_time_seconds buckets.

@@ -90,7 +90,7 @@ TEST_CASE("the observed aligned claim, its template and its status are accepted"
 
   json::set(*created, "status", json::Value(status, created->GetAllocator()),
             created->GetAllocator());
-  auto with_status = client->updateStatus(kClaims, ns, *created);
+  auto with_status = client->update(kClaims, ns, *created, {}, "status");
   REQUIRE(with_status.ok());
   const json::Value* dev = json::at(*with_status, {"status", "devices"});
   REQUIRE(dev != nullptr);

@@ -9,6 +9,7 @@
 #include "base/yaml.h"
 #include "metrics/registry.h"
 #include "support/control_plane.h"
+#include "support/metrics_text.h"
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
@@ -149,7 +150,7 @@ TEST_CASE("the status subresource writes only status", "[kube][integration]") {
   json::set(with_status, "status", std::move(status), a);
   json::set(with_status["spec"], "size", json::Value(7), a);
 
-  auto after_status = client->updateStatus(kWidgets, ns, with_status);
+  auto after_status = client->update(kWidgets, ns, with_status, {}, "status");
   REQUIRE(after_status.ok());
   CHECK(json::stringOr(*json::at(*after_status, {"status"}), "phase") == "Ready");
   CHECK(json::intOr(*json::at(*after_status, {"spec"}), "size", -1) == 3);
@@ -326,13 +327,13 @@ TEST_CASE("requests are counted in rest_client_requests_total", "[kube][metrics]
     return "rest_client_requests_total{code=\"" + code + "\",host=\"" + client->host() +
            "\",method=\"" + method + "\"}";
   };
-  double before_ok = metrics::sampleValue(metrics::renderText(), series("200", "GET"));
-  double before_404 = metrics::sampleValue(metrics::renderText(), series("404", "GET"));
+  double before_ok = testing::sampleValue(metrics::renderText(), series("200", "GET"));
+  double before_404 = testing::sampleValue(metrics::renderText(), series("404", "GET"));
   REQUIRE(client->get(kube::resources::kNamespaces, "", "default").ok());
   REQUIRE_FALSE(client->get(kube::resources::kNamespaces, "", "does-not-exist").ok());
   std::string text = metrics::renderText();
-  CHECK(metrics::sampleValue(text, series("200", "GET")) ==
+  CHECK(testing::sampleValue(text, series("200", "GET")) ==
         (std::isnan(before_ok) ? 0 : before_ok) + 1);
-  CHECK(metrics::sampleValue(text, series("404", "GET")) ==
+  CHECK(testing::sampleValue(text, series("404", "GET")) ==
         (std::isnan(before_404) ? 0 : before_404) + 1);
 }

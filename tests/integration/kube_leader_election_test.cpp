@@ -10,6 +10,7 @@
 #include "kube/leader_election.h"
 #include "metrics/registry.h"
 #include "support/control_plane.h"
+#include "support/metrics_text.h"
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
@@ -154,7 +155,7 @@ TEST_CASE("a leader reports itself in metrics and health, and releases on stop",
   CHECK(elector.leader() == "me");
   CHECK(elector.check().isOk());
   auto status = [] {
-    return metrics::sampleValue(metrics::renderText(),
+    return testing::sampleValue(metrics::renderText(),
                                 "leader_election_master_status{name=\"inproc\"}");
   };
   CHECK(status() == 1);

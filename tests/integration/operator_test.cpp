@@ -10,6 +10,7 @@
 #include "support/audit.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
+#include "support/metrics_text.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
 
@@ -91,16 +92,16 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
     eventually(
         [&] {
           text = op->metrics();
-          return metrics::sampleValue(text,
+          return testing::sampleValue(text,
                                       "sriov_dra_vfs{resource=\"cx6_vfs\",state=\"desired\"}") == 8;
         },
         30s, [&] { return text; });
-    CHECK(metrics::sampleValue(text, "sriov_dra_nodes") == 2);
-    CHECK(metrics::sampleValue(text, "sriov_dra_policy_conflicts") == 0);
-    CHECK(metrics::sampleValue(text,
+    CHECK(testing::sampleValue(text, "sriov_dra_nodes") == 2);
+    CHECK(testing::sampleValue(text, "sriov_dra_policy_conflicts") == 0);
+    CHECK(testing::sampleValue(text,
                                "controller_runtime_reconcile_total{controller=\"sriovnodestate\","
                                "result=\"success\"}") > 0);
-    CHECK(metrics::sampleValue(
+    CHECK(testing::sampleValue(
               text, "workqueue_depth{controller=\"sriovnodestate\",name=\"sriovnodestate\"}") >= 0);
   }
   SECTION("removing the node label empties that node's spec") {

@@ -20,6 +20,7 @@
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/kubelet_client.h"
+#include "support/metrics_text.h"
 #include "support/operator_env.h"
 #include "support/temp_dir.h"
 
@@ -226,11 +227,11 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   }
 
   std::string metrics = p.agent->metrics();
-  CHECK(metrics::sampleValue(metrics, "sriov_dra_prepared_claims") == 1);
-  CHECK(metrics::sampleValue(metrics,
+  CHECK(testing::sampleValue(metrics, "sriov_dra_prepared_claims") == 1);
+  CHECK(testing::sampleValue(metrics,
                              "sriov_dra_kubelet_plugin_claims_total{operation=\"prepare\","
                              "result=\"success\"}") == 1);
-  CHECK(metrics::sampleValue(metrics,
+  CHECK(testing::sampleValue(metrics,
                              "sriov_dra_kubelet_plugin_request_duration_seconds_count{"
                              "operation=\"prepare\"}") == 1);
 
@@ -253,8 +254,8 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   REQUIRE(unknown.ok());
   CHECK(unknown->at("nope") == "");
   metrics = p.agent->metrics();
-  CHECK(metrics::sampleValue(metrics, "sriov_dra_prepared_claims") == 0);
-  CHECK(metrics::sampleValue(metrics,
+  CHECK(testing::sampleValue(metrics, "sriov_dra_prepared_claims") == 0);
+  CHECK(testing::sampleValue(metrics,
                              "sriov_dra_kubelet_plugin_claims_total{operation=\"unprepare\","
                              "result=\"success\"}") == 2);
   p.agent->stop(SIGTERM);

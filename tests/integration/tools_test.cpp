@@ -14,6 +14,7 @@
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
+#include "support/metrics_text.h"
 #include "support/operator_env.h"
 
 using namespace sriovdra;
@@ -237,13 +238,13 @@ TEST_CASE("explain, report and topology answer from the live cluster", "[tools][
     eventually(
         [&] {
           metrics = t.op->metrics();
-          return metrics::sampleValue(metrics,
+          return testing::sampleValue(metrics,
                                       "sriov_dra_allocated_pairs{alignment=\"cross_numa\"}") == 2;
         },
         30s, [&] { return metrics + t.op->logs(); });
-    CHECK(metrics::sampleValue(metrics, "sriov_dra_allocated_pairs{alignment=\"same_switch\"}") ==
+    CHECK(testing::sampleValue(metrics, "sriov_dra_allocated_pairs{alignment=\"same_switch\"}") ==
           1);
-    CHECK(metrics::sampleValue(metrics, "sriov_dra_claims_sharing_pf") == 0);
+    CHECK(testing::sampleValue(metrics, "sriov_dra_claims_sharing_pf") == 0);
   }
 
   SECTION("topology draws the tree with what is allocated") {

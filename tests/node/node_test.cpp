@@ -25,7 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kDriver(api::kDriverName);
-const std::string kAgentImage = "quay.io/sriov-dra/sriov-dra-agent";
+// The agent's image in tests/node/overlay: the agent on the simulated kernel.
+const std::string kAgentImage = "sriov-dra.local/sriov-dra-agent-simulated";
 const std::string kWorkloads = ProductOnNode::kWorkloads;
 const std::vector<std::string> kAgentPods = {"pods", "-l",
                                              "app.kubernetes.io/name=sriov-dra-agent"};
@@ -92,14 +93,15 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
              agentLogs);
   CHECK(agentLogs().find("attached VF") == std::string::npos);
 
-  auto tagged = p.node().ctr({"images", "tag", kAgentImage + ":v0.1.0", kAgentImage + ":v0.1.1"});
+  auto tagged =
+      p.node().ctr({"images", "tag", kAgentImage + ":test", kAgentImage + ":test-upgrade"});
   REQUIRE(tagged.exit_code == 0);
   p.kubectl({"set", "image", "-n", "sriov-dra", "daemonset/sriov-dra-agent",
-             "agent=" + kAgentImage + ":v0.1.1"});
+             "agent=" + kAgentImage + ":test-upgrade"});
   p.kubectl(
       {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
   CHECK(p.jsonpath("sriov-dra", kAgentPods, "{.items[0].spec.containers[0].image}") ==
-        kAgentImage + ":v0.1.1");
+        kAgentImage + ":test-upgrade");
   CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress));
 
   // The pod goes: StopPodSandbox gives the VF back, unprepare removes its CDI specs.

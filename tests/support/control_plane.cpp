@@ -9,6 +9,9 @@
 #include <thread>
 
 #include <netinet/in.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,6 +50,20 @@ std::string randomHex(size_t bytes) {
 }  // namespace
 
 namespace {
+
+// The public half of a PEM private key ("PUBLIC KEY"), which kube-apiserver's
+// --service-account-key-file reads.
+std::string publicKeyOf(const std::string& private_pem) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> in(
+      BIO_new_mem_buf(private_pem.data(), static_cast<int>(private_pem.size())), BIO_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(in.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> out(BIO_new(BIO_s_mem()), BIO_free);
+  if (!key || PEM_write_bio_PUBKEY(out.get(), key.get()) != 1) fatal("service-account key");
+  char* data = nullptr;
+  long size = BIO_get_mem_data(out.get(), &data);
+  return std::string(data, static_cast<size_t>(size));
+}
 
 void writeFile(const std::string& path, const std::string& content) {
   Status st = writeFileAtomic(path, content, 0600);
@@ -149,13 +166,14 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(opt
                                            .server = true,
                                            .client = false});
   client_ca_ = http::makeCa("sriov-dra-test-client-ca");
-  http::Pem sa = http::makeKeyPair();
+  // Its key signs ServiceAccount tokens; kube-apiserver verifies them with the public half.
+  http::Pem sa = http::makeCa("sriov-dra-test-service-accounts");
   writeFile(dir_ + "/ca.crt", ca_.cert);
   writeFile(dir_ + "/serving.crt", serving.cert);
   writeFile(dir_ + "/serving.key", serving.key);
   writeFile(dir_ + "/client-ca.crt", client_ca_.cert);
   writeFile(dir_ + "/sa.key", sa.key);
-  writeFile(dir_ + "/sa.pub", sa.cert);
+  writeFile(dir_ + "/sa.pub", publicKeyOf(sa.key));
   if (options_.kubelets) {
     http::Pem kubelet_client = clientCertificate("kube-apiserver-kubelet-client", {});
     writeFile(dir_ + "/kubelet-client.crt", kubelet_client.cert);

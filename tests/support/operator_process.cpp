@@ -61,12 +61,11 @@ std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane&
   p->probe_port_ = freePort();
   p->metrics_port_ = freePort();
   std::vector<std::string> argv = {
-      binDir() + "/sriov-dra-agent",
+      binDir() + "/sriov-dra-agent-simulated",
       "--kubeconfig=" + cp.serviceAccountKubeconfig(o.namespace_, "sriov-dra-agent", o.node),
       "--namespace=" + o.namespace_,
       "--node-name=" + o.node,
       "--sysfs-root=" + o.sysfs_root,
-      "--simulate-kernel",
       "--state-dir=" + o.state_dir,
       "--resync-period=" + std::to_string(o.resync_seconds),
       "--v=1"};

@@ -26,7 +26,7 @@ struct AgentProcessOptions {
   // node, like the DaemonSet's pods (see ControlPlane::grantAgentRbac).
   std::string namespace_;
   std::string node;
-  std::string sysfs_root;  // a fixture tree; the agent runs with --simulate-kernel
+  std::string sysfs_root;  // a fixture tree: sriov-dra-agent-simulated runs on it
   std::string state_dir;
   int resync_seconds = 30;
   std::string name = "agent";

@@ -27,7 +27,8 @@ std::vector<std::string> imageArchives() {
   const char* dir = std::getenv("SRIOV_DRA_IMAGES");
   std::string d = dir != nullptr ? dir : "";
   std::vector<std::string> out;
-  for (const char* name : {"busybox", "sriov-dra-operator", "sriov-dra-agent", "sriov-dra"}) {
+  for (const char* name :
+       {"busybox", "sriov-dra-operator", "sriov-dra-agent-simulated", "sriov-dra"}) {
     std::string path = d + "/" + name + ".tar";
     if (d.empty() || !fs::exists(path)) {
       throw std::runtime_error("no image archive " + path +

@@ -1,0 +1,74 @@
+#include "sriov-dra-agent/agent_main.h"
+
+#include <set>
+
+#include <CLI/CLI.hpp>
+
+#include "attach/flags.h"
+#include "base/log.h"
+#include "base/signals.h"
+#include "dra/vf_config.h"
+
+namespace sriovdra {
+
+int agentMain(int argc, char** argv, process::KernelFactory kernel) {
+  ShutdownSignals signals;
+  CLI::App app{"sriov-dra-agent: SR-IOV VFs on this node as DRA devices"};
+  process::AgentProcessOptions o;
+  o.kernel = std::move(kernel);
+  int resync_seconds = 30, verbosity = 0;
+  app.add_option("--kubeconfig", o.kubeconfig.path, "kubeconfig file (default: in-cluster)");
+  app.add_option("--namespace", o.namespace_, "namespace of the SriovNodeStates (the operator's)");
+  app.add_option("--node-name", o.node, "this node's name (default: $NODE_NAME)");
+  app.add_option("--sysfs-root", o.sysfs_root, "root under which sys/ is read and written")
+      ->capture_default_str();
+  app.add_option("--state-dir", o.state_dir,
+                 "where the agent remembers the PFs it configured and the prepared claims")
+      ->capture_default_str();
+  app.add_option("--kubelet-plugin", o.kubelet_plugin,
+                 "serve kubelet's DRA plugin API (false: no pods get VFs on this node)")
+      ->capture_default_str();
+  app.add_option("--registry-dir", o.registry_dir, "kubelet's plugin registration directory")
+      ->capture_default_str();
+  app.add_option("--plugins-dir", o.plugins_dir,
+                 "kubelet's plugin directory (the DRA socket is <dir>/<driver>/dra.sock)")
+      ->capture_default_str();
+  app.add_option("--cdi-root", o.cdi_root, "where CDI spec files for prepared claims are written")
+      ->capture_default_str();
+  app.add_option("--device-info-dir", o.device_info_dir,
+                 "where Multus device-info files are written (\"\" = none)")
+      ->capture_default_str();
+  app.add_option("--allowed-vf-drivers", o.allowed_vf_drivers,
+                 "kernel drivers a claim's VfConfig may bind VFs to, besides vfio-pci and the VF's "
+                 "own (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](const std::string& d) {
+            return dra::isDriverName(d) ? std::string() : "\"" + d + "\" is not a driver name";
+          },
+          "DRIVER"));
+  app.add_option("--configuration-mode", o.configuration_mode,
+                 "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
+                 "running CNI); multus: Multus does, from the device-info files")
+      ->check(CLI::IsMember({"standalone", "multus"}))
+      ->capture_default_str();
+  app.add_option("--nri-socket", o.nri_socket, "the container runtime's NRI socket (standalone)")
+      ->capture_default_str();
+  app.add_option("--nri-plugin-index", o.nri_index,
+                 "two digits: where the runtime calls this plugin among others")
+      ->check(attach::nriPluginIndex())
+      ->capture_default_str();
+  attach::addAttachFlags(app, o.attach);
+  app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
+      ->capture_default_str();
+  serving::addMetricsFlags(app, o.metrics);
+  app.add_option("--health-probe-bind-address", o.probe_address, "address for /healthz and /readyz")
+      ->capture_default_str();
+  app.add_option("-v,--v", verbosity, "log verbosity");
+  CLI11_PARSE(app, argc, argv);
+  log::setVerbosity(verbosity);
+  o.resync_period = std::chrono::seconds(resync_seconds);
+  return process::runAgent(std::move(o), signals);
+}
+
+}  // namespace sriovdra
