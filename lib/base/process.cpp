@@ -91,6 +91,9 @@ Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa, bool own_group
 
 }  // namespace
 
+// Long on purpose: the child's whole life in the order it happens (spawn with its socket and
+// pipes, one poll loop over stdin, stdout, stderr and the pidfd, then the reap within the
+// deadline), so that the deadline and the kill of the process group visibly cover every path.
 Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseconds timeout,
                                  size_t max_output) {
   int out_pipe[2];

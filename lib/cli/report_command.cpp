@@ -29,6 +29,8 @@ json::Value placementJson(const scheduling::DevicePlacement& p, json::Allocator&
   return v;
 }
 
+// Long on purpose: one pass over the report that fills the JSON document and the table rows side
+// by side, so the two outputs cannot disagree.
 int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) {
   std::vector<scheduling::SlicePlacements> placements;
   for (const auto& s : bundle.resource_slices)

@@ -37,6 +37,9 @@ std::vector<std::string> addressesToRead(
   return out;
 }
 
+// Long on purpose: the checks of one claim in the order the reference driver makes them (the
+// claim, then each of our results, then their configs), each with its own message, then the plan
+// that follows from them; split up, the order of the refusals would be hard to see.
 Result<PreparePlan> planPrepare(const PrepareInput& in) {
   const api::ResourceClaim& claim = *in.claim;
   const std::string who = "ResourceClaim " + claim.metadata.namespace_ + "/" + claim.metadata.name;

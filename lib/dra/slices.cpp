@@ -43,6 +43,9 @@ std::string sliceName(const std::string& node, size_t index) {
   return node + "-sriovnetwork-" + std::to_string(index);
 }
 
+// Long on purpose: the three steps of a publication in order (the devices that exist, their
+// split into slices of at most 128, which slices differ from what is published), sharing the
+// maps built in the first.
 SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
                      const std::vector<api::InterfaceExt>& discovered,
                      const std::vector<PublishedSlice>& previous) {

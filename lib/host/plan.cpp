@@ -43,6 +43,9 @@ std::string Action::describe() const {
   return "?";
 }
 
+// Long on purpose: one walk over the spec's PFs that decides each change in the order it must be
+// applied (eSwitch mode, VF count, then per VF its driver and MTU), each guarded by what is in
+// use, then the PFs that left the spec; the order is the contract with apply.cpp.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared) {
   Plan plan;

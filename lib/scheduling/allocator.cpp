@@ -322,6 +322,9 @@ Result<bool> Allocator::classMatches(const ClassInfo& c, const api::SliceDevice&
   return out;
 }
 
+// Long on purpose: kube-scheduler's structured allocation for one node in its three phases (the
+// candidates of every request alternative, the search, and when nothing fits the reasons), which
+// share the candidates and their problems; kept in that order to read beside the upstream code.
 NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
                                    const std::set<DeviceId>& in_use) {
   NodeAllocation out;
