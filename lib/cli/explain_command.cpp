@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <set>
 #include <variant>
 
@@ -9,9 +10,20 @@
 namespace sriovdra::cli {
 namespace {
 
+// Whether a constraint covers the device picked for `request` ("req" or, from firstAvailable,
+// "req/sub"): one that names no requests covers them all.
+bool covers(const api::DeviceConstraint& c, const std::string& request) {
+  if (c.requests.empty()) return true;
+  std::string parent = request.substr(0, request.find('/'));
+  return std::any_of(c.requests.begin(), c.requests.end(),
+                     [&](const std::string& r) { return r == request || r == parent; });
+}
+
+// The constrained attributes of a picked device, for the constraints that cover it.
 std::string attributeText(const scheduling::PickedDevice& p, const api::ResourceClaimSpec& spec) {
   std::string out;
   for (const auto& c : spec.constraints) {
+    if (!covers(c, p.request)) continue;
     const std::string& name = c.match_attribute.empty() ? c.distinct_attribute : c.match_attribute;
     const auto* v = api::findAttribute(*p.device, p.id.driver, name);
     std::string shortName = name.substr(name.find('/') + 1);

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "base/files.h"
 #include "cli/commands.h"
 #include "metrics/registry.h"
 #include "support/dra_objects.h"
@@ -16,6 +17,7 @@
 #include "support/fixtures.h"
 #include "support/metrics_text.h"
 #include "support/operator_env.h"
+#include "support/temp_dir.h"
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
@@ -99,11 +101,12 @@ struct ToolsEnv {
                                                 .pod_uid = "uid-" + name});
   }
 
-  json::Document explainJson() {
+  json::Document explainJson(const std::string& file = testing::fixturePath(
+                                 "reference/aligned-resourceclaimtemplate.yaml")) {
     cli::ExplainArgs e;
     static_cast<cli::ClusterArgs&>(e) = args;
     e.output = "json";
-    e.file = testing::fixturePath("reference/aligned-resourceclaimtemplate.yaml");
+    e.file = file;
     auto r = run(cli::runExplain, e);
     INFO(r.err);
     auto doc = json::parse(r.out);
@@ -150,6 +153,15 @@ TEST_CASE("explain, report and topology answer from the live cluster", "[tools][
   CHECK(constrained(t.resultFor(doc, a)) ==
         std::vector<std::string>{"gpu pcieRoot=pci0000:00", "vf pcieRoot=pci0000:00"});
   CHECK(t.resultFor(doc, a)["fits"].GetBool());
+  // A constraint over the VF alone shows on the VF only.
+  testing::TempDir dir;
+  std::string text =
+      readFile(testing::fixturePath("reference/aligned-resourceclaimtemplate.yaml")).value();
+  text.replace(text.find("      config:"), 0,
+               "        - requests: [vf]\n          matchAttribute: dra.net/numaNode\n");
+  REQUIRE(writeFileAtomic(dir.path() + "/numa.yaml", text, 0644).isOk());
+  CHECK(constrained(t.resultFor(t.explainJson(dir.path() + "/numa.yaml"), a)) ==
+        std::vector<std::string>{"gpu pcieRoot=pci0000:00", "vf pcieRoot=pci0000:00, numaNode=0"});
 
   // With the VFs of pci0000:00 on node a taken, it still fits there, on another root.
   auto root0 = t.vfsOn(a, "pci0000:00");
