@@ -10,6 +10,7 @@
 #include "base/files.h"
 #include "dra/cdi.h"
 #include "dra/in_use.h"
+#include "dra/slices.h"
 #include "kube/manager.h"
 #include "metrics/registry.h"
 #include "node/claim_status.h"
@@ -58,6 +59,16 @@ std::optional<api::SliceDevice> LocalState::advertised(const std::string& device
     }
   }
   return std::nullopt;
+}
+
+std::optional<api::SliceDevice> LocalState::discovered(const std::string& device) const {
+  std::string pci = dra::pciAddressOfDevice(device);
+  auto state = states_.get(options_.namespace_, options_.node_name);
+  if (pci.empty() || !state) return std::nullopt;
+  auto built = dra::buildSlices(options_.node_name, {{.name = device, .pci_address = pci}},
+                                state->status.interfaces, {});
+  if (built.slices.empty() || built.slices[0].spec.devices.empty()) return std::nullopt;
+  return built.slices[0].spec.devices[0];
 }
 
 bool LocalState::needsVhostNet(const std::string& pci_address) const {

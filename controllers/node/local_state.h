@@ -68,6 +68,9 @@ class LocalState : public host::PreparedSource {
   kube::Informer<api::ResourceSlice>& slices() { return slices_; }
   // The device as published in this node's ResourceSlices, if it is.
   std::optional<api::SliceDevice> advertised(const std::string& device) const;
+  // A VF of this node as its SriovNodeState's status says it was discovered, with the built-in
+  // attributes only (what an allocated VF that is no longer advertised is prepared with).
+  std::optional<api::SliceDevice> discovered(const std::string& device) const;
   // True when the VF is in a VF group of the spec whose node policy has needVhostNet.
   bool needsVhostNet(const std::string& pci_address) const;
 

@@ -166,11 +166,16 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
     for (const auto& r : claim.status.allocation->results) {
       if (r.driver != options_.driver_name) continue;
       if (auto adv = local_.advertised(r.device)) {
-        input.advertised.emplace(r.device, std::move(*adv));
+        input.devices.emplace(r.device, std::move(*adv));
+      } else if (auto found = local_.discovered(r.device)) {
+        SDRA_LOG_INFO << "ResourceClaim " << claimName(ref) << ": device " << r.device
+                      << " is no longer advertised; it is allocated to the claim, so it is "
+                      << "prepared as the node discovered it";
+        input.devices.emplace(r.device, std::move(*found));
       }
     }
   }
-  for (const auto& pci : dra::addressesToRead(claim, options_.driver_name, input.advertised)) {
+  for (const auto& pci : dra::addressesToRead(claim, options_.driver_name, input.devices)) {
     input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
     if (local_.needsVhostNet(pci)) input.vhost_net_vfs.insert(pci);
   }
@@ -199,8 +204,8 @@ Status KubeletPlugin::applyPlan(dra::PreparePlan& plan) {
     }
     auto current = host::readVfAccess(*sysfs_, d.pci_address);
     if (!current.ok()) return current.status();
-    auto artifacts = dra::deviceArtifacts(pc, d, *current, plan.vfs[i].advertised,
-                                          options_.driver_name, options_.device_info_dir);
+    auto artifacts = dra::deviceArtifacts(pc, d, *current, plan.vfs[i].device, options_.driver_name,
+                                          options_.device_info_dir);
     if (!artifacts.ok()) return artifacts.status();
     cdi_devices.push_back(std::move(artifacts->cdi));
     d.cdi_device_ids = std::move(artifacts->cdi_device_ids);

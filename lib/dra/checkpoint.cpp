@@ -117,7 +117,9 @@ Result<Checkpoint> Checkpoint::decode(std::string_view text) {
 host::PreparedVfs Checkpoint::preparedVfs() const {
   host::PreparedVfs out;
   for (const auto& [uid, c] : claims) {
-    for (const auto& d : c.devices) out[d.pci_address].push_back(c.namespace_ + "/" + c.name);
+    for (const auto& d : c.devices) {
+      out[d.pci_address].push_back(c.namespace_ + "/" + c.name + " (prepared for its pod)");
+    }
   }
   return out;
 }

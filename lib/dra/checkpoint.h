@@ -46,7 +46,8 @@ struct Checkpoint {
   // kInvalidArgument naming the problem when the text is not a checkpoint or its checksum
   // does not match.
   static Result<Checkpoint> decode(std::string_view text);
-  // VF address -> "namespace/name" of the claims holding it (for the agent's plan).
+  // VF address -> "namespace/name (prepared for its pod)" of the claims holding it (for the
+  // agent's plan and its Blocked message).
   host::PreparedVfs preparedVfs() const;
   // PCI addresses of the VFs prepared for a pod, sorted.
   std::vector<std::string> podAddresses(const std::string& pod_uid) const;

@@ -55,7 +55,7 @@ host::PreparedVfs allocatedVfs(const std::vector<api::ResourceClaim>& claims,
   host::PreparedVfs out;
   for (const auto& c : claims) {
     if (!c.status.allocation || c.status.reserved_for.empty()) continue;
-    std::string holder = c.metadata.namespace_ + "/" + c.metadata.name;
+    std::string holder = c.metadata.namespace_ + "/" + c.metadata.name + " (allocated)";
     for (const auto& r : c.status.allocation->results) {
       if (r.driver != driver || r.pool != pool) continue;
       std::string pci = pciAddressOfDevice(r.device);

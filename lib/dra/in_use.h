@@ -7,8 +7,9 @@
 //     resourceclaim controller, and no pod can start with it);
 //   * cdiSpecAddresses(): the VFs a CDI spec file of ours names: the claim specs
 //     (SRIOVNETWORK_VF_DEVICE_<D>=<address>) and the pod specs (SRIOVNETWORK_PCI_ADDRESSES).
-// The evidence is combined with mergeInUse(), best named first: the checkpoint and the API name
-// claims ("namespace/name"), a file only its UID ("CDI spec of <uid>").
+// The evidence is combined with mergeInUse(), best named first: the checkpoint names claims
+// "namespace/name (prepared for its pod)", the API "namespace/name (allocated)" (its pod may not
+// have started here yet), a file only its UID ("CDI spec of <uid>").
 #include <string>
 #include <string_view>
 #include <vector>

@@ -22,15 +22,14 @@ bool needsRebind(const std::string& target, const std::string& current) {
   return target != current;
 }
 
-std::vector<std::string> addressesToRead(
-    const api::ResourceClaim& claim, const std::string& driver,
-    const std::map<std::string, api::SliceDevice>& advertised) {
+std::vector<std::string> addressesToRead(const api::ResourceClaim& claim, const std::string& driver,
+                                         const std::map<std::string, api::SliceDevice>& devices) {
   std::vector<std::string> out;
   if (!claim.status.allocation) return out;
   for (const auto& r : claim.status.allocation->results) {
     if (r.driver != driver) continue;
-    auto it = advertised.find(r.device);
-    if (it == advertised.end()) continue;
+    auto it = devices.find(r.device);
+    if (it == devices.end()) continue;
     if (auto pci = api::stringAttribute(it->second, driver, api::attr::kPciAddress))
       out.push_back(*pci);
   }
@@ -67,12 +66,13 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
                          ", another node's (this is " + in.node + ")");
       continue;
     }
-    auto adv = in.advertised.find(r.device);
-    auto pci = adv == in.advertised.end()
+    auto known = in.devices.find(r.device);
+    auto pci = known == in.devices.end()
                    ? std::nullopt
-                   : api::stringAttribute(adv->second, in.driver, api::attr::kPciAddress);
+                   : api::stringAttribute(known->second, in.driver, api::attr::kPciAddress);
     if (!pci) {
-      problems.push_back("device " + r.device + " is not advertised by node " + in.node);
+      problems.push_back("device " + r.device + " is not a VF of node " + in.node +
+                         " (neither advertised nor discovered there)");
       continue;
     }
     ours.emplace_back(&r, *pci);
@@ -91,7 +91,7 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
     if (access == in.host.end() || !access->second.ok()) {
       std::string why = access == in.host.end() ? "not read" : access->second.status().message();
       std::string message = who + ": device " + r->device;
-      message.append(" (").append(pci).append(") is advertised but not on the host: ").append(why);
+      message.append(" (").append(pci).append(") is not on the host: ").append(why);
       return refuse(message);
     }
     auto known = known_original.find(pci);
@@ -116,7 +116,7 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
     if (in.vhost_net_vfs.count(pci) != 0 && !d.config.add_vhost_mount) {
       d.config.add_vhost_mount = true;
     }
-    PlannedVf vf{.rebind_to = std::nullopt, .advertised = in.advertised.at(r->device)};
+    PlannedVf vf{.rebind_to = std::nullopt, .device = in.devices.at(r->device)};
     auto target = d.config.targetDriver();
     if (target && !target->empty() && *target != "vfio-pci" &&
         in.allowed_drivers.count(*target) == 0 &&
@@ -139,22 +139,22 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
 
 Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const PreparedDevice& d,
                                         const host::VfAccess& current,
-                                        const api::SliceDevice& advertised,
+                                        const api::SliceDevice& attributes,
                                         const std::string& driver,
                                         const std::string& device_info_dir) {
   DeviceArtifacts out;
   std::string cdi_name = claim.uid + "-" + d.device;
   auto cdi =
       vfCdiDevice(cdi_name, {d.device, d.pci_address, d.config, current,
-                             api::boolAttribute(advertised, driver, api::attr::kRdmaCapable)});
+                             api::boolAttribute(attributes, driver, api::attr::kRdmaCapable)});
   if (!cdi.ok()) {
     return refuse("ResourceClaim " + claim.namespace_ + "/" + claim.name + ": " +
                   cdi.status().message());
   }
   out.cdi = std::move(*cdi);
   out.cdi_device_ids = {cdiQualifiedName(cdi_name), cdiQualifiedName(claim.pod_uid)};
-  auto resource = api::stringAttribute(advertised, driver, api::attr::kCniResourceName);
-  auto device_id = api::stringAttribute(advertised, driver, api::attr::kCniDeviceId);
+  auto resource = api::stringAttribute(attributes, driver, api::attr::kCniResourceName);
+  auto device_id = api::stringAttribute(attributes, driver, api::attr::kCniDeviceId);
   if (!device_info_dir.empty() && resource && device_id) {
     json::Document info(rapidjson::kObjectType);
     api::Writer w(info, info.GetAllocator());

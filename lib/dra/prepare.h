@@ -1,15 +1,17 @@
 #pragma once
 // What the kubelet plugin does for one claim, decided from what it read (pure; the plugin reads
-// the claim, the advertised devices and the host, calls these, and applies the result).
+// the claim, the node's devices and the host, calls these, and applies the result).
 //
 // planPrepare(): the claim must be the one kubelet named (same UID), allocated and reserved for
-// exactly one pod; each of its results for `driver` must be in this node's pool, advertised here,
-// with a PCI address the host has. The plan records every such VF with its effective VfConfig
-// (dra/vf_config.h) and its original driver (from an interrupted earlier attempt if there was
-// one, so a crash between binding and recording never loses the driver to restore), and says
-// which VFs must be bound to another driver first. The driver a VfConfig names must be vfio-pci,
-// the VF's own kernel driver ("default", or its name) or one the administrator allowed: a claim
-// author never makes the agent bind a VF to an arbitrary kernel driver as root. A VfConfig's
+// exactly one pod; each of its results for `driver` must be in this node's pool and a VF of this
+// node the host has. The scheduler's allocation is the contract: a VF allocated to the claim is
+// prepared also when it stopped being advertised since (a policy changed before the pod
+// started); advertising decides future allocations only. The plan records every such VF with its
+// effective VfConfig (dra/vf_config.h) and its original driver (from an interrupted earlier attempt
+// if there was one, so a crash between binding and recording never loses the driver to restore),
+// and says which VFs must be bound to another driver first. The driver a VfConfig names must be
+// vfio-pci, the VF's own kernel driver ("default", or its name) or one the administrator allowed: a
+// claim author never makes the agent bind a VF to an arbitrary kernel driver as root. A VfConfig's
 // netAttachDefNamespace, accepted for compatibility, must be empty or the claim's own namespace:
 // the agent reads NetworkAttachmentDefinitions for a claim only where its author works. A claim
 // with none of our results has an empty plan. Every refusal is kInvalidArgument with a message
@@ -35,8 +37,9 @@ struct PrepareInput {
   std::string expected_uid;  // the UID kubelet named
   std::string driver;
   std::string node;
-  // Our devices as this node advertises them, by name (devices not advertised are absent).
-  std::map<std::string, api::SliceDevice> advertised;
+  // The claim's devices of this node, by name: as advertised, or for a device no longer
+  // advertised as the node discovered it (built-in attributes only); absent: not a VF here.
+  std::map<std::string, api::SliceDevice> devices;
   // The host's view of each VF the claim names, by PCI address (absent or an error: not there).
   std::map<std::string, Result<host::VfAccess>> host;
   const PreparedClaim* earlier = nullptr;  // the checkpoint's record of this claim, if any
@@ -50,7 +53,7 @@ struct PrepareInput {
 
 struct PlannedVf {
   std::optional<std::string> rebind_to;  // bind the VF to this driver ("" = its default) first
-  api::SliceDevice advertised;
+  api::SliceDevice device;               // as PrepareInput::devices has it
 };
 
 struct PreparePlan {
@@ -58,10 +61,10 @@ struct PreparePlan {
   std::vector<PlannedVf> vfs;  // one per claim.devices entry
 };
 
-// The PCI addresses of the devices in `advertised` that the claim's results for `driver` name
+// The PCI addresses of the devices in `devices` that the claim's results for `driver` name
 // (what the plugin must read from the host before planning).
 std::vector<std::string> addressesToRead(const api::ResourceClaim& claim, const std::string& driver,
-                                         const std::map<std::string, api::SliceDevice>& advertised);
+                                         const std::map<std::string, api::SliceDevice>& devices);
 
 Result<PreparePlan> planPrepare(const PrepareInput& in);
 
@@ -78,7 +81,7 @@ struct DeviceArtifacts {
 
 Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const PreparedDevice& device,
                                         const host::VfAccess& current,
-                                        const api::SliceDevice& advertised,
+                                        const api::SliceDevice& attributes,
                                         const std::string& driver,
                                         const std::string& device_info_dir);
 

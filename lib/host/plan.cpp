@@ -100,7 +100,7 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
         if (!claims.empty()) {
           plan.blocked.push_back(
               {pf.pci_address, claims,
-               who + " has VFs prepared for pods; " +
+               who + " has VFs that claims hold; " +
                    (mode_change ? "changing its eSwitch mode to " + mode
                                 : "changing its VF count from " + std::to_string(pf.num_vfs) +
                                       " to " + std::to_string(itf.num_vfs)) +
@@ -162,7 +162,7 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     if (!claims.empty()) {
       plan.configured.insert(pci);  // still ours until it can be reset
       plan.blocked.push_back({pci, claims,
-                              api::describePf(pf) + " left the spec but has VFs prepared for pods; "
+                              api::describePf(pf) + " left the spec but has VFs that claims hold; "
                                                     "resetting it would destroy them"});
       continue;
     }

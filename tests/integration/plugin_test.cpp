@@ -263,6 +263,49 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   CHECK_FALSE(std::filesystem::exists(p.dirs().registry + "/" + kDriver + "-reg.sock"));
 }
 
+TEST_CASE("a VF allocated before it stopped being advertised is still prepared",
+          "[plugin][integration]") {
+  PluginEnv p;
+  std::string endpoint = p.registerPlugin();
+  p.agent->waitReady();
+  // The scheduler allocated the VF; then, before the pod started, the SriovResourcePolicy that
+  // advertised it went away and the agent withdrew every device.
+  auto claim = p.createClaim("late", "5a0c1d2e-0000-4000-8000-000000000001",
+                             {{"vf", kDriver, "0000-11-00-1"}},
+                             R"("ifName":"net1","netAttachDefName":"cx6-vf")");
+  REQUIRE(p.env.admin()
+              .remove(api::resources::kSriovResourcePolicies, p.env.ns(), "cx6-advertise-vfs")
+              .isOk());
+  eventually([&] { return p.env.deviceCount(p.node) == 0; }, 60s, [&] { return p.agent->logs(); });
+
+  auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
+  REQUIRE(prepared.ok());
+  const auto& answer = prepared->at(claim.uid);
+  CHECK(answer.error == "");
+  REQUIRE(answer.devices.size() == 1);
+  CHECK(answer.devices[0].device == "0000-11-00-1");
+  auto spec = readJson(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+  REQUIRE(spec);
+  CHECK_THAT(
+      strings((*spec)["devices"][0]["containerEdits"]["env"]),
+      Catch::VectorContains(std::string("SRIOVNETWORK_VF_DEVICE_0000_11_00_1=0000:11:00.1")));
+  CHECK_THAT(p.agent->logs(), Catch::Contains("no longer advertised"));
+
+  // A device the node never had is still refused, saying so.
+  auto ghost = p.createClaim("ghost", "5a0c1d2e-0000-4000-8000-000000000002",
+                             {{"vf", kDriver, "0000-99-00-1"}});
+  auto refused = KubeletClient::prepare(endpoint, "v1", {ghost});
+  REQUIRE(refused.ok());
+  CHECK_THAT(refused->at(ghost.uid).error,
+             Catch::Contains("device 0000-99-00-1 is not a VF of node " + p.node));
+
+  auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(claim.uid) == "");
+  p.release(claim);
+  p.release(ghost);
+}
+
 TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed in between",
           "[plugin][integration]") {
   PluginEnv p;

@@ -57,7 +57,7 @@ TEST_CASE("claims reserved for a pod hold the VFs they allocate from this node's
   };
   claims.emplace_back();  // not allocated at all
   auto vfs = dra::allocatedVfs(claims, kDriver, "n1");
-  CHECK(vfs == host::PreparedVfs{{"0000:0e:00.1", {"ns/a"}}});
+  CHECK(vfs == host::PreparedVfs{{"0000:0e:00.1", {"ns/a (allocated)"}}});
 }
 
 TEST_CASE("the VFs our CDI specs name: claim specs, pod specs, and what is not a spec",

@@ -203,7 +203,8 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
   REQUIRE(back.ok());
   CHECK(*back == cp);
   CHECK(back->preparedVfs() ==
-        host::PreparedVfs{{"0000:0e:00.1", {"team-b/x"}}, {"0000:11:00.1", {"team-a/train-0"}}});
+        host::PreparedVfs{{"0000:0e:00.1", {"team-b/x (prepared for its pod)"}},
+                          {"0000:11:00.1", {"team-a/train-0 (prepared for its pod)"}}});
   CHECK(back->podAddresses("pod-1") == std::vector<std::string>{"0000:0e:00.1", "0000:11:00.1"});
 
   std::string edited = text;

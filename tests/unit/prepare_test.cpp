@@ -92,15 +92,15 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
        .claim = other_pool,
        .error = "ResourceClaim ns/c: device 0000-11-00-1 is in pool n2, another node's (this is "
                 "n1)"},
-      {.name = "a device this node does not advertise",
+      {.name = "a device this node neither advertises nor has discovered",
        .claim = claim(),
        .advertised = false,
-       .error = "ResourceClaim ns/c: device 0000-11-00-1 is not advertised by node n1"},
+       .error = "ResourceClaim ns/c: device 0000-11-00-1 is not a VF of node n1 (neither "
+                "advertised nor discovered there)"},
       {.name = "an advertised VF the host does not have",
        .claim = claim(),
        .host_driver = std::nullopt,
-       .error = "ResourceClaim ns/c: device 0000-11-00-1 (0000:11:00.1) is advertised but not on "
-                "the host"},
+       .error = "ResourceClaim ns/c: device 0000-11-00-1 (0000:11:00.1) is not on the host"},
       {.name = "a driver nobody allowed",
        .claim = claim(withDriver("pci-stub")),
        .error = "ResourceClaim ns/c: device 0000-11-00-1: driver \"pci-stub\" is not allowed; a "
@@ -144,7 +144,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
     dra::PrepareInput in{
         .claim = &row.claim, .expected_uid = row.uid, .driver = kDriver, .node = "n1"};
     in.allowed_drivers = row.allowed;
-    if (row.advertised) in.advertised.emplace("0000-11-00-1", advertisedVf());
+    if (row.advertised) in.devices.emplace("0000-11-00-1", advertisedVf());
     if (row.host_driver) in.host.emplace("0000:11:00.1", onDriver(*row.host_driver));
     dra::PreparedClaim earlier;
     if (row.earlier_original) {
@@ -152,7 +152,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
           {.pci_address = "0000:11:00.1", .original_driver = *row.earlier_original});
       in.earlier = &earlier;
     }
-    CHECK(dra::addressesToRead(row.claim, kDriver, in.advertised) ==
+    CHECK(dra::addressesToRead(row.claim, kDriver, in.devices) ==
           (row.advertised && row.claim.status.allocation ? std::vector<std::string>{"0000:11:00.1"}
                                                          : std::vector<std::string>{}));
     auto plan = dra::planPrepare(in);
@@ -229,7 +229,7 @@ TEST_CASE("a VF of a needVhostNet group gets the vhost mounts unless the claim s
     INFO(row.name);
     auto c = claim(row.vf_config);
     dra::PrepareInput in{.claim = &c, .expected_uid = "uid-1", .driver = kDriver, .node = "n1"};
-    in.advertised.emplace("0000-11-00-1", advertisedVf());
+    in.devices.emplace("0000-11-00-1", advertisedVf());
     in.host.emplace("0000:11:00.1", onDriver("mlx5_core"));
     if (row.in_group) in.vhost_net_vfs.insert("0000:11:00.1");
     auto plan = dra::planPrepare(in);
