@@ -50,11 +50,16 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
   json::Value list(rapidjson::kArrayType);
   std::vector<std::vector<std::string>> rows = {{"NODE", "FITS", "DEVICES / WHY NOT"}};
   int fits = 0;
+  std::string error, error_node;  // the first error kube-scheduler would meet
   for (const auto& node : nodes) {
     auto got = allocator.allocate(spec, node, in_use);
     json::Value entry(rapidjson::kObjectType);
     api::Writer w(entry, a);
-    w.strAlways("node", node.name).boolean("fits", got.fits);
+    w.strAlways("node", node.name).boolean("fits", got.fits).str("error", got.error);
+    if (!got.error.empty() && error.empty()) {
+      error = got.error;
+      error_node = node.name;
+    }
     json::Value devices(rapidjson::kArrayType);
     std::vector<std::string> lines;
     for (const auto& p : got.devices) {
@@ -75,25 +80,35 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
       lines.push_back(r);
       reasons.PushBack(json::str(r, a), a);
     }
+    if (!got.error.empty()) lines.push_back("error: " + got.error);
     w.value("devices", std::move(devices)).value("reasons", std::move(reasons));
     list.PushBack(entry, a);
     fits += got.fits ? 1 : 0;
     for (size_t i = 0; i < lines.size(); ++i) {
-      rows.push_back({i == 0 ? node.name : "", i == 0 ? (got.fits ? "yes" : "no") : "", lines[i]});
+      std::string verdict = got.fits ? "yes" : got.error.empty() ? "no" : "error";
+      rows.push_back({i == 0 ? node.name : "", i == 0 ? verdict : "", lines[i]});
     }
   }
   api::Writer(doc, a)
       .strAlways("claim", what)
       .i64("nodesThatFit", fits)
       .i64("nodes", static_cast<int64_t>(nodes.size()))
+      .boolean("schedulable", error.empty() && fits > 0)
+      .str("error", error)
       .value("nodeResults", std::move(list));
   if (args.output == "table") {
-    io.out << what << ": fits on " << fits << " of " << nodes.size() << " node(s)\n\n";
+    if (error.empty()) {
+      io.out << what << ": fits on " << fits << " of " << nodes.size() << " node(s)\n\n";
+    } else {
+      io.out
+          << what << ": kube-scheduler cannot schedule the pod on any node: on " << error_node
+          << " its allocator stops with an error (below), and one node's error fails them all\n\n";
+    }
     printTable(rows, io.out);
   } else {
     printDocument(doc, args.output, io);
   }
-  return fits > 0 ? 0 : kNegative;
+  return error.empty() && fits > 0 ? 0 : kNegative;
 }
 
 }  // namespace

@@ -21,6 +21,10 @@ struct Allocator::Pool {
 
 namespace {
 
+constexpr const char* kSelectorErrorHint =
+    " (kube-scheduler stops on this error and schedules the pod on no node until the selector is "
+    "fixed: guard optional attributes with has() or the ? operator)";
+
 // One way to satisfy a request: the request itself (`exactly`) or one of its subrequests.
 struct Alternative {
   std::string name;  // "gpu" or "gpu/sub"
@@ -29,8 +33,11 @@ struct Alternative {
   std::vector<const cel::Program*> selectors;  // owned by the Allocator's cache
   // Filled per node:
   std::vector<PickedDevice> candidates;  // class and selectors match, in search order
-  std::vector<std::string> problems;     // why the alternative cannot be satisfied
-  std::vector<std::string> notes;        // pools skipped
+  // Devices no other claim holds whose selectors fail: (the number of candidates before it, the
+  // error). kube-scheduler meets the error when its search reaches the device.
+  std::vector<std::pair<size_t, std::string>> failing;
+  std::vector<std::string> problems;  // why the alternative cannot be satisfied
+  std::vector<std::string> notes;     // pools skipped
   size_t class_matches = 0;
   size_t free = 0;
 };
@@ -66,11 +73,14 @@ class Search {
          const std::set<DeviceId>& in_use)
       : requests_(requests), constraints_(constraints), in_use_(in_use) {}
 
-  bool run() { return request(0); }
+  // True when the claim fits; false when it does not or the search met an error (error()).
+  bool run() { return request(0) && error_.empty(); }
+  const std::string& error() const { return error_; }
   const std::vector<PickedDevice>& picked() const { return picked_; }
   const std::vector<const Alternative*>& chosen() const { return chosen_; }
 
  private:
+  // Each step returns true when the search is over: a solution, or an error in error_.
   bool request(size_t r) {
     if (r == requests_.size()) return true;
     for (auto& alt : requests_[r].alternatives) {
@@ -88,9 +98,15 @@ class Search {
     size_t added = 0;
     bool ok = true;
     for (const auto& c : alt.candidates) {
-      if (!usable(c, alt) || !add(c)) {
+      if (!usable(c, alt)) {
         ok = false;
         break;
+      }
+      if (!add(c)) {  // a device that must be taken breaks a constraint: an error, no backtracking
+        error_ = "request " + alt.name + ": cannot add device " + c.id.toString() +
+                 " because a claim constraint would not be satisfied (allocationMode All takes "
+                 "every matching device)";
+        return true;
       }
       ++added;
     }
@@ -102,11 +118,23 @@ class Search {
   // Picks device number `k` of the request from candidates[start...] (combinations).
   bool pick(size_t r, const Alternative& alt, int64_t k, size_t start) {
     if (k == alt.spec->count) return request(r + 1);
-    for (size_t i = start; i < alt.candidates.size(); ++i) {
+    for (size_t i = start; i <= alt.candidates.size(); ++i) {
+      if (failsBefore(alt, i)) return true;
+      if (i == alt.candidates.size()) break;
       const auto& c = alt.candidates[i];
       if (!usable(c, alt) || !add(c)) continue;
       if (pick(r, alt, k + 1, i + 1)) return true;
       remove();
+    }
+    return false;
+  }
+
+  // Whether a device whose selectors fail sits just before candidates[i] (or after the last).
+  bool failsBefore(const Alternative& alt, size_t i) {
+    for (const auto& [position, message] : alt.failing) {
+      if (position != i) continue;
+      error_ = message;
+      return true;
     }
     return false;
   }
@@ -169,6 +197,7 @@ class Search {
   const std::set<DeviceId>& in_use_;
   std::vector<PickedDevice> picked_;
   std::vector<const Alternative*> chosen_;
+  std::string error_;
 };
 
 // "gpu free on pci0000:00, pci0000:3a; vf free on pci0000:b9" for a failed matchAttribute; with
@@ -345,6 +374,7 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
 
   // Candidates per alternative on this node.
   bool unusable = false;
+  std::string node_error;  // met before any search (allocationMode All)
   for (auto& req : requests) {
     for (auto& alt : req.alternatives) {
       auto cls = classes_.find(alt.spec->device_class_name);
@@ -366,14 +396,27 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
         alt.selectors.push_back(&*it->second);
       }
       if (!alt.problems.empty()) continue;
-      std::string first_selector_miss, first_error;
+      std::string first_selector_miss;
       size_t selector_misses = 0;
       for (const auto& pool : pools) {
         for (const auto* slice : pool.slices) {
           for (const auto& d : slice->spec.devices) {
+            // kube-scheduler skips a device another claim holds before it evaluates selectors;
+            // allocationMode All evaluates them on every device up front.
+            bool held = !alt.admin_access && in_use.count({pool.driver, pool.name, d.name}) != 0;
+            auto fails = [&](const std::string& what, const Status& st) {
+              std::string message = "device " + pool.name + "/" + d.name + ": " + what + ": " +
+                                    st.message() + kSelectorErrorHint;
+              if (alt.spec->allocation_mode == "All") {
+                if (node_error.empty()) node_error = "request " + alt.name + ": " + message;
+              } else if (!held) {
+                alt.failing.push_back(
+                    {alt.candidates.size(), "request " + alt.name + ": " + message});
+              }
+            };
             auto in_class = classMatches(*cls->second, d, pool.driver);
             if (!in_class.ok()) {
-              if (first_error.empty()) first_error = d.name + ": " + in_class.status().message();
+              fails("a selector of DeviceClass " + alt.spec->device_class_name, in_class.status());
               continue;
             }
             if (!*in_class) continue;
@@ -385,14 +428,16 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
             }
             ++alt.class_matches;
             Result<bool> selected = true;
+            std::string source;
             for (size_t i = 0; i < alt.selectors.size() && selected.ok() && *selected; ++i) {
+              source = alt.selectors[i]->source();
               selected = selectorMatches(*alt.selectors[i], d, pool.driver);
               if (selected.ok() && !*selected && first_selector_miss.empty()) {
-                first_selector_miss = alt.selectors[i]->source();
+                first_selector_miss = source;
               }
             }
             if (!selected.ok()) {
-              if (first_error.empty()) first_error = d.name + ": " + selected.status().message();
+              fails("selector " + source, selected.status());
               continue;
             }
             if (!*selected) {
@@ -404,11 +449,6 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
             alt.candidates.push_back(std::move(c));
           }
         }
-      }
-      if (!first_error.empty()) {
-        // Kubernetes stops allocating on this node when a selector fails at runtime.
-        alt.problems.push_back("a selector failed on device " + first_error);
-        unusable = true;
       }
       if (alt.class_matches == 0 && alt.problems.empty()) {
         alt.problems.push_back("no device of DeviceClass " + alt.spec->device_class_name +
@@ -440,9 +480,18 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
     constraints.push_back({&c, match ? c.match_attribute : c.distinct_attribute, match});
   }
 
+  if (!node_error.empty()) {
+    out.error = node_error;
+    return out;
+  }
   if (!unusable) {
     Search search(requests, constraints, in_use);
-    if (search.run()) {
+    bool found = search.run();
+    if (!search.error().empty()) {
+      out.error = search.error();
+      return out;
+    }
+    if (found) {
       out.fits = true;
       out.devices = search.picked();
       for (const auto& p : out.devices) {

@@ -52,6 +52,10 @@ struct NodeAllocation {
   std::vector<PickedDevice> devices;  // when it fits, in request order
   api::AllocationResult allocation;   // when it fits
   std::vector<std::string> reasons;   // when it does not: one line per problem
+  // kube-scheduler's search met an error here (a selector failing on a device it reached, or a
+  // constraint broken by a device allocationMode All must take): it then fails the pod as a whole,
+  // on every node, until the claim or the devices change.
+  std::string error;
 };
 
 // The devices allocated to the claims (except the claim with UID `except_uid`).

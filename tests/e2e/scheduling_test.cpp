@@ -202,3 +202,40 @@ TEST_CASE(
             "no gpu and vf with the same resource.kubernetes.io/pcieRoot: gpu free on pci0000:00, "
             "pci0000:3a; vf free on pci0000:80, pci0000:b9"});
 }
+
+TEST_CASE(
+    "a selector that fails on a device the scheduler reaches keeps the pod from being scheduled, "
+    "and explain says so instead of naming a node",
+    "[e2e]") {
+  AlignedCluster c("selector-error", 1);
+  // No VF has the attribute "model": the CEL lookup fails on the first VF the search reaches.
+  c.pods.claim("broken",
+               "  devices:\n    requests:\n    - name: vf\n      exactly:\n"
+               "        deviceClassName: " +
+                   kVfDriver +
+                   "\n        selectors:\n"
+                   "        - cel: {expression: 'device.attributes[\"" +
+                   kVfDriver + "\"].model == \"cx7\"'}\n");
+  c.pods.podWithClaim("broken", "broken");
+  std::string seen;
+  auto scheduler_says = [&] {
+    auto got = c.env.admin().get(kube::resources::kPods, c.env.ns(), "broken");
+    const json::Value* conds = got.ok() ? json::at(*got, {"status", "conditions"}) : nullptr;
+    if (conds == nullptr || !conds->IsArray()) return false;
+    for (const auto& cond : conds->GetArray()) {
+      if (json::stringOr(cond, "type") != "PodScheduled") continue;
+      seen = std::string(json::stringOr(cond, "reason")) + ": " +
+             std::string(json::stringOr(cond, "message"));
+      return seen.find("model") != std::string::npos;
+    }
+    return false;
+  };
+  eventually(scheduler_says, 90s, [&] { return "PodScheduled: " + seen; });
+  INFO("kube-scheduler: " << seen);
+
+  auto explained = c.explain("broken");
+  CHECK_FALSE(explained["schedulable"].GetBool());
+  CHECK_THAT(std::string(explained["error"].GetString()),
+             Catch::Contains("model") && Catch::Contains("has() or the ? operator"));
+  CHECK_FALSE(explained["nodeResults"][0]["fits"].GetBool());
+}

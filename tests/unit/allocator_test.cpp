@@ -218,13 +218,6 @@ devices:
        {},
        "devices: {requests: [{name: x, exactly: {deviceClassName: nope}}]}",
        {"request x: DeviceClass nope does not exist"}},
-      {"a selector error stops the node",
-       {gpu("gpu-0", "pci0000:00")},
-       {},
-       {},
-       "devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, selectors: "
-       "[{cel: {expression: \"device.attributes['gpu.nvidia.com'].model == 'x'\"}}]}}]}",
-       {"request g: a selector failed on device gpu-0: no such key: model"}},
       {"a malformed request selector",
        {gpu("gpu-0", "pci0000:00")},
        {},
@@ -389,4 +382,89 @@ devices:
   CHECK(picks(got) == std::vector<std::string>{"a=e1", "b=o2"});
   CHECK(api::findAttribute(e1, "example.com", "example.com/model") != nullptr);
   CHECK(api::findAttribute(o1, "other.com", "example.com/model") == nullptr);
+}
+
+// Where kube-scheduler's structured allocator meets an error, it stops and fails the pod on every
+// node (k8s.io/dynamic-resource-allocation v0.37.2, structured/internal/incubating): a request's
+// selectors are evaluated in its search order on devices no other claim holds, so an error on a
+// device the search never reaches, or on a held one, does not count; allocationMode All
+// evaluates every device up front; a device All must take that breaks a constraint is an error.
+TEST_CASE("errors are met where kube-scheduler's search meets them", "[allocator][unit]") {
+  auto modelled = [](const std::string& name, const std::string& root) {
+    auto d = gpu(name, root);
+    d.attributes["model"] = api::AttributeValue::ofString("a100");
+    return d;
+  };
+  const std::string kModelSelector =
+      "devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, selectors: "
+      "[{cel: {expression: \"device.attributes['gpu.nvidia.com'].model == 'a100'\"}}]}}]}";
+  struct Row {
+    std::string name;
+    std::vector<api::SliceDevice> gpus, vfs;
+    std::set<DeviceId> in_use;
+    std::string claim_yaml;
+    std::vector<std::string> devices;  // when it fits
+    std::string error;                 // a part of the error, when the search meets one
+  };
+  const std::vector<Row> rows = {
+      {"the first device fails its selector: the search stops there",
+       {gpu("gpu-0", "pci0000:00"), modelled("gpu-1", "pci0000:00")},
+       {},
+       {},
+       kModelSelector,
+       {},
+       "request g: device n1/gpu-0: selector device.attributes['gpu.nvidia.com'].model == 'a100': "
+       "no such key: model (kube-scheduler stops on this error"},
+      {"a solution before the failing device: it is never reached",
+       {modelled("gpu-0", "pci0000:00"), gpu("gpu-1", "pci0000:00")},
+       {},
+       {},
+       kModelSelector,
+       {"g gpu-0"},
+       ""},
+      {"the failing device is held by another claim: skipped before its selectors",
+       {gpu("gpu-0", "pci0000:00"), modelled("gpu-1", "pci0000:00")},
+       {},
+       {{kGpu, "n1", "gpu-0"}},
+       kModelSelector,
+       {"g gpu-1"},
+       ""},
+      {"allocationMode All evaluates every device, held ones too",
+       {modelled("gpu-0", "pci0000:00"), gpu("gpu-1", "pci0000:00")},
+       {},
+       {{kGpu, "n1", "gpu-1"}},
+       "devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com, "
+       "allocationMode: All, selectors: "
+       "[{cel: {expression: \"device.attributes['gpu.nvidia.com'].model == 'a100'\"}}]}}]}",
+       {},
+       "request g: device n1/gpu-1: selector"},
+      {"All with matchAttribute: a device it must take breaks the constraint",
+       {gpu("gpu-0", "pci0000:00"), gpu("gpu-1", "pci0000:3a")},
+       {vf("vf-0", "pci0000:00")},
+       {},
+       R"(
+devices:
+  requests:
+  - {name: vf, exactly: {deviceClassName: sriovnetwork.k8snetworkplumbingwg.io}}
+  - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: All}}
+  constraints: [{requests: [gpu, vf], matchAttribute: resource.kubernetes.io/pcieRoot}]
+)",
+       {},
+       "request gpu: cannot add device gpu.nvidia.com/n1/gpu-1 because a claim constraint would "
+       "not be satisfied"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    Allocator a({slice(kGpu, "n1", row.gpus), slice(kVf, "n1", row.vfs)}, classes());
+    auto got = a.allocate(claim(row.claim_yaml), kNode, row.in_use);
+    std::vector<std::string> devices;
+    for (const auto& p : got.devices) devices.push_back(p.request + " " + p.id.device);
+    CHECK(got.fits == row.error.empty());
+    CHECK(devices == row.devices);
+    if (row.error.empty()) {
+      CHECK(got.error == "");
+    } else {
+      CHECK_THAT(got.error, Catch::Contains(row.error));
+    }
+  }
 }
