@@ -72,7 +72,7 @@ kubectl get nodes -o wide
 
 bold "The product, installed with kubectl apply: the operator Deployment and the agent DaemonSet"
 kubectl get deployments,daemonsets,pods -n "$ns" -o wide
-echo "  images (built by scripts/build-images.sh, no registry):"
+echo "  images (built by scripts/build-images.sh, no registry; the agent is the one on the simulated kernel):"
 kubectl get pods -n "$ns" -o jsonpath='{range .items[*]}{"    "}{.metadata.name}{": "}{.spec.containers[0].image}{"\n"}{end}'
 echo "  the agent's DRA plugin registered with the real kubelet:"
 ls /var/lib/sriov-dra-node-test/kubelet/plugins_registry | sed 's/^/    /'
