@@ -1,14 +1,17 @@
 // Our allocator against the real one: on generated clusters (random PCIe shapes, random GPU and
-// VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices, CEL
-// selectors on our attributes), `sriov-dra explain` and kube-scheduler must agree, node by node,
-// on whether the claim fits. Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first seed,
-// SRIOV_DRA_DIFF_CASES how many; a disagreement prints the seed, the shape and both answers.
+// VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices or
+// allocationMode All, CEL selectors on our attributes, one of them failing on the VFs that lack
+// its attribute), `sriov-dra explain` and kube-scheduler must agree, node by node, on whether
+// the claim fits and on whether the scheduler meets an error there. Seeded and reproducible:
+// SRIOV_DRA_DIFF_SEED picks the first seed, SRIOV_DRA_DIFF_CASES how many; a disagreement prints
+// the seed, the shape and both answers.
 //
 // Per case: kubelet-less nodes with VF slices built by the agent's own dra::buildSlices and GPU
 // slices shaped like the NVIDIA driver's; occupancy by pods the scheduler itself places (one per
 // taken device, selected by pciBusID); a marker slice and pod published last, so that once the
 // marker pod is bound the scheduler has seen every node and slice of the case (one watch stream
 // per kind delivers in order); then explain, then one probe pod per node pinned to it.
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -130,19 +133,24 @@ Case generate(uint32_t seed, const std::string& prefix) {
       R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].linkType == "infiniband")",
       R"(device.attributes["dra.net"].numaNode == 1)",
       R"(device.attributes["resource.kubernetes.io"].pcieRoot != "pci0000:10")",
+      // Only the VFs of InfiniBand PFs carry "tier": fails where the search reaches another VF.
+      R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].tier == "fast")",
   };
+  // count 0: allocationMode All.
   auto request = [&](const std::string& name, const std::string& klass, int count,
                      const std::string& selector) {
     std::string out = "    - name: " + name +
                       "\n      exactly:\n        deviceClassName: " + klass +
-                      "\n        count: " + std::to_string(count) + "\n";
+                      (count == 0 ? std::string("\n        allocationMode: All\n")
+                                  : "\n        count: " + std::to_string(count) + "\n");
     if (!selector.empty()) out += "        selectors: [{cel: {expression: '" + selector + "'}}]\n";
     return out;
   };
-  const std::string& selector = vf_selectors[static_cast<size_t>(pick(7))];
+  const std::string& selector = vf_selectors[static_cast<size_t>(pick(8))];
   if (pick(3) == 0) {
-    // VFs only, on one NUMA node.
-    c.claim_spec = "  devices:\n    requests:\n" + request("vf", kVfDriver, 1 + pick(4), selector) +
+    // VFs only, on one NUMA node: 1-4 of them, or all that match.
+    int count = pick(5);
+    c.claim_spec = "  devices:\n    requests:\n" + request("vf", kVfDriver, count, selector) +
                    "    constraints: [{requests: [vf], matchAttribute: dra.net/numaNode}]\n";
   } else {
     // GPUs and VFs under one PCIe root.
@@ -187,11 +195,13 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
   std::vector<api::Device> devices;
   for (const auto& pf : node.pfs) {
     for (const auto& vf : pf.vfs) {
-      devices.push_back(
-          {api::deviceName(vf.pci_address),
-           vf.pci_address,
-           {{std::string(api::attr::kResourceName),
-             api::AttributeValue::ofString(pf.link_type == "IB" ? "cx6_vfs" : "eth")}}});
+      api::Device d{api::deviceName(vf.pci_address),
+                    vf.pci_address,
+                    {{std::string(api::attr::kResourceName),
+                      api::AttributeValue::ofString(pf.link_type == "IB" ? "cx6_vfs" : "eth")}}};
+      if (pf.link_type == "IB")
+        d.attributes[kVfDriver + "/tier"] = api::AttributeValue::ofString("fast");
+      devices.push_back(std::move(d));
     }
   }
   auto set = dra::buildSlices(node.name, devices, node.pfs, {});
@@ -213,8 +223,10 @@ std::string byBusId(const std::string& klass, const std::string& bdf) {
          bdf + "\"'}}]\n";
 }
 
-std::map<std::string, bool> explainFits(const std::string& kubeconfig, const std::string& ns,
-                                        const std::string& claim_spec, const std::string& dir) {
+// Per node: "fits", "does not fit" or "error".
+std::map<std::string, std::string> explainFits(const std::string& kubeconfig, const std::string& ns,
+                                               const std::string& claim_spec,
+                                               const std::string& dir) {
   std::string path = dir + "/claim.yaml";
   std::ofstream(path) << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: "
                          "probe, namespace: "
@@ -229,9 +241,11 @@ std::map<std::string, bool> explainFits(const std::string& kubeconfig, const std
   cli::runExplain(args, cli::Streams{in, out, err});
   auto doc = json::parse(out.str());
   if (!doc.ok()) throw std::runtime_error("explain: " + err.str());
-  std::map<std::string, bool> fits;
-  for (const auto& n : (*doc)["nodeResults"].GetArray())
-    fits[n["node"].GetString()] = n["fits"].GetBool();
+  std::map<std::string, std::string> fits;
+  for (const auto& n : (*doc)["nodeResults"].GetArray()) {
+    bool error = n.HasMember("error") && n["error"].GetStringLength() > 0;
+    fits[n["node"].GetString()] = error ? "error" : n["fits"].GetBool() ? "fits" : "does not fit";
+  }
   return fits;
 }
 
@@ -243,8 +257,9 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
   createClasses(*admin);
   testing::TempDir dir;
   const int first = envInt("SRIOV_DRA_DIFF_SEED", 1);
-  const int cases = envInt("SRIOV_DRA_DIFF_CASES", 30);
-  int fitting = 0, pending = 0;
+  const int cases = envInt("SRIOV_DRA_DIFF_CASES", 100);
+  std::printf("differential: seeds %d to %d\n", first, first + cases - 1);
+  int fitting = 0, pending = 0, failing = 0;
   for (int i = 0; i < cases; ++i) {
     auto seed = static_cast<uint32_t>(first + i);
     std::string ns = cp.newNamespace("diff");
@@ -283,7 +298,7 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
     at_marker.waitScheduled("marker");
 
     auto ours = explainFits(cp.kubeconfig(), ns, c.claim_spec, dir.path());
-    std::map<std::string, bool> theirs;
+    std::map<std::string, std::string> theirs;
     std::map<std::string, std::string> why;
     for (const auto& node : c.nodes) {
       testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node.name}});
@@ -294,21 +309,26 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
     for (const auto& node : c.nodes) {
       testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node.name}});
       auto outcome = on.waitOutcome("probe-" + node.name.substr(node.name.rfind('-') + 1));
-      theirs[node.name] = !outcome.node.empty();
-      why[node.name] = outcome.unschedulable_message;
+      theirs[node.name] = !outcome.node.empty()    ? "fits"
+                          : !outcome.error.empty() ? "error"
+                                                   : "does not fit";
+      why[node.name] = outcome.error.empty() ? outcome.unschedulable_message : outcome.error;
     }
     for (const auto& node : c.nodes) {
-      INFO("node " << node.name << ": explain says " << (ours[node.name] ? "fits" : "does not fit")
-                   << ", kube-scheduler "
-                   << (theirs[node.name] ? "bound the probe" : "says: " + why[node.name]));
+      INFO("node " << node.name << ": explain says " << ours[node.name] << ", kube-scheduler "
+                   << theirs[node.name] << (why[node.name].empty() ? "" : ": " + why[node.name]));
       CHECK(ours[node.name] == theirs[node.name]);
-      (theirs[node.name] ? fitting : pending) += 1;
+      (theirs[node.name] == "fits"    ? fitting
+       : theirs[node.name] == "error" ? failing
+                                      : pending) += 1;
     }
     // Free the scheduler of this case's pending pods before the next one.
     Status removed = admin->remove(kube::resources::kNamespaces, "", ns);
     REQUIRE(removed.isOk());
   }
-  // Both answers occur, or the comparison proves little.
+  // Every answer occurs, or the comparison proves little.
+  std::printf("differential: %d fit, %d pending, %d scheduler errors\n", fitting, pending, failing);
   CHECK(fitting > 0);
   CHECK(pending > 0);
+  CHECK(failing > 0);
 }

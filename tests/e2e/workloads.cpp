@@ -90,12 +90,14 @@ Workloads::Outcome Workloads::waitOutcome(const std::string& name) {
         out.node = std::string(json::stringOr(p["spec"], "nodeName"));
         if (!out.node.empty()) return true;
         const json::Value* c = podScheduledCondition(p);
-        if (c == nullptr || json::stringOr(*c, "reason") != "Unschedulable") return false;
-        out.unschedulable_message = std::string(json::stringOr(*c, "message"));
-        return true;
+        std::string_view reason = c != nullptr ? json::stringOr(*c, "reason") : "";
+        std::string message = c != nullptr ? std::string(json::stringOr(*c, "message")) : "";
+        if (reason == "Unschedulable") out.unschedulable_message = message;
+        if (reason == "SchedulerError") out.error = message;
+        return reason == "Unschedulable" || reason == "SchedulerError";
       },
       kSchedulingTimeout,
-      [&] { return "pod " + name + " neither scheduled nor Unschedulable: " + seen; });
+      [&] { return "pod " + name + " neither scheduled, Unschedulable nor failed: " + seen; });
   return out;
 }
 

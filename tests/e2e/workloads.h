@@ -29,10 +29,11 @@ class Workloads {
 
   struct Outcome {
     std::string node;                   // bound to this node, or
-    std::string unschedulable_message;  // the scheduler's reason for leaving it Pending
+    std::string unschedulable_message;  // the scheduler's reason for leaving it Pending, or
+    std::string error;                  // the error it failed the pod with (SchedulerError)
   };
-  // Waits until the scheduler bound the pod or marked it Unschedulable (which is final only when
-  // the scheduler had seen the pod's nodes and slices before).
+  // Waits until the scheduler bound the pod, marked it Unschedulable (which is final only when
+  // the scheduler had seen the pod's nodes and slices before) or failed it with an error.
   Outcome waitOutcome(const std::string& pod);
   // Waits until the scheduler bound the pod; returns the node.
   std::string waitScheduled(const std::string& pod);
