@@ -1,10 +1,10 @@
 // Our allocator against the real one: on generated clusters (random PCIe shapes, random GPU and
 // VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices or
-// allocationMode All, CEL selectors on our attributes, one of them failing on the VFs that lack
-// its attribute), `sriov-dra explain` and kube-scheduler must agree, node by node, on whether
-// the claim fits and on whether the scheduler meets an error there. Seeded and reproducible:
-// SRIOV_DRA_DIFF_SEED picks the first seed, SRIOV_DRA_DIFF_CASES how many; a disagreement prints
-// the seed, the shape and both answers.
+// allocationMode All, a prioritized list (firstAvailable) under a constraint, CEL selectors on
+// our attributes, one of them failing on the VFs that lack its attribute), `sriov-dra explain`
+// and kube-scheduler must agree, node by node, on whether the claim fits and on whether the
+// scheduler meets an error there. Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first
+// seed, SRIOV_DRA_DIFF_CASES how many; a disagreement prints the seed, the shape and both answers.
 //
 // Per case: kubelet-less nodes with VF slices built by the agent's own dra::buildSlices and GPU
 // slices shaped like the NVIDIA driver's; occupancy by pods the scheduler itself places (one per
@@ -153,10 +153,17 @@ Case generate(uint32_t seed, const std::string& prefix) {
     c.claim_spec = "  devices:\n    requests:\n" + request("vf", kVfDriver, count, selector) +
                    "    constraints: [{requests: [vf], matchAttribute: dra.net/numaNode}]\n";
   } else {
-    // GPUs and VFs under one PCIe root.
+    // GPUs and VFs under one PCIe root; the VFs sometimes as a prioritized list: two that match
+    // the selector if a root has them, else one of any kind.
+    std::string vfs =
+        "    - name: vf\n      firstAvailable:\n      - name: two\n"
+        "        deviceClassName: " +
+        kVfDriver + "\n        count: 2\n";
+    if (!selector.empty()) vfs += "        selectors: [{cel: {expression: '" + selector + "'}}]\n";
+    vfs += "      - name: one\n        deviceClassName: " + kVfDriver + "\n        count: 1\n";
+    if (pick(3) != 0) vfs = request("vf", kVfDriver, 1 + pick(2), selector);
     c.claim_spec = "  devices:\n    requests:\n" +
-                   request("gpu", testing::kGpuDriver, 1 + pick(2), "") +
-                   request("vf", kVfDriver, 1 + pick(2), selector) +
+                   request("gpu", testing::kGpuDriver, 1 + pick(2), "") + vfs +
                    "    constraints: [{requests: [gpu, vf], matchAttribute: "
                    "resource.kubernetes.io/pcieRoot}]\n";
   }
