@@ -240,6 +240,38 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
          join(parts, "; ");
 }
 
+// Why a claim does not fit a node whose search found no solution: per request first (what
+// ruled out each of its alternatives), then, when every request had candidates, the
+// constraints with the values that were free.
+std::vector<std::string> whyNot(const std::vector<Request>& requests,
+                                const std::vector<Constraint>& constraints, bool unusable,
+                                const std::set<DeviceId>& in_use) {
+  std::vector<std::string> reasons;
+  bool every_request_possible = !unusable;
+  for (const auto& req : requests) {
+    bool possible = false;
+    std::vector<std::string> why;
+    for (const auto& alt : req.alternatives) {
+      bool ok = alt.problems.empty() && !alt.candidates.empty();
+      possible = possible || ok;
+      for (const auto& p : alt.problems) {
+        why.push_back((req.alternatives.size() > 1 ? alt.name + ": " : "") + p);
+      }
+      for (const auto& n : alt.notes) why.push_back(n);
+    }
+    if (!possible) {
+      every_request_possible = false;
+      reasons.push_back("request " + req.name + ": " + join(why, "; "));
+    }
+  }
+  if (!every_request_possible) return reasons;
+  for (const auto& con : constraints) reasons.push_back(constraintReason(con, requests, in_use));
+  if (constraints.empty()) {
+    reasons.push_back("the requests compete for the same devices: not enough for all");
+  }
+  return reasons;
+}
+
 }  // namespace
 
 std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,
@@ -351,9 +383,10 @@ Result<bool> Allocator::classMatches(const ClassInfo& c, const api::SliceDevice&
   return out;
 }
 
-// Long on purpose: kube-scheduler's structured allocation for one node in its three phases (the
-// candidates of every request alternative, the search, and when nothing fits the reasons), which
-// share the candidates and their problems; kept in that order to read beside the upstream code.
+// Long on purpose: kube-scheduler's structured allocation for one node, its candidates phase (each
+// request alternative's devices in search order, with the errors placed where the search meets
+// them) in one piece beside the search that uses them, to read beside the upstream code; the
+// search is class Search, the reasons when nothing fits are whyNot().
 NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
                                    const std::set<DeviceId>& in_use) {
   NodeAllocation out;
@@ -516,31 +549,7 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
     }
   }
 
-  // Why not: per request first, then the constraints.
-  bool every_request_possible = !unusable;
-  for (const auto& req : requests) {
-    bool possible = false;
-    std::vector<std::string> why;
-    for (const auto& alt : req.alternatives) {
-      bool ok = alt.problems.empty() && !alt.candidates.empty();
-      possible = possible || ok;
-      for (const auto& p : alt.problems) {
-        why.push_back((req.alternatives.size() > 1 ? alt.name + ": " : "") + p);
-      }
-      for (const auto& n : alt.notes) why.push_back(n);
-    }
-    if (!possible) {
-      every_request_possible = false;
-      out.reasons.push_back("request " + req.name + ": " + join(why, "; "));
-    }
-  }
-  if (every_request_possible) {
-    for (const auto& con : constraints)
-      out.reasons.push_back(constraintReason(con, requests, in_use));
-    if (constraints.empty()) {
-      out.reasons.push_back("the requests compete for the same devices: not enough for all");
-    }
-  }
+  out.reasons = whyNot(requests, constraints, unusable, in_use);
   return out;
 }
 
