@@ -34,24 +34,6 @@ json::Value encodeSelectors(const std::vector<std::string>& selectors, json::All
   return arr;
 }
 
-DeviceSubRequest decodeSub(const Reader& r) {
-  DeviceSubRequest s;
-  s.name = r.str("name");
-  s.device_class_name = r.str("deviceClassName");
-  s.selectors = decodeSelectors(r);
-  s.allocation_mode = r.str("allocationMode", "ExactCount");
-  s.count = r.i64("count", s.allocation_mode == "All" ? 0 : 1);
-  return s;
-}
-
-void encodeSub(const DeviceSubRequest& s, Writer w, bool with_name) {
-  if (with_name) w.strAlways("name", s.name);
-  w.strAlways("deviceClassName", s.device_class_name);
-  w.nonEmpty("selectors", encodeSelectors(s.selectors, w.allocator()));
-  w.strAlways("allocationMode", s.allocation_mode);
-  if (s.allocation_mode != "All") w.i64("count", s.count);
-}
-
 template <typename T, typename Fn>
 json::Value list(const std::vector<T>& items, json::Allocator& a, Fn fn) {
   json::Value arr(rapidjson::kArrayType);
@@ -61,6 +43,34 @@ json::Value list(const std::vector<T>& items, json::Allocator& a, Fn fn) {
     arr.PushBack(o, a);
   }
   return arr;
+}
+
+DeviceSubRequest decodeSub(const Reader& r) {
+  DeviceSubRequest s;
+  s.name = r.str("name");
+  s.device_class_name = r.str("deviceClassName");
+  s.selectors = decodeSelectors(r);
+  s.allocation_mode = r.str("allocationMode", "ExactCount");
+  s.count = r.i64("count", s.allocation_mode == "All" ? 0 : 1);
+  for (const auto& t : r.array("tolerations")) {
+    s.tolerations.push_back({t.str("key"), t.str("operator"), t.str("value"), t.str("effect")});
+  }
+  return s;
+}
+
+void encodeSub(const DeviceSubRequest& s, Writer w, bool with_name) {
+  if (with_name) w.strAlways("name", s.name);
+  w.strAlways("deviceClassName", s.device_class_name);
+  w.nonEmpty("selectors", encodeSelectors(s.selectors, w.allocator()));
+  w.strAlways("allocationMode", s.allocation_mode);
+  if (s.allocation_mode != "All") w.i64("count", s.count);
+  w.nonEmpty("tolerations",
+             list(s.tolerations, w.allocator(), [](const DeviceToleration& t, Writer o) {
+               o.str("key", t.key)
+                   .str("operator", t.operator_)
+                   .str("value", t.value)
+                   .str("effect", t.effect);
+             }));
 }
 
 }  // namespace
@@ -85,6 +95,10 @@ void ResourceSliceSpec::encode(Writer w) const {
                  cap.AddMember(json::str(k, a), c, a);
                }
                o.nonEmpty("capacity", std::move(cap));
+               o.nonEmpty(
+                   "taints", list(d.taints, a, [](const DeviceTaint& t, Writer tw) {
+                     tw.strAlways("key", t.key).str("value", t.value).strAlways("effect", t.effect);
+                   }));
              }));
 }
 
@@ -101,7 +115,10 @@ Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
   if (spec.has("nodeSelector"))
     s.spec.node_selector = NodeSelector::decode(spec.object("nodeSelector"));
   for (const auto& d : spec.array("devices")) {
-    SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"), {}};
+    SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"), {}, {}};
+    for (const auto& t : d.array("taints")) {
+      dev.taints.push_back({t.str("key"), t.str("value"), t.str("effect")});
+    }
     if (const json::Value* cap = d.raw("capacity"); cap != nullptr && cap->IsObject()) {
       Reader caps = d.object("capacity");
       for (const auto& m : cap->GetObject()) {
@@ -253,6 +270,15 @@ Result<ResourceClaimTemplate> ResourceClaimTemplate::decode(const json::Value& v
   t.spec = ResourceClaimSpec::decode(spec.object("spec"));
   if (!root.status().isOk()) return root.status();
   return t;
+}
+
+// As Kubernetes' resourceclaim.ToleratesTaint: the effect and key must match when given; Equal
+// compares values, Exists matches any.
+bool DeviceToleration::tolerates(const DeviceTaint& taint) const {
+  if (!effect.empty() && effect != taint.effect) return false;
+  if (!key.empty() && key != taint.key) return false;
+  if (operator_.empty() || operator_ == "Equal") return value == taint.value;
+  return operator_ == "Exists";
 }
 
 }  // namespace sriovdra::api

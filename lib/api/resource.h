@@ -14,10 +14,29 @@
 
 namespace sriovdra::api {
 
+// A device taint (resource.k8s.io/v1): NoSchedule and NoExecute keep the device from being
+// allocated to a request that does not tolerate it; other effects (None) do not.
+struct DeviceTaint {
+  std::string key;
+  std::string value;
+  std::string effect;
+  bool operator==(const DeviceTaint&) const = default;
+};
+
+struct DeviceToleration {
+  std::string key;        // "" with operator Exists: every key
+  std::string operator_;  // "Equal" ("" means Equal) or "Exists"
+  std::string value;
+  std::string effect;  // "": every effect
+  bool tolerates(const DeviceTaint& taint) const;
+  bool operator==(const DeviceToleration&) const = default;
+};
+
 struct SliceDevice {
   std::string name;
   Attributes attributes;
   std::map<std::string, std::string> capacity;  // name -> quantity ("80Gi")
+  std::vector<DeviceTaint> taints;
   bool operator==(const SliceDevice&) const = default;
 };
 
@@ -51,6 +70,7 @@ struct DeviceSubRequest {
   std::vector<std::string> selectors;  // CEL expressions
   std::string allocation_mode = "ExactCount";
   int64_t count = 1;
+  std::vector<DeviceToleration> tolerations;
   bool operator==(const DeviceSubRequest&) const = default;
 };
 

@@ -21,6 +21,16 @@ struct Allocator::Pool {
 
 namespace {
 
+// Whether every NoSchedule and NoExecute taint of the device is tolerated by the request (other
+// effects never keep a device from being allocated).
+bool tolerated(const api::SliceDevice& d, const api::DeviceSubRequest& request) {
+  return std::all_of(d.taints.begin(), d.taints.end(), [&](const api::DeviceTaint& t) {
+    if (t.effect != "NoSchedule" && t.effect != "NoExecute") return true;
+    return std::any_of(request.tolerations.begin(), request.tolerations.end(),
+                       [&](const api::DeviceToleration& tol) { return tol.tolerates(t); });
+  });
+}
+
 constexpr const char* kSelectorErrorHint =
     " (kube-scheduler stops on this error and schedules the pod on no node until the selector is "
     "fixed: guard optional attributes with has() or the ? operator)";
@@ -36,6 +46,10 @@ struct Alternative {
   // Devices no other claim holds whose selectors fail: (the number of candidates before it, the
   // error). kube-scheduler meets the error when its search reaches the device.
   std::vector<std::pair<size_t, std::string>> failing;
+  // Candidates with a NoSchedule or NoExecute taint the request does not tolerate: kube-scheduler
+  // checks taints after the selectors, so they stay in the order but are never taken (and an
+  // allocationMode All request that must take one has no solution).
+  std::set<DeviceId> untolerated;
   std::vector<std::string> problems;  // why the alternative cannot be satisfied
   std::vector<std::string> notes;     // pools skipped
   size_t class_matches = 0;
@@ -140,6 +154,7 @@ class Search {
   }
 
   bool usable(const PickedDevice& c, const Alternative& alt) const {
+    if (alt.untolerated.count(c.id) != 0) return false;
     if (!alt.admin_access && in_use_.count(c.id) != 0) return false;
     return std::none_of(picked_.begin(), picked_.end(),
                         [&](const PickedDevice& p) { return p.id == c.id; });
@@ -478,12 +493,23 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
               continue;
             }
             PickedDevice c{alt.name, {pool.driver, pool.name, d.name}, &d};
-            if (alt.admin_access || in_use.count(c.id) == 0) ++alt.free;
+            if (!tolerated(d, *alt.spec)) {
+              alt.untolerated.insert(c.id);
+            } else if (alt.admin_access || in_use.count(c.id) == 0) {
+              ++alt.free;
+            }
             alt.candidates.push_back(std::move(c));
           }
         }
       }
-      if (alt.class_matches == 0 && alt.problems.empty()) {
+      size_t tolerated_candidates = alt.candidates.size() - alt.untolerated.size();
+      std::string taken = alt.untolerated.empty()
+                              ? " allocated to other claims"
+                              : " allocated to other claims or tainted (not tolerated)";
+      if (!alt.candidates.empty() && tolerated_candidates == 0) {
+        alt.problems.push_back("all " + std::to_string(alt.candidates.size()) +
+                               " matching device(s) have a taint the request does not tolerate");
+      } else if (alt.class_matches == 0 && alt.problems.empty()) {
         alt.problems.push_back("no device of DeviceClass " + alt.spec->device_class_name +
                                (alt.notes.empty() ? "" : " in a usable pool"));
       } else if (alt.candidates.empty() && selector_misses > 0) {
@@ -493,16 +519,15 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
       } else if (alt.spec->allocation_mode != "All" &&
                  static_cast<int64_t>(alt.free) < alt.spec->count && !alt.candidates.empty()) {
         alt.problems.push_back(
-            alt.free == 0 ? "all " + std::to_string(alt.candidates.size()) +
-                                " matching device(s) are allocated to other claims"
-                          : "needs " + std::to_string(alt.spec->count) + " device(s), " +
-                                std::to_string(alt.free) + " of " +
-                                std::to_string(alt.candidates.size()) + " matching are free");
+            alt.free == 0
+                ? "all " + std::to_string(alt.candidates.size()) + " matching device(s) are" + taken
+                : "needs " + std::to_string(alt.spec->count) + " device(s), " +
+                      std::to_string(alt.free) + " of " + std::to_string(alt.candidates.size()) +
+                      " matching are free");
       } else if (alt.spec->allocation_mode == "All" && alt.free < alt.candidates.size()) {
-        alt.problems.push_back("allocationMode All, but " +
-                               std::to_string(alt.candidates.size() - alt.free) + " of " +
-                               std::to_string(alt.candidates.size()) +
-                               " matching device(s) are allocated to other claims");
+        alt.problems.push_back(
+            "allocationMode All, but " + std::to_string(alt.candidates.size() - alt.free) + " of " +
+            std::to_string(alt.candidates.size()) + " matching device(s) are" + taken);
       }
     }
   }

@@ -1,10 +1,11 @@
 // Our allocator against the real one: on generated clusters (random PCIe shapes, random GPU and
 // VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices or
 // allocationMode All, a prioritized list (firstAvailable) under a constraint, CEL selectors on
-// our attributes, one of them failing on the VFs that lack its attribute), `sriov-dra explain`
-// and kube-scheduler must agree, node by node, on whether the claim fits and on whether the
-// scheduler meets an error there. Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first
-// seed, SRIOV_DRA_DIFF_CASES how many; a disagreement prints the seed, the shape and both answers.
+// our attributes, one of them failing on the VFs that lack its attribute, VFs with a NoSchedule
+// taint that half of the claims tolerate), `sriov-dra explain` and kube-scheduler must agree,
+// node by node, on whether the claim fits and on whether the scheduler meets an error there.
+// Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first seed, SRIOV_DRA_DIFF_CASES how
+// many; a disagreement prints the seed, the shape and both answers.
 //
 // Per case: kubelet-less nodes with VF slices built by the agent's own dra::buildSlices and GPU
 // slices shaped like the NVIDIA driver's; occupancy by pods the scheduler itself places (one per
@@ -15,12 +16,14 @@
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
 #include "cli/commands.h"
+#include "dra/in_use.h"
 #include "dra/slices.h"
 #include "e2e/workloads.h"
 #include "support/dra_objects.h"
@@ -52,6 +55,7 @@ struct GeneratedNode {
   std::string name;
   std::vector<api::InterfaceExt> pfs;
   std::vector<api::Gpu> gpus;
+  std::set<std::string> tainted;  // VFs published with a NoSchedule taint
 };
 
 struct Case {
@@ -71,7 +75,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
   std::ostringstream shape;
   int node_count = 1 + pick(3);
   for (int n = 0; n < node_count; ++n) {
-    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}};
+    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}};
     shape << node.name << ":";
     int roots = 1 + pick(4);
     for (int r = 0; r < roots; ++r) {
@@ -105,6 +109,10 @@ Case generate(uint32_t seed, const std::string& prefix) {
           vf.vf_id = v;
           vf.device_id = "101c";
           if (rdma) vf.rdma_device = "mlx5_" + std::to_string(v);
+          if (pick(6) == 0) {
+            node.tainted.insert(vf.pci_address);
+            shape << ", " << vf.pci_address << " tainted";
+          }
           pf.vfs.push_back(vf);
         }
         node.pfs.push_back(pf);
@@ -136,6 +144,10 @@ Case generate(uint32_t seed, const std::string& prefix) {
       // Only the VFs of InfiniBand PFs carry "tier": fails where the search reaches another VF.
       R"(device.attributes["sriovnetwork.k8snetworkplumbingwg.io"].tier == "fast")",
   };
+  // Half of the claims tolerate the VFs' taint.
+  const std::string toleration =
+      pick(2) == 0 ? "        tolerations: [{key: example.com/maintenance, operator: Exists}]\n"
+                   : "";
   // count 0: allocationMode All.
   auto request = [&](const std::string& name, const std::string& klass, int count,
                      const std::string& selector) {
@@ -144,6 +156,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
                       (count == 0 ? std::string("\n        allocationMode: All\n")
                                   : "\n        count: " + std::to_string(count) + "\n");
     if (!selector.empty()) out += "        selectors: [{cel: {expression: '" + selector + "'}}]\n";
+    if (klass == kVfDriver) out += toleration;
     return out;
   };
   const std::string& selector = vf_selectors[static_cast<size_t>(pick(8))];
@@ -160,7 +173,8 @@ Case generate(uint32_t seed, const std::string& prefix) {
         "        deviceClassName: " +
         kVfDriver + "\n        count: 2\n";
     if (!selector.empty()) vfs += "        selectors: [{cel: {expression: '" + selector + "'}}]\n";
-    vfs += "      - name: one\n        deviceClassName: " + kVfDriver + "\n        count: 1\n";
+    vfs += toleration + "      - name: one\n        deviceClassName: " + kVfDriver +
+           "\n        count: 1\n" + toleration;
     if (pick(3) != 0) vfs = request("vf", kVfDriver, 1 + pick(2), selector);
     c.claim_spec = "  devices:\n    requests:\n" +
                    request("gpu", testing::kGpuDriver, 1 + pick(2), "") + vfs +
@@ -213,7 +227,12 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
   }
   auto set = dra::buildSlices(node.name, devices, node.pfs, {});
   REQUIRE(set.refused.empty());
-  for (const auto& s : set.slices) {
+  for (auto& s : set.slices) {
+    for (auto& d : s.spec.devices) {
+      if (node.tainted.count(dra::pciAddressOfDevice(d.name)) != 0) {
+        d.taints.push_back({"example.com/maintenance", "", "NoSchedule"});
+      }
+    }
     auto doc = kube::newObject(api::resources::kResourceSlices, "", s.name);
     s.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
     check(admin.create(api::resources::kResourceSlices, "", doc), "slice " + s.name);
@@ -221,13 +240,13 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
   if (!node.gpus.empty()) testing::publishGpuSlice(admin, node.name, node.gpus);
 }
 
-// A claim for the one device of the class with this PCI address.
+// A claim for the one device of the class with this PCI address (tainted or not).
 std::string byBusId(const std::string& klass, const std::string& bdf) {
   return "  devices:\n    requests:\n    - name: d\n      exactly:\n        deviceClassName: " +
          klass +
          "\n        selectors: [{cel: {expression: "
          "'device.attributes[\"resource.kubernetes.io\"].pciBusID == \"" +
-         bdf + "\"'}}]\n";
+         bdf + "\"'}}]\n        tolerations: [{operator: Exists}]\n";
 }
 
 // Per node: "fits", "does not fit" or "error".

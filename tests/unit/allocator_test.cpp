@@ -468,3 +468,87 @@ devices:
     }
   }
 }
+
+// Device taints (GA in Kubernetes 1.37): a NoSchedule or NoExecute taint keeps a device from
+// every request that does not tolerate it, checked after the selectors; other effects do not.
+TEST_CASE("tainted devices are allocated only to requests that tolerate the taint",
+          "[allocator][unit]") {
+  auto tainted = [](const std::string& name, const std::string& effect,
+                    const std::string& value = "") {
+    auto d = gpu(name, "pci0000:00");
+    d.taints.push_back({"example.com/unhealthy", value, effect});
+    return d;
+  };
+  auto request = [](const std::string& extra) {
+    return "devices: {requests: [{name: g, exactly: {deviceClassName: gpu.nvidia.com" + extra +
+           "}}]}";
+  };
+  struct Row {
+    std::string name;
+    std::vector<api::SliceDevice> gpus;
+    std::string claim_yaml;
+    std::vector<std::string> devices;  // empty: does not fit
+    std::vector<std::string> reasons;
+  };
+  const std::vector<Row> rows = {
+      {"a NoSchedule taint: the next device",
+       {tainted("gpu-0", "NoSchedule"), gpu("gpu-1", "pci0000:00")},
+       request(""),
+       {"g gpu-1"},
+       {}},
+      {"tolerated by key (Exists)",
+       {tainted("gpu-0", "NoSchedule"), gpu("gpu-1", "pci0000:00")},
+       request(", tolerations: [{key: example.com/unhealthy, operator: Exists}]"),
+       {"g gpu-0"},
+       {}},
+      {"Equal with another value does not tolerate",
+       {tainted("gpu-0", "NoExecute", "yes")},
+       request(", tolerations: [{key: example.com/unhealthy, value: no}]"),
+       {},
+       {"request g: all 1 matching device(s) have a taint the request does not tolerate"}},
+      {"a toleration for another effect does not tolerate",
+       {tainted("gpu-0", "NoExecute")},
+       request(", tolerations: [{operator: Exists, effect: NoSchedule}]"),
+       {},
+       {"request g: all 1 matching device(s) have a taint the request does not tolerate"}},
+      {"effect None does not keep the device",
+       {tainted("gpu-0", "None")},
+       request(""),
+       {"g gpu-0"},
+       {}},
+      {"allocationMode All cannot take a tainted device: no solution, no error",
+       {gpu("gpu-0", "pci0000:00"), tainted("gpu-1", "NoSchedule")},
+       request(", allocationMode: All"),
+       {},
+       {"request g: allocationMode All, but 1 of 2 matching device(s) are allocated to other "
+        "claims or tainted (not tolerated)"}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    Allocator a({slice(kGpu, "n1", row.gpus)}, classes());
+    auto got = a.allocate(claim(row.claim_yaml), kNode, {});
+    std::vector<std::string> devices;
+    for (const auto& p : got.devices) devices.push_back(p.request + " " + p.id.device);
+    CHECK(got.fits == !row.devices.empty());
+    CHECK(devices == row.devices);
+    CHECK(got.reasons == row.reasons);
+    CHECK(got.error == "");
+  }
+
+  // The taints as a ResourceSlice carries them, decoded and written back.
+  auto doc = testing::yamlObject(
+      "metadata: {name: s}\nspec:\n  driver: gpu.nvidia.com\n  pool: {name: n1}\n  devices:\n"
+      "  - name: gpu-0\n    taints: [{key: example.com/unhealthy, value: yes, effect: "
+      "NoExecute}]\n");
+  auto s = api::ResourceSlice::decode(doc);
+  REQUIRE(s.ok());
+  REQUIRE(s->spec.devices.size() == 1);
+  CHECK(s->spec.devices[0].taints ==
+        std::vector<api::DeviceTaint>{{"example.com/unhealthy", "yes", "NoExecute"}});
+  json::Document back(rapidjson::kObjectType);
+  s->spec.encode(api::Writer(back, back.GetAllocator()));
+  auto again = api::ResourceSlice::decode(
+      testing::yamlObject("metadata: {name: s}\nspec: " + json::dump(back) + "\n"));
+  REQUIRE(again.ok());
+  CHECK(again->spec.devices == s->spec.devices);
+}
