@@ -19,7 +19,6 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 

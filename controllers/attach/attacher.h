@@ -32,7 +32,6 @@
 // A status write that fails is logged; the next event or Synchronize of the pod writes it again.
 // Thread-safe: events of one sandbox are serialized, different sandboxes run in parallel.
 #include <condition_variable>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
-#include <thread>
 
 #include "api/attributes.h"
 #include "api/names.h"

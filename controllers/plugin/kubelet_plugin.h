@@ -15,11 +15,9 @@
 // of what the node advertises, the host lock and the claim status writer are the node's
 // (node/local_state.h): the agent reads the same checkpoint, so it never tears down a prepared VF.
 #include <chrono>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
