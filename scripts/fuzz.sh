@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer target in fuzz/ for SECONDS each (default 60), with AddressSanitizer and
-# UndefinedBehaviorSanitizer, starting from the seeds in fuzz/corpus/<target> (never modified:
-# new inputs go to a scratch corpus). Installs clang and libFuzzer when missing (as root).
+# Runs every libFuzzer target in fuzz/ for SECONDS each (default 60), one per core at a time
+# ($SRIOV_DRA_FUZZ_JOBS to change), with AddressSanitizer and UndefinedBehaviorSanitizer,
+# starting from the seeds in fuzz/corpus/<target> (never modified: new inputs go to a scratch
+# corpus that later runs start from too). Installs clang and libFuzzer when missing (as root).
 # A finding is kept under $SRIOV_DRA_FUZZ_OUT (default build-fuzz/findings) and fails the run;
 # turn it into a unit test, fix it, and add the input to the seeds.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
@@ -33,21 +34,29 @@ cmake --build "$build_dir" --target "${targets[@]}"
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$PWD/scripts/ubsan.supp"
+rm -f "$out"/*.finding
 mkdir -p "$out"
-failed=()
-for t in "${targets[@]}"; do
-  scratch="$build_dir/corpus/$t"
+# One target per core at a time; a line per target as it ends.
+fuzz_one() {
+  local t="$1" scratch="$build_dir/corpus/$1"
   mkdir -p "$scratch"
-  printf 'fuzz: %-26s %4s s ... ' "$t" "$seconds"
   if "$build_dir/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
       -max_len=65536 -artifact_prefix="$out/$t-" "$scratch" "fuzz/corpus/$t" \
       >"$out/$t.log" 2>&1; then
-    echo "ok ($(grep -o 'Done [0-9]* runs' "$out/$t.log" | tail -1 | cut -d' ' -f2) runs)"
+    printf 'fuzz: %-26s %4s s ok (%s runs)\n' "$t" "$seconds" \
+      "$(grep -o 'Done [0-9]* runs' "$out/$t.log" | tail -1 | cut -d' ' -f2)"
   else
-    echo "FINDING (see $out/$t.log)"
-    failed+=("$t")
+    printf 'fuzz: %-26s %4s s FINDING (see %s)\n' "$t" "$seconds" "$out/$t.log"
+    touch "$out/$t.finding"
   fi
+}
+parallel="${SRIOV_DRA_FUZZ_JOBS:-$(nproc)}"
+for t in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  fuzz_one "$t" &
 done
+wait
+mapfile -t failed < <(cd "$out" && ls -- *.finding 2>/dev/null | sed 's/\.finding$//')
 if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]}; inputs are in $out" >&2
   exit 1

@@ -5,7 +5,7 @@
 # ~/.cache/sriov-dra), containerd (tools/containerd), the NRI test runtime (containerd's NRI
 # adaptation, tools/nri-runtime) and Operator Lifecycle Manager (tools/olm), builds the project
 # and its images (scripts/build-images.sh, for the real-node tests), runs every test with ctest,
-# and fuzzes the attach path's inputs for 30 s each (scripts/fuzz.sh, clang, in build-fuzz).
+# and fuzzes every input an attacker controls for 20 s each (scripts/fuzz.sh, clang, in build-fuzz).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
 #
 # `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane, the fuzz
@@ -41,7 +41,8 @@ SRIOV_DRA_IMAGES="$(realpath "$build_dir")/images"
 export SRIOV_DRA_IMAGES
 jobs="$(nproc)"
 ctest --test-dir "$build_dir" --output-on-failure --timeout 900 -j "$jobs" "$@"
-# The inputs an attacker controls at the node's privilege boundary (a NAD's CNI configuration, a
-# plugin's result, the runtime's NRI bytes) are fuzzed for a bounded time on every full run, so a
-# new finding fails it; every target's seeds ran above. scripts/fuzz.sh SECONDS runs all targets.
-if (($# == 0)); then scripts/fuzz.sh 30 cni_fuzzer nri_wire_fuzzer; fi
+# Every input a component reads from someone it does not control (admission reviews, API objects,
+# CEL, policy YAML, VfConfig, checkpoints, kubeconfigs, sysfs, netlink, a NAD's CNI configuration
+# and a plugin's result, the runtime's NRI bytes) is fuzzed for a bounded time on every full run,
+# so a new finding fails it; every target's seeds ran above as unit tests.
+if (($# == 0)); then scripts/fuzz.sh 20; fi

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "kube/transport.h"
+#include "kube/tls_options.h"
 
 namespace sriovdra::kube {
 

@@ -14,16 +14,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include "kube/tls_options.h"
 
 namespace sriovdra::kube {
-
-struct TlsOptions {
-  std::string ca_pem;           // empty: the system trust store
-  std::string client_cert_pem;  // client certificate chain (optional)
-  std::string client_key_pem;   // its private key
-  std::string server_name;      // verify and send SNI for this name instead of the URL's host
-  bool insecure_skip_verify = false;
-};
 
 struct TransportOptions {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
