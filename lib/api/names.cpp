@@ -19,6 +19,8 @@ const kube::ResourceType kDeviceClasses{"resource.k8s.io", "v1", "deviceclasses"
                                         false};
 const kube::ResourceType kResourceSlices{"resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
                                          false};
+const kube::ResourceType kDeviceTaintRules{"resource.k8s.io", "v1", "devicetaintrules",
+                                           "DeviceTaintRule", false};
 const kube::ResourceType kResourceClaims{"resource.k8s.io", "v1", "resourceclaims", "ResourceClaim",
                                          true};
 const kube::ResourceType kResourceClaimTemplates{"resource.k8s.io", "v1", "resourceclaimtemplates",

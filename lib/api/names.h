@@ -21,6 +21,7 @@ extern const kube::ResourceType kDeviceAttributes;
 extern const kube::ResourceType kSriovNodeStates;
 extern const kube::ResourceType kDeviceClasses;
 extern const kube::ResourceType kResourceSlices;
+extern const kube::ResourceType kDeviceTaintRules;
 extern const kube::ResourceType kResourceClaims;
 extern const kube::ResourceType kResourceClaimTemplates;
 extern const kube::ResourceType kSriovNetworks;

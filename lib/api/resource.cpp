@@ -138,6 +138,43 @@ Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
   return s;
 }
 
+bool DeviceTaintRule::selects(const ResourceSliceSpec& slice, const SliceDevice& d) const {
+  return has_selector && (!driver || *driver == slice.driver) &&
+         (!pool || *pool == slice.pool.name) && (!device || *device == d.name);
+}
+
+Result<DeviceTaintRule> DeviceTaintRule::decode(const json::Value& v) {
+  Reader root(&v, "");
+  DeviceTaintRule rule;
+  rule.metadata = kube::ObjectMeta::decode(v);
+  Reader spec = root.object("spec");
+  if (spec.has("deviceSelector")) {
+    Reader sel = spec.object("deviceSelector");
+    rule.has_selector = true;
+    auto optional = [&](const char* field) {
+      return sel.has(field) ? std::optional<std::string>(sel.str(field)) : std::nullopt;
+    };
+    rule.driver = optional("driver");
+    rule.pool = optional("pool");
+    rule.device = optional("device");
+  }
+  Reader taint = spec.object("taint");
+  rule.taint = {taint.str("key"), taint.str("value"), taint.str("effect")};
+  if (!root.status().isOk()) return root.status();
+  return rule;
+}
+
+void applyTaintRules(const std::vector<DeviceTaintRule>& rules,
+                     std::vector<ResourceSlice>& slices) {
+  for (const auto& rule : rules) {
+    for (auto& slice : slices) {
+      for (auto& d : slice.spec.devices) {
+        if (rule.selects(slice.spec, d)) d.taints.push_back(rule.taint);
+      }
+    }
+  }
+}
+
 ResourceClaimSpec ResourceClaimSpec::decode(const Reader& r) {
   ResourceClaimSpec s;
   Reader devices = r.object("devices");

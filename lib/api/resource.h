@@ -1,8 +1,8 @@
 #pragma once
 // resource.k8s.io/v1 objects the agent publishes and the tools read: ResourceSlice,
-// ResourceClaim (spec, allocation, device status) and ResourceClaimTemplate, with JSON codecs.
-// Fields follow the Kubernetes 1.34 v1 types; alpha fields this project does not use
-// (taints, counters, binding conditions, consumable capacity) are not modelled.
+// ResourceClaim (spec, allocation, device status), ResourceClaimTemplate and DeviceTaintRule,
+// with JSON codecs. Fields follow the Kubernetes 1.37 v1 types; fields this project's devices do
+// not use (shared counters, binding conditions, consumable capacity) are not modelled.
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,6 +63,25 @@ struct ResourceSlice {
   ResourceSliceSpec spec;
   static Result<ResourceSlice> decode(const json::Value& v);
 };
+
+// A DeviceTaintRule (resource.k8s.io/v1, GA in Kubernetes 1.37): its taint counts as if the
+// driver had published it on every device the selector matches. Each selector field that is set
+// must match (driver = slice.spec.driver, pool = slice.spec.pool.name, device = device name); the
+// empty selector matches every device, no selector none.
+struct DeviceTaintRule {
+  kube::ObjectMeta metadata;
+  bool has_selector = false;
+  std::optional<std::string> driver;
+  std::optional<std::string> pool;
+  std::optional<std::string> device;
+  DeviceTaint taint;
+  bool selects(const ResourceSliceSpec& slice, const SliceDevice& device) const;
+  static Result<DeviceTaintRule> decode(const json::Value& v);
+};
+
+// The slices as kube-scheduler's slice tracker presents them to the allocator: every rule's taint
+// appended to each device it selects, rules in the given order. Pure.
+void applyTaintRules(const std::vector<DeviceTaintRule>& rules, std::vector<ResourceSlice>& slices);
 
 struct DeviceSubRequest {
   std::string name;

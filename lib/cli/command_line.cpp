@@ -96,7 +96,8 @@ void CommandLine::addCluster(CLI::App& app) {
   auto* e = app.add_subcommand(
       "explain",
       "Would this claim fit, where, with which devices, and if not, why not (against the live "
-      "ResourceSlices, DeviceClasses and allocations). Exit code 0 if kube-scheduler can place it: "
+      "ResourceSlices, DeviceTaintRules, DeviceClasses and allocations). Exit code 0 if "
+      "kube-scheduler can place it: "
       "some node fits and no node stops it with an error");
   addClusterFlags(e, explain_, "table, json or yaml");
   e->add_option("-f,--filename", explain_.file,

@@ -105,6 +105,8 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
           st = decodeInto(*obj, where, bundle.node_states);
         } else if (kind == "ResourceSlice") {
           st = decodeInto(*obj, where, bundle.resource_slices);
+        } else if (kind == "DeviceTaintRule") {
+          st = decodeInto(*obj, where, bundle.device_taint_rules);
         } else if (kind == "DeviceClass") {
           st = decodeInto(*obj, where, bundle.device_classes);
         } else if (kind == "ResourceClaim") {
@@ -120,6 +122,7 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
       }
     }
   }
+  api::applyTaintRules(bundle.device_taint_rules, bundle.resource_slices);
   return bundle;
 }
 
@@ -144,6 +147,16 @@ Result<ObjectBundle> loadCluster(kube::Client& client) {
   SDRA_RETURN_IF_ERROR(read(api::resources::kResourceSlices, bundle.resource_slices));
   SDRA_RETURN_IF_ERROR(read(api::resources::kDeviceClasses, bundle.device_classes));
   SDRA_RETURN_IF_ERROR(read(api::resources::kResourceClaims, bundle.resource_claims));
+  // Served from Kubernetes 1.37 on; before, or without the right to list them, the devices'
+  // own taints are all there is, and the output says so.
+  if (Status st = read(api::resources::kDeviceTaintRules, bundle.device_taint_rules);
+      st.code() == Code::kNotFound || st.code() == Code::kForbidden) {
+    bundle.skipped.push_back(st.message() +
+                             " (the taints DeviceTaintRules add are not considered)");
+  } else {
+    SDRA_RETURN_IF_ERROR(st);
+  }
+  api::applyTaintRules(bundle.device_taint_rules, bundle.resource_slices);
   return bundle;
 }
 

@@ -22,7 +22,8 @@ struct ObjectBundle {
   std::vector<api::Network> networks;  // SriovNetwork and SriovIBNetwork
   std::vector<api::Node> nodes;
   std::vector<api::SriovNodeState> node_states;  // also upstream SriovNetworkNodeState
-  std::vector<api::ResourceSlice> resource_slices;
+  std::vector<api::ResourceSlice> resource_slices;  // with the DeviceTaintRules' taints applied
+  std::vector<api::DeviceTaintRule> device_taint_rules;
   std::vector<api::DeviceClass> device_classes;
   std::vector<api::ResourceClaim> resource_claims;
   std::vector<api::ResourceClaimTemplate> resource_claim_templates;
@@ -30,11 +31,13 @@ struct ObjectBundle {
 };
 
 // Reads every document of every file; an undecodable object is an error naming file and field.
+// The DeviceTaintRules among them taint the slices among them, as kube-scheduler applies them.
 Result<ObjectBundle> loadObjects(const std::vector<std::string>& paths, std::istream& stdin_stream);
 
 // What the cluster tools read from the API server: Nodes, SriovNodeStates (all namespaces),
-// ResourceSlices, DeviceClasses and ResourceClaims. Objects that do not decode are skipped with
-// a line in `skipped` (one bad object never hides the rest of the cluster).
+// ResourceSlices (tainted by the DeviceTaintRules), DeviceClasses and ResourceClaims. Objects
+// that do not decode are skipped with a line in `skipped` (one bad object never hides the rest of
+// the cluster), as are DeviceTaintRules an API server does not serve or the user may not list.
 Result<ObjectBundle> loadCluster(kube::Client& client);
 
 }  // namespace sriovdra::cli

@@ -2,8 +2,9 @@
 // VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices or
 // allocationMode All, a prioritized list (firstAvailable) under a constraint, CEL selectors on
 // our attributes, one of them failing on the VFs that lack its attribute, VFs with a NoSchedule
-// taint that half of the claims tolerate), `sriov-dra explain` and kube-scheduler must agree,
-// node by node, on whether the claim fits and on whether the scheduler meets an error there.
+// taint that half of the claims tolerate, published in the slice or added by a DeviceTaintRule,
+// some nodes' GPUs tainted by a rule for their pool), `sriov-dra explain` and kube-scheduler must
+// agree, node by node, on whether the claim fits and on whether the scheduler meets an error there.
 // Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first seed, SRIOV_DRA_DIFF_CASES how
 // many; a disagreement prints the seed, the shape and both answers.
 //
@@ -11,7 +12,9 @@
 // slices shaped like the NVIDIA driver's; occupancy by pods the scheduler itself places (one per
 // taken device, selected by pciBusID); a marker slice and pod published last, so that once the
 // marker pod is bound the scheduler has seen every node and slice of the case (one watch stream
-// per kind delivers in order); then explain, then one probe pod per node pinned to it.
+// per kind delivers in order); likewise a marker DeviceTaintRule after the case's rules, seen
+// once a pod asking for a device only it taints stays Unschedulable; then explain, then one probe
+// pod per node pinned to it.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -55,7 +58,9 @@ struct GeneratedNode {
   std::string name;
   std::vector<api::InterfaceExt> pfs;
   std::vector<api::Gpu> gpus;
-  std::set<std::string> tainted;  // VFs published with a NoSchedule taint
+  std::set<std::string> tainted;       // VFs published with a NoSchedule taint
+  std::set<std::string> rule_tainted;  // VFs a DeviceTaintRule taints (NoSchedule)
+  bool gpus_tainted = false;           // a DeviceTaintRule taints the node's GPU pool
 };
 
 struct Case {
@@ -75,7 +80,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
   std::ostringstream shape;
   int node_count = 1 + pick(3);
   for (int n = 0; n < node_count; ++n) {
-    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}};
+    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}, {}, false};
     shape << node.name << ":";
     int roots = 1 + pick(4);
     for (int r = 0; r < roots; ++r) {
@@ -110,8 +115,9 @@ Case generate(uint32_t seed, const std::string& prefix) {
           vf.device_id = "101c";
           if (rdma) vf.rdma_device = "mlx5_" + std::to_string(v);
           if (pick(6) == 0) {
-            node.tainted.insert(vf.pci_address);
-            shape << ", " << vf.pci_address << " tainted";
+            bool by_rule = pick(2) == 0;
+            (by_rule ? node.rule_tainted : node.tainted).insert(vf.pci_address);
+            shape << ", " << vf.pci_address << (by_rule ? " tainted by a rule" : " tainted");
           }
           pf.vfs.push_back(vf);
         }
@@ -119,7 +125,8 @@ Case generate(uint32_t seed, const std::string& prefix) {
       }
       shape << ")";
     }
-    shape << "\n";
+    node.gpus_tainted = !node.gpus.empty() && pick(8) == 0;
+    shape << (node.gpus_tainted ? ", GPUs tainted by a rule\n" : "\n");
     // About a third of the devices are taken by other pods.
     for (const auto& g : node.gpus) {
       if (pick(3) == 0) c.taken.emplace_back(node.name, g.pci_address);
@@ -240,6 +247,32 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
   if (!node.gpus.empty()) testing::publishGpuSlice(admin, node.name, node.gpus);
 }
 
+// A DeviceTaintRule with a NoSchedule taint; `device` "" selects the whole pool.
+void createRule(kube::Client& admin, const std::string& name, const std::string& driver,
+                const std::string& pool, const std::string& device) {
+  std::string text =
+      R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceTaintRule","metadata":{"name":")";
+  text.append(name).append(R"("},"spec":{"deviceSelector":{"driver":")").append(driver);
+  text.append(R"(","pool":")").append(pool).append("\"");
+  if (!device.empty()) text.append(R"(,"device":")").append(device).append("\"");
+  text.append(R"(},"taint":{"key":"example.com/maintenance","effect":"NoSchedule"}}})");
+  check(admin.create(api::resources::kDeviceTaintRules, "", parse(text)), "rule " + name);
+}
+
+// The case's DeviceTaintRules; returns their names.
+std::vector<std::string> createRules(kube::Client& admin, const GeneratedNode& node) {
+  std::vector<std::string> names;
+  for (const auto& bdf : node.rule_tainted) {
+    names.push_back(node.name + "-" + api::deviceName(bdf));
+    createRule(admin, names.back(), kVfDriver, node.name, api::deviceName(bdf));
+  }
+  if (node.gpus_tainted) {
+    names.push_back(node.name + "-gpus");
+    createRule(admin, names.back(), testing::kGpuDriver, node.name, "");
+  }
+  return names;
+}
+
 // A claim for the one device of the class with this PCI address (tainted or not).
 std::string byBusId(const std::string& klass, const std::string& bdf) {
   return "  devices:\n    requests:\n    - name: d\n      exactly:\n        deviceClassName: " +
@@ -247,6 +280,35 @@ std::string byBusId(const std::string& klass, const std::string& bdf) {
          "\n        selectors: [{cel: {expression: "
          "'device.attributes[\"resource.kubernetes.io\"].pciBusID == \"" +
          bdf + "\"'}}]\n        tolerations: [{operator: Exists}]\n";
+}
+
+// The marker node's one slice: device "slices" (for the slice marker) and "t0".. (for the tries
+// of the rule marker), each with its name as attribute "role".
+constexpr int kMarkerTries = 8;
+
+void publishMarkerSlice(kube::Client& admin, const std::string& marker) {
+  std::string text =
+      R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":")";
+  text.append(marker).append(R"("},"spec":{"driver":")").append(kMarkerDriver);
+  text.append(R"(","nodeName":")").append(marker).append(R"(","pool":{"name":")");
+  text.append(marker).append(R"(","generation":0,"resourceSliceCount":1},"devices":[)");
+  for (int k = -1; k < kMarkerTries; ++k) {
+    std::string role = k < 0 ? "slices" : "t" + std::to_string(k);
+    if (k >= 0) text.append(",");
+    text.append(R"({"name":")").append(role).append(R"(","attributes":{"role":{"string":")");
+    text.append(role).append(R"("}}})");
+  }
+  text.append("]}}");
+  check(admin.create(api::resources::kResourceSlices, "", parse(text)), "marker slice");
+}
+
+// A claim for the marker device with this role; `tolerant`: it tolerates the marker rule.
+std::string markerClaim(const std::string& role, bool tolerant) {
+  return "  devices:\n    requests:\n    - name: m\n      exactly:\n        deviceClassName: " +
+         std::string(kMarkerDriver) +
+         "\n        selectors: [{cel: {expression: 'device.attributes[\"" + kMarkerDriver +
+         "\"].role == \"" + role + "\"'}}]\n" +
+         (tolerant ? "        tolerations: [{operator: Exists}]\n" : "");
 }
 
 // Per node: "fits", "does not fit" or "error".
@@ -285,15 +347,17 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
   const int first = envInt("SRIOV_DRA_DIFF_SEED", 1);
   const int cases = envInt("SRIOV_DRA_DIFF_CASES", 100);
   std::printf("differential: seeds %d to %d\n", first, first + cases - 1);
-  int fitting = 0, pending = 0, failing = 0;
+  int fitting = 0, pending = 0, failing = 0, rule_count = 0;
   for (int i = 0; i < cases; ++i) {
     auto seed = static_cast<uint32_t>(first + i);
     std::string ns = cp.newNamespace("diff");
     Case c = generate(seed, ns);
     INFO(c.description);
+    std::vector<std::string> rules;
     for (const auto& node : c.nodes) {
       cp.createNode(node.name, {});
       publishSlices(*admin, node);
+      for (auto& r : createRules(*admin, node)) rules.push_back(std::move(r));
     }
     // Occupancy, placed by the scheduler itself so that it knows of every allocation.
     int t = 0;
@@ -305,23 +369,27 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
       on.podWithClaim(name, name);
       on.waitScheduled(name);
     }
-    // The marker, last: once its pod is bound, the scheduler has seen every node and slice above.
+    rule_count += static_cast<int>(rules.size());
+    // The markers, last: once the marker pod is bound, the scheduler has seen every node and
+    // slice above; once a pod for a device only the marker rule taints stays Unschedulable, every
+    // rule above. Each try asks for a device no earlier try took.
     std::string marker = ns + "-marker";
     cp.createNode(marker, {});
-    std::string marker_slice =
-        R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":")";
-    marker_slice.append(marker).append(R"("},"spec":{"driver":")").append(kMarkerDriver);
-    marker_slice.append(R"(","nodeName":")").append(marker).append(R"(","pool":{"name":")");
-    marker_slice.append(marker).append(R"(","generation":0,"resourceSliceCount":1},)");
-    marker_slice.append(R"("devices":[{"name":"m"}]}})");
-    check(admin->create(api::resources::kResourceSlices, "", parse(marker_slice)), "marker slice");
+    publishMarkerSlice(*admin, marker);
+    createRule(*admin, marker, kMarkerDriver, marker, "");
+    rules.push_back(marker);
     testing::Workloads at_marker(cp, ns, {{"kubernetes.io/hostname", marker}});
-    at_marker.claim("marker",
-                    "  devices:\n    requests:\n    - name: m\n      exactly: "
-                    "{deviceClassName: " +
-                        std::string(kMarkerDriver) + "}\n");
+    at_marker.claim("marker", markerClaim("slices", true));
     at_marker.podWithClaim("marker", "marker");
     at_marker.waitScheduled("marker");
+    bool rules_seen = false;
+    for (int k = 0; k < kMarkerTries && !rules_seen; ++k) {
+      std::string name = "marker-rule-" + std::to_string(k);
+      at_marker.claim(name, markerClaim("t" + std::to_string(k), false));
+      at_marker.podWithClaim(name, name);
+      rules_seen = at_marker.waitOutcome(name).node.empty();
+    }
+    REQUIRE(rules_seen);
 
     auto ours = explainFits(cp.kubeconfig(), ns, c.claim_spec, dir.path());
     std::map<std::string, std::string> theirs;
@@ -348,12 +416,16 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
        : theirs[node.name] == "error" ? failing
                                       : pending) += 1;
     }
-    // Free the scheduler of this case's pending pods before the next one.
+    // Free the scheduler of this case's pending pods and rules before the next one.
     Status removed = admin->remove(kube::resources::kNamespaces, "", ns);
     REQUIRE(removed.isOk());
+    for (const auto& r : rules)
+      REQUIRE(admin->remove(api::resources::kDeviceTaintRules, "", r).isOk());
   }
   // Every answer occurs, or the comparison proves little.
-  std::printf("differential: %d fit, %d pending, %d scheduler errors\n", fitting, pending, failing);
+  std::printf("differential: %d fit, %d pending, %d scheduler errors; %d DeviceTaintRules\n",
+              fitting, pending, failing, rule_count);
+  CHECK(rule_count > 0);
   CHECK(fitting > 0);
   CHECK(pending > 0);
   CHECK(failing > 0);

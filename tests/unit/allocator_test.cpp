@@ -552,3 +552,61 @@ TEST_CASE("tainted devices are allocated only to requests that tolerate the tain
   REQUIRE(again.ok());
   CHECK(again->spec.devices == s->spec.devices);
 }
+
+// DeviceTaintRules (GA in 1.37) as kube-scheduler's slice tracker applies them: each selector
+// field that is set must match; the empty selector matches every device, no selector none.
+TEST_CASE("DeviceTaintRules taint the devices their selector matches", "[unit][allocator]") {
+  const std::string slices_yaml =
+      "- metadata: {name: a}\n  spec:\n    driver: gpu.nvidia.com\n    pool: {name: n1}\n"
+      "    devices: [{name: gpu-0}, {name: gpu-1}]\n"
+      "- metadata: {name: b}\n  spec:\n    driver: sriovnetwork.k8snetworkplumbingwg.io\n"
+      "    pool: {name: n1}\n    devices: [{name: 0000-01-00-1}]\n"
+      "- metadata: {name: c}\n  spec:\n    driver: gpu.nvidia.com\n    pool: {name: n2}\n"
+      "    devices: [{name: gpu-0}]\n";
+  struct Row {
+    std::string what;
+    std::string selector;              // YAML of spec.deviceSelector, "" for none
+    std::vector<std::string> tainted;  // slice/device
+  };
+  const std::vector<Row> rows = {
+      {"no selector: nothing", "", {}},
+      {"the empty selector: every device",
+       "deviceSelector: {}",
+       {"a/gpu-0", "a/gpu-1", "b/0000-01-00-1", "c/gpu-0"}},
+      {"a driver", "deviceSelector: {driver: gpu.nvidia.com}", {"a/gpu-0", "a/gpu-1", "c/gpu-0"}},
+      {"a pool of any driver",
+       "deviceSelector: {pool: n1}",
+       {"a/gpu-0", "a/gpu-1", "b/0000-01-00-1"}},
+      {"a device name in every pool", "deviceSelector: {device: gpu-0}", {"a/gpu-0", "c/gpu-0"}},
+      {"driver, pool and device",
+       "deviceSelector: {driver: gpu.nvidia.com, pool: n2, device: gpu-0}",
+       {"c/gpu-0"}},
+      {"a mismatch in one field", "deviceSelector: {driver: gpu.nvidia.com, pool: n3}", {}},
+  };
+  for (const auto& row : rows) {
+    SECTION(row.what) {
+      auto rule = api::DeviceTaintRule::decode(testing::yamlObject(
+          "metadata: {name: r}\nspec:\n  " + row.selector +
+          "\n  taint: {key: example.com/maintenance, value: planned, effect: NoSchedule}\n"));
+      REQUIRE(rule.ok());
+      auto docs = testing::yamlObject("items:\n" + slices_yaml);
+      std::vector<api::ResourceSlice> slices;
+      for (const auto& item : docs["items"].GetArray()) {
+        auto s = api::ResourceSlice::decode(item);
+        REQUIRE(s.ok());
+        slices.push_back(std::move(*s));
+      }
+      api::applyTaintRules({*rule}, slices);
+      std::vector<std::string> tainted;
+      for (const auto& s : slices) {
+        for (const auto& d : s.spec.devices) {
+          if (d.taints.empty()) continue;
+          CHECK(d.taints == std::vector<api::DeviceTaint>{
+                                {"example.com/maintenance", "planned", "NoSchedule"}});
+          tainted.push_back(s.metadata.name + "/" + d.name);
+        }
+      }
+      CHECK(tainted == row.tainted);
+    }
+  }
+}
