@@ -3,7 +3,8 @@
 # installs the Debian packages, builds the pinned Kubernetes release (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl, kubelet) from Go modules once (cached in
 # ~/.cache/sriov-dra), containerd (tools/containerd), the NRI test runtime (containerd's NRI
-# adaptation, tools/nri-runtime) and Operator Lifecycle Manager (tools/olm), builds the project
+# adaptation, tools/nri-runtime) and Operator Lifecycle Manager (tools/olm), prepares the
+# real-kernel tests' VM (scripts/build-kernel-vm.sh: QEMU, Debian's kernel), builds the project
 # and its images (scripts/build-images.sh, for the real-node tests), runs every test with ctest,
 # and fuzzes every input an attacker controls for 20 s each (scripts/fuzz.sh, clang, in build-fuzz).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
@@ -31,7 +32,8 @@ SRIOV_DRA_KUBERNETES="$(scripts/build-kubernetes.sh)"
 SRIOV_DRA_NRI_RUNTIME="$(scripts/build-nri-runtime.sh)"
 SRIOV_DRA_OLM="$(scripts/build-olm.sh)"
 SRIOV_DRA_CONTAINERD="$(scripts/build-containerd.sh)"
-export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM SRIOV_DRA_CONTAINERD
+SRIOV_DRA_KERNEL_VM="$(scripts/build-kernel-vm.sh)"
+export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM SRIOV_DRA_CONTAINERD SRIOV_DRA_KERNEL_VM
 
 build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null

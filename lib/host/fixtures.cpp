@@ -19,6 +19,7 @@ struct Nic {
   int speed;
   int sriov_offset = 1;
   std::vector<std::string> alt_names;  // what netlink reports (simulated/netlink/altnames)
+  int sriov_stride = 1;
 };
 
 struct Gpu {
@@ -45,7 +46,8 @@ class Builder {
   explicit Builder(const std::string& root) : t_(root) {}
 
   Status build(const std::vector<Root>& roots) {
-    for (const char* d : {"pcieport", "mlx5_core", "nvidia", "ice", "iavf", "vfio-pci"}) {
+    for (const char* d :
+         {"pcieport", "mlx5_core", "nvidia", "ice", "iavf", "igb", "igbvf", "vfio-pci"}) {
       std::string dir = std::string("sys/bus/pci/drivers/") + d;
       SDRA_RETURN_IF_ERROR(t_.mkdirs(dir));
       SDRA_RETURN_IF_ERROR(t_.file(dir + "/bind", ""));
@@ -132,7 +134,7 @@ class Builder {
     SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_numvfs", "0"));
     SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_vf_device", n.vf_device));
     SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_offset", std::to_string(n.sriov_offset)));
-    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_stride", "1"));
+    SDRA_RETURN_IF_ERROR(t_.file(dir + "/sriov_stride", std::to_string(n.sriov_stride)));
     std::string net = dir + "/net/" + n.name;
     SDRA_RETURN_IF_ERROR(t_.file(net + "/type", n.infiniband ? "32" : "1"));
     SDRA_RETURN_IF_ERROR(t_.file(net + "/mtu", std::to_string(n.mtu)));
@@ -212,6 +214,14 @@ std::vector<Root> topology(const std::string& name) {
     f1.alt_names = {"enp59s0f1np1"};
     return {{"pci0000:3a", 0, "0000:3a:00.0", {}, {}, {f0, f1}}};
   }
+  if (name == "igb-qemu") {
+    // What the real-kernel test's guest shows (tests/kernel): QEMU's emulated Intel 82576 behind
+    // a root port of q35's root complex, 7 VFs at offset 128, stride 2.
+    Nic igb{"0000:01:00.0", "eth0", "8086", "10c9", "10ca", "igb", 7, false, 1500, 1000, 128};
+    igb.sriov_stride = 2;
+    // q35's root complex has no NUMA affinity (numa_node -1); pxb-pcie roots have one.
+    return {{"pci0000:00", -1, "0000:00:01.0", {}, {}, {igb}}};
+  }
   if (name == "many-pfs") {
     // Eight dual-port E810 NICs, one per root complex: 16 PFs with 256 VFs each.
     std::vector<Root> roots;
@@ -253,7 +263,7 @@ std::vector<Root> topology(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> fixtureTopologies() {
-  return {"a100-reference", "e810-ethernet", "shared-root", "many-pfs"};
+  return {"a100-reference", "e810-ethernet", "shared-root", "many-pfs", "igb-qemu"};
 }
 
 Status writeFixture(const std::string& name, const std::string& root) {

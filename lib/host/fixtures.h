@@ -12,6 +12,8 @@
 //   shared-root     one root complex pci0000:00 with two switches, each holding a GPU and a NIC:
 //                   a shared pcieRoot does not mean a shared switch there.
 //   many-pfs        eight dual-port E810 NICs on eight roots: 16 PFs x 256 VFs (benchmarks).
+//   igb-qemu        the real-kernel test's guest (tests/kernel): one Intel 82576 (8086:10c9, VF
+//                   10ca, igb/igbvf, 7 VFs at offset 128, stride 2), eth0, on pci0000:00.
 // PFs start with 0 VFs; writing sriov_numvfs through the simulated kernel creates them.
 #include <string>
 #include <vector>

@@ -109,6 +109,15 @@ Result<std::vector<LinkInfo>> KernelNetlink::links() const {
   return out;
 }
 
+// devlink answers ENODEV for a handle it has no instance for: no such device, or (seen with igb
+// on a real kernel) a driver that registers no devlink instance and so has no eSwitch.
+Status noDevlinkInstance(const Status& st, std::string_view pci_address) {
+  if (st.sysErrno() != ENODEV) return st;
+  return Status(st.code(), st.message() + " (no devlink instance pci/" + std::string(pci_address) +
+                               ": no such device, or its driver has no devlink and so no eSwitch)")
+      .withErrno(ENODEV);
+}
+
 Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) const {
   auto family = devlinkFamily(timeout_);
   if (!family.ok()) return family.status();
@@ -116,7 +125,7 @@ Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) con
   std::string what = "reading the eSwitch mode of pci/" + std::string(pci_address);
   auto reply = transact(NETLINK_GENERIC, netlink::eswitchGetRequest(*family, seq, pci_address), seq,
                         what, timeout_);
-  if (!reply.ok()) return reply.status();
+  if (!reply.ok()) return noDevlinkInstance(reply.status(), pci_address);
   if (reply->payloads.empty()) {
     return Status(Code::kInvalidArgument, what + ": the kernel sent no eSwitch");
   }
@@ -133,7 +142,7 @@ Status KernelNetlink::setEswitchMode(std::string_view pci_address, std::string_v
       NETLINK_GENERIC, *request, seq,
       "setting the eSwitch mode of pci/" + std::string(pci_address) + " to " + std::string(mode),
       timeout_);
-  return reply.ok() ? Status::ok() : reply.status();
+  return reply.ok() ? Status::ok() : noDevlinkInstance(reply.status(), pci_address);
 }
 
 }  // namespace sriovdra::host

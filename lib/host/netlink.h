@@ -7,8 +7,9 @@
 //   eswitchMode(pci)           devlink DEVLINK_CMD_ESWITCH_GET on "pci/<address>":
 //                              "legacy" or "switchdev".
 //   setEswitchMode(pci, mode)  devlink DEVLINK_CMD_ESWITCH_SET (needs CAP_NET_ADMIN).
-// Errors keep the kernel's errno (Status::sysErrno()): ENODEV no such interface or device;
-// EOPNOTSUPP the driver has no eSwitch (e.g. an InfiniBand port); EBUSY the driver refuses the
+// Errors keep the kernel's errno (Status::sysErrno()): ENODEV no such interface or device, or
+// (devlink) a driver that registers no devlink instance, such as igb; EOPNOTSUPP a devlink
+// instance without an eSwitch (e.g. an InfiniBand port); EBUSY the driver refuses the
 // change while VFs exist; EINVAL a mode it does not know; EPERM without CAP_NET_ADMIN; ENOENT
 // (Code::kNotFound) when the kernel has no devlink generic netlink family at all.
 // Thread-safety: KernelNetlink opens a socket per call and may be used from any thread;

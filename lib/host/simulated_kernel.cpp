@@ -31,7 +31,8 @@ std::string trim(std::string_view v) {
 Status err(int e, const std::string& what) { return Status::fromErrno(e, what); }
 
 bool isNetworkDriver(const std::string& d) {
-  return d == "mlx5_core" || d == "ice" || d == "iavf" || d == "i40e" || d == "ixgbevf";
+  return d == "mlx5_core" || d == "ice" || d == "iavf" || d == "i40e" || d == "ixgbevf" ||
+         d == "igb" || d == "igbvf";
 }
 
 }  // namespace
@@ -61,6 +62,8 @@ std::string SimulatedKernel::defaultDriver(const std::string& dev_dir) const {
   if (vendor == "0x15b3") return "mlx5_core";
   if (vendor == "0x8086" && device == "0x1889") return "iavf";
   if (vendor == "0x8086" && device == "0x1593") return "ice";
+  if (vendor == "0x8086" && device == "0x10c9") return "igb";
+  if (vendor == "0x8086" && device == "0x10ca") return "igbvf";
   if (vendor == "0x10de") return "nvidia";
   return "";
 }
@@ -126,9 +129,11 @@ Result<std::string> SimulatedKernel::eswitchFile(const std::string& bdf) const {
   if (auto nets = fs_.list(*dir + "/net"); nets.ok() && !nets->empty()) {
     ethernet = fs_.read(*dir + "/net/" + nets->front() + "/type").valueOr("") == "1";
   }
-  if (fs_.exists(*dir + "/physfn") || (driver != "mlx5_core" && driver != "ice") || !ethernet) {
-    return err(EOPNOTSUPP, "pci/" + bdf + " has no eSwitch");
+  bool vf = fs_.exists(*dir + "/physfn");
+  if (!vf && driver != "mlx5_core" && driver != "ice") {
+    return err(ENODEV, "no devlink instance pci/" + bdf + " (its driver has no devlink)");
   }
+  if (vf || !ethernet) return err(EOPNOTSUPP, "pci/" + bdf + " has no eSwitch");
   return "simulated/devlink/" + bdf + "/eswitch_mode";
 }
 

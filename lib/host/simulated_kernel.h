@@ -16,13 +16,18 @@
 //                      files, the PCI device it sits on (the parent the kernel reports), and its
 //                      altNames, the lines of <root>/simulated/netlink/altnames/IF.
 //   eswitchMode(PCI)   <root>/simulated/devlink/PCI/eswitch_mode, "legacy" when absent. ENODEV
-//                      for no such device; EOPNOTSUPP unless it is a PF bound to an eSwitch
-//                      driver (mlx5_core, ice) with an Ethernet netdev (InfiniBand ports and VFs
-//                      have no eSwitch).
+//                      for no such device and for a PF whose driver registers no devlink
+//                      instance (any but mlx5_core and ice: igb answers so on a real kernel,
+//                      tests/kernel); EOPNOTSUPP for a VF or an InfiniBand port (no eSwitch).
 //   setEswitchMode     the same refusals, EINVAL for a mode other than legacy/switchdev, and
 //                      EBUSY while the PF has VFs (sriov_numvfs > 0): the order ice requires
 //                      (VFs to 0, mode, VFs back), which every driver accepts. Representor
 //                      netdevs of switchdev VFs are not modelled.
+// Held to Linux: tests/kernel runs one scenario (VF counts, EBUSY and ERANGE, the agent's plan,
+// vfio-pci and back, MTUs, devlink) on the kernel of a QEMU VM (igb, fixture "igb-qemu") and here,
+// and compares result and state step by step. Known deviations, left out of that comparison on
+// purpose: VF netdev names (the kernel says ethN and udev renames them; here "<PF name>v<N>"),
+// MAC addresses and IOMMU group numbers.
 // Every write and every devlink change is journaled to <root>/simulated-kernel.log
 // ("path value -> result", "devlink pci/PCI eswitch mode M -> result"), so tests and the demo
 // can show what the agent did.

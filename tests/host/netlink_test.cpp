@@ -141,3 +141,19 @@ TEST_CASE("InfiniBand ports have no eSwitch and discovery reports them legacy", 
   CHECK(t->warnings.empty());
   for (const auto& pf : t->pfs) CHECK(pf.eswitch_mode == "legacy");
 }
+
+// Found on a real kernel (tests/kernel): igb registers no devlink instance, and devlink answers
+// ENODEV for its PF, not EOPNOTSUPP; discovery still reports legacy, without a warning.
+TEST_CASE("a PF whose driver has no devlink answers ENODEV and is legacy", "[host][netlink]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("igb-qemu", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  CHECK(k.eswitchMode("0000:01:00.0").status().sysErrno() == ENODEV);
+  CHECK(k.setEswitchMode("0000:01:00.0", "switchdev").sysErrno() == ENODEV);
+  auto t = host::discover(k, k);
+  REQUIRE(t.ok());
+  REQUIRE(t->pfs.size() == 1);
+  CHECK(t->pfs[0].eswitch_mode == "legacy");
+  CHECK(t->pfs[0].driver == "igb");
+  CHECK(t->warnings.empty());
+}

@@ -1,0 +1,195 @@
+#include "kernel/scenario.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "api/names.h"
+#include "base/json.h"
+#include "dra/slices.h"
+#include "host/apply.h"
+#include "host/discovery.h"
+#include "host/plan.h"
+
+namespace sriovdra::kernel_test {
+namespace {
+
+std::string resultOf(const Status& st) {
+  if (st.isOk()) return "ok";
+  if (st.sysErrno() != 0) {
+    const char* name = strerrorname_np(st.sysErrno());
+    return name != nullptr ? name : "errno " + std::to_string(st.sysErrno());
+  }
+  return std::string(codeName(st.code()));
+}
+
+template <typename T>
+std::string resultOf(const Result<T>& r) {
+  return r.ok() ? "ok" : resultOf(r.status());
+}
+
+const api::InterfaceExt* findPf(const host::Topology& t, const std::string& bdf) {
+  for (const auto& pf : t.pfs) {
+    if (pf.pci_address == bdf) return &pf;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> stateOf(const host::Sysfs& sysfs, const host::Netlink& netlink,
+                                 const std::string& bdf) {
+  auto t = host::discover(sysfs, netlink);
+  if (!t.ok()) return {"discovery failed: " + t.status().toString()};
+  const api::InterfaceExt* pf = findPf(*t, bdf);
+  if (pf == nullptr) return {"PF " + bdf + " not discovered"};
+  std::vector<std::string> out;
+  out.push_back("PF " + pf->pci_address + " " + pf->vendor + ":" + pf->device_id +
+                " driver=" + pf->driver + " netdev=" + pf->name +
+                " mtu=" + std::to_string(pf->mtu) + " link=" + pf->link_type +
+                " eswitch=" + pf->eswitch_mode + " numVfs=" + std::to_string(pf->num_vfs) + "/" +
+                std::to_string(pf->total_vfs) + " vfDevice=" + pf->vf_device_id);
+  for (const auto& vf : pf->vfs) {
+    std::string line = "VF " + std::to_string(vf.vf_id) + " " + vf.pci_address + " " + vf.vendor +
+                       ":" + vf.device_id + " driver=" + (vf.driver.empty() ? "none" : vf.driver);
+    line += vf.name.empty() ? " no netdev" : " netdev mtu=" + std::to_string(vf.mtu);
+    if (vf.driver == "vfio-pci") {
+      auto access = host::readVfAccess(sysfs, vf.pci_address);
+      bool node = access.ok() && !access->iommu_group.empty() &&
+                  sysfs.exists("dev/vfio/" + access->iommu_group);
+      line += node ? " /dev/vfio/<group>" : " no /dev/vfio node";
+    }
+    out.push_back(std::move(line));
+  }
+  for (const auto& w : t->warnings) out.push_back("warning: " + w);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink) {
+  auto start = host::discover(sysfs, netlink);
+  if (!start.ok() || start->pfs.empty()) {
+    return {{"discover", start.ok() ? "no SR-IOV PF" : resultOf(start.status()), {}}};
+  }
+  const api::InterfaceExt pf = start->pfs.front();
+  const std::string& bdf = pf.pci_address;
+  std::vector<Step> steps;
+  auto step = [&](std::string name, const std::string& result) {
+    steps.push_back({std::move(name), result, stateOf(sysfs, netlink, bdf)});
+  };
+  using Kind = host::Action::Kind;
+  auto apply = [&](Kind kind, const std::string& target, const std::string& value,
+                   const std::string& from = "") {
+    return host::applyAction(sysfs, netlink, {kind, bdf, target, value, from});
+  };
+  auto vf = [&](int index) -> std::string {
+    auto t = host::discover(sysfs, netlink);
+    const api::InterfaceExt* p = t.ok() ? findPf(*t, bdf) : nullptr;
+    return p != nullptr && static_cast<size_t>(index) < p->vfs.size() ? p->vfs[index].pci_address
+                                                                      : "";
+  };
+
+  step("discover", "ok");
+  step("set sriov_numvfs 4", resultOf(apply(Kind::kSetNumVfs, bdf, "4")));
+  step("write sriov_numvfs 2 over 4",
+       resultOf(sysfs.write("sys/bus/pci/devices/" + bdf + "/sriov_numvfs", "2")));
+  step("write sriov_numvfs 8 over 4 (more than sriov_totalvfs)",
+       resultOf(sysfs.write("sys/bus/pci/devices/" + bdf + "/sriov_numvfs", "8")));
+  // What the agent does for a spec of 2 VFs on a PF with 4: its plan, action by action.
+  auto now = host::discover(sysfs, netlink);
+  if (now.ok()) {
+    api::Interface itf{bdf, "", 2, 0, "", "", false, {{"r", "netdevice", "0-1", "p", 0, false}}};
+    auto plan = host::planHost({{itf}, {}}, *now, {}, {});
+    for (const auto& e : plan.errors) step("plan error: " + e, "error");
+    for (const auto& a : plan.actions) {
+      step("plan: " + a.describe(), resultOf(host::applyAction(sysfs, netlink, a)));
+    }
+  }
+  std::string vf0 = vf(0);
+  std::string vf0_driver;
+  if (auto access = host::readVfAccess(sysfs, vf0); access.ok()) vf0_driver = access->driver;
+  step("bind VF 0 to vfio-pci", resultOf(apply(Kind::kBindDriver, vf0, "vfio-pci", vf0_driver)));
+  step("bind VF 0 to its default driver", resultOf(apply(Kind::kBindDriver, vf0, "", "vfio-pci")));
+  step("PF mtu 9000", resultOf(apply(Kind::kSetMtu, pf.name, "9000")));
+  std::string vf1_netdev;
+  if (auto access = host::readVfAccess(sysfs, vf(1)); access.ok()) vf1_netdev = access->netdev;
+  step("VF 1 mtu 9000", resultOf(apply(Kind::kSetMtu, vf1_netdev, "9000")));
+  step("PF mtu 70000", resultOf(apply(Kind::kSetMtu, pf.name, "70000")));
+  step("devlink eswitch get", resultOf(netlink.eswitchMode(bdf)));
+  step("devlink eswitch set switchdev", resultOf(netlink.setEswitchMode(bdf, "switchdev")));
+  step("set sriov_numvfs 0", resultOf(apply(Kind::kSetNumVfs, bdf, "0")));
+  return steps;
+}
+
+std::vector<std::string> placements(const host::Sysfs& sysfs, const host::Netlink& netlink) {
+  auto t = host::discover(sysfs, netlink);
+  if (!t.ok()) return {"discovery failed: " + t.status().toString()};
+  std::vector<api::Device> devices;
+  for (const auto& pf : t->pfs) {
+    for (const auto& vf : pf.vfs)
+      devices.push_back({api::deviceName(vf.pci_address), vf.pci_address, {}});
+  }
+  auto set = dra::buildSlices("vm", devices, t->pfs, {});
+  std::vector<std::string> out;
+  for (const auto& r : set.refused) out.push_back("refused: " + r);
+  for (const auto& slice : set.slices) {
+    for (const auto& d : slice.spec.devices) {
+      auto attr = [&](std::string_view name) {
+        auto it = d.attributes.find(std::string(name));
+        return it == d.attributes.end() ? std::string("(none)") : it->second.toString();
+      };
+      // The VF's own place in sysfs, beside what the agent publishes (its PF's).
+      std::string bdf = attr(api::attr::kPciBusId);
+      auto placed = host::placement(sysfs, bdf);
+      auto numa = sysfs.read("sys/bus/pci/devices/" + bdf + "/numa_node");
+      out.push_back(d.name + " pcieRoot=" + attr(api::attr::kPcieRoot) + " numaNode=" +
+                    attr(api::attr::kNumaNode) + " (sysfs: " + (placed.ok() ? placed->root : "?") +
+                    " numa_node " + (numa.ok() ? *numa : "?") + ")");
+    }
+  }
+  return out;
+}
+
+std::string encodeReport(const std::vector<Step>& steps, const std::vector<std::string>& placed) {
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  auto strings = [&](const std::vector<std::string>& v) {
+    json::Value arr(rapidjson::kArrayType);
+    for (const auto& s : v) arr.PushBack(json::str(s, a), a);
+    return arr;
+  };
+  json::Value list(rapidjson::kArrayType);
+  for (const auto& s : steps) {
+    json::Value o(rapidjson::kObjectType);
+    json::setString(o, "name", s.name, a);
+    json::setString(o, "result", s.result, a);
+    json::set(o, "state", strings(s.state), a);
+    list.PushBack(o, a);
+  }
+  json::set(doc, "steps", std::move(list), a);
+  json::set(doc, "placements", strings(placed), a);
+  return json::dump(doc);
+}
+
+Result<Report> decodeReport(std::string_view json_text) {
+  auto doc = json::parse(json_text);
+  if (!doc.ok()) return doc.status();
+  Report r;
+  auto strings = [](const json::Value& v, const char* key) {
+    std::vector<std::string> out;
+    if (const json::Value* arr = json::arrayMember(v, key)) {
+      for (const auto& s : arr->GetArray()) {
+        if (s.IsString()) out.emplace_back(s.GetString(), s.GetStringLength());
+      }
+    }
+    return out;
+  };
+  if (const json::Value* steps = json::arrayMember(*doc, "steps")) {
+    for (const auto& s : steps->GetArray()) {
+      r.steps.push_back({std::string(json::stringOr(s, "name")),
+                         std::string(json::stringOr(s, "result")), strings(s, "state")});
+    }
+  }
+  r.placements = strings(*doc, "placements");
+  return r;
+}
+
+}  // namespace sriovdra::kernel_test

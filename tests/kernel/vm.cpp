@@ -1,0 +1,137 @@
+#include "kernel/vm.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "base/files.h"
+#include "base/process.h"
+
+namespace sriovdra::kernel_test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The absolute paths of the shared objects `ldd` says the program loads (the dynamic loader
+// among them).
+Result<std::vector<std::string>> sharedObjects(const std::string& program) {
+  auto ldd = runProcess({.argv = {"ldd", program}}, std::chrono::seconds(30));
+  if (!ldd.ok()) return ldd.status();
+  if (ldd->exit_code != 0) return Status(Code::kInternal, "ldd " + program + ": " + ldd->err);
+  std::vector<std::string> out;
+  std::istringstream lines(ldd->out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream words(line);
+    for (std::string word; words >> word;) {
+      if (word.starts_with('/')) {
+        out.push_back(word);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// <work>/initramfs.cpio: the base archive, then one with /probe/run and its libraries.
+Result<std::string> initramfs(const VmOptions& o) {
+  std::string root = o.work_dir + "/probe-root";
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  fs::create_directories(root + "/probe", ec);
+  if (ec) return Status::fromErrno(ec.value(), "creating " + root);
+  std::vector<std::string> files = {"probe/run"};
+  fs::copy_file(o.probe, root + "/probe/run", ec);
+  if (ec) return Status::fromErrno(ec.value(), "copying " + o.probe);
+  auto libs = sharedObjects(o.probe);
+  if (!libs.ok()) return libs.status();
+  for (const auto& lib : *libs) {
+    fs::path target = root + lib;
+    fs::create_directories(target.parent_path(), ec);
+    fs::copy_file(lib, target, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Status::fromErrno(ec.value(), "copying " + lib);
+    files.push_back(lib.substr(1));
+  }
+  // Linux's unpacker creates no parent directories: each comes first as an entry of its own.
+  std::set<std::string> dirs;
+  for (const auto& f : files) {
+    for (auto at = f.find('/'); at != std::string::npos; at = f.find('/', at + 1)) {
+      dirs.insert(f.substr(0, at));
+    }
+  }
+  std::string names;
+  for (const auto& d : dirs) names += d + "\n";
+  for (const auto& f : files) names += f + "\n";
+  auto cpio =
+      runProcess({.argv = {"cpio", "-o", "-H", "newc", "--quiet", "-D", root}, .stdin_data = names},
+                 std::chrono::seconds(60), size_t{512} << 20);
+  if (!cpio.ok()) return cpio.status();
+  if (cpio->exit_code != 0) return Status(Code::kInternal, "cpio: " + cpio->err);
+  auto base = readFile(o.kernel_vm_dir + "/base.cpio");
+  if (!base.ok()) return base.status();
+  std::string path = o.work_dir + "/initramfs.cpio";
+  SDRA_RETURN_IF_ERROR(writeFileAtomic(path, *base + cpio->out));
+  return path;
+}
+
+std::vector<std::string> qemuArgv(const VmOptions& o, const std::string& initrd) {
+  std::vector<std::string> argv = {"qemu-system-x86_64",
+                                   "-accel",
+                                   "tcg",
+                                   "-machine",
+                                   "q35",
+                                   "-m",
+                                   "512",
+                                   "-smp",
+                                   "2",
+                                   "-object",
+                                   "memory-backend-ram,id=m0,size=256M",
+                                   "-object",
+                                   "memory-backend-ram,id=m1,size=256M",
+                                   "-numa",
+                                   "node,nodeid=0,memdev=m0,cpus=0",
+                                   "-numa",
+                                   "node,nodeid=1,memdev=m1,cpus=1",
+                                   "-nodefaults",
+                                   "-nographic",
+                                   "-serial",
+                                   "stdio",
+                                   "-no-reboot",
+                                   "-device",
+                                   "intel-iommu,intremap=off"};
+  int chassis = 1;
+  for (const auto& nic : o.nics) {
+    std::string n = std::to_string(chassis);
+    std::string bus = "pcie.0";
+    if (nic.expander_bus != 0) {
+      bus = "pxb" + n;
+      argv.insert(argv.end(), {"-device", "pxb-pcie,id=" + bus + ",bus=pcie.0,bus_nr=" +
+                                              std::to_string(nic.expander_bus) +
+                                              ",numa_node=" + std::to_string(nic.numa_node)});
+    }
+    argv.insert(
+        argv.end(),
+        {"-device", "pcie-root-port,id=rp" + n + ",bus=" + bus + ",chassis=" + n + ",slot=" + n,
+         "-device", "igb,bus=rp" + n});
+    ++chassis;
+  }
+  argv.insert(argv.end(), {"-kernel", o.kernel_vm_dir + "/vmlinux", "-initrd", initrd, "-append",
+                           "console=ttyS0 intel_iommu=on iommu=pt pci=realloc panic=-1 quiet"});
+  return argv;
+}
+
+}  // namespace
+
+Result<std::string> bootVm(const VmOptions& options) {
+  auto initrd = initramfs(options);
+  if (!initrd.ok()) return initrd.status();
+  auto run = runProcess({.argv = qemuArgv(options, *initrd)}, options.timeout, size_t{16} << 20);
+  if (!run.ok()) return run.status();
+  if (run->exit_code != 0) {
+    return Status(Code::kInternal, "qemu exited with " + std::to_string(run->exit_code) + ": " +
+                                       run->err + "\n" + run->out);
+  }
+  return run->out;
+}
+
+}  // namespace sriovdra::kernel_test

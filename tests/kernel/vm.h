@@ -1,0 +1,37 @@
+#pragma once
+// One boot of the real-kernel test's VM: QEMU (TCG; KVM is not usable on this machine kind) with
+// Debian's kernel and the base initramfs of scripts/build-kernel-vm.sh, to which the probe program
+// and the shared libraries `ldd` names for it are appended as a second cpio archive (Linux
+// unpacks both). The guest's /init loads igb, igbvf and vfio-pci, runs the probe as /probe/run
+// and powers off; everything the guest printed on its serial console is returned.
+//
+// The machine: q35 with an intel-iommu (interrupt remapping off: it panics under TCG; without an
+// IOMMU VFs get no group and vfio-pci cannot bind), SeaBIOS, two NUMA nodes, and one emulated
+// Intel 82576 (`igb`, 7 VFs) per entry of `nics`: behind a root port of the main root complex
+// (pci0000:00), or of a pxb-pcie expander bridge, a root bus of its own (pci0000:<bus>) on the
+// given NUMA node. No network backend: the guest never reaches the host.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace sriovdra::kernel_test {
+
+struct VmNic {
+  int expander_bus = 0;  // 0: on pci0000:00; else the pxb-pcie's bus number (pci0000:<bus>)
+  int numa_node = 0;     // of the expander bridge
+};
+
+struct VmOptions {
+  std::string kernel_vm_dir;  // scripts/build-kernel-vm.sh's output (vmlinux, base.cpio)
+  std::string probe;          // the program the guest runs
+  std::string work_dir;       // scratch: the probe's initramfs
+  std::vector<VmNic> nics;
+  std::chrono::seconds timeout{300};
+};
+
+// The serial log of one boot; an error when QEMU cannot start, fails or outlives the timeout.
+Result<std::string> bootVm(const VmOptions& options);
+
+}  // namespace sriovdra::kernel_test
