@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "base/strings.h"
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
 #include "kernel/scenario.h"
@@ -70,11 +71,8 @@ const kernel_test::Step& stepNamed(const kernel_test::Report& r, const std::stri
   throw std::logic_error("unreachable");
 }
 
-std::string joined(const std::vector<std::string>& lines) {
-  std::string out;
-  for (const auto& l : lines) out += l + "\n";
-  return out;
-}
+// One line per entry, each ending in a newline.
+std::string joined(const std::vector<std::string>& lines) { return join(lines, "\n") + "\n"; }
 
 }  // namespace
 
@@ -97,22 +95,26 @@ TEST_CASE("lib/host drives Linux's own SR-IOV: VFs, drivers, MTU, refusals", "[k
         "PF 0000:01:00.0 8086:10c9 driver=igb netdev=eth0 mtu=1500 link=ETH eswitch=legacy "
         "numVfs=0/7 vfDevice=10ca");
   CHECK(stepNamed(r, "set sriov_numvfs 4").result == "ok");
-  CHECK(stepNamed(r, "set sriov_numvfs 4").state.size() == 5);
+  CHECK(stepNamed(r, "set sriov_numvfs 4").state.size() == 6);
   CHECK(state("set sriov_numvfs 4", 4) ==
-        "VF 3 0000:01:10.6 8086:10ca driver=igbvf netdev mtu=1500");
+        "VF 3 0000:01:10.6 8086:10ca driver=igbvf netdev mtu=1500 override=(null)");
   CHECK(stepNamed(r, "write sriov_numvfs 2 over 4").result == "EBUSY");
   CHECK(stepNamed(r, "write sriov_numvfs 8 over 4 (more than sriov_totalvfs)").result == "ERANGE");
   CHECK(stepNamed(r, "plan: set sriov_numvfs of 0000:01:00.0 to 0").result == "ok");
-  CHECK(stepNamed(r, "plan: set sriov_numvfs of 0000:01:00.0 to 2").state.size() == 3);
+  CHECK(stepNamed(r, "plan: set sriov_numvfs of 0000:01:00.0 to 2").state.size() == 4);
   CHECK(stepNamed(r, "bind VF 0 to vfio-pci").result == "ok");
   CHECK(state("bind VF 0 to vfio-pci", 1) ==
-        "VF 0 0000:01:10.0 8086:10ca driver=vfio-pci no netdev /dev/vfio/<group>");
+        "VF 0 0000:01:10.0 8086:10ca driver=vfio-pci no netdev override=vfio-pci "
+        "/dev/vfio/<group>");
   CHECK(state("bind VF 0 to its default driver", 1) ==
-        "VF 0 0000:01:10.0 8086:10ca driver=igbvf netdev mtu=1500");
+        "VF 0 0000:01:10.0 8086:10ca driver=igbvf netdev mtu=1500 override=(null)");
   CHECK(stepNamed(r, "VF 1 mtu 9000").result == "ok");
   CHECK(stepNamed(r, "PF mtu 70000").result == "EINVAL");
   CHECK(stepNamed(r, "devlink eswitch set switchdev").result == "ENODEV");
-  CHECK(stepNamed(r, "set sriov_numvfs 0").state.size() == 1);
+  CHECK(stepNamed(r, "set sriov_numvfs 0").state ==
+        std::vector<std::string>{"PF 0000:01:00.0 8086:10c9 driver=igb netdev=eth0 mtu=9000 "
+                                 "link=ETH eswitch=legacy numVfs=0/7 vfDevice=10ca",
+                                 "VFIO group nodes: 0"});
   // Two roots: q35's (no NUMA affinity) and a pxb-pcie expander's on NUMA node 1; the agent
   // publishes each VF under its own root and node, as sysfs places it.
   CHECK(r.placements ==

@@ -50,6 +50,8 @@ std::vector<std::string> stateOf(const host::Sysfs& sysfs, const host::Netlink& 
     std::string line = "VF " + std::to_string(vf.vf_id) + " " + vf.pci_address + " " + vf.vendor +
                        ":" + vf.device_id + " driver=" + (vf.driver.empty() ? "none" : vf.driver);
     line += vf.name.empty() ? " no netdev" : " netdev mtu=" + std::to_string(vf.mtu);
+    line += " override=" + sysfs.read("sys/bus/pci/devices/" + vf.pci_address + "/driver_override")
+                               .valueOr("(unreadable)");
     if (vf.driver == "vfio-pci") {
       auto access = host::readVfAccess(sysfs, vf.pci_address);
       bool node = access.ok() && !access->iommu_group.empty() &&
@@ -58,6 +60,10 @@ std::vector<std::string> stateOf(const host::Sysfs& sysfs, const host::Netlink& 
     }
     out.push_back(std::move(line));
   }
+  // VFIO group nodes (the container node /dev/vfio/vfio aside): one per VF on vfio-pci.
+  size_t groups = 0;
+  for (const auto& e : sysfs.list("dev/vfio").valueOr({})) groups += e == "vfio" ? 0 : 1;
+  out.push_back("VFIO group nodes: " + std::to_string(groups));
   for (const auto& w : t->warnings) out.push_back("warning: " + w);
   return out;
 }
@@ -115,6 +121,9 @@ std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink) {
   step("PF mtu 70000", resultOf(apply(Kind::kSetMtu, pf.name, "70000")));
   step("devlink eswitch get", resultOf(netlink.eswitchMode(bdf)));
   step("devlink eswitch set switchdev", resultOf(netlink.setEswitchMode(bdf, "switchdev")));
+  // VFs go away with one of them still on vfio-pci (as when a VM-using pod left it there).
+  step("bind VF 0 to vfio-pci again",
+       resultOf(apply(Kind::kBindDriver, vf0, "vfio-pci", vf0_driver)));
   step("set sriov_numvfs 0", resultOf(apply(Kind::kSetNumVfs, bdf, "0")));
   return steps;
 }
