@@ -39,9 +39,17 @@ if ((${#need_packages[@]})); then
   apt-get install -y -qq --no-install-recommends busybox-static cpio xz-utils >/dev/null
 fi
 
-# The newest 6.1 kernel the archive has (linux-image-amd64 names it).
-kernel_pkg="$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')"
-[[ -n "$kernel_pkg" ]] || { echo "build-kernel-vm: no linux-image-amd64 in the apt cache" >&2; exit 1; }
+# The newest 6.1 kernel the archive has (linux-image-amd64 names it; the package lists are
+# fetched once when this machine has none).
+kernel_package() {
+  apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}'
+}
+kernel_pkg="$(kernel_package)"
+if [[ -z "$kernel_pkg" && $(id -u) -eq 0 ]]; then
+  apt-get update -qq >&2
+  kernel_pkg="$(kernel_package)"
+fi
+[[ -n "$kernel_pkg" ]] || { echo "build-kernel-vm: no linux-image-amd64 in the apt lists" >&2; exit 1; }
 version="${kernel_pkg#linux-image-}"
 stamp="$(cat "$self" | sha256sum | cut -c1-12)"
 out="$cache_root/kernel-vm-$version-$stamp"
@@ -90,4 +98,6 @@ chmod 755 "$root/init"
 echo "$version" >"$staging/kernel-version"
 mkdir -p "$out"
 mv "$staging/vmlinux" "$staging/base.cpio" "$staging/kernel-version" "$out/"
+# Guests of other kernels or of earlier versions of this script are not used again.
+find "$cache_root" -maxdepth 1 -name 'kernel-vm-*' ! -path "$out" -exec rm -rf {} +
 echo "$out"
