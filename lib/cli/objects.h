@@ -21,7 +21,7 @@ struct ObjectBundle {
   std::vector<api::DeviceAttributes> device_attributes;
   std::vector<api::Network> networks;  // SriovNetwork and SriovIBNetwork
   std::vector<api::Node> nodes;
-  std::vector<api::SriovNodeState> node_states;  // also upstream SriovNetworkNodeState
+  std::vector<api::SriovNodeState> node_states;     // also upstream SriovNetworkNodeState
   std::vector<api::ResourceSlice> resource_slices;  // with the DeviceTaintRules' taints applied
   std::vector<api::DeviceTaintRule> device_taint_rules;
   std::vector<api::DeviceClass> device_classes;

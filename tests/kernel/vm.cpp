@@ -101,19 +101,18 @@ std::vector<std::string> qemuArgv(const VmOptions& o, const std::string& initrd)
                                    "intel-iommu,intremap=off"};
   int chassis = 1;
   for (const auto& nic : o.nics) {
-    std::string n = std::to_string(chassis);
+    std::string n = std::to_string(chassis++);
     std::string bus = "pcie.0";
     if (nic.expander_bus != 0) {
       bus = "pxb" + n;
-      argv.insert(argv.end(), {"-device", "pxb-pcie,id=" + bus + ",bus=pcie.0,bus_nr=" +
-                                              std::to_string(nic.expander_bus) +
-                                              ",numa_node=" + std::to_string(nic.numa_node)});
+      std::string pxb = "pxb-pcie,id=" + bus;
+      pxb.append(",bus=pcie.0,bus_nr=").append(std::to_string(nic.expander_bus));
+      pxb.append(",numa_node=").append(std::to_string(nic.numa_node));
+      argv.insert(argv.end(), {"-device", pxb});
     }
-    argv.insert(
-        argv.end(),
-        {"-device", "pcie-root-port,id=rp" + n + ",bus=" + bus + ",chassis=" + n + ",slot=" + n,
-         "-device", "igb,bus=rp" + n});
-    ++chassis;
+    std::string port = "pcie-root-port,id=rp" + n;
+    port.append(",bus=").append(bus).append(",chassis=").append(n).append(",slot=").append(n);
+    argv.insert(argv.end(), {"-device", port, "-device", "igb,bus=rp" + n});
   }
   argv.insert(argv.end(), {"-kernel", o.kernel_vm_dir + "/vmlinux", "-initrd", initrd, "-append",
                            "console=ttyS0 intel_iommu=on iommu=pt pci=realloc panic=-1 quiet"});
