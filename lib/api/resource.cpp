@@ -117,7 +117,7 @@ Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
   for (const auto& d : spec.array("devices")) {
     SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"), {}, {}};
     for (const auto& t : d.array("taints")) {
-      dev.taints.push_back({t.str("key"), t.str("value"), t.str("effect")});
+      dev.taints.push_back(DeviceTaint::decode(t));
     }
     if (const json::Value* cap = d.raw("capacity"); cap != nullptr && cap->IsObject()) {
       Reader caps = d.object("capacity");
@@ -138,9 +138,14 @@ Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
   return s;
 }
 
+DeviceTaint DeviceTaint::decode(const Reader& r) {
+  return {r.str("key"), r.str("value"), r.str("effect")};
+}
+
 bool DeviceTaintRule::selects(const ResourceSliceSpec& slice, const SliceDevice& d) const {
-  return has_selector && (!driver || *driver == slice.driver) &&
-         (!pool || *pool == slice.pool.name) && (!device || *device == d.name);
+  return selector && (!selector->driver || *selector->driver == slice.driver) &&
+         (!selector->pool || *selector->pool == slice.pool.name) &&
+         (!selector->device || *selector->device == d.name);
 }
 
 Result<DeviceTaintRule> DeviceTaintRule::decode(const json::Value& v) {
@@ -150,16 +155,12 @@ Result<DeviceTaintRule> DeviceTaintRule::decode(const json::Value& v) {
   Reader spec = root.object("spec");
   if (spec.has("deviceSelector")) {
     Reader sel = spec.object("deviceSelector");
-    rule.has_selector = true;
     auto optional = [&](const char* field) {
       return sel.has(field) ? std::optional<std::string>(sel.str(field)) : std::nullopt;
     };
-    rule.driver = optional("driver");
-    rule.pool = optional("pool");
-    rule.device = optional("device");
+    rule.selector = Selector{optional("driver"), optional("pool"), optional("device")};
   }
-  Reader taint = spec.object("taint");
-  rule.taint = {taint.str("key"), taint.str("value"), taint.str("effect")};
+  rule.taint = DeviceTaint::decode(spec.object("taint"));
   if (!root.status().isOk()) return root.status();
   return rule;
 }

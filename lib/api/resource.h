@@ -21,6 +21,7 @@ struct DeviceTaint {
   std::string value;
   std::string effect;
   bool operator==(const DeviceTaint&) const = default;
+  static DeviceTaint decode(const Reader& r);
 };
 
 struct DeviceToleration {
@@ -69,11 +70,13 @@ struct ResourceSlice {
 // must match (driver = slice.spec.driver, pool = slice.spec.pool.name, device = device name); the
 // empty selector matches every device, no selector none.
 struct DeviceTaintRule {
+  struct Selector {
+    std::optional<std::string> driver;
+    std::optional<std::string> pool;
+    std::optional<std::string> device;
+  };
   kube::ObjectMeta metadata;
-  bool has_selector = false;
-  std::optional<std::string> driver;
-  std::optional<std::string> pool;
-  std::optional<std::string> device;
+  std::optional<Selector> selector;  // spec.deviceSelector
   DeviceTaint taint;
   bool selects(const ResourceSliceSpec& slice, const SliceDevice& device) const;
   static Result<DeviceTaintRule> decode(const json::Value& v);

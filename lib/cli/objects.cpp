@@ -149,12 +149,18 @@ Result<ObjectBundle> loadCluster(kube::Client& client) {
   SDRA_RETURN_IF_ERROR(read(api::resources::kResourceClaims, bundle.resource_claims));
   // Served from Kubernetes 1.37 on; before, or without the right to list them, the devices'
   // own taints are all there is, and the output says so.
-  if (Status st = read(api::resources::kDeviceTaintRules, bundle.device_taint_rules);
-      st.code() == Code::kNotFound || st.code() == Code::kForbidden) {
-    bundle.skipped.push_back(st.message() +
-                             " (the taints DeviceTaintRules add are not considered)");
+  Status rules = read(api::resources::kDeviceTaintRules, bundle.device_taint_rules);
+  if (rules.code() == Code::kNotFound) {
+    bundle.skipped.push_back(
+        "DeviceTaintRules: this API server does not serve resource.k8s.io/v1 devicetaintrules "
+        "(Kubernetes before 1.37); only the taints in ResourceSlices are considered");
+  } else if (rules.code() == Code::kForbidden) {
+    bundle.skipped.push_back(
+        "DeviceTaintRules: " + rules.message() +
+        "; the taints they add are not considered (grant list on "
+        "devicetaintrules.resource.k8s.io to see devices as kube-scheduler does)");
   } else {
-    SDRA_RETURN_IF_ERROR(st);
+    SDRA_RETURN_IF_ERROR(rules);
   }
   api::applyTaintRules(bundle.device_taint_rules, bundle.resource_slices);
   return bundle;

@@ -153,6 +153,27 @@ TEST_CASE("explain, report and topology answer from the live cluster", "[tools][
   CHECK(constrained(t.resultFor(doc, a)) ==
         std::vector<std::string>{"gpu pcieRoot=pci0000:00", "vf pcieRoot=pci0000:00"});
   CHECK(t.resultFor(doc, a)["fits"].GetBool());
+  // A user who may read everything explain reads except DeviceTaintRules gets the same answer
+  // and a warning that says what is missing and how to get it.
+  t.env.cp().applyYaml(
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: "
+      "explain-without-taint-rules}\nrules:\n- apiGroups: ['']\n  resources: [nodes]\n  verbs: "
+      "[list]\n- apiGroups: [sriovnetwork.k8snetworkplumbingwg.io]\n  resources: "
+      "[sriovnodestates]\n  verbs: [list]\n- apiGroups: [resource.k8s.io]\n  resources: "
+      "[resourceslices, deviceclasses, resourceclaims, resourceclaimtemplates]\n  verbs: [get, "
+      "list]\n");
+  t.env.cp().bindRole("ClusterRole", "explain-without-taint-rules", "restricted", "");
+  {
+    cli::ExplainArgs e;
+    static_cast<cli::ClusterArgs&>(e) = t.args;
+    e.kubeconfig = t.env.cp().kubeconfig("restricted");
+    e.file = testing::fixturePath("reference/aligned-resourceclaimtemplate.yaml");
+    auto r = run(cli::runExplain, e);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("warning: skipped DeviceTaintRules: ") &&
+                          Catch::Contains("cannot list resource \"devicetaintrules\"") &&
+                          Catch::Contains("grant list on devicetaintrules.resource.k8s.io"));
+  }
   // A constraint over the VF alone shows on the VF only.
   testing::TempDir dir;
   std::string text =

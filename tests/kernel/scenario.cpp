@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "api/codec.h"
 #include "api/names.h"
 #include "base/json.h"
 #include "dra/slices.h"
@@ -157,47 +158,32 @@ std::vector<std::string> placements(const host::Sysfs& sysfs, const host::Netlin
   return out;
 }
 
-std::string encodeReport(const std::vector<Step>& steps, const std::vector<std::string>& placed) {
+std::string encodeReport(const Report& report) {
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
-  auto strings = [&](const std::vector<std::string>& v) {
-    json::Value arr(rapidjson::kArrayType);
-    for (const auto& s : v) arr.PushBack(json::str(s, a), a);
-    return arr;
-  };
-  json::Value list(rapidjson::kArrayType);
-  for (const auto& s : steps) {
+  json::Value steps(rapidjson::kArrayType);
+  for (const auto& s : report.steps) {
     json::Value o(rapidjson::kObjectType);
-    json::setString(o, "name", s.name, a);
-    json::setString(o, "result", s.result, a);
-    json::set(o, "state", strings(s.state), a);
-    list.PushBack(o, a);
+    api::Writer(o, a)
+        .strAlways("name", s.name)
+        .strAlways("result", s.result)
+        .strings("state", s.state);
+    steps.PushBack(o, a);
   }
-  json::set(doc, "steps", std::move(list), a);
-  json::set(doc, "placements", strings(placed), a);
+  api::Writer(doc, a).value("steps", std::move(steps)).strings("placements", report.placements);
   return json::dump(doc);
 }
 
 Result<Report> decodeReport(std::string_view json_text) {
   auto doc = json::parse(json_text);
   if (!doc.ok()) return doc.status();
+  api::Reader root(&*doc, "");
   Report r;
-  auto strings = [](const json::Value& v, const char* key) {
-    std::vector<std::string> out;
-    if (const json::Value* arr = json::arrayMember(v, key)) {
-      for (const auto& s : arr->GetArray()) {
-        if (s.IsString()) out.emplace_back(s.GetString(), s.GetStringLength());
-      }
-    }
-    return out;
-  };
-  if (const json::Value* steps = json::arrayMember(*doc, "steps")) {
-    for (const auto& s : steps->GetArray()) {
-      r.steps.push_back({std::string(json::stringOr(s, "name")),
-                         std::string(json::stringOr(s, "result")), strings(s, "state")});
-    }
+  for (const auto& s : root.array("steps")) {
+    r.steps.push_back({s.str("name"), s.str("result"), s.strings("state")});
   }
-  r.placements = strings(*doc, "placements");
+  r.placements = root.strings("placements");
+  if (!root.status().isOk()) return root.status();
   return r;
 }
 

@@ -36,13 +36,15 @@ std::vector<std::string> placements(const host::Sysfs& sysfs, const host::Netlin
 inline constexpr const char* kReportBegin = "--- sriov-dra kernel report ---";
 inline constexpr const char* kReportEnd = "--- end of sriov-dra kernel report ---";
 
-// The report as one JSON object {"steps":[{"name","result","state"}], "placements":[...]}, and
-// back.
-std::string encodeReport(const std::vector<Step>& steps, const std::vector<std::string>& placed);
+// What the probe prints: the scenario's steps and the placements.
 struct Report {
   std::vector<Step> steps;
   std::vector<std::string> placements;
 };
+
+// The report as one JSON object {"steps":[{"name","result","state"}], "placements":[...]}, and
+// back (an error naming the field when it is not that shape).
+std::string encodeReport(const Report& report);
 Result<Report> decodeReport(std::string_view json_text);
 
 }  // namespace sriovdra::kernel_test
