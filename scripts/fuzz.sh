@@ -34,7 +34,6 @@ cmake --build "$build_dir" --target "${targets[@]}"
 
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$PWD/scripts/ubsan.supp"
-rm -f "$out"/*.finding
 mkdir -p "$out"
 # One target per core at a time; a line per target as it ends.
 fuzz_one() {
@@ -47,16 +46,23 @@ fuzz_one() {
       "$(grep -o 'Done [0-9]* runs' "$out/$t.log" | tail -1 | cut -d' ' -f2)"
   else
     printf 'fuzz: %-26s %4s s FINDING (see %s)\n' "$t" "$seconds" "$out/$t.log"
-    touch "$out/$t.finding"
+    return 1
   fi
 }
 parallel="${SRIOV_DRA_FUZZ_JOBS:-$(nproc)}"
+declare -A running=()  # pid -> target
+failed=()
+reap() {
+  local pid
+  wait -n -p pid || failed+=("${running[$pid]}")
+  unset "running[$pid]"
+}
 for t in "${targets[@]}"; do
-  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  while ((${#running[@]} >= parallel)); do reap; done
   fuzz_one "$t" &
+  running[$!]="$t"
 done
-wait
-mapfile -t failed < <(cd "$out" && ls -- *.finding 2>/dev/null | sed 's/\.finding$//')
+while ((${#running[@]})); do reap; done
 if ((${#failed[@]})); then
   echo "fuzz: findings in ${failed[*]}; inputs are in $out" >&2
   exit 1

@@ -287,19 +287,17 @@ std::string byBusId(const std::string& klass, const std::string& bdf) {
 constexpr int kMarkerTries = 8;
 
 void publishMarkerSlice(kube::Client& admin, const std::string& marker) {
-  std::string text =
-      R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"name":")";
-  text.append(marker).append(R"("},"spec":{"driver":")").append(kMarkerDriver);
-  text.append(R"(","nodeName":")").append(marker).append(R"(","pool":{"name":")");
-  text.append(marker).append(R"(","generation":0,"resourceSliceCount":1},"devices":[)");
+  api::ResourceSliceSpec spec;
+  spec.driver = kMarkerDriver;
+  spec.node_name = marker;
+  spec.pool = {marker, 0, 1};
   for (int k = -1; k < kMarkerTries; ++k) {
     std::string role = k < 0 ? "slices" : "t" + std::to_string(k);
-    if (k >= 0) text.append(",");
-    text.append(R"({"name":")").append(role).append(R"(","attributes":{"role":{"string":")");
-    text.append(role).append(R"("}}})");
+    spec.devices.push_back({role, {{"role", api::AttributeValue::ofString(role)}}, {}, {}});
   }
-  text.append("]}}");
-  check(admin.create(api::resources::kResourceSlices, "", parse(text)), "marker slice");
+  auto doc = kube::newObject(api::resources::kResourceSlices, "", marker);
+  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+  check(admin.create(api::resources::kResourceSlices, "", doc), "marker slice");
 }
 
 // A claim for the marker device with this role; `tolerant`: it tolerates the marker rule.
@@ -389,6 +387,7 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
       at_marker.podWithClaim(name, name);
       rules_seen = at_marker.waitOutcome(name).node.empty();
     }
+    INFO("kube-scheduler bound " << kMarkerTries << " pods before it saw the marker rule");
     REQUIRE(rules_seen);
 
     auto ours = explainFits(cp.kubeconfig(), ns, c.claim_spec, dir.path());
