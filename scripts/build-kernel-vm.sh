@@ -51,7 +51,7 @@ if [[ -z "$kernel_pkg" && $(id -u) -eq 0 ]]; then
 fi
 [[ -n "$kernel_pkg" ]] || { echo "build-kernel-vm: no linux-image-amd64 in the apt lists" >&2; exit 1; }
 version="${kernel_pkg#linux-image-}"
-stamp="$(cat "$self" | sha256sum | cut -c1-12)"
+stamp="$(sha256sum <"$self" | cut -c1-12)"
 out="$cache_root/kernel-vm-$version-$stamp"
 if [[ -f "$out/base.cpio" && -f "$out/vmlinux" ]]; then echo "$out"; exit 0; fi
 
