@@ -82,6 +82,16 @@ Result<uint16_t> devlinkFamily(std::chrono::milliseconds timeout) {
   return netlink::familyIdOf(reply->payloads.front());
 }
 
+// devlink answers ENODEV for a handle it has no instance for: no such device, or (seen with igb
+// on a real kernel) a driver that registers no devlink instance and so has no eSwitch.
+Status noDevlinkInstance(const Status& st, std::string_view pci_address) {
+  if (st.sysErrno() != ENODEV) return st;
+  return Status(st.code(), st.message() + " (no devlink instance pci/" + std::string(pci_address) +
+                               ": no such device, or its driver has no devlink and so no eSwitch; "
+                               "leave eSwitchMode unset (legacy) for this NIC)")
+      .withErrno(ENODEV);
+}
+
 }  // namespace
 
 Result<std::vector<LinkInfo>> KernelNetlink::links() const {
@@ -107,15 +117,6 @@ Result<std::vector<LinkInfo>> KernelNetlink::links() const {
     out.push_back(std::move(*link));
   }
   return out;
-}
-
-// devlink answers ENODEV for a handle it has no instance for: no such device, or (seen with igb
-// on a real kernel) a driver that registers no devlink instance and so has no eSwitch.
-Status noDevlinkInstance(const Status& st, std::string_view pci_address) {
-  if (st.sysErrno() != ENODEV) return st;
-  return Status(st.code(), st.message() + " (no devlink instance pci/" + std::string(pci_address) +
-                               ": no such device, or its driver has no devlink and so no eSwitch)")
-      .withErrno(ENODEV);
 }
 
 Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) const {
