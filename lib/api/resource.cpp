@@ -73,6 +73,34 @@ void encodeSub(const DeviceSubRequest& s, Writer w, bool with_name) {
              }));
 }
 
+// {name: {value: quantity}}, as capacity and counters are written; a number is kept as its text.
+Quantities decodeQuantities(const Reader& r, std::string_view key) {
+  Quantities out;
+  const json::Value* map = r.raw(key);
+  if (map == nullptr || !map->IsObject()) return out;
+  Reader entries = r.object(key);
+  for (const auto& m : map->GetObject()) {
+    std::string name(m.name.GetString(), m.name.GetStringLength());
+    const json::Value* value = entries.object(name).raw("value");
+    if (value != nullptr && value->IsString()) {
+      out[name] = value->GetString();
+    } else if (value != nullptr && value->IsNumber()) {
+      out[name] = json::dump(*value);
+    }
+  }
+  return out;
+}
+
+json::Value encodeQuantities(const Quantities& q, json::Allocator& a) {
+  json::Value out(rapidjson::kObjectType);
+  for (const auto& [k, v] : q) {
+    json::Value c(rapidjson::kObjectType);
+    Writer(c, a).strAlways("value", v);
+    out.AddMember(json::str(k, a), c, a);
+  }
+  return out;
+}
+
 }  // namespace
 
 void ResourceSliceSpec::encode(Writer w) const {
@@ -85,20 +113,28 @@ void ResourceSliceSpec::encode(Writer w) const {
   if (!node_name.empty()) w.strAlways("nodeName", node_name);
   if (all_nodes) w.boolean("allNodes", true);
   if (node_selector) node_selector->encode(w.object("nodeSelector"));
-  w.nonEmpty("devices", list(devices, a, [&](const SliceDevice& d, Writer o) {
-               o.strAlways("name", d.name);
-               o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
-               json::Value cap(rapidjson::kObjectType);
-               for (const auto& [k, v] : d.capacity) {
-                 json::Value c(rapidjson::kObjectType);
-                 Writer(c, a).strAlways("value", v);
-                 cap.AddMember(json::str(k, a), c, a);
-               }
-               o.nonEmpty("capacity", std::move(cap));
-               o.nonEmpty(
-                   "taints", list(d.taints, a, [](const DeviceTaint& t, Writer tw) {
+  if (per_device_node_selection) w.boolean("perDeviceNodeSelection", true);
+  w.nonEmpty(
+      "devices", list(devices, a, [&](const SliceDevice& d, Writer o) {
+        o.strAlways("name", d.name);
+        o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
+        o.nonEmpty("capacity", encodeQuantities(d.capacity, a));
+        o.nonEmpty("consumesCounters",
+                   list(d.consumes_counters, a, [&](const DeviceCounterConsumption& c, Writer cw) {
+                     cw.strAlways("counterSet", c.counter_set);
+                     cw.value("counters", encodeQuantities(c.counters, a));
+                   }));
+        o.str("nodeName", d.node_name).trueOnly("allNodes", d.all_nodes);
+        if (d.node_selector) d.node_selector->encode(o.object("nodeSelector"));
+        o.nonEmpty("taints", list(d.taints, a, [](const DeviceTaint& t, Writer tw) {
                      tw.strAlways("key", t.key).str("value", t.value).strAlways("effect", t.effect);
                    }));
+        o.trueOnly("bindsToNode", d.binds_to_node)
+            .strings("bindingConditions", d.binding_conditions)
+            .strings("bindingFailureConditions", d.binding_failure_conditions);
+      }));
+  w.nonEmpty("sharedCounters", list(shared_counters, a, [&](const CounterSet& c, Writer o) {
+               o.strAlways("name", c.name).value("counters", encodeQuantities(c.counters, a));
              }));
 }
 
@@ -114,25 +150,24 @@ Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
   s.spec.all_nodes = spec.boolean("allNodes");
   if (spec.has("nodeSelector"))
     s.spec.node_selector = NodeSelector::decode(spec.object("nodeSelector"));
+  s.spec.per_device_node_selection = spec.boolean("perDeviceNodeSelection");
   for (const auto& d : spec.array("devices")) {
-    SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"), {}, {}};
-    for (const auto& t : d.array("taints")) {
-      dev.taints.push_back(DeviceTaint::decode(t));
+    SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"),
+                    decodeQuantities(d, "capacity")};
+    for (const auto& t : d.array("taints")) dev.taints.push_back(DeviceTaint::decode(t));
+    for (const auto& c : d.array("consumesCounters")) {
+      dev.consumes_counters.push_back({c.str("counterSet"), decodeQuantities(c, "counters")});
     }
-    if (const json::Value* cap = d.raw("capacity"); cap != nullptr && cap->IsObject()) {
-      Reader caps = d.object("capacity");
-      for (const auto& m : cap->GetObject()) {
-        std::string name(m.name.GetString(), m.name.GetStringLength());
-        Reader c = caps.object(name);
-        const json::Value* value = c.raw("value");
-        if (value != nullptr && value->IsString()) {
-          dev.capacity[name] = value->GetString();
-        } else if (value != nullptr && value->IsNumber()) {
-          dev.capacity[name] = json::dump(*value);
-        }
-      }
-    }
+    dev.node_name = d.str("nodeName");
+    dev.all_nodes = d.boolean("allNodes");
+    if (d.has("nodeSelector")) dev.node_selector = NodeSelector::decode(d.object("nodeSelector"));
+    dev.binding_conditions = d.strings("bindingConditions");
+    dev.binding_failure_conditions = d.strings("bindingFailureConditions");
+    dev.binds_to_node = d.boolean("bindsToNode");
     s.spec.devices.push_back(std::move(dev));
+  }
+  for (const auto& c : spec.array("sharedCounters")) {
+    s.spec.shared_counters.push_back({c.str("name"), decodeQuantities(c, "counters")});
   }
   if (!root.status().isOk()) return root.status();
   return s;
@@ -266,7 +301,8 @@ Result<ResourceClaim> ResourceClaim::decode(const json::Value& v) {
     Reader devices = alloc.object("devices");
     for (const auto& r : devices.array("results")) {
       a.results.push_back({r.str("request"), r.str("driver"), r.str("pool"), r.str("device"),
-                           r.boolean("adminAccess")});
+                           r.boolean("adminAccess"), r.strings("bindingConditions"),
+                           r.strings("bindingFailureConditions")});
     }
     for (const auto& cfg : devices.array("config")) {
       a.config.push_back({cfg.str("source"), cfg.strings("requests"), decodeOpaque(cfg)});

@@ -1,8 +1,10 @@
 #pragma once
 // resource.k8s.io/v1 objects the agent publishes and the tools read: ResourceSlice,
 // ResourceClaim (spec, allocation, device status), ResourceClaimTemplate and DeviceTaintRule,
-// with JSON codecs. Fields follow the Kubernetes 1.37 v1 types; fields this project's devices do
-// not use (shared counters, binding conditions, consumable capacity) are not modelled.
+// with JSON codecs. Fields follow the Kubernetes 1.37 v1 types. Our VFs use few of them; the
+// others (shared counters, per-device node selection, binding conditions) are read so that
+// `explain` sees other drivers' devices as kube-scheduler does. Consumable capacity (capacity
+// request policies, allowMultipleAllocations) is not modelled.
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,11 +35,39 @@ struct DeviceToleration {
   bool operator==(const DeviceToleration&) const = default;
 };
 
+// Quantities by name ("memory" -> "80Gi"), as capacity and counters carry them ({value: ...}).
+using Quantities = std::map<std::string, std::string>;
+
+// A named set of counters a slice shares among devices of its pool (partitionable devices: a
+// GPU's memory slices that its MIG partitions consume).
+struct CounterSet {
+  std::string name;
+  Quantities counters;
+  bool operator==(const CounterSet&) const = default;
+};
+
+// What allocating a device takes from one counter set of its pool.
+struct DeviceCounterConsumption {
+  std::string counter_set;
+  Quantities counters;
+  bool operator==(const DeviceCounterConsumption&) const = default;
+};
+
 struct SliceDevice {
   std::string name;
   Attributes attributes;
-  std::map<std::string, std::string> capacity;  // name -> quantity ("80Gi")
+  Quantities capacity;
   std::vector<DeviceTaint> taints;
+  std::vector<DeviceCounterConsumption> consumes_counters;
+  // Set only in a slice with perDeviceNodeSelection: the nodes this device is reachable from.
+  std::string node_name;
+  bool all_nodes = false;
+  std::optional<NodeSelector> node_selector;
+  // Binding conditions: kube-scheduler allocates the device, then waits before binding the pod
+  // until these conditions are True in the claim's device status (or a failure one is).
+  std::vector<std::string> binding_conditions;
+  std::vector<std::string> binding_failure_conditions;
+  bool binds_to_node = false;
   bool operator==(const SliceDevice&) const = default;
 };
 
@@ -48,13 +78,17 @@ struct ResourcePool {
   bool operator==(const ResourcePool&) const = default;
 };
 
+// Exactly one of node_name, all_nodes, node_selector and per_device_node_selection is set; a slice
+// has devices or shared_counters, not both.
 struct ResourceSliceSpec {
   std::string driver;
   ResourcePool pool;
   std::string node_name;
   bool all_nodes = false;
   std::optional<NodeSelector> node_selector;
+  bool per_device_node_selection = false;
   std::vector<SliceDevice> devices;
+  std::vector<CounterSet> shared_counters;
   bool operator==(const ResourceSliceSpec&) const = default;
   void encode(Writer w) const;
 };
@@ -132,6 +166,8 @@ struct DeviceRequestAllocationResult {
   std::string pool;
   std::string device;
   bool admin_access = false;
+  std::vector<std::string> binding_conditions;  // copied from the device
+  std::vector<std::string> binding_failure_conditions;
   bool operator==(const DeviceRequestAllocationResult&) const = default;
 };
 

@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "api/names.h"
+#include "base/strings.h"
 #include "cli/cluster_common.h"
 #include "scheduling/alignment.h"
 #include "scheduling/allocator.h"
@@ -64,15 +65,20 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
     std::vector<std::string> lines;
     for (const auto& p : got.devices) {
       std::string attrs = attributeText(p, spec);
-      lines.push_back(p.request + ": " + p.id.toString() +
-                      (attrs.empty() ? "" : " (" + attrs + ")"));
+      const auto& conditions = p.device->binding_conditions;
+      lines.push_back(
+          p.request + ": " + p.id.toString() + (attrs.empty() ? "" : " (" + attrs + ")") +
+          (conditions.empty()
+               ? ""
+               : "; the pod is bound once the device reports " + join(conditions, ", ")));
       json::Value d(rapidjson::kObjectType);
       api::Writer(d, a)
           .strAlways("request", p.request)
           .strAlways("driver", p.id.driver)
           .strAlways("pool", p.id.pool)
           .strAlways("device", p.id.device)
-          .str("constrainedAttributes", attrs);
+          .str("constrainedAttributes", attrs)
+          .strings("bindingConditions", conditions);
       devices.PushBack(d, a);
     }
     json::Value reasons(rapidjson::kArrayType);

@@ -1,15 +1,22 @@
 #pragma once
 // The structured allocator with Kubernetes' semantics (k8s.io/dynamic-resource-allocation
-// structured, as of 1.36): per node, pools per (driver, pool name) from the slices that reach
-// the node, highest generation only, incomplete or invalid pools skipped (and named); class
-// selectors then request selectors (CEL); ExactCount and All; firstAvailable in listed order;
-// matchAttribute and distinctAttribute with fully qualified names (an unqualified attribute of
-// a device counts under its driver's domain); devices allocated to other claims are skipped
-// unless the request has adminAccess; depth-first search with backtracking over combinations,
-// pools sorted by (driver, pool), slices by name, devices in slice order; the first complete
-// solution wins. Pure; not thread-safe (it caches pools per node name, compiled request
-// selectors and every selector's result per device, so a node keeps its labels for the life of
-// an Allocator).
+// structured, the "incubating" variant kube-scheduler 1.37 runs with its default feature gates):
+// per node, pools per (driver, pool name) from the slices that reach the node (by nodeName,
+// allNodes, nodeSelector, or per device with perDeviceNodeSelection), highest generation only; a
+// pool the node's slices do not complete is completed from the pool's other slices, and is
+// skipped as obsolete when another slice has a newer generation; incomplete or invalid pools
+// (duplicate device or counter set names, consumption of unknown counters) are skipped and named;
+// pools with binding conditions after the others. Class selectors then request selectors (CEL),
+// then the device's own node selection; ExactCount and All (All fails the node on an incomplete
+// or invalid pool); firstAvailable in listed order; matchAttribute and distinctAttribute with
+// fully qualified names (an unqualified attribute of a device counts under its driver's domain);
+// devices allocated to other claims are skipped unless the request has adminAccess; shared
+// counters (partitionable devices): a device fits only while no counter of its pool is consumed
+// beyond its value by the allocated devices and the ones picked; at most 32 devices per claim;
+// depth-first search with backtracking over combinations, pools sorted by (driver, pool), slices
+// by name, devices in slice order; the first complete solution wins. Pure; not thread-safe (it
+// caches pools per node name, compiled request selectors and every selector's result per device,
+// so a node keeps its labels for the life of an Allocator). Not modelled: consumable capacity.
 // A claim that does not fit a node comes back with reasons a person can act on: which request
 // had no candidate and why, or which constraint failed with the values that were free.
 #include <map>
@@ -24,6 +31,7 @@
 #include "api/objects.h"
 #include "api/resource.h"
 #include "scheduling/cel.h"
+#include "scheduling/quantity.h"
 
 namespace sriovdra::scheduling {
 
@@ -44,7 +52,11 @@ struct PickedDevice {
   std::string request;  // "gpu" or "nic/fast" for a firstAvailable subrequest
   DeviceId id;
   const api::SliceDevice* device = nullptr;  // points into the Allocator's slices
+  const api::ResourceSlice* slice = nullptr;
 };
+
+// kube-scheduler's limit on the devices of one claim (resource.k8s.io/v1 AllocationResultsMaxSize).
+inline constexpr size_t kMaxDevicesPerClaim = 32;
 
 struct NodeAllocation {
   std::string node;
@@ -57,6 +69,13 @@ struct NodeAllocation {
   // on every node, until the claim or the devices change.
   std::string error;
 };
+
+namespace detail {  // allocator.cpp
+struct Pool;
+struct Alternative;
+struct CounterState;
+using PoolKey = std::pair<std::string, std::string>;  // (driver, pool)
+}  // namespace detail
 
 // The devices allocated to the claims (except the claim with UID `except_uid`).
 std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,
@@ -72,14 +91,27 @@ class Allocator {
   NodeAllocation allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
                           const std::set<DeviceId>& in_use);
 
-  // The nodes that any slice reaches through spec.nodeName, sorted (for nodes not in a list).
+  // The nodes that any slice or device names in nodeName, sorted (for nodes not in a list).
   std::vector<std::string> nodeNames() const;
   const std::vector<api::ResourceSlice>& slices() const { return slices_; }
 
  private:
-  struct Pool;
+  using Pool = detail::Pool;
+  using Alternative = detail::Alternative;
   struct ClassInfo;
+  friend struct detail::Alternative;
   const std::vector<Pool>& poolsOf(const ClusterNode& node);
+  static std::optional<Pool> poolFor(const api::ResourceSlice* group, size_t size,
+                                     const ClusterNode& node);
+  bool compile(Alternative& alt);
+  void findCandidates(Alternative& alt, const std::vector<Pool>& pools, const ClusterNode& node,
+                      const std::set<DeviceId>& in_use,
+                      std::map<detail::PoolKey, detail::CounterState>& counters,
+                      std::string& node_error);
+  api::AllocationResult result(const api::ResourceClaimSpec& claim,
+                               const std::vector<const Alternative*>& chosen,
+                               const std::vector<PickedDevice>& picked,
+                               const std::string& node) const;
   Result<bool> classMatches(const ClassInfo& c, const api::SliceDevice& d, std::string_view driver);
   Result<bool> selectorMatches(const cel::Program& p, const api::SliceDevice& d,
                                std::string_view driver);

@@ -91,6 +91,36 @@ Result<Quantity> Quantity::parse(std::string_view text) {
   return q;
 }
 
+Quantity Quantity::fromNanos(__int128 nanos) {
+  Quantity q;
+  q.nanos_ = nanos;
+  __int128 magnitude = nanos < 0 ? -nanos : nanos;
+  std::string unit;
+  __int128 scale = 1;
+  if (magnitude % kNano != 0) {
+    scale = magnitude % 1'000'000 == 0 ? 1'000'000 : 1;
+    unit = scale == 1 ? "n" : "m";
+  } else {
+    scale = kNano;
+    static const std::pair<const char*, int> kUnits[] = {{"Ei", 60}, {"Pi", 50}, {"Ti", 40},
+                                                         {"Gi", 30}, {"Mi", 20}, {"Ki", 10}};
+    for (const auto& [name, bits] : kUnits) {
+      __int128 s = kNano << bits;
+      if (magnitude != 0 && magnitude % s == 0) {
+        scale = s;
+        unit = name;
+        break;
+      }
+    }
+  }
+  std::string digits;
+  for (__int128 v = magnitude / scale; v > 0 || digits.empty(); v /= 10) {
+    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+  }
+  q.text_ = (nanos < 0 ? "-" : "") + digits + unit;
+  return q;
+}
+
 bool Quantity::isInteger() const { return nanos_ % kNano == 0; }
 
 Result<int64_t> Quantity::asInteger() const {

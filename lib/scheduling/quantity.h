@@ -1,7 +1,9 @@
 #pragma once
 // Kubernetes resource quantities ("80Gi", "1.5", "500m", "1e3") and semantic versions
 // ("595.71.5", "1.2.3-rc.1+build"), the two value types DRA compares. Pure.
-// Quantity: exact to 1e-9 (nano units, as Kubernetes' canonical form), magnitude up to 2^90.
+// Quantity: exact to 1e-9 (nano units, as Kubernetes' canonical form), magnitude up to 2^90;
+// sums and differences (shared counters) are exact and written in the largest binary or decimal
+// unit that divides them ("40Gi", "1500m").
 // Semver: SemVer 2.0.0 (no "v" prefix, no leading zeros); precedence ignores build metadata.
 #include <compare>
 #include <cstdint>
@@ -18,12 +20,15 @@ class Quantity {
   static Result<Quantity> parse(std::string_view text);
   std::strong_ordering operator<=>(const Quantity& o) const { return nanos_ <=> o.nanos_; }
   bool operator==(const Quantity& o) const { return nanos_ == o.nanos_; }
+  Quantity operator+(const Quantity& o) const { return fromNanos(nanos_ + o.nanos_); }
+  Quantity operator-(const Quantity& o) const { return fromNanos(nanos_ - o.nanos_); }
   bool isInteger() const;
   // The value rounded toward zero; InvalidArgument when it does not fit an int64.
   Result<int64_t> asInteger() const;
   const std::string& text() const { return text_; }
 
  private:
+  static Quantity fromNanos(__int128 nanos);
   __int128 nanos_ = 0;
   std::string text_;
 };

@@ -1,5 +1,6 @@
 // Our allocator against the real one: on generated clusters (random PCIe shapes, random GPU and
-// VF occupancy) and generated claims (matchAttribute on pcieRoot or numaNode, 1-4 devices or
+// VF occupancy, some nodes' GPUs partitionable into MIG devices that share counters) and generated
+// claims (whole GPUs or MIG partitions, matchAttribute on pcieRoot or numaNode, 1-4 devices or
 // allocationMode All, a prioritized list (firstAvailable) under a constraint, CEL selectors on
 // our attributes, one of them failing on the VFs that lack its attribute, VFs with a NoSchedule
 // taint that half of the claims tolerate, published in the slice or added by a DeviceTaintRule,
@@ -9,12 +10,13 @@
 // many; a disagreement prints the seed, the shape and both answers.
 //
 // Per case: kubelet-less nodes with VF slices built by the agent's own dra::buildSlices and GPU
-// slices shaped like the NVIDIA driver's; occupancy by pods the scheduler itself places (one per
-// taken device, selected by pciBusID); a marker slice and pod published last, so that once the
-// marker pod is bound the scheduler has seen every node and slice of the case (one watch stream
-// per kind delivers in order); likewise a marker DeviceTaintRule after the case's rules, seen
-// once a pod asking for a device only it taints stays Unschedulable; then explain, then one probe
-// pod per node pinned to it.
+// slices shaped like the NVIDIA driver's (with partitionable devices: a slice of counter sets and
+// a slice of whole GPUs and partitions); occupancy by pods the scheduler itself places (one per
+// taken device, selected by an attribute only it has); a marker slice and pod published last, so
+// that once the marker pod is bound the scheduler has seen every node and slice of the case (one
+// watch stream per kind delivers in order); likewise a marker DeviceTaintRule after the case's
+// rules, seen once a pod asking for a device only it taints stays Unschedulable; then explain, then
+// one probe pod per node pinned to it.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -42,6 +44,7 @@ namespace {
 
 const std::string kVfDriver(api::kDriverName);
 constexpr const char* kMarkerDriver = "marker.sriov-dra.test";
+constexpr const char* kMigClass = "mig.nvidia.com";
 
 int envInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -61,12 +64,31 @@ struct GeneratedNode {
   std::set<std::string> tainted;       // VFs published with a NoSchedule taint
   std::set<std::string> rule_tainted;  // VFs a DeviceTaintRule taints (NoSchedule)
   bool gpus_tainted = false;           // a DeviceTaintRule taints the node's GPU pool
+  bool partitioned = false;            // GPUs published as partitionable devices
 };
+
+// A device another pod holds: the one of the class whose attribute has this value.
+struct Taken {
+  std::string node;
+  std::string klass;
+  std::string attribute;  // fully qualified
+  std::string value;
+};
+
+// MIG partitions of one partitioned GPU: (name, profile, memory slices of the GPU's 8).
+const std::vector<std::tuple<std::string, std::string, int>> kPartitions = {
+    {"mig-3g-0", "3g.40gb", 4},
+    {"mig-3g-1", "3g.40gb", 4},
+    {"mig-1g-0", "1g.10gb", 1},
+    {"mig-1g-1", "1g.10gb", 1},
+    {"mig-1g-2", "1g.10gb", 1}};
+
+std::string gpuName(size_t i) { return "gpu-" + std::to_string(i); }
 
 struct Case {
   uint32_t seed = 0;
   std::vector<GeneratedNode> nodes;
-  std::vector<std::pair<std::string, std::string>> taken;  // node, pciBusID
+  std::vector<Taken> taken;
   std::string claim_spec;  // YAML of the claim's spec, indented for "spec:"
   std::string description;
 };
@@ -80,7 +102,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
   std::ostringstream shape;
   int node_count = 1 + pick(3);
   for (int n = 0; n < node_count; ++n) {
-    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}, {}, false};
+    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}, {}, false, false};
     shape << node.name << ":";
     int roots = 1 + pick(4);
     for (int r = 0; r < roots; ++r) {
@@ -126,19 +148,34 @@ Case generate(uint32_t seed, const std::string& prefix) {
       shape << ")";
     }
     node.gpus_tainted = !node.gpus.empty() && pick(8) == 0;
-    shape << (node.gpus_tainted ? ", GPUs tainted by a rule\n" : "\n");
-    // About a third of the devices are taken by other pods.
-    for (const auto& g : node.gpus) {
-      if (pick(3) == 0) c.taken.emplace_back(node.name, g.pci_address);
+    node.partitioned = !node.gpus.empty() && pick(3) == 0;
+    shape << (node.gpus_tainted ? ", GPUs tainted by a rule" : "")
+          << (node.partitioned ? ", GPUs partitionable (MIG)\n" : "\n");
+    // About a third of the devices are taken by other pods (a quarter of the partitions).
+    const std::string pci_bus_id = "resource.kubernetes.io/pciBusID";
+    const std::string uuid = std::string(testing::kGpuDriver) + "/uuid";
+    for (size_t g = 0; g < node.gpus.size(); ++g) {
+      int used = 0;  // of the GPU's 8 memory slices: what is taken must fit its counters
+      if (pick(3) == 0) {
+        c.taken.push_back({node.name, testing::kGpuDriver, pci_bus_id, node.gpus[g].pci_address});
+        used = 8;
+      }
+      for (const auto& [partition, profile, slices] : kPartitions) {
+        if (node.partitioned && pick(4) == 0 && used + slices <= 8) {
+          c.taken.push_back(
+              {node.name, kMigClass, uuid, node.name + "-" + gpuName(g) + "-" + partition});
+          used += slices;
+        }
+      }
     }
     for (const auto& pf : node.pfs) {
       for (const auto& vf : pf.vfs) {
-        if (pick(3) == 0) c.taken.emplace_back(node.name, vf.pci_address);
+        if (pick(3) == 0) c.taken.push_back({node.name, kVfDriver, pci_bus_id, vf.pci_address});
       }
     }
     c.nodes.push_back(std::move(node));
   }
-  for (const auto& [node, bdf] : c.taken) shape << "taken: " << node << " " << bdf << "\n";
+  for (const auto& t : c.taken) shape << "taken: " << t.node << " " << t.value << "\n";
 
   const std::vector<std::string> vf_selectors = {
       "",
@@ -183,8 +220,15 @@ Case generate(uint32_t seed, const std::string& prefix) {
     vfs += toleration + "      - name: one\n        deviceClassName: " + kVfDriver +
            "\n        count: 1\n" + toleration;
     if (pick(3) != 0) vfs = request("vf", kVfDriver, 1 + pick(2), selector);
-    c.claim_spec = "  devices:\n    requests:\n" +
-                   request("gpu", testing::kGpuDriver, 1 + pick(2), "") + vfs +
+    // A third of them ask for MIG partitions instead of whole GPUs: 1-2, or all (of a profile).
+    std::string gpus = request("gpu", testing::kGpuDriver, 1 + pick(2), "");
+    if (pick(3) == 0) {
+      int count = pick(4) == 0 ? 0 : 1 + pick(2);
+      gpus = request(
+          "gpu", kMigClass, count,
+          pick(2) == 0 ? R"(device.attributes["gpu.nvidia.com"].profile == "1g.10gb")" : "");
+    }
+    c.claim_spec = "  devices:\n    requests:\n" + gpus + vfs +
                    "    constraints: [{requests: [gpu, vf], matchAttribute: "
                    "resource.kubernetes.io/pcieRoot}]\n";
   }
@@ -203,9 +247,19 @@ json::Document parse(const std::string& text) {
   return std::move(*doc);
 }
 
-// The classes every case uses: the GPU driver's, ours (every VF of our driver) and the marker's.
+// The classes every case uses: the GPU driver's (whole GPUs, and MIG partitions), ours (every VF
+// of our driver) and the marker's.
 void createClasses(kube::Client& admin) {
   testing::createGpuDeviceClass(admin);
+  auto mig = admin.create(
+      api::resources::kDeviceClasses, "",
+      parse(R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")" +
+            std::string(kMigClass) +
+            R"("},"spec":{"selectors":[{"cel":{"expression":"device.driver == 'gpu.nvidia.com' )"
+            R"(&& device.attributes['gpu.nvidia.com'].type == 'mig'"}}]}})"));
+  if (!mig.ok() && mig.status().code() != Code::kAlreadyExists) {
+    throw std::runtime_error(mig.status().toString());
+  }
   for (const std::string& driver : {kVfDriver, std::string(kMarkerDriver)}) {
     std::string text =
         R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")";
@@ -217,6 +271,49 @@ void createClasses(kube::Client& admin) {
       throw std::runtime_error(created.status().toString());
     }
   }
+}
+
+void create(kube::Client& admin, const std::string& name, const api::ResourceSliceSpec& spec) {
+  auto doc = kube::newObject(api::resources::kResourceSlices, "", name);
+  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+  check(admin.create(api::resources::kResourceSlices, "", doc), "slice " + name);
+}
+
+// The NVIDIA driver's layout with partitionable devices, in one pool of two slices: the counter
+// sets (each GPU's memory and its 8 memory slices), then the devices: each GPU whole (type gpu,
+// all of its counters) and its MIG partitions (type mig), with the GPU's PCI attributes.
+void publishPartitionedGpus(kube::Client& admin, const GeneratedNode& node) {
+  const std::string driver = testing::kGpuDriver;
+  api::ResourceSliceSpec counters;
+  counters.driver = driver;
+  counters.node_name = node.name;
+  counters.pool = {node.name, 1, 2};
+  api::ResourceSliceSpec devices = counters;
+  auto device = [&](const std::string& name, const std::string& type, const api::Gpu& gpu,
+                    const std::string& set, int slices) {
+    api::SliceDevice d{name, {}, {{"memory", std::to_string(10 * slices) + "Gi"}}};
+    d.attributes["type"] = api::AttributeValue::ofString(type);
+    d.attributes["uuid"] = api::AttributeValue::ofString(node.name + "-" + name);
+    d.attributes["resource.kubernetes.io/pciBusID"] =
+        api::AttributeValue::ofString(gpu.pci_address);
+    d.attributes["resource.kubernetes.io/pcieRoot"] = api::AttributeValue::ofString(gpu.pcie_root);
+    d.consumes_counters.push_back(
+        {set,
+         {{"memory", std::to_string(10 * slices) + "Gi"}, {"slices", std::to_string(slices)}}});
+    return d;
+  };
+  for (size_t g = 0; g < node.gpus.size(); ++g) {
+    std::string set = gpuName(g) + "-counters";
+    counters.shared_counters.push_back({set, {{"memory", "80Gi"}, {"slices", "8"}}});
+    devices.devices.push_back(device(gpuName(g), "gpu", node.gpus[g], set, 8));
+    for (const auto& [partition, profile, slices] : kPartitions) {
+      auto d = device(gpuName(g) + "-" + partition, "mig", node.gpus[g], set, slices);
+      d.attributes["profile"] = api::AttributeValue::ofString(profile);
+      devices.devices.push_back(std::move(d));
+    }
+  }
+  create(admin, "00000-gpu-" + node.name + "-counters", counters);
+  create(admin, "00000-gpu-" + node.name + "-devices", devices);
 }
 
 void publishSlices(kube::Client& admin, const GeneratedNode& node) {
@@ -240,11 +337,13 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
         d.taints.push_back({"example.com/maintenance", "", "NoSchedule"});
       }
     }
-    auto doc = kube::newObject(api::resources::kResourceSlices, "", s.name);
-    s.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
-    check(admin.create(api::resources::kResourceSlices, "", doc), "slice " + s.name);
+    create(admin, s.name, s.spec);
   }
-  if (!node.gpus.empty()) testing::publishGpuSlice(admin, node.name, node.gpus);
+  if (node.partitioned) {
+    publishPartitionedGpus(admin, node);
+  } else if (!node.gpus.empty()) {
+    testing::publishGpuSlice(admin, node.name, node.gpus);
+  }
 }
 
 // A DeviceTaintRule with a NoSchedule taint; `device` "" selects the whole pool.
@@ -273,13 +372,13 @@ std::vector<std::string> createRules(kube::Client& admin, const GeneratedNode& n
   return names;
 }
 
-// A claim for the one device of the class with this PCI address (tainted or not).
-std::string byBusId(const std::string& klass, const std::string& bdf) {
+// A claim for the one device taken (tainted or not).
+std::string claimFor(const Taken& t) {
+  auto slash = t.attribute.find('/');
   return "  devices:\n    requests:\n    - name: d\n      exactly:\n        deviceClassName: " +
-         klass +
-         "\n        selectors: [{cel: {expression: "
-         "'device.attributes[\"resource.kubernetes.io\"].pciBusID == \"" +
-         bdf + "\"'}}]\n        tolerations: [{operator: Exists}]\n";
+         t.klass + "\n        selectors: [{cel: {expression: 'device.attributes[\"" +
+         t.attribute.substr(0, slash) + "\"]." + t.attribute.substr(slash + 1) + " == \"" +
+         t.value + "\"'}}]\n        tolerations: [{operator: Exists}]\n";
 }
 
 // The marker node's one slice: device "slices" (for the slice marker) and "t0".. (for the tries
@@ -359,11 +458,10 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
     }
     // Occupancy, placed by the scheduler itself so that it knows of every allocation.
     int t = 0;
-    for (const auto& [node, bdf] : c.taken) {
-      bool gpu = bdf.ends_with(".0");
-      testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node}});
+    for (const auto& taken : c.taken) {
+      testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", taken.node}});
       std::string name = "taken-" + std::to_string(t++);
-      on.claim(name, byBusId(gpu ? testing::kGpuDriver : kVfDriver, bdf));
+      on.claim(name, claimFor(taken));
       on.podWithClaim(name, name);
       on.waitScheduled(name);
     }

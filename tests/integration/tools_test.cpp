@@ -184,6 +184,34 @@ TEST_CASE("explain, report and topology answer from the live cluster", "[tools][
   CHECK(constrained(t.resultFor(t.explainJson(dir.path() + "/numa.yaml"), a)) ==
         std::vector<std::string>{"gpu pcieRoot=pci0000:00", "vf pcieRoot=pci0000:00, numaNode=0"});
 
+  // A device with binding conditions (another driver's): explain says the pod is bound only once
+  // the device reports them.
+  t.env.cp().applyYaml(
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: attach.example.com}\n"
+      "spec: {selectors: [{cel: {expression: \"device.driver == 'attach.example.com'\"}}]}\n---\n"
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: attach-" +
+      a + "}\nspec: {driver: attach.example.com, nodeName: " + a + ", pool: {name: " + a +
+      ", generation: 1, resourceSliceCount: 1}, devices: [{name: port-0, "
+      "bindingConditions: [Attached], bindingFailureConditions: [AttachFailed]}]}\n");
+  REQUIRE(writeFileAtomic(dir.path() + "/attach.yaml",
+                          "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: "
+                          "port}\nspec: {devices: {requests: [{name: port, exactly: "
+                          "{deviceClassName: attach.example.com}}]}}\n",
+                          0644)
+              .isOk());
+  auto attach = t.explainJson(dir.path() + "/attach.yaml");
+  const auto& port = t.resultFor(attach, a)["devices"][0];
+  CHECK(std::string(port["device"].GetString()) == "port-0");
+  CHECK(std::string(port["bindingConditions"][0].GetString()) == "Attached");
+  {
+    cli::ExplainArgs e;
+    static_cast<cli::ClusterArgs&>(e) = t.args;
+    e.file = dir.path() + "/attach.yaml";
+    CHECK_THAT(run(cli::runExplain, e).out,
+               Catch::Contains("port: attach.example.com/" + a +
+                               "/port-0; the pod is bound once the device reports Attached"));
+  }
+
   // With the VFs of pci0000:00 on node a taken, it still fits there, on another root.
   auto root0 = t.vfsOn(a, "pci0000:00");
   REQUIRE(root0.size() == 2);

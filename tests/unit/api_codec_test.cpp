@@ -41,6 +41,67 @@ TEST_CASE("the observed GPU slice keeps versions and capacity", "[api][unit]") {
   CHECK(d.capacity.at("memory") == "80Gi");
 }
 
+TEST_CASE("slices of other drivers keep counters, node selection and binding conditions",
+          "[api][unit]") {
+  auto counters = api::ResourceSlice::decode(testing::yamlObject(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpus-counters}
+spec:
+  driver: gpu.nvidia.com
+  pool: {name: node-1, generation: 3, resourceSliceCount: 2}
+  nodeName: node-1
+  sharedCounters:
+  - name: gpu-0-counters
+    counters: {memory: {value: 80Gi}, memorySlices: {value: "8"}}
+)"));
+  REQUIRE(counters.ok());
+  REQUIRE(counters->spec.shared_counters.size() == 1);
+  CHECK(counters->spec.shared_counters[0] ==
+        api::CounterSet{"gpu-0-counters", {{"memory", "80Gi"}, {"memorySlices", "8"}}});
+  auto devices = api::ResourceSlice::decode(testing::yamlObject(R"(
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: fabric}
+spec:
+  driver: fabric.example.com
+  pool: {name: rack-1, generation: 1, resourceSliceCount: 1}
+  perDeviceNodeSelection: true
+  devices:
+  - name: link-0
+    nodeName: node-1
+    consumesCounters:
+    - counterSet: gpu-0-counters
+      counters: {memory: {value: 40Gi}}
+    bindsToNode: true
+    bindingConditions: [Attached]
+    bindingFailureConditions: [AttachFailed]
+  - name: link-1
+    nodeSelector: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: In, values: [r1]}]}]}
+  - name: link-2
+    allNodes: true
+)"));
+  REQUIRE(devices.ok());
+  CHECK(devices->spec.per_device_node_selection);
+  const auto& d = devices->spec.devices.at(0);
+  CHECK(d.node_name == "node-1");
+  CHECK(d.consumes_counters ==
+        std::vector<api::DeviceCounterConsumption>{{"gpu-0-counters", {{"memory", "40Gi"}}}});
+  CHECK(d.binds_to_node);
+  CHECK(d.binding_conditions == std::vector<std::string>{"Attached"});
+  CHECK(d.binding_failure_conditions == std::vector<std::string>{"AttachFailed"});
+  CHECK(devices->spec.devices.at(1).node_selector->terms.at(0).match_expressions.at(0).values ==
+        std::vector<std::string>{"r1"});
+  CHECK(devices->spec.devices.at(2).all_nodes);
+  for (const auto& slice : {*counters, *devices}) {
+    json::Document doc(rapidjson::kObjectType);
+    slice.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+    auto again = api::ResourceSlice::decode(doc);
+    REQUIRE(again.ok());
+    CHECK(again->spec == slice.spec);
+  }
+}
+
 TEST_CASE("the observed allocated claim decodes allocation and device status", "[api][unit]") {
   auto claim = api::ResourceClaim::decode(
       loadFixtureObject("reference/resourceclaim-aligned-observed.yaml"));

@@ -296,6 +296,14 @@ TEST_CASE("quantities and versions compare like Kubernetes", "[cel][unit]") {
   CHECK_FALSE(scheduling::Quantity::parse("").ok());
   CHECK_FALSE(scheduling::Quantity::parse("Gi").ok());
   CHECK_FALSE(scheduling::Quantity::parse("1.2.3").ok());
+  // Sums and differences, as shared counters are kept, in the largest unit that divides them.
+  CHECK((q("80Gi") - q("30Gi")).text() == "50Gi");
+  CHECK((q("80Gi") - q("30Gi")) == q("50Gi"));
+  CHECK((q("1") - q("2")).text() == "-1");
+  CHECK((q("1.5") + q("1")).text() == "2500m");
+  CHECK((q("1k") + q("24")).text() == "1Ki");
+  CHECK((q("1n") + q("0")).text() == "1n");
+  CHECK((q("0") + q("0")).text() == "0");
   auto v = [](const char* s) { return scheduling::Semver::parse(s).value(); };
   CHECK(v("1.2.3").compare(v("1.10.0")) < 0);
   CHECK(v("1.0.0-alpha").compare(v("1.0.0-alpha.1")) < 0);
