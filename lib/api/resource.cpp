@@ -3,6 +3,75 @@
 namespace sriovdra::api {
 namespace {
 
+// A quantity, written as a string or (by hand) as a number.
+std::optional<std::string> quantityText(const json::Value* v) {
+  if (v != nullptr && v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+  if (v != nullptr && v->IsNumber()) return json::dump(*v);
+  return std::nullopt;
+}
+
+// {name: quantity}, as consumed capacity and capacity requests are written.
+Quantities quantityMap(const Reader& r, std::string_view key) {
+  Quantities out;
+  const json::Value* map = r.raw(key);
+  if (map == nullptr || !map->IsObject()) return out;
+  for (const auto& m : map->GetObject()) {
+    if (auto q = quantityText(&m.value))
+      out[std::string(m.name.GetString(), m.name.GetStringLength())] = *q;
+  }
+  return out;
+}
+
+// {name: {value: quantity}}, as capacity and counters are written; a number is kept as its text.
+Quantities decodeQuantities(const Reader& r, std::string_view key) {
+  Quantities out;
+  const json::Value* map = r.raw(key);
+  if (map == nullptr || !map->IsObject()) return out;
+  Reader entries = r.object(key);
+  for (const auto& m : map->GetObject()) {
+    std::string name(m.name.GetString(), m.name.GetStringLength());
+    if (auto q = quantityText(entries.object(name).raw("value"))) out[name] = *q;
+  }
+  return out;
+}
+
+json::Value encodeQuantities(const Quantities& q, json::Allocator& a) {
+  json::Value out(rapidjson::kObjectType);
+  for (const auto& [k, v] : q) {
+    json::Value c(rapidjson::kObjectType);
+    Writer(c, a).strAlways("value", v);
+    out.AddMember(json::str(k, a), c, a);
+  }
+  return out;
+}
+
+json::Value encodeQuantityMap(const Quantities& q, json::Allocator& a) {
+  json::Value out(rapidjson::kObjectType);
+  for (const auto& [k, v] : q) out.AddMember(json::str(k, a), json::str(v, a), a);
+  return out;
+}
+
+CapacityRequestPolicy decodePolicy(const Reader& r) {
+  CapacityRequestPolicy p;
+  p.default_value = quantityText(r.raw("default")).value_or("");
+  if (const json::Value* values = r.raw("validValues"); values != nullptr && values->IsArray()) {
+    for (const auto& v : values->GetArray()) {
+      if (auto q = quantityText(&v)) p.valid_values.push_back(*q);
+    }
+  }
+  Reader range = r.object("validRange");
+  p.min = quantityText(range.raw("min")).value_or("");
+  p.max = quantityText(range.raw("max")).value_or("");
+  p.step = quantityText(range.raw("step")).value_or("");
+  return p;
+}
+
+void encodePolicy(const CapacityRequestPolicy& p, Writer w) {
+  w.str("default", p.default_value).strings("validValues", p.valid_values);
+  if (!p.min.empty())
+    w.object("validRange").str("min", p.min).str("max", p.max).str("step", p.step);
+}
+
 OpaqueConfig decodeOpaque(const Reader& r) {
   Reader o = r.object("opaque");
   const json::Value* params = o.raw("parameters");
@@ -55,6 +124,7 @@ DeviceSubRequest decodeSub(const Reader& r) {
   for (const auto& t : r.array("tolerations")) {
     s.tolerations.push_back({t.str("key"), t.str("operator"), t.str("value"), t.str("effect")});
   }
+  s.capacity_requests = quantityMap(r.object("capacity"), "requests");
   return s;
 }
 
@@ -71,34 +141,9 @@ void encodeSub(const DeviceSubRequest& s, Writer w, bool with_name) {
                    .str("value", t.value)
                    .str("effect", t.effect);
              }));
-}
-
-// {name: {value: quantity}}, as capacity and counters are written; a number is kept as its text.
-Quantities decodeQuantities(const Reader& r, std::string_view key) {
-  Quantities out;
-  const json::Value* map = r.raw(key);
-  if (map == nullptr || !map->IsObject()) return out;
-  Reader entries = r.object(key);
-  for (const auto& m : map->GetObject()) {
-    std::string name(m.name.GetString(), m.name.GetStringLength());
-    const json::Value* value = entries.object(name).raw("value");
-    if (value != nullptr && value->IsString()) {
-      out[name] = value->GetString();
-    } else if (value != nullptr && value->IsNumber()) {
-      out[name] = json::dump(*value);
-    }
+  if (!s.capacity_requests.empty()) {
+    w.object("capacity").value("requests", encodeQuantityMap(s.capacity_requests, w.allocator()));
   }
-  return out;
-}
-
-json::Value encodeQuantities(const Quantities& q, json::Allocator& a) {
-  json::Value out(rapidjson::kObjectType);
-  for (const auto& [k, v] : q) {
-    json::Value c(rapidjson::kObjectType);
-    Writer(c, a).strAlways("value", v);
-    out.AddMember(json::str(k, a), c, a);
-  }
-  return out;
 }
 
 }  // namespace
@@ -118,7 +163,13 @@ void ResourceSliceSpec::encode(Writer w) const {
       "devices", list(devices, a, [&](const SliceDevice& d, Writer o) {
         o.strAlways("name", d.name);
         o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
-        o.nonEmpty("capacity", encodeQuantities(d.capacity, a));
+        json::Value capacity = encodeQuantities(d.capacity, a);
+        for (const auto& [name, policy] : d.request_policies) {
+          if (!capacity.HasMember(name.c_str())) continue;
+          encodePolicy(policy, Writer(capacity[name.c_str()], a).object("requestPolicy"));
+        }
+        o.nonEmpty("capacity", std::move(capacity));
+        o.trueOnly("allowMultipleAllocations", d.allow_multiple_allocations);
         o.nonEmpty("consumesCounters",
                    list(d.consumes_counters, a, [&](const DeviceCounterConsumption& c, Writer cw) {
                      cw.strAlways("counterSet", c.counter_set);
@@ -154,6 +205,13 @@ Result<ResourceSlice> ResourceSlice::decode(const json::Value& v) {
   for (const auto& d : spec.array("devices")) {
     SliceDevice dev{d.str("name"), decodeAttributes(d, "attributes"),
                     decodeQuantities(d, "capacity")};
+    Reader capacity = d.object("capacity");
+    for (const auto& [name, value] : dev.capacity) {
+      Reader c = capacity.object(name);
+      if (c.has("requestPolicy"))
+        dev.request_policies[name] = decodePolicy(c.object("requestPolicy"));
+    }
+    dev.allow_multiple_allocations = d.boolean("allowMultipleAllocations");
     for (const auto& t : d.array("taints")) dev.taints.push_back(DeviceTaint::decode(t));
     for (const auto& c : d.array("consumesCounters")) {
       dev.consumes_counters.push_back({c.str("counterSet"), decodeQuantities(c, "counters")});
@@ -302,7 +360,8 @@ Result<ResourceClaim> ResourceClaim::decode(const json::Value& v) {
     for (const auto& r : devices.array("results")) {
       a.results.push_back({r.str("request"), r.str("driver"), r.str("pool"), r.str("device"),
                            r.boolean("adminAccess"), r.strings("bindingConditions"),
-                           r.strings("bindingFailureConditions")});
+                           r.strings("bindingFailureConditions"), r.str("shareID"),
+                           quantityMap(r, "consumedCapacity")});
     }
     for (const auto& cfg : devices.array("config")) {
       a.config.push_back({cfg.str("source"), cfg.strings("requests"), decodeOpaque(cfg)});

@@ -2,9 +2,8 @@
 // resource.k8s.io/v1 objects the agent publishes and the tools read: ResourceSlice,
 // ResourceClaim (spec, allocation, device status), ResourceClaimTemplate and DeviceTaintRule,
 // with JSON codecs. Fields follow the Kubernetes 1.37 v1 types. Our VFs use few of them; the
-// others (shared counters, per-device node selection, binding conditions) are read so that
-// `explain` sees other drivers' devices as kube-scheduler does. Consumable capacity (capacity
-// request policies, allowMultipleAllocations) is not modelled.
+// others (shared counters, per-device node selection, binding conditions, consumable capacity)
+// are read so that `explain` sees other drivers' devices as kube-scheduler does.
 #include <optional>
 #include <string>
 #include <vector>
@@ -53,10 +52,24 @@ struct DeviceCounterConsumption {
   bool operator==(const DeviceCounterConsumption&) const = default;
 };
 
+// How much of a capacity one allocation of a shared device may take (requestPolicy): a request
+// for less is rounded up to the next valid value, or to min + k * step in the range; a request
+// outside them does not fit. "" = not set.
+struct CapacityRequestPolicy {
+  std::string default_value;
+  std::vector<std::string> valid_values;  // ascending
+  std::string min, max, step;             // validRange
+  bool operator==(const CapacityRequestPolicy&) const = default;
+};
+
 struct SliceDevice {
   std::string name;
   Attributes attributes;
   Quantities capacity;
+  std::map<std::string, CapacityRequestPolicy> request_policies;  // by capacity name
+  // Consumable capacity: the device may be allocated to many requests at once, each taking a
+  // share of its capacity.
+  bool allow_multiple_allocations = false;
   std::vector<DeviceTaint> taints;
   std::vector<DeviceCounterConsumption> consumes_counters;
   // Set only in a slice with perDeviceNodeSelection: the nodes this device is reachable from.
@@ -127,6 +140,7 @@ struct DeviceSubRequest {
   std::string allocation_mode = "ExactCount";
   int64_t count = 1;
   std::vector<DeviceToleration> tolerations;
+  Quantities capacity_requests;  // capacity.requests: what each device must give the request
   bool operator==(const DeviceSubRequest&) const = default;
 };
 
@@ -168,6 +182,9 @@ struct DeviceRequestAllocationResult {
   bool admin_access = false;
   std::vector<std::string> binding_conditions;  // copied from the device
   std::vector<std::string> binding_failure_conditions;
+  // A share of a device allocated with allowMultipleAllocations, and the capacity it takes.
+  std::string share_id;
+  Quantities consumed_capacity;
   bool operator==(const DeviceRequestAllocationResult&) const = default;
 };
 

@@ -38,6 +38,7 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
                 Streams io) {
   scheduling::Allocator allocator(bundle.resource_slices, bundle.device_classes);
   auto in_use = scheduling::allocatedDevices(bundle.resource_claims, own_uid);
+  auto shared = scheduling::sharedAllocations(bundle.resource_claims, own_uid);
   std::vector<scheduling::ClusterNode> nodes;
   for (const auto& n : bundle.nodes) nodes.push_back({n.metadata.name, n.metadata.labels});
   if (nodes.empty()) {
@@ -53,7 +54,7 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
   int fits = 0;
   std::string error, error_node;  // the first error kube-scheduler would meet
   for (const auto& node : nodes) {
-    auto got = allocator.allocate(spec, node, in_use);
+    auto got = allocator.allocate(spec, node, in_use, shared);
     json::Value entry(rapidjson::kObjectType);
     api::Writer w(entry, a);
     w.strAlways("node", node.name).boolean("fits", got.fits).str("error", got.error);
@@ -63,11 +64,18 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
     }
     json::Value devices(rapidjson::kArrayType);
     std::vector<std::string> lines;
-    for (const auto& p : got.devices) {
+    for (size_t i = 0; i < got.devices.size(); ++i) {
+      const auto& p = got.devices[i];
+      const auto& result = got.allocation.results.at(i);
       std::string attrs = attributeText(p, spec);
+      std::vector<std::string> share;
+      for (const auto& [name, q] : result.consumed_capacity) share.push_back(name + "=" + q);
       const auto& conditions = p.device->binding_conditions;
       lines.push_back(
           p.request + ": " + p.id.toString() + (attrs.empty() ? "" : " (" + attrs + ")") +
+          (result.share_id.empty() ? ""
+           : share.empty()         ? "; shared with other claims"
+                                   : "; a share of " + join(share, ", ")) +
           (conditions.empty()
                ? ""
                : "; the pod is bound once the device reports " + join(conditions, ", ")));
@@ -78,6 +86,7 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
           .strAlways("pool", p.id.pool)
           .strAlways("device", p.id.device)
           .str("constrainedAttributes", attrs)
+          .stringMap("consumedCapacity", result.consumed_capacity)
           .strings("bindingConditions", conditions);
       devices.PushBack(d, a);
     }

@@ -79,6 +79,11 @@ struct Alternative {
   size_t class_matches = 0;
   size_t free = 0;             // free to take: no other claim holds them, tolerated, counters left
   size_t counter_blocked = 0;  // free but short of shared counters left by the allocated devices
+  // Consumable capacity: what a share of each candidate with allowMultipleAllocations takes;
+  // candidates whose allocated shares leave too little; devices that can never serve the request.
+  std::map<DeviceId, Capacities> shares;
+  size_t capacity_blocked = 0;
+  size_t capacity_misfits = 0;
 };
 
 }  // namespace detail
@@ -152,8 +157,13 @@ struct Constraint {
 class Search {
  public:
   Search(std::vector<Request>& requests, std::vector<Constraint>& constraints,
-         const std::set<DeviceId>& in_use, std::map<PoolKey, CounterState>& counters)
-      : requests_(requests), constraints_(constraints), in_use_(in_use), counters_(counters) {}
+         const std::set<DeviceId>& in_use, const SharedAllocations& shared,
+         std::map<PoolKey, CounterState>& counters)
+      : requests_(requests),
+        constraints_(constraints),
+        in_use_(in_use),
+        shared_(shared),
+        counters_(counters) {}
 
   // True when the claim fits; false when it does not or the search met an error (error()).
   bool run() { return request(0) && error_.empty(); }
@@ -194,7 +204,7 @@ class Search {
     size_t added = 0;
     bool ok = true;
     for (const auto& c : alt.candidates) {
-      Added result = usable(c, alt) ? add(c) : Added::kNo;
+      Added result = usable(c, alt) ? add(c, alt) : Added::kNo;
       if (result == Added::kBreaksConstraint) {
         // A device that must be taken breaks a constraint: an error, no backtracking.
         error_ = "request " + alt.name + ": cannot add device " + c.id.toString() +
@@ -221,7 +231,7 @@ class Search {
       if (failsBefore(alt, i)) return true;
       if (i == alt.candidates.size()) break;
       const auto& c = alt.candidates[i];
-      if (!usable(c, alt) || add(c) != Added::kYes) continue;
+      if (!usable(c, alt) || add(c, alt) != Added::kYes) continue;
       if (pick(r, alt, k + 1, i + 1)) return true;
       remove();
       if (exceeded_) return false;
@@ -239,10 +249,12 @@ class Search {
     return false;
   }
 
+  // A device with allowMultipleAllocations may be picked again by another request of the claim.
   bool usable(const PickedDevice& c, const Alternative& alt) const {
     if (alt.untolerated.count(c.id) != 0) return false;
     if (!alt.admin_access && in_use_.count(c.id) != 0) return false;
-    return std::none_of(picked_.begin(), picked_.end(),
+    return c.device->allow_multiple_allocations ||
+           std::none_of(picked_.begin(), picked_.end(),
                         [&](const PickedDevice& p) { return p.id == c.id; });
   }
 
@@ -252,9 +264,12 @@ class Search {
     return &counters_.at({c.id.driver, c.id.pool});
   }
 
-  // Takes the device: its shared counters first, then the constraints, as kube-scheduler does.
-  Added add(const PickedDevice& c) {
-    CounterState* counters = countersOf(c);
+  // Takes the device: its shared counters first (not again for a device already shared), then
+  // the constraints, then a share of its capacity, as kube-scheduler does.
+  Added add(const PickedDevice& c, const Alternative& alt) {
+    bool multi = c.device->allow_multiple_allocations;
+    bool shared = multi && (shared_.count(c.id) != 0 || allocating_.count(c.id) != 0);
+    CounterState* counters = shared ? nullptr : countersOf(c);
     if (counters != nullptr && !counters->take(c.device)) return Added::kNo;
     size_t applied = 0;
     for (auto& con : constraints_) {
@@ -278,15 +293,36 @@ class Search {
       }
       ++applied;
     }
+    const Capacities* share = multi ? &alt.shares.at(c.id) : nullptr;
+    if (share != nullptr) {
+      Capacities taken = allocating_[c.id].second;
+      if (auto it = shared_.find(c.id); it != shared_.end()) addCapacities(taken, it->second, 1);
+      if (!capacityFits(*share, taken, *c.device)) {
+        if (allocating_[c.id].first == 0) allocating_.erase(c.id);
+        undoConstraints(c, applied);
+        if (counters != nullptr) counters->give(c.device);
+        return Added::kNo;
+      }
+      ++allocating_[c.id].first;
+      addCapacities(allocating_[c.id].second, *share, 1);
+    }
     picked_.push_back(c);
+    undo_.push_back({counters != nullptr, share});
     return Added::kYes;
   }
 
   void remove() {
     PickedDevice c = picked_.back();
+    Undo undo = undo_.back();
     picked_.pop_back();
+    undo_.pop_back();
+    if (undo.share != nullptr) {
+      auto& [count, taken] = allocating_.at(c.id);
+      addCapacities(taken, *undo.share, -1);
+      if (--count == 0) allocating_.erase(c.id);
+    }
     undoConstraints(c, constraints_.size());
-    if (CounterState* counters = countersOf(c)) counters->give(c.device);
+    if (undo.counters) countersOf(c)->give(c.device);
   }
 
   // Undoes the first `n` constraints that cover `c`.
@@ -307,8 +343,17 @@ class Search {
   std::vector<Request>& requests_;
   std::vector<Constraint>& constraints_;
   const std::set<DeviceId>& in_use_;
+  const SharedAllocations& shared_;
   std::map<PoolKey, CounterState>& counters_;
+  // Shares picked so far per device: how many, and the capacity they take.
+  std::map<DeviceId, std::pair<int, Capacities>> allocating_;
   std::vector<PickedDevice> picked_;
+  // Per picked device, what add() took besides the constraints.
+  struct Undo {
+    bool counters = false;
+    const Capacities* share = nullptr;
+  };
+  std::vector<Undo> undo_;
   std::vector<const Alternative*> chosen_;
   std::string error_;
   bool exceeded_ = false;
@@ -394,7 +439,23 @@ std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claim
   for (const auto& c : claims) {
     if (!c.status.allocation || (!except_uid.empty() && c.metadata.uid == except_uid)) continue;
     for (const auto& r : c.status.allocation->results) {
-      if (!r.admin_access) out.insert({r.driver, r.pool, r.device});
+      if (!r.admin_access && r.share_id.empty()) out.insert({r.driver, r.pool, r.device});
+    }
+  }
+  return out;
+}
+
+SharedAllocations sharedAllocations(const std::vector<api::ResourceClaim>& claims,
+                                    const std::string& except_uid) {
+  SharedAllocations out;
+  for (const auto& c : claims) {
+    if (!c.status.allocation || (!except_uid.empty() && c.metadata.uid == except_uid)) continue;
+    for (const auto& r : c.status.allocation->results) {
+      if (r.admin_access || r.share_id.empty()) continue;
+      Capacities& taken = out[{r.driver, r.pool, r.device}];
+      for (const auto& [name, text] : r.consumed_capacity) {
+        if (auto q = Quantity::parse(text); q.ok()) taken[name] = taken[name] + *q;
+      }
     }
   }
   return out;
@@ -586,9 +647,11 @@ Result<bool> Allocator::classMatches(const ClassInfo& c, const api::SliceDevice&
 
 namespace {
 
-// The shared counters of the node's pools as the devices other claims hold leave them.
+// The shared counters of the node's pools as the devices other claims hold (alone or in shares)
+// leave them.
 std::map<PoolKey, CounterState> counterStates(const std::vector<Pool>& pools,
-                                              const std::set<DeviceId>& in_use) {
+                                              const std::set<DeviceId>& in_use,
+                                              const SharedAllocations& shared) {
   std::map<PoolKey, CounterState> out;
   for (const auto& pool : pools) {
     if (pool.counter_values.empty() || !pool.problem.empty()) continue;
@@ -598,7 +661,8 @@ std::map<PoolKey, CounterState> counterStates(const std::vector<Pool>& pools,
       for (const auto* slice : *slices) {
         for (const auto& d : slice->spec.devices) {
           auto c = pool.consumption.find(&d);
-          if (c == pool.consumption.end() || in_use.count({pool.driver, pool.name, d.name}) == 0) {
+          DeviceId id{pool.driver, pool.name, d.name};
+          if (c == pool.consumption.end() || (in_use.count(id) == 0 && shared.count(id) == 0)) {
             continue;
           }
           for (const auto& [i, q] : c->second) st.left[i] = st.left[i] - q;
@@ -616,6 +680,7 @@ void summarize(Alternative& alt, size_t selector_misses, const std::string& firs
   std::vector<std::string> causes = {"allocated to other claims"};
   if (!alt.untolerated.empty()) causes.push_back("tainted (not tolerated)");
   if (alt.counter_blocked > 0) causes.push_back("short of shared counters");
+  if (alt.capacity_blocked > 0) causes.push_back("without the capacity left");
   std::string taken = " " + join(causes, " or ");
   std::string count = std::to_string(alt.candidates.size());
   const std::string& klass = alt.spec->device_class_name;
@@ -625,6 +690,10 @@ void summarize(Alternative& alt, size_t selector_misses, const std::string& firs
   } else if (alt.class_matches == 0 && alt.problems.empty()) {
     alt.problems.push_back("no device of DeviceClass " + klass +
                            (alt.notes.empty() ? "" : " in a usable pool"));
+  } else if (alt.candidates.empty() && alt.capacity_misfits > 0) {
+    alt.problems.push_back(std::to_string(alt.capacity_misfits) +
+                           " matching device(s) of DeviceClass " + klass +
+                           ", none can give the capacity the request asks for");
   } else if (alt.candidates.empty() && selector_misses > 0) {
     alt.problems.push_back(std::to_string(alt.class_matches) + " device(s) of DeviceClass " +
                            klass + ", none matches the selector " + first_selector_miss);
@@ -698,6 +767,7 @@ bool Allocator::compile(Alternative& alt) {
 // invalid pools, before any search: node_error, the first one wins).
 void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
                                const ClusterNode& node, const std::set<DeviceId>& in_use,
+                               const SharedAllocations& shared,
                                std::map<PoolKey, CounterState>& counters, std::string& node_error) {
   bool all = alt.spec->allocation_mode == "All";
   std::string first_selector_miss;
@@ -718,9 +788,10 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
         // allocationMode All evaluates them on every device up front.
         DeviceId id{pool.driver, pool.name, d.name};
         bool held = !alt.admin_access && in_use.count(id) != 0;
-        auto fails = [&](const std::string& what, const Status& st) {
+        auto fails = [&](const std::string& what, const Status& st,
+                         const char* hint = kSelectorErrorHint) {
           std::string message = "request " + alt.name + ": device " + pool.name + "/" + d.name +
-                                ": " + what + ": " + st.message() + kSelectorErrorHint;
+                                ": " + what + ": " + st.message() + hint;
           if (all) {
             if (node_error.empty()) node_error = message;
           } else if (!held) {
@@ -759,15 +830,34 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
           ++selector_misses;
           continue;
         }
+        // Consumable capacity: a device that can never give the request its share is passed
+        // over (allocationMode All does not count it).
+        auto share = capacityFor(alt.spec->capacity_requests, d);
+        if (!share.ok()) {
+          fails("checking capacity", share.status(), "");
+          continue;
+        }
+        if (!*share || !capacityFits(**share, {}, d)) {
+          ++alt.capacity_misfits;
+          continue;
+        }
+        bool multi = d.allow_multiple_allocations;
+        auto allocated_shares = shared.find(id);
+        if (multi) alt.shares[id] = **share;
         if (!tolerated(d, *alt.spec)) {
           alt.untolerated.insert(id);
         } else if (!held) {
-          bool fits_alone = true;
-          if (!d.consumes_counters.empty() && state != counters.end()) {
-            fits_alone = state->second.take(&d);
-            if (fits_alone) state->second.give(&d);
+          bool counters_left = true;
+          if (!d.consumes_counters.empty() && state != counters.end() &&
+              !(multi && allocated_shares != shared.end())) {
+            counters_left = state->second.take(&d);
+            if (counters_left) state->second.give(&d);
           }
-          ++(fits_alone ? alt.free : alt.counter_blocked);
+          bool capacity_left = !multi || allocated_shares == shared.end() ||
+                               capacityFits(**share, allocated_shares->second, d);
+          ++(!counters_left   ? alt.counter_blocked
+             : !capacity_left ? alt.capacity_blocked
+                              : alt.free);
         }
         alt.candidates.push_back({alt.name, id, &d, slice});
       }
@@ -780,11 +870,12 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
 // alternative, the claim's device limit, then the search (class Search); the reasons when nothing
 // fits come from whyNot().
 NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
-                                   const std::set<DeviceId>& in_use) {
+                                   const std::set<DeviceId>& in_use,
+                                   const SharedAllocations& shared) {
   NodeAllocation out;
   out.node = node.name;
   const auto& pools = poolsOf(node);
-  auto counters = counterStates(pools, in_use);
+  auto counters = counterStates(pools, in_use, shared);
 
   std::vector<Request> requests;
   for (const auto& r : claim.requests) {
@@ -803,7 +894,7 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
     size_t fewest = SIZE_MAX;
     for (auto& alt : req.alternatives) {
       if (compile(alt)) {
-        findCandidates(alt, pools, node, in_use, counters, node_error);
+        findCandidates(alt, pools, node, in_use, shared, counters, node_error);
       } else {
         unusable = true;
       }
@@ -829,7 +920,7 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
     return out;
   }
   if (!unusable) {
-    Search search(requests, constraints, in_use, counters);
+    Search search(requests, constraints, in_use, shared, counters);
     bool found = search.run();
     if (!search.error().empty()) {
       out.error = search.error();
@@ -847,17 +938,24 @@ NodeAllocation Allocator::allocate(const api::ResourceClaimSpec& claim, const Cl
 }
 
 // The allocation kube-scheduler writes for a solution: a result per device (with its binding
-// conditions), each class's config once for the requests that use it, then the claim's config.
+// conditions, and for a share its ID and capacity), each class's config once for the requests
+// that use it, then the claim's config.
 api::AllocationResult Allocator::result(const api::ResourceClaimSpec& claim,
                                         const std::vector<const Alternative*>& chosen,
                                         const std::vector<PickedDevice>& picked,
                                         const std::string& node) const {
   api::AllocationResult out;
+  int shares = 0;
   for (const auto& p : picked) {
     const auto* alt = *std::find_if(chosen.begin(), chosen.end(),
                                     [&](const Alternative* a) { return a->name == p.request; });
     out.results.push_back({p.request, p.id.driver, p.id.pool, p.id.device, alt->admin_access,
                            p.device->binding_conditions, p.device->binding_failure_conditions});
+    if (auto share = alt->shares.find(p.id); share != alt->shares.end()) {
+      auto& r = out.results.back();
+      r.share_id = "share-" + std::to_string(++shares);
+      for (const auto& [name, q] : share->second) r.consumed_capacity[name] = q.text();
+    }
   }
   std::map<std::string, size_t> first_config;  // class -> index of its first config entry
   for (const Alternative* alt : chosen) {

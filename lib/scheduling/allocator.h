@@ -12,13 +12,15 @@
 // fully qualified names (an unqualified attribute of a device counts under its driver's domain);
 // devices allocated to other claims are skipped unless the request has adminAccess; shared
 // counters (partitionable devices): a device fits only while no counter of its pool is consumed
-// beyond its value by the allocated devices and the ones picked; at most 32 devices per claim;
-// depth-first search with backtracking over combinations, pools sorted by (driver, pool), slices
-// by name, devices in slice order; the first complete solution wins. Pure; not thread-safe (it
-// caches pools per node name, compiled request selectors and every selector's result per device,
-// so a node keeps its labels for the life of an Allocator). Not modelled: consumable capacity.
-// A claim that does not fit a node comes back with reasons a person can act on: which request
-// had no candidate and why, or which constraint failed with the values that were free.
+// beyond its value by the allocated devices and the ones picked (a device already shared is not
+// charged again); consumable capacity: a device with allowMultipleAllocations is taken by several
+// requests while their shares (scheduling/capacity.h) fit its capacity; at most 32 devices per
+// claim; depth-first search with backtracking over combinations, pools sorted by (driver, pool),
+// slices by name, devices in slice order; the first complete solution wins. Pure; not thread-safe
+// (it caches pools per node name, compiled request selectors and every selector's result per
+// device, so a node keeps its labels for the life of an Allocator). A claim that does not fit a
+// node comes back with reasons a person can act on: which request had no candidate and why, or
+// which constraint failed with the values that were free.
 #include <map>
 #include <memory>
 #include <optional>
@@ -30,6 +32,7 @@
 #include "api/attributes.h"
 #include "api/objects.h"
 #include "api/resource.h"
+#include "scheduling/capacity.h"
 #include "scheduling/cel.h"
 #include "scheduling/quantity.h"
 
@@ -77,8 +80,14 @@ struct CounterState;
 using PoolKey = std::pair<std::string, std::string>;  // (driver, pool)
 }  // namespace detail
 
-// The devices allocated to the claims (except the claim with UID `except_uid`).
+// The devices allocated to the claims (except the claim with UID `except_uid`), each to one claim
+// (admin access and shares of devices with allowMultipleAllocations do not count).
 std::set<DeviceId> allocatedDevices(const std::vector<api::ResourceClaim>& claims,
+                                    const std::string& except_uid = "");
+
+// Devices allocated in shares (results with a shareID): the capacity all their shares take.
+using SharedAllocations = std::map<DeviceId, Capacities>;
+SharedAllocations sharedAllocations(const std::vector<api::ResourceClaim>& claims,
                                     const std::string& except_uid = "");
 
 class Allocator {
@@ -88,8 +97,10 @@ class Allocator {
   Allocator(const Allocator&) = delete;
   Allocator& operator=(const Allocator&) = delete;
 
+  // A share of a device with allowMultipleAllocations gets a placeholder shareID ("share-1", ...):
+  // kube-scheduler generates a random UID there.
   NodeAllocation allocate(const api::ResourceClaimSpec& claim, const ClusterNode& node,
-                          const std::set<DeviceId>& in_use);
+                          const std::set<DeviceId>& in_use, const SharedAllocations& shared = {});
 
   // The nodes that any slice or device names in nodeName, sorted (for nodes not in a list).
   std::vector<std::string> nodeNames() const;
@@ -105,7 +116,7 @@ class Allocator {
                                      const ClusterNode& node);
   bool compile(Alternative& alt);
   void findCandidates(Alternative& alt, const std::vector<Pool>& pools, const ClusterNode& node,
-                      const std::set<DeviceId>& in_use,
+                      const std::set<DeviceId>& in_use, const SharedAllocations& shared,
                       std::map<detail::PoolKey, detail::CounterState>& counters,
                       std::string& node_error);
   api::AllocationResult result(const api::ResourceClaimSpec& claim,

@@ -125,7 +125,9 @@ class Evaluator {
           return test ? Value::ofBool(true) : Value::of(Value::Kind::kAttrDomains);
         if (key == "capacity")
           return test ? Value::ofBool(true) : Value::of(Value::Kind::kCapDomains);
-        if (key == "allowMultipleAllocations") return Value::ofBool(test);
+        if (key == "allowMultipleAllocations") {
+          return Value::ofBool(test || dev_.device.allow_multiple_allocations);
+        }
         return missing();
       case Value::Kind::kAttrDomains:
       case Value::Kind::kCapDomains: {

@@ -95,33 +95,48 @@ Quantity Quantity::fromNanos(__int128 nanos) {
   Quantity q;
   q.nanos_ = nanos;
   __int128 magnitude = nanos < 0 ? -nanos : nanos;
-  std::string unit;
-  __int128 scale = 1;
-  if (magnitude % kNano != 0) {
-    scale = magnitude % 1'000'000 == 0 ? 1'000'000 : 1;
-    unit = scale == 1 ? "n" : "m";
-  } else {
-    scale = kNano;
-    static const std::pair<const char*, int> kUnits[] = {{"Ei", 60}, {"Pi", 50}, {"Ti", 40},
-                                                         {"Gi", 30}, {"Mi", 20}, {"Ki", 10}};
-    for (const auto& [name, bits] : kUnits) {
-      __int128 s = kNano << bits;
-      if (magnitude != 0 && magnitude % s == 0) {
-        scale = s;
-        unit = name;
-        break;
-      }
+  auto digits = [](__int128 v) {
+    std::string out;
+    for (; v > 0 || out.empty(); v /= 10) {
+      out.insert(out.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
     }
+    return out;
+  };
+  // The shortest of: the largest decimal unit and the largest binary unit that divide it.
+  std::string text;
+  auto consider = [&](__int128 scale, const char* unit) {
+    if (magnitude % scale != 0) return false;
+    std::string candidate = digits(magnitude / scale) + unit;
+    if (text.empty() || candidate.size() < text.size()) text = candidate;
+    return true;
+  };
+  static const std::pair<int, const char*> kDecimal[] = {{27, "E"}, {24, "P"}, {21, "T"},
+                                                         {18, "G"}, {15, "M"}, {12, "k"},
+                                                         {9, ""},   {6, "m"},  {0, "n"}};
+  for (const auto& [exp, unit] : kDecimal) {
+    __int128 scale = 1;
+    for (int i = 0; i < exp; ++i) scale *= 10;
+    if (magnitude != 0 && consider(scale, unit)) break;
   }
-  std::string digits;
-  for (__int128 v = magnitude / scale; v > 0 || digits.empty(); v /= 10) {
-    digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+  static const std::pair<int, const char*> kBinary[] = {{60, "Ei"}, {50, "Pi"}, {40, "Ti"},
+                                                        {30, "Gi"}, {20, "Mi"}, {10, "Ki"}};
+  for (const auto& [bits, unit] : kBinary) {
+    if (magnitude != 0 && consider(kNano << bits, unit)) break;
   }
-  q.text_ = (nanos < 0 ? "-" : "") + digits + unit;
+  if (magnitude == 0) text = "0";
+  q.text_ = (nanos < 0 ? "-" : "") + text;
   return q;
 }
 
 bool Quantity::isInteger() const { return nanos_ % kNano == 0; }
+
+int64_t Quantity::roundedUp() const {
+  __int128 whole = nanos_ / kNano;
+  if (nanos_ % kNano > 0) ++whole;
+  if (whole > INT64_MAX) return INT64_MAX;
+  if (whole < INT64_MIN) return INT64_MIN;
+  return static_cast<int64_t>(whole);
+}
 
 Result<int64_t> Quantity::asInteger() const {
   __int128 whole = nanos_ / kNano;

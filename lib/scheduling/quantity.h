@@ -22,7 +22,13 @@ class Quantity {
   bool operator==(const Quantity& o) const { return nanos_ == o.nanos_; }
   Quantity operator+(const Quantity& o) const { return fromNanos(nanos_ + o.nanos_); }
   Quantity operator-(const Quantity& o) const { return fromNanos(nanos_ - o.nanos_); }
+  static Quantity ofInteger(int64_t v) {
+    return fromNanos(static_cast<__int128>(v) * 1'000'000'000);
+  }
   bool isInteger() const;
+  // The value rounded up to an integer, as Kubernetes' Quantity.Value(); saturates at int64.
+  int64_t roundedUp() const;
+  int sign() const { return nanos_ < 0 ? -1 : nanos_ > 0 ? 1 : 0; }
   // The value rounded toward zero; InvalidArgument when it does not fit an int64.
   Result<int64_t> asInteger() const;
   const std::string& text() const { return text_; }

@@ -1,6 +1,7 @@
 // Our allocator against the real one: on generated clusters (random PCIe shapes, random GPU and
-// VF occupancy, some nodes' GPUs partitionable into MIG devices that share counters) and generated
-// claims (whole GPUs or MIG partitions, matchAttribute on pcieRoot or numaNode, 1-4 devices or
+// VF occupancy, some nodes' GPUs partitionable into MIG devices that share counters, shared links
+// whose bandwidth claims take in shares) and generated claims (whole GPUs or MIG partitions, a
+// share of a link's bandwidth, matchAttribute on pcieRoot or numaNode, 1-4 devices or
 // allocationMode All, a prioritized list (firstAvailable) under a constraint, CEL selectors on
 // our attributes, one of them failing on the VFs that lack its attribute, VFs with a NoSchedule
 // taint that half of the claims tolerate, published in the slice or added by a DeviceTaintRule,
@@ -45,6 +46,9 @@ namespace {
 const std::string kVfDriver(api::kDriverName);
 constexpr const char* kMarkerDriver = "marker.sriov-dra.test";
 constexpr const char* kMigClass = "mig.nvidia.com";
+// Links that many claims share, each taking bandwidth (consumable capacity): 100G per link, a
+// share is 10G (the default) to 60G in steps of 10G.
+constexpr const char* kLinkDriver = "link.sriov-dra.test";
 
 int envInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
@@ -65,6 +69,7 @@ struct GeneratedNode {
   std::set<std::string> rule_tainted;  // VFs a DeviceTaintRule taints (NoSchedule)
   bool gpus_tainted = false;           // a DeviceTaintRule taints the node's GPU pool
   bool partitioned = false;            // GPUs published as partitionable devices
+  int links = 0;                       // shared links (kLinkDriver)
 };
 
 // A device another pod holds: the one of the class whose attribute has this value.
@@ -73,7 +78,11 @@ struct Taken {
   std::string klass;
   std::string attribute;  // fully qualified
   std::string value;
+  std::string bandwidth = {};  // a share of a link: its capacity request
 };
+
+// What a share of a link takes for a request: the policy's min (10G) or the next 10G step.
+int linkShare(int gbps) { return gbps <= 10 ? 10 : (gbps + 9) / 10 * 10; }
 
 // MIG partitions of one partitioned GPU: (name, profile, memory slices of the GPU's 8).
 const std::vector<std::tuple<std::string, std::string, int>> kPartitions = {
@@ -102,7 +111,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
   std::ostringstream shape;
   int node_count = 1 + pick(3);
   for (int n = 0; n < node_count; ++n) {
-    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}, {}, false, false};
+    GeneratedNode node{prefix + "-n" + std::to_string(n), {}, {}, {}, {}, false, false, 0};
     shape << node.name << ":";
     int roots = 1 + pick(4);
     for (int r = 0; r < roots; ++r) {
@@ -149,8 +158,21 @@ Case generate(uint32_t seed, const std::string& prefix) {
     }
     node.gpus_tainted = !node.gpus.empty() && pick(8) == 0;
     node.partitioned = !node.gpus.empty() && pick(3) == 0;
+    node.links = pick(3);
     shape << (node.gpus_tainted ? ", GPUs tainted by a rule" : "")
-          << (node.partitioned ? ", GPUs partitionable (MIG)\n" : "\n");
+          << (node.partitioned ? ", GPUs partitionable (MIG)" : "") << ", " << node.links
+          << " link(s)\n";
+    // Shares of the links other pods hold: 0-2 per link, what fits its 100G.
+    for (int l = 0; l < node.links; ++l) {
+      int used = 0;
+      for (int k = pick(4); k > 0; --k) {
+        int gbps = 5 + 10 * pick(6);
+        if (used + linkShare(gbps) > 100) continue;
+        used += linkShare(gbps);
+        c.taken.push_back({node.name, kLinkDriver, std::string(kLinkDriver) + "/uuid",
+                           node.name + "-link-" + std::to_string(l), std::to_string(gbps) + "G"});
+      }
+    }
     // About a third of the devices are taken by other pods (a quarter of the partitions).
     const std::string pci_bus_id = "resource.kubernetes.io/pciBusID";
     const std::string uuid = std::string(testing::kGpuDriver) + "/uuid";
@@ -175,7 +197,10 @@ Case generate(uint32_t seed, const std::string& prefix) {
     }
     c.nodes.push_back(std::move(node));
   }
-  for (const auto& t : c.taken) shape << "taken: " << t.node << " " << t.value << "\n";
+  for (const auto& t : c.taken) {
+    shape << "taken: " << t.node << " " << t.value
+          << (t.bandwidth.empty() ? "" : " (a share of " + t.bandwidth + ")") << "\n";
+  }
 
   const std::vector<std::string> vf_selectors = {
       "",
@@ -232,6 +257,25 @@ Case generate(uint32_t seed, const std::string& prefix) {
                    "    constraints: [{requests: [gpu, vf], matchAttribute: "
                    "resource.kubernetes.io/pcieRoot}]\n";
   }
+  // Shares of links: 1-2 links of 5G to 85G (past the largest share), or no amount (the default
+  // share). A third of the claims above add one; a quarter of all claims are only link shares,
+  // one or two requests (which may share one link).
+  auto link = [&](const std::string& name) {
+    int gbps = 5 + 10 * pick(10);  // 95: no amount
+    std::string out = "    - name: " + name +
+                      "\n      exactly:\n        deviceClassName: " + std::string(kLinkDriver) +
+                      "\n        count: " + std::to_string(1 + pick(2)) + "\n";
+    if (gbps < 95) {
+      out += "        capacity: {requests: {bandwidth: " + std::to_string(gbps) + "G}}\n";
+    }
+    return out;
+  };
+  if (pick(4) == 0) {
+    c.claim_spec =
+        "  devices:\n    requests:\n" + link("link") + (pick(2) == 0 ? link("more") : "");
+  } else if (pick(3) == 0) {
+    c.claim_spec.insert(c.claim_spec.find("    constraints:"), link("link"));
+  }
   c.description =
       "seed " + std::to_string(seed) + "\n" + shape.str() + "claim spec:\n" + c.claim_spec;
   return c;
@@ -260,7 +304,8 @@ void createClasses(kube::Client& admin) {
   if (!mig.ok() && mig.status().code() != Code::kAlreadyExists) {
     throw std::runtime_error(mig.status().toString());
   }
-  for (const std::string& driver : {kVfDriver, std::string(kMarkerDriver)}) {
+  for (const std::string& driver :
+       {kVfDriver, std::string(kMarkerDriver), std::string(kLinkDriver)}) {
     std::string text =
         R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{"name":")";
     text.append(driver).append(
@@ -339,6 +384,21 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
     }
     create(admin, s.name, s.spec);
   }
+  if (node.links > 0) {
+    api::ResourceSliceSpec links;
+    links.driver = kLinkDriver;
+    links.node_name = node.name;
+    links.pool = {node.name, 1, 1};
+    for (int l = 0; l < node.links; ++l) {
+      std::string name = "link-" + std::to_string(l);
+      api::SliceDevice d{name, {}, {{"bandwidth", "100G"}}};
+      d.attributes["uuid"] = api::AttributeValue::ofString(node.name + "-" + name);
+      d.allow_multiple_allocations = true;
+      d.request_policies["bandwidth"] = {"10G", {}, "10G", "60G", "10G"};
+      links.devices.push_back(std::move(d));
+    }
+    create(admin, "00000-link-" + node.name, links);
+  }
   if (node.partitioned) {
     publishPartitionedGpus(admin, node);
   } else if (!node.gpus.empty()) {
@@ -378,7 +438,9 @@ std::string claimFor(const Taken& t) {
   return "  devices:\n    requests:\n    - name: d\n      exactly:\n        deviceClassName: " +
          t.klass + "\n        selectors: [{cel: {expression: 'device.attributes[\"" +
          t.attribute.substr(0, slash) + "\"]." + t.attribute.substr(slash + 1) + " == \"" +
-         t.value + "\"'}}]\n        tolerations: [{operator: Exists}]\n";
+         t.value + "\"'}}]\n        tolerations: [{operator: Exists}]\n" +
+         (t.bandwidth.empty() ? ""
+                              : "        capacity: {requests: {bandwidth: " + t.bandwidth + "}}\n");
 }
 
 // The marker node's one slice: device "slices" (for the slice marker) and "t0".. (for the tries

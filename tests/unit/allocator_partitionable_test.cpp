@@ -1,6 +1,7 @@
 // The structured allocator on other drivers' devices as kube-scheduler 1.37 sees them: shared
 // counters (a GPU's MIG partitions), pools completed by slices of other nodes, per-device node
-// selection, binding conditions, the 32-device claim limit and the allocation's node selector.
+// selection, binding conditions, the 32-device claim limit, the allocation's node selector and
+// consumable capacity (devices shared by requests, each taking a share of their capacity).
 #include <catch2/catch.hpp>
 
 #include "scheduling/allocator.h"
@@ -328,5 +329,131 @@ devices:
     REQUIRE(got.fits);
     CHECK(got.devices.size() == 7);
     CHECK(got.devices[0].request == "a/few");
+  }
+}
+
+TEST_CASE("consumable capacity: a request's share, rounded up by the capacity's policy",
+          "[allocator][unit]") {
+  api::SliceDevice link{"link-0", {}, {{"bandwidth", "100G"}, {"queues", "16"}}};
+  link.allow_multiple_allocations = true;
+  link.request_policies["bandwidth"] = {"10G", {}, "10G", "60G", "5G"};
+  link.request_policies["queues"] = {"1", {"1", "2", "4", "8"}, "", "", ""};
+  struct Row {
+    std::string name;
+    api::Quantities requests;
+    std::map<std::string, std::string> want;  // empty: the device cannot serve it
+  };
+  const std::vector<Row> rows = {
+      {"no request: each policy's default", {}, {{"bandwidth", "10G"}, {"queues", "1"}}},
+      {"below min: min", {{"bandwidth", "2G"}}, {{"bandwidth", "10G"}, {"queues", "1"}}},
+      {"between steps: the next step",
+       {{"bandwidth", "12G"}},
+       {{"bandwidth", "15G"}, {"queues", "1"}}},
+      {"on a step", {{"bandwidth", "25G"}}, {{"bandwidth", "25G"}, {"queues", "1"}}},
+      {"above max", {{"bandwidth", "61G"}}, {}},
+      {"valid values: the next one", {{"queues", "3"}}, {{"bandwidth", "10G"}, {"queues", "4"}}},
+      {"past the last valid value", {{"queues", "9"}}, {}},
+      {"a capacity the device lacks", {{"memory", "1Gi"}}, {}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto got = scheduling::capacityFor(row.requests, link);
+    REQUIRE(got.ok());
+    scheduling::Capacities want;
+    for (const auto& [name, text] : row.want) want[name] = *scheduling::Quantity::parse(text);
+    REQUIRE(got->has_value() == !row.want.empty());
+    if (*got) CHECK(**got == want);
+  }
+  api::SliceDevice plain{"plain", {}, {{"memory", "80Gi"}}};
+  CHECK(scheduling::capacityFor({}, plain)->value().at("memory") ==
+        *scheduling::Quantity::parse("80Gi"));
+  plain.capacity["memory"] = "lots";
+  CHECK_FALSE(scheduling::capacityFor({}, plain).ok());
+}
+
+TEST_CASE("consumable capacity: a shared device serves requests while their shares fit",
+          "[allocator][unit]") {
+  auto link = [](const std::string& name) {
+    api::SliceDevice d{name, {}, {{"bandwidth", "100G"}}};
+    d.attributes["profile"] = api::AttributeValue::ofString("link");
+    d.allow_multiple_allocations = true;
+    d.request_policies["bandwidth"] = {"", {}, "10G", "", "10G"};
+    return d;
+  };
+  auto ask = [](const std::string& name, const std::string& bandwidth, int count = 1) {
+    return "{name: " + name + ", exactly: {deviceClassName: mig, count: " + std::to_string(count) +
+           ", capacity: {requests: {bandwidth: " + bandwidth + "}}}}";
+  };
+  Allocator a({slice("n1", "links", {link("link-0"), link("link-1")})}, classes());
+  struct Row {
+    std::string name;
+    std::vector<std::string> requests;
+    scheduling::SharedAllocations shared;
+    std::vector<std::string> want;  // empty: does not fit
+  };
+  auto taken = [](const std::string& device, const std::string& bandwidth) {
+    return scheduling::SharedAllocations{
+        {{kMig, "n1", device}, {{"bandwidth", *scheduling::Quantity::parse(bandwidth)}}}};
+  };
+  const std::vector<Row> rows = {
+      {"two requests share one device",
+       {ask("a", "40G"), ask("b", "60G")},
+       {},
+       {"a=link-0", "b=link-0"}},
+      {"rounded up (45G takes 50G): the second goes to the next device",
+       {ask("a", "45G"), ask("b", "60G")},
+       {},
+       {"a=link-0", "b=link-1"}},
+      {"one request takes two devices, never one twice",
+       {ask("a", "10G", 2)},
+       {},
+       {"a=link-0", "a=link-1"}},
+      {"shares other claims hold count", {ask("a", "50G")}, taken("link-0", "60G"), {"a=link-1"}},
+      {"nothing left anywhere",
+       {ask("a", "50G")},
+       [&] {
+         auto s = taken("link-0", "60G");
+         s.merge(taken("link-1", "90G"));
+         return s;
+       }(),
+       {}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto got = a.allocate(requests(row.requests), kNode, {}, row.shared);
+    CHECK(got.error.empty());
+    CHECK(picks(got) == row.want);
+  }
+  auto got = a.allocate(requests({ask("a", "45G")}), kNode, {});
+  REQUIRE(got.fits);
+  CHECK(got.allocation.results.at(0).share_id == "share-1");
+  CHECK(got.allocation.results.at(0).consumed_capacity == api::Quantities{{"bandwidth", "50G"}});
+  auto full = a.allocate(requests({ask("a", "50G")}), kNode, {}, [&] {
+    auto s = taken("link-0", "60G");
+    s.merge(taken("link-1", "90G"));
+    return s;
+  }());
+  CHECK(full.reasons ==
+        std::vector<std::string>{"request a: all 2 matching device(s) are allocated "
+                                 "to other claims or without the capacity left"});
+  auto huge = a.allocate(requests({ask("a", "200G")}), kNode, {});
+  CHECK(huge.reasons == std::vector<std::string>{"request a: 2 matching device(s) of DeviceClass "
+                                                 "mig, none can give the capacity the request "
+                                                 "asks for"});
+  SECTION("claims' results with a shareID are shares, not whole devices") {
+    auto claim = api::ResourceClaim::decode(testing::yamlObject(R"(
+metadata: {name: c, uid: u1}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: a, driver: gpu.nvidia.com, pool: n1, device: link-0, shareID: 1f0e, consumedCapacity: {bandwidth: 30G}}
+      - {request: b, driver: gpu.nvidia.com, pool: n1, device: link-0, shareID: 2a0b, consumedCapacity: {bandwidth: 20G}}
+      - {request: c, driver: gpu.nvidia.com, pool: n1, device: link-1}
+)"));
+    REQUIRE(claim.ok());
+    CHECK(scheduling::allocatedDevices({*claim}) == std::set<DeviceId>{{kMig, "n1", "link-1"}});
+    auto shares = scheduling::sharedAllocations({*claim});
+    CHECK(shares.at({kMig, "n1", "link-0"}).at("bandwidth") == *scheduling::Quantity::parse("50G"));
   }
 }

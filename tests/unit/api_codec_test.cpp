@@ -80,6 +80,10 @@ spec:
     nodeSelector: {nodeSelectorTerms: [{matchExpressions: [{key: rack, operator: In, values: [r1]}]}]}
   - name: link-2
     allNodes: true
+    allowMultipleAllocations: true
+    capacity:
+      bandwidth: {value: 100G, requestPolicy: {default: 10G, validRange: {min: 10G, max: 60G, step: 10G}}}
+      queues: {value: "16", requestPolicy: {validValues: ["1", "2", "4"]}}
 )"));
   REQUIRE(devices.ok());
   CHECK(devices->spec.per_device_node_selection);
@@ -92,7 +96,14 @@ spec:
   CHECK(d.binding_failure_conditions == std::vector<std::string>{"AttachFailed"});
   CHECK(devices->spec.devices.at(1).node_selector->terms.at(0).match_expressions.at(0).values ==
         std::vector<std::string>{"r1"});
-  CHECK(devices->spec.devices.at(2).all_nodes);
+  const auto& shared = devices->spec.devices.at(2);
+  CHECK(shared.all_nodes);
+  CHECK(shared.allow_multiple_allocations);
+  CHECK(shared.capacity == api::Quantities{{"bandwidth", "100G"}, {"queues", "16"}});
+  CHECK(shared.request_policies.at("bandwidth") ==
+        api::CapacityRequestPolicy{"10G", {}, "10G", "60G", "10G"});
+  CHECK(shared.request_policies.at("queues") ==
+        api::CapacityRequestPolicy{"", {"1", "2", "4"}, "", "", ""});
   for (const auto& slice : {*counters, *devices}) {
     json::Document doc(rapidjson::kObjectType);
     slice.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));

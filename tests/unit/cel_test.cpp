@@ -132,6 +132,14 @@ TEST_CASE("unqualified attribute names belong to the device's driver", "[cel][un
   CHECK_FALSE(eval("'example.com' in device.attributes", kGpu, gpu).value());
 }
 
+TEST_CASE("device.allowMultipleAllocations is the device's flag, false when unset", "[cel][unit]") {
+  auto gpu = observed("reference/resourceslice-gpu-observed.json");
+  CHECK_FALSE(eval("device.allowMultipleAllocations", kGpu, gpu).value());
+  CHECK(eval("has(device.allowMultipleAllocations)", kGpu, gpu).value());
+  gpu.allow_multiple_allocations = true;
+  CHECK(eval("device.allowMultipleAllocations", kGpu, gpu).value());
+}
+
 TEST_CASE("errors follow CEL: missing keys fail, && and || absorb them", "[cel][unit]") {
   auto vf = observed("reference/resourceslice-sriov-observed.json");
   const std::vector<Outcome> rows = {
@@ -302,6 +310,8 @@ TEST_CASE("quantities and versions compare like Kubernetes", "[cel][unit]") {
   CHECK((q("1") - q("2")).text() == "-1");
   CHECK((q("1.5") + q("1")).text() == "2500m");
   CHECK((q("1k") + q("24")).text() == "1Ki");
+  CHECK((q("40G") + q("10G")).text() == "50G");
+  CHECK((q("1000Gi") + q("0")).text() == "1000Gi");
   CHECK((q("1n") + q("0")).text() == "1n");
   CHECK((q("0") + q("0")).text() == "0");
   auto v = [](const char* s) { return scheduling::Semver::parse(s).value(); };
