@@ -832,7 +832,13 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
         }
         // Consumable capacity: a device that can never give the request its share is passed
         // over (allocationMode All does not count it).
-        auto share = capacityFor(alt.spec->capacity_requests, d);
+        // (A device that is not shared and has no request policy serves any request that asks
+        // for no capacity: its whole capacity.)
+        bool multi = d.allow_multiple_allocations;
+        Result<std::optional<Capacities>> share = std::optional<Capacities>(Capacities{});
+        if (multi || !alt.spec->capacity_requests.empty() || !d.request_policies.empty()) {
+          share = capacityFor(alt.spec->capacity_requests, d);
+        }
         if (!share.ok()) {
           fails("checking capacity", share.status(), "");
           continue;
@@ -841,7 +847,6 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
           ++alt.capacity_misfits;
           continue;
         }
-        bool multi = d.allow_multiple_allocations;
         auto allocated_shares = shared.find(id);
         if (multi) alt.shares[id] = **share;
         if (!tolerated(d, *alt.spec)) {
@@ -859,7 +864,7 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
              : !capacity_left ? alt.capacity_blocked
                               : alt.free);
         }
-        alt.candidates.push_back({alt.name, id, &d, slice});
+        alt.candidates.push_back({alt.name, std::move(id), &d, slice});
       }
     }
   }
