@@ -129,7 +129,8 @@ void replay(const std::vector<std::pair<Call, std::string>>& calls) {
   }
 }
 
-// A Netlink that adds up the time spent in links() (the simulated kernel's own work).
+// A Netlink that adds up the time spent in links() and vfGuids() (the simulated kernel's own
+// work).
 class TimedNetlink : public host::Netlink {
  public:
   explicit TimedNetlink(host::Netlink& inner) : inner_(inner) {}
@@ -144,6 +145,15 @@ class TimedNetlink : public host::Netlink {
   }
   Status setEswitchMode(std::string_view pci, std::string_view mode) override {
     return inner_.setEswitchMode(pci, mode);
+  }
+  Result<std::vector<host::VfGuids>> vfGuids(std::string_view pf) const override {
+    auto start = Steady::now();
+    auto out = inner_.vfGuids(pf);
+    seconds += std::chrono::duration<double>(Steady::now() - start).count();
+    return out;
+  }
+  Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node, uint64_t port) override {
+    return inner_.setVfGuids(pf, vf, node, port);
   }
   mutable double seconds = 0;
 

@@ -47,6 +47,10 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
             return dra::isDriverName(d) ? std::string() : "\"" + d + "\" is not a driver name";
           },
           "DRIVER"));
+  app.add_option("--ib-guid-pool", o.ib_guid_pool,
+                 "InfiniBand VF GUIDs per PF (the SR-IOV network operator's JSON); without the "
+                 "file, GUIDs derived from the node, PF and VF")
+      ->capture_default_str();
   app.add_option("--configuration-mode", o.configuration_mode,
                  "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
                  "running CNI); multus: Multus does, from the device-info files")

@@ -77,6 +77,20 @@ constexpr const char* kKey = "node";
 
 std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
 
+// The GUID pool file: none when it does not exist, else its entries or why they are unusable.
+Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::string& path) {
+  using Pool = std::optional<std::vector<host::GuidPoolEntry>>;
+  if (path.empty() || !std::filesystem::exists(path)) return Pool();
+  auto text = readFile(path, 1u << 20);
+  if (!text.ok()) return Status(Code::kIo, "IB GUID pool " + path + ": " + text.status().message());
+  auto entries = host::parseGuidPool(*text);
+  if (!entries.ok())
+    return Status(Code::kInvalidArgument, path + ": " + entries.status().message());
+  SDRA_LOG_INFO << "InfiniBand VF GUIDs from the pool " << path << " (" << entries->size()
+                << " PF(s))";
+  return Pool(std::move(*entries));
+}
+
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
@@ -87,6 +101,7 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
       netlink_(std::move(netlink)),
       local_(local),
       options_(std::move(options)),
+      guids_(options_.node_name, loadGuidPool(options_.ib_guid_pool)),
       events_(events),
       state_(local.nodeStates()),
       slices_(local.slices()),
@@ -211,7 +226,8 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
   Result<host::Topology> topology = discover();
   bool wrote_in_progress = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
-    auto plan = timed("plan", [&] { return host::planHost(spec, *topology, record, in_use); });
+    auto plan =
+        timed("plan", [&] { return host::planHost(spec, *topology, record, in_use, &guids_); });
     if (!asked_everyone && plan.destructive()) {
       asked_everyone = true;
       auto all = timed("in_use", [this] { return local_.inUse(); });
@@ -221,7 +237,8 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
         break;
       }
       in_use = std::move(*all);
-      plan = timed("plan", [&] { return host::planHost(spec, *topology, record, in_use); });
+      plan =
+          timed("plan", [&] { return host::planHost(spec, *topology, record, in_use, &guids_); });
     }
     outcome.errors = plan.errors;
     outcome.blocked = plan.blocked;

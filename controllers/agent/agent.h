@@ -45,6 +45,9 @@ struct AgentOptions {
   std::string state_dir;
   std::chrono::milliseconds resync_period{std::chrono::seconds(30)};
   int max_passes = 4;
+  // The InfiniBand VF GUID pool (host/guids.h), read when the agent starts; without the file,
+  // GUIDs derived from the node, the PF and the VF.
+  std::string ib_guid_pool = "/etc/sriov-operator/infiniband/guids";
 };
 
 class Agent {
@@ -88,6 +91,7 @@ class Agent {
   std::shared_ptr<host::Netlink> netlink_;
   node::LocalState& local_;
   const AgentOptions options_;
+  const host::GuidAssigner guids_;
   kube::EventRecorder& events_;
   std::string node_uid_;
 

@@ -126,7 +126,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                      {.node_name = o.node,
                       .namespace_ = o.namespace_,
                       .state_dir = o.state_dir,
-                      .resync_period = o.resync_period},
+                      .resync_period = o.resync_period,
+                      .ib_guid_pool = o.ib_guid_pool},
                      events);
   plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,
                                        {.driver_name = std::string(api::kDriverName),

@@ -44,6 +44,7 @@ struct AgentProcessOptions {
   std::string cdi_root = "/var/run/cdi";
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
   std::set<std::string> allowed_vf_drivers;  // beyond vfio-pci and the VF's own
+  std::string ib_guid_pool = "/etc/sriov-operator/infiniband/guids";  // agent/agent.h
   std::chrono::seconds resync_period{30};
   // standalone: an NRI plugin attaches prepared VFs with CNI (with the kubelet plugin only);
   // multus: Multus does, from the device-info files.

@@ -108,7 +108,7 @@ SriovNodeStateStatus SriovNodeStateStatus::decode(const Reader& r) {
     for (const auto& v : i.array("Vfs")) {
       x.vfs.push_back({v.str("name"), v.str("mac"), v.str("driver"), v.str("pciAddress"),
                        v.str("vendor"), v.str("deviceID"), v.i64("mtu"), v.i64("vfID"),
-                       v.str("rdmaDevice"), v.str("iommuGroup")});
+                       v.str("rdmaDevice"), v.str("iommuGroup"), v.str("guid")});
     }
     x.alt_names = i.strings("altNames");
     x.pcie_root = i.str("pcieRoot");
@@ -177,7 +177,8 @@ void SriovNodeStateStatus::encode(Writer w) const {
                                 .str("deviceID", v.device_id)
                                 .i64("vfID", v.vf_id)
                                 .str("rdmaDevice", v.rdma_device)
-                                .str("iommuGroup", v.iommu_group);
+                                .str("iommuGroup", v.iommu_group)
+                                .str("guid", v.guid);
                             if (v.mtu > 0) vo.i64("mtu", v.mtu);
                           }));
              }));

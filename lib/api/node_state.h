@@ -72,6 +72,7 @@ struct VirtualFunction {
   int64_t vf_id = 0;
   std::string rdma_device;  // ours: e.g. mlx5_3
   std::string iommu_group;  // ours
+  std::string guid;         // an InfiniBand VF's port GUID, as its PF's driver reports it
   bool operator==(const VirtualFunction&) const = default;
 };
 

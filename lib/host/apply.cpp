@@ -23,6 +23,11 @@ Status applyAction(Sysfs& fs, Netlink& nl, const Action& a) {
       return bindDriver(fs, a.target, a.value, a.from);
     case Action::Kind::kSetEswitchMode:
       return nl.setEswitchMode(a.target, a.value);
+    case Action::Kind::kSetVfGuid: {
+      auto guid = parseGuid(a.value);
+      if (!guid.ok()) return guid.status();
+      return nl.setVfGuids(a.target, static_cast<int32_t>(a.vf_id), *guid, *guid);
+    }
   }
   return Status(Code::kInternal, "unknown action");
 }

@@ -13,7 +13,8 @@ namespace sriovdra::host {
 Status bindDriver(Sysfs& sysfs, const std::string& vf, const std::string& driver,
                   const std::string& from);
 
-// kSetNumVfs, kSetMtu and kBindDriver through sysfs, kSetEswitchMode through devlink.
+// kSetNumVfs, kSetMtu and kBindDriver through sysfs, kSetEswitchMode through devlink, kSetVfGuid
+// through rtnetlink (the GUID as node and port GUID).
 Status applyAction(Sysfs& sysfs, Netlink& netlink, const Action& action);
 
 }  // namespace sriovdra::host

@@ -178,6 +178,20 @@ Result<PciPlacement> placement(const Sysfs& fs, const std::string& bdf) {
   return p;
 }
 
+// The port GUIDs of an InfiniBand PF's VFs, as its driver reports them (one netlink request).
+void readGuids(const Netlink& nl, api::InterfaceExt& pf, Topology& t) {
+  auto guids = nl.vfGuids(pf.name);
+  if (!guids.ok()) {
+    t.warnings.push_back("reading the VF GUIDs of " + pf.name + ": " + guids.status().message());
+    return;
+  }
+  for (const auto& g : *guids) {
+    for (auto& vf : pf.vfs) {
+      if (vf.vf_id == g.vf) vf.guid = guidText(g.port_guid);
+    }
+  }
+}
+
 // Long on purpose: one walk over sys/bus/pci/devices that sorts each device into PFs, VFs, GPUs
 // and the PCIe tree as it goes. A VF has a higher routing id than its PF (its First VF Offset
 // is positive), so in the sorted listing a PF comes before its VFs: the VFs it lists are skipped
@@ -287,6 +301,7 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
       pf.vfs.push_back(readVf(fs, pf, vf_dir, index, netdevs));
       vfs_seen.insert(pf.vfs.back().pci_address);
     }
+    if (pf.link_type == "IB" && !pf.vfs.empty() && !pf.name.empty()) readGuids(nl, pf, t);
     if (pf.vf_device_id.empty() && !pf.vfs.empty()) pf.vf_device_id = pf.vfs[0].device_id;
     t.pfs.push_back(std::move(pf));
   }

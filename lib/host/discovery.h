@@ -6,8 +6,9 @@
 // sys/bus/pci/devices/<bdf> link. Read-only. A device that cannot be read is skipped with a
 // warning; discovery itself fails only when sys/bus/pci/devices cannot be listed. Through the
 // Netlink: every netdev at once (one RTM_GETLINK dump: name, address, MTU, flags, link type,
-// altNames, by the PCI device the kernel says it sits on) and each PF's eSwitch mode ("legacy"
-// when its driver has none). From a kernel that does not name netdevs' parent devices, or when
+// altNames, by the PCI device the kernel says it sits on), each PF's eSwitch mode ("legacy"
+// when its driver has none) and an InfiniBand PF's VF GUIDs (port GUIDs, "" when its driver
+// reports none). From a kernel that does not name netdevs' parent devices, or when
 // the dump fails (a warning), a device's netdev is read from sysfs (net/<name>/...) instead.
 #include <string>
 #include <vector>

@@ -17,9 +17,11 @@ uint32_t nextSeq() {
   return ++seq;
 }
 
-// One request, its answer: a socket of `protocol`, closed again before returning.
+// One request, its answer: a socket of `protocol`, closed again before returning. `buffer_size`
+// bounds one message of the answer (a PF's VF information grows with its VFs).
 Result<netlink::Reply> transact(int protocol, const std::string& request, uint32_t seq,
-                                const std::string& what, std::chrono::milliseconds timeout) {
+                                const std::string& what, std::chrono::milliseconds timeout,
+                                size_t buffer_size = size_t{64} * 1024) {
   int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
   if (fd < 0) return Status::fromErrno(errno, what + ": netlink socket");
   struct Closer {
@@ -44,10 +46,14 @@ Result<netlink::Reply> transact(int protocol, const std::string& request, uint32
     return Status::fromErrno(errno, what + ": sending to the kernel");
   }
   netlink::Reply all;
-  std::string buffer(size_t{64} * 1024, '\0');
+  std::string buffer(buffer_size, '\0');
   while (!all.acked) {
-    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), 0);
+    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_TRUNC);
     if (n < 0 && errno == EINTR) continue;
+    if (n > static_cast<ssize_t>(buffer.size())) {
+      return Status(Code::kTooLarge, what + ": the kernel's answer exceeds " +
+                                         std::to_string(buffer.size()) + " bytes");
+    }
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       return Status(Code::kUnavailable, what + ": the kernel did not answer within " +
                                             std::to_string(timeout.count()) + " ms");
@@ -144,6 +150,62 @@ Status KernelNetlink::setEswitchMode(std::string_view pci_address, std::string_v
       "setting the eSwitch mode of pci/" + std::string(pci_address) + " to " + std::string(mode),
       timeout_);
   return reply.ok() ? Status::ok() : noDevlinkInstance(reply.status(), pci_address);
+}
+
+Result<std::vector<VfGuids>> KernelNetlink::vfGuids(std::string_view pf) const {
+  uint32_t seq = nextSeq();
+  auto reply = transact(NETLINK_ROUTE, netlink::vfInfoRequest(seq, pf), seq,
+                        "reading the VFs of " + std::string(pf), timeout_, size_t{1} << 20);
+  if (!reply.ok()) return reply.status();
+  if (reply->payloads.empty()) return std::vector<VfGuids>{};
+  return netlink::vfGuidsOf(reply->payloads.front());
+}
+
+Status KernelNetlink::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
+                                 uint64_t port_guid) {
+  uint32_t seq = nextSeq();
+  auto reply =
+      transact(NETLINK_ROUTE, netlink::vfGuidRequest(seq, pf, vf, node_guid, port_guid), seq,
+               "setting the GUIDs of VF " + std::to_string(vf) + " of " + std::string(pf) + " to " +
+                   guidText(port_guid),
+               timeout_);
+  return reply.ok() ? Status::ok() : reply.status();
+}
+
+std::string guidText(uint64_t guid) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int shift = 56; shift >= 0; shift -= 8) {
+    auto byte = static_cast<unsigned>((guid >> shift) & 0xffu);
+    if (!out.empty()) out += ':';
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xfu];
+  }
+  return out;
+}
+
+Result<uint64_t> parseGuid(std::string_view text) {
+  auto bad = [&] {
+    return Status(Code::kInvalidArgument,
+                  "GUID \"" + std::string(text) +
+                      "\" is not eight hex bytes separated by colons (02:00:00:00:00:00:00:01)");
+  };
+  if (text.size() != 23) return bad();
+  uint64_t out = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    if (i > 0 && text[i * 3 - 1] != ':') return bad();
+    uint64_t byte = 0;
+    for (char c : text.substr(i * 3, 2)) {
+      int v = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+      if (v < 0) return bad();
+      byte = byte * 16 + static_cast<uint64_t>(v);
+    }
+    out = (out << 8) | byte;
+  }
+  return out;
 }
 
 }  // namespace sriovdra::host

@@ -7,9 +7,17 @@
 //   eswitchMode(pci)           devlink DEVLINK_CMD_ESWITCH_GET on "pci/<address>":
 //                              "legacy" or "switchdev".
 //   setEswitchMode(pci, mode)  devlink DEVLINK_CMD_ESWITCH_SET (needs CAP_NET_ADMIN).
+//   vfGuids(pf)                rtnetlink RTM_GETLINK of the PF netdev with RTEXT_FILTER_VF: the
+//                              InfiniBand node and port GUID of each VF (IFLA_VF_IB_NODE_GUID /
+//                              IFLA_VF_IB_PORT_GUID), from drivers that report them (mlx5 IPoIB
+//                              ports); an empty list from others.
+//   setVfGuids(pf, vf, n, p)   RTM_SETLINK of the PF with both GUIDs of VF `vf` (CAP_NET_ADMIN).
+//                              A VF's driver reads its GUIDs when it binds: rebind a VF for a
+//                              new GUID to take effect.
 // Errors keep the kernel's errno (Status::sysErrno()): ENODEV no such interface or device, or
 // (devlink) a driver that registers no devlink instance, such as igb; EOPNOTSUPP a devlink
-// instance without an eSwitch (e.g. an InfiniBand port); EBUSY the driver refuses the
+// instance without an eSwitch (e.g. an InfiniBand port), or (GUIDs) a PF whose driver has no
+// VF GUIDs (any Ethernet port); EBUSY the driver refuses the
 // change while VFs exist; EINVAL a mode it does not know; EPERM without CAP_NET_ADMIN; ENOENT
 // (Code::kNotFound) when the kernel has no devlink generic netlink family at all.
 // Thread-safety: KernelNetlink opens a socket per call and may be used from any thread;
@@ -39,12 +47,28 @@ struct LinkInfo {
   bool operator==(const LinkInfo&) const = default;
 };
 
+// A VF's InfiniBand GUIDs as the PF's driver reports them (0: none assigned).
+struct VfGuids {
+  int32_t vf = 0;
+  uint64_t node_guid = 0;
+  uint64_t port_guid = 0;
+  bool operator==(const VfGuids&) const = default;
+};
+
+// "02:11:22:33:44:55:66:77", the first byte the most significant (as ip-link(8) writes GUIDs).
+std::string guidText(uint64_t guid);
+// kInvalidArgument unless eight hex bytes separated by colons.
+Result<uint64_t> parseGuid(std::string_view text);
+
 class Netlink {
  public:
   virtual ~Netlink() = default;
   virtual Result<std::vector<LinkInfo>> links() const = 0;
   virtual Result<std::string> eswitchMode(std::string_view pci_address) const = 0;
   virtual Status setEswitchMode(std::string_view pci_address, std::string_view mode) = 0;
+  virtual Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const = 0;
+  virtual Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
+                            uint64_t port_guid) = 0;
 };
 
 // The running kernel's netlink (NETLINK_ROUTE and NETLINK_GENERIC sockets of the calling
@@ -56,6 +80,9 @@ class KernelNetlink : public Netlink {
   Result<std::vector<LinkInfo>> links() const override;
   Result<std::string> eswitchMode(std::string_view pci_address) const override;
   Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
+  Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const override;
+  Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
+                    uint64_t port_guid) override;
 
  private:
   std::chrono::milliseconds timeout_;

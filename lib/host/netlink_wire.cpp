@@ -114,6 +114,40 @@ std::string linkDumpRequest(uint32_t seq) {
   return message(RTM_GETLINK, seq, body, NLM_F_REQUEST | NLM_F_DUMP);
 }
 
+std::string vfInfoRequest(uint32_t seq, std::string_view name) {
+  ifinfomsg info{};
+  info.ifi_family = AF_UNSPEC;
+  std::string body;
+  put(body, info);
+  stringAttribute(body, IFLA_IFNAME, name);
+  uint32_t mask = RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS;
+  attribute(body, IFLA_EXT_MASK,
+            std::string_view(reinterpret_cast<const char*>(&mask), sizeof mask));
+  return message(RTM_GETLINK, seq, body);
+}
+
+std::string vfGuidRequest(uint32_t seq, std::string_view name, int32_t vf, uint64_t node_guid,
+                          uint64_t port_guid) {
+  auto guid = [&](uint64_t value) {
+    ifla_vf_guid g{};
+    g.vf = static_cast<uint32_t>(vf);
+    g.guid = value;
+    return std::string(reinterpret_cast<const char*>(&g), sizeof g);
+  };
+  std::string vf_info;
+  attribute(vf_info, IFLA_VF_IB_NODE_GUID, guid(node_guid));
+  attribute(vf_info, IFLA_VF_IB_PORT_GUID, guid(port_guid));
+  std::string list;
+  attribute(list, IFLA_VF_INFO | NLA_F_NESTED, vf_info);
+  ifinfomsg info{};
+  info.ifi_family = AF_UNSPEC;
+  std::string body;
+  put(body, info);
+  stringAttribute(body, IFLA_IFNAME, name);
+  attribute(body, IFLA_VFINFO_LIST | NLA_F_NESTED, list);
+  return message(RTM_SETLINK, seq, body);
+}
+
 std::string familyRequest(uint32_t seq, std::string_view family) {
   std::string body = genlHeader(CTRL_CMD_GETFAMILY, 1);
   stringAttribute(body, CTRL_ATTR_FAMILY_NAME, family);
@@ -239,6 +273,35 @@ Result<LinkInfo> linkOf(std::string_view payload) {
     }
   }
   return link;
+}
+
+Result<std::vector<VfGuids>> vfGuidsOf(std::string_view payload) {
+  if (payload.size() < sizeof(ifinfomsg)) return malformed("short RTM_NEWLINK");
+  auto attrs = attributes(payload.substr(sizeof(ifinfomsg)));
+  if (!attrs.ok()) return attrs.status();
+  std::vector<VfGuids> out;
+  for (const auto& a : *attrs) {
+    if (a.type != IFLA_VFINFO_LIST) continue;
+    auto vfs = attributes(a.value);
+    if (!vfs.ok()) return vfs.status();
+    for (const auto& info : *vfs) {
+      if (info.type != IFLA_VF_INFO) continue;
+      auto fields = attributes(info.value);
+      if (!fields.ok()) return fields.status();
+      VfGuids vf;
+      bool found = false;
+      for (const auto& f : *fields) {
+        if (f.type != IFLA_VF_IB_NODE_GUID && f.type != IFLA_VF_IB_PORT_GUID) continue;
+        if (f.value.size() < sizeof(ifla_vf_guid)) return malformed("short VF GUID");
+        auto g = get<ifla_vf_guid>(f.value, 0);
+        vf.vf = static_cast<int32_t>(g.vf);
+        (f.type == IFLA_VF_IB_NODE_GUID ? vf.node_guid : vf.port_guid) = g.guid;
+        found = true;
+      }
+      if (found) out.push_back(vf);
+    }
+  }
+  return out;
 }
 
 Result<uint16_t> familyIdOf(std::string_view payload) {

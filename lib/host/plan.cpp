@@ -35,6 +35,8 @@ std::string Action::describe() const {
       return "set the MTU of " + target + " to " + value;
     case Kind::kSetEswitchMode:
       return "set the eSwitch mode of pci/" + target + " to " + value;
+    case Kind::kSetVfGuid:
+      return "set the GUID of VF " + std::to_string(vf_id) + " of " + target + " to " + value;
     case Kind::kBindDriver:
       return "bind " + target + " to " +
              (value.empty() ? std::string("its default driver") : value) +
@@ -47,7 +49,8 @@ std::string Action::describe() const {
 // applied (eSwitch mode, VF count, then per VF its driver and MTU), each guarded by what is in
 // use, then the PFs that left the spec; the order is the contract with apply.cpp.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
-              const std::set<std::string>& record, const PreparedVfs& prepared) {
+              const std::set<std::string>& record, const PreparedVfs& prepared,
+              const GuidAssigner* guids) {
   Plan plan;
   std::map<std::string, const api::InterfaceExt*> pfs;
   for (const auto& pf : discovered.pfs) pfs[pf.pci_address] = &pf;
@@ -140,6 +143,24 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
         plan.actions.push_back({Action::Kind::kBindDriver, pf.pci_address, vf.pci_address,
                                 want_vfio ? "vfio-pci" : "", vf.driver});
         continue;
+      }
+      if (guids != nullptr && pf.link_type == "IB" && !vf.guid.empty() && !pf.name.empty()) {
+        auto guid = guids->guidFor(pf, vf.vf_id);
+        if (!guid.ok()) {
+          plan.errors.push_back(who + ": VF " + std::to_string(vf.vf_id) + ": " +
+                                guid.status().message());
+          continue;
+        }
+        if (vf.guid != guidText(*guid)) {
+          plan.actions.push_back(
+              {Action::Kind::kSetVfGuid, pf.pci_address, pf.name, guidText(*guid), "", vf.vf_id});
+          // Its driver reads the GUID when it binds (a VF on vfio-pci: when the guest's does).
+          if (!is_vfio) {
+            plan.actions.push_back(
+                {Action::Kind::kBindDriver, pf.pci_address, vf.pci_address, "", vf.driver});
+          }
+          continue;
+        }
       }
       if (!want_vfio && group->mtu > 0 && !vf.name.empty() && vf.mtu != group->mtu) {
         plan.actions.push_back(

@@ -11,6 +11,10 @@
 //   managed PF in another mode is an error. PFs reset on leaving the spec go back to legacy.
 // * linkType is not changed (a firmware setting): a PF that differs from the spec is an error
 //   naming the field (never reported as matching).
+// * InfiniBand VFs of a group (with `guids`): a VF whose port GUID (as the PF's driver reports it)
+//   is not the one GuidAssigner gives gets that GUID as node and port GUID, then, on a network
+//   driver, is rebound so that its driver reads it. VFs whose driver reports no GUID are left
+//   alone; a GUID the assigner cannot give is an error for the PF.
 // * Never destroys or rebinds a VF that is prepared for a pod: that PF is reported Blocked with
 //   the claims instead.
 // Drivers of VFs that do not exist yet are planned on the next pass, after the VFs appear.
@@ -21,19 +25,23 @@
 
 #include "api/node_state.h"
 #include "host/discovery.h"
+#include "host/guids.h"
 #include "host/prepared.h"
 
 namespace sriovdra::host {
 
 struct Action {
-  enum class Kind { kSetNumVfs, kSetMtu, kBindDriver, kSetEswitchMode };
+  enum class Kind { kSetNumVfs, kSetMtu, kBindDriver, kSetEswitchMode, kSetVfGuid };
   Kind kind;
   std::string pf;  // PF address (for messages and grouping)
-  // kSetNumVfs, kSetEswitchMode: PF address; kSetMtu: netdev name; kBindDriver: VF address.
+  // kSetNumVfs, kSetEswitchMode: PF address; kSetMtu: netdev name; kBindDriver: VF address;
+  // kSetVfGuid: the PF's netdev name.
   std::string target;
-  // The count, the MTU, the driver ("" = the device's default driver) or the eSwitch mode.
+  // The count, the MTU, the driver ("" = the device's default driver), the eSwitch mode or the
+  // GUID.
   std::string value;
-  std::string from;  // kBindDriver: the driver bound now ("" = none)
+  std::string from;    // kBindDriver: the driver bound now ("" = none)
+  int64_t vf_id = -1;  // kSetVfGuid: the VF
   std::string describe() const;
   bool operator==(const Action&) const = default;
   // Writing 0 VFs or rebinding a VF: what a pod using the VF would lose it to.
@@ -55,7 +63,9 @@ struct Plan {
   bool destructive() const;
 };
 
+// `guids`: nullptr leaves VF GUIDs alone.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
-              const std::set<std::string>& record, const PreparedVfs& prepared);
+              const std::set<std::string>& record, const PreparedVfs& prepared,
+              const GuidAssigner* guids = nullptr);
 
 }  // namespace sriovdra::host

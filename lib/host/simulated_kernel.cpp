@@ -164,6 +164,64 @@ Status SimulatedKernel::setEswitchMode(std::string_view pci_address, std::string
   return st;
 }
 
+Result<std::string> SimulatedKernel::guidDir(std::string_view pf, std::string* pf_dir) const {
+  std::string name(pf);
+  auto net = fs_.resolve("sys/class/net/" + name);
+  if (name.empty() || name.find('/') != std::string::npos || !net.ok()) {
+    return err(ENODEV, "no network interface " + name);
+  }
+  *pf_dir = parentOf(parentOf(*net));
+  std::string driver = baseName(fs_.readLink(*pf_dir + "/driver").valueOr(""));
+  bool ib = fs_.read(*net + "/type").valueOr("") == "32";
+  if (driver != "mlx5_core" || !ib || fs_.exists(*pf_dir + "/physfn")) {
+    return err(EOPNOTSUPP, name + " has no VF GUIDs (only an mlx5 InfiniBand PF has them)");
+  }
+  return "simulated/netlink/vf-guids/" + baseName(*pf_dir);
+}
+
+VfGuids SimulatedKernel::guidsOf(const std::string& state_dir, int32_t vf) const {
+  VfGuids g{vf, 0, 0};
+  auto text = fs_.read(state_dir + "/" + std::to_string(vf));
+  if (!text.ok()) return g;
+  auto space = text->find(' ');
+  if (space == std::string::npos) return g;
+  g.node_guid = parseGuid(text->substr(0, space)).valueOr(0);
+  g.port_guid = parseGuid(trim(text->substr(space + 1))).valueOr(0);
+  return g;
+}
+
+Result<std::vector<VfGuids>> SimulatedKernel::vfGuids(std::string_view pf) const {
+  std::lock_guard lock(mu_);
+  std::string pf_dir;
+  auto dir = guidDir(pf, &pf_dir);
+  if (!dir.ok() && dir.status().sysErrno() == EOPNOTSUPP) return std::vector<VfGuids>{};
+  if (!dir.ok()) return dir.status();
+  std::vector<VfGuids> out;
+  int64_t vfs = toInt(fs_.read(pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
+  for (int32_t vf = 0; vf < vfs; ++vf) out.push_back(guidsOf(*dir, vf));
+  return out;
+}
+
+Status SimulatedKernel::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
+                                   uint64_t port_guid) {
+  std::lock_guard lock(mu_);
+  Status st = [&]() -> Status {
+    std::string pf_dir;
+    auto dir = guidDir(pf, &pf_dir);
+    if (!dir.ok()) return dir.status();
+    int64_t vfs = toInt(fs_.read(pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
+    if (vf < 0 || vf >= vfs) {
+      return err(EINVAL, std::string(pf) + " has no VF " + std::to_string(vf));
+    }
+    return tree_.file(*dir + "/" + std::to_string(vf),
+                      guidText(node_guid) + " " + guidText(port_guid));
+  }();
+  journal("rtnetlink " + std::string(pf) + " vf " + std::to_string(vf) + " node_guid " +
+              guidText(node_guid) + " port_guid " + guidText(port_guid),
+          st);
+  return st;
+}
+
 Status SimulatedKernel::writeLocked(const std::string& path, std::string_view value) {
   std::string name = baseName(path);
   auto parent = fs_.resolve(parentOf(path));
@@ -208,6 +266,8 @@ Status SimulatedKernel::setNumVfs(const std::string& pf_dir, std::string_view va
   std::string pf_bdf = baseName(pf_dir);
   if (*n == 0) {
     for (int i = 0; i < current; ++i) SDRA_RETURN_IF_ERROR(removeVf(pf_dir, i));
+    // The driver forgets the VFs' GUIDs with them (mlx5 frees its VF contexts).
+    SDRA_RETURN_IF_ERROR(tree_.remove("simulated/netlink/vf-guids/" + pf_bdf));
   } else {
     for (int i = 0; i < *n; ++i) SDRA_RETURN_IF_ERROR(createVf(pf_dir, pf_bdf, i));
   }
@@ -297,12 +357,19 @@ Status SimulatedKernel::bind(const std::string& driver, const std::string& bdf) 
   char mac[32];
   std::snprintf(mac, sizeof mac, "02:00:%02x:%02x:%02x:%02x", addr.bus, addr.device, addr.function,
                 index & 0xff);
+  std::string address = mac;
+  if (pf_type == "32") {
+    // An IPoIB address: queue pair number, the link-local subnet prefix, then the port GUID the
+    // VF's driver read when it bound (0 until one is assigned).
+    address = "00:00:10:49:fe:80:00:00:00:00:00:00:" +
+              guidText(guidsOf("simulated/netlink/vf-guids/" + baseName(*pf_dir), index).port_guid);
+  }
   SDRA_RETURN_IF_ERROR(tree_.file(net + "/type", pf_type));
   SDRA_RETURN_IF_ERROR(tree_.file(
       net + "/mtu", std::to_string(pf_type == "32" ? std::min<int64_t>(pf_mtu, 4092) : 1500)));
   SDRA_RETURN_IF_ERROR(tree_.file(net + "/operstate", "up"));
   SDRA_RETURN_IF_ERROR(tree_.file(net + "/flags", "0x1003"));
-  SDRA_RETURN_IF_ERROR(tree_.file(net + "/address", mac));
+  SDRA_RETURN_IF_ERROR(tree_.file(net + "/address", address));
   SDRA_RETURN_IF_ERROR(tree_.link("sys/class/net/" + name, net));
   if (driver == "mlx5_core") {
     SDRA_RETURN_IF_ERROR(addRdmaDevice(tree_, *dir, nextFree("sys/class/infiniband", "mlx5_")));

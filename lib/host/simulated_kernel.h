@@ -23,12 +23,20 @@
 //                      EBUSY while the PF has VFs (sriov_numvfs > 0): the order ice requires
 //                      (VFs to 0, mode, VFs back), which every driver accepts. Representor
 //                      netdevs of switchdev VFs are not modelled.
+//   vfGuids(PF)        the node and port GUID of each VF of an mlx5 InfiniBand PF (0 until
+//                      set), kept in <root>/simulated/netlink/vf-guids/<PF address>/<VF>; an empty
+//                      list for other PFs (their drivers report none); ENODEV for no such netdev.
+//   setVfGuids         stores them; EOPNOTSUPP for a PF that is not an mlx5 InfiniBand port
+//                      (Ethernet drivers have no VF GUIDs), EINVAL for a VF that does not exist.
+//                      As mlx5: a VF's IPoIB netdev shows its port GUID (the last 8 bytes of its
+//                      20-byte address) only once its driver binds again, and removing the VFs
+//                      forgets their GUIDs.
 // Held to Linux: tests/kernel runs one scenario (VF counts, EBUSY and ERANGE, the agent's plan,
 // vfio-pci and back, MTUs, devlink) on the kernel of a QEMU VM (igb, fixture "igb-qemu") and here,
 // and compares result and state step by step. Known deviations, left out of that comparison on
 // purpose: VF netdev names (the kernel says ethN and udev renames them; here "<PF name>v<N>"),
 // MAC addresses and IOMMU group numbers.
-// Every write and every devlink change is journaled to <root>/simulated-kernel.log
+// Every write, devlink and rtnetlink change is journaled to <root>/simulated-kernel.log
 // ("path value -> result", "devlink pci/PCI eswitch mode M -> result"), so tests and the demo
 // can show what the agent did.
 #include <mutex>
@@ -55,8 +63,14 @@ class SimulatedKernel : public Sysfs, public Netlink {
   Result<std::vector<LinkInfo>> links() const override;
   Result<std::string> eswitchMode(std::string_view pci_address) const override;
   Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
+  Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const override;
+  Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
+                    uint64_t port_guid) override;
 
  private:
+  // The GUID state of the PF netdev `pf` (and its device directory), or why it has none.
+  Result<std::string> guidDir(std::string_view pf, std::string* pf_dir) const;
+  VfGuids guidsOf(const std::string& state_dir, int32_t vf) const;
   void journal(const std::string& line, const Status& result);
   // The PF's eSwitch state file, or why it has no eSwitch.
   Result<std::string> eswitchFile(const std::string& bdf) const;

@@ -1,6 +1,6 @@
 // The Netlink seam, twice: KernelNetlink against this machine's kernel (a veth pair the test
-// creates, with an altName), and the simulated kernel's devlink, which refuses what drivers
-// refuse, in the order they require.
+// creates, with an altName), and the simulated kernel's devlink and VF GUIDs, which refuse what
+// drivers refuse, in the order they require.
 #include "host/netlink.h"
 
 #include <cerrno>
@@ -68,6 +68,15 @@ TEST_CASE("this kernel's interfaces are listed in one rtnetlink dump", "[host][n
   CHECK(a->mac + "\n" == *sysfs_mac);
   CHECK(a->parent_device.empty());  // a veth sits on no device
   CHECK(find("lo") != nullptr);
+
+  // VF GUIDs: the kernel parses the request (a malformed nest would be EINVAL) and answers that
+  // a veth's driver has no VF GUIDs; its VF information holds no VFs.
+  auto guids = kernel.vfGuids(veth.a);
+  REQUIRE(guids.ok());
+  CHECK(guids->empty());
+  CHECK(kernel.setVfGuids(veth.a, 0, 0x0211223344556677, 0x0211223344556677).sysErrno() ==
+        EOPNOTSUPP);
+  CHECK(kernel.vfGuids("sriov-dra-none").status().sysErrno() == ENODEV);
 }
 
 TEST_CASE("this kernel's devlink answers for a device that is not there", "[host][netlink]") {
@@ -156,4 +165,61 @@ TEST_CASE("a PF whose driver has no devlink answers ENODEV and is legacy", "[hos
   CHECK(t->pfs[0].eswitch_mode == "legacy");
   CHECK(t->pfs[0].driver == "igb");
   CHECK(t->warnings.empty());
+}
+
+TEST_CASE("the simulated mlx5 keeps InfiniBand VF GUIDs as the kernel does", "[host][netlink]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  auto before = host::discover(k, k);
+  REQUIRE(before.ok());
+  const api::InterfaceExt* ib = nullptr;
+  for (const auto& pf : before->pfs) {
+    if (pf.link_type == "IB" && ib == nullptr) ib = &pf;
+  }
+  REQUIRE(ib != nullptr);
+  std::string pf = ib->name, bdf = ib->pci_address;
+  CHECK(k.vfGuids(pf)->empty());  // no VFs yet
+  CHECK(k.setVfGuids(pf, 0, 1, 1).sysErrno() == EINVAL);
+  REQUIRE(k.write("sys/bus/pci/devices/" + bdf + "/sriov_numvfs", "2").isOk());
+  auto zero = k.vfGuids(pf);
+  REQUIRE(zero.ok());
+  CHECK(*zero == std::vector<host::VfGuids>{{0, 0, 0}, {1, 0, 0}});
+  const uint64_t guid = 0x02aabbccddeeff01;
+  REQUIRE(k.setVfGuids(pf, 1, guid, guid).isOk());
+  CHECK(k.setVfGuids(pf, 2, guid, guid).sysErrno() == EINVAL);
+  CHECK(k.vfGuids(pf)->at(1) == host::VfGuids{1, guid, guid});
+  // Discovery reports the port GUID; the VF's netdev shows it once its driver binds again.
+  auto t = host::discover(k, k);
+  REQUIRE(t.ok());
+  const api::VirtualFunction* vf1 = nullptr;
+  for (const auto& p : t->pfs) {
+    for (const auto& vf : p.vfs) {
+      if (p.pci_address == bdf && vf.vf_id == 1) vf1 = &vf;
+    }
+  }
+  REQUIRE(vf1 != nullptr);
+  CHECK(vf1->guid == "02:aa:bb:cc:dd:ee:ff:01");
+  CHECK_THAT(vf1->mac, Catch::EndsWith("00:00:00:00:00:00:00:00"));
+  std::string vf_bdf = vf1->pci_address;
+  REQUIRE(host::bindDriver(k, vf_bdf, "", "mlx5_core").isOk());
+  auto netdevs = k.list("sys/bus/pci/devices/" + vf_bdf + "/net");
+  REQUIRE(netdevs.ok());
+  REQUIRE(netdevs->size() == 1);
+  CHECK(k.read("sys/bus/pci/devices/" + vf_bdf + "/net/" + netdevs->front() + "/address").value() ==
+        "00:00:10:49:fe:80:00:00:00:00:00:00:02:aa:bb:cc:dd:ee:ff:01");
+  // Ethernet PFs have none; removing the VFs forgets them.
+  for (const auto& p : t->pfs) {
+    if (p.link_type == "ETH" && !p.name.empty()) {
+      CHECK(k.vfGuids(p.name)->empty());
+      CHECK(k.setVfGuids(p.name, 0, guid, guid).sysErrno() == EOPNOTSUPP);
+    }
+  }
+  REQUIRE(k.write("sys/bus/pci/devices/" + bdf + "/sriov_numvfs", "0").isOk());
+  REQUIRE(k.write("sys/bus/pci/devices/" + bdf + "/sriov_numvfs", "2").isOk());
+  CHECK(k.vfGuids(pf)->at(1) == host::VfGuids{1, 0, 0});
+  CHECK_THAT(k.read("simulated-kernel.log").value(),
+             Catch::Contains("rtnetlink " + pf +
+                             " vf 1 node_guid 02:aa:bb:cc:dd:ee:ff:01 port_guid "
+                             "02:aa:bb:cc:dd:ee:ff:01 -> ok"));
 }

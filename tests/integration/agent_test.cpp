@@ -113,6 +113,21 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
   }
   std::string journal = env.kernelJournal(node);
   CHECK_THAT(journal, Catch::Contains("sys/bus/pci/devices/0000:c7:00.0/sriov_numvfs 1 -> ok"));
+  // InfiniBand VFs get GUIDs derived from the node, PF and VF (the same after a restart, which
+  // therefore writes nothing, below), and their driver binds again to read them.
+  int ib_vfs = 0;
+  for (const auto& pf : state->status.interfaces) {
+    for (const auto& vf : pf.vfs) {
+      if (pf.link_type != "IB") continue;
+      ++ib_vfs;
+      INFO(vf.pci_address);
+      CHECK(vf.guid.size() == 23);
+      CHECK(vf.guid != "00:00:00:00:00:00:00:00");
+      CHECK_THAT(vf.mac, Catch::EndsWith(vf.guid));
+      CHECK_THAT(journal, Catch::Contains(" port_guid " + vf.guid + " -> ok"));
+    }
+  }
+  CHECK(ib_vfs > 0);
 
   SECTION("numVfs 1 -> 4 writes 0 then 4; the slice grows to 32; 4 -> 2 works") {
     setNumVfs(env, 4);

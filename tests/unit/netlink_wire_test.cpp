@@ -90,6 +90,23 @@ TEST_CASE("requests are laid out as the kernel reads them", "[host][netlink][uni
     CHECK(nl::eswitchGetRequest(0x1a, 9, "0000:3b:00.0").substr(16, 1) ==
           bytes({DEVLINK_CMD_ESWITCH_GET}));
   }
+  SECTION("RTM_GETLINK of one netdev with its VFs, RTM_SETLINK of a VF's GUIDs") {
+    std::string get = nl::vfInfoRequest(3, "ib0");
+    CHECK(get.substr(4, 4) == bytes({RTM_GETLINK, 0, NLM_F_REQUEST | NLM_F_ACK, 0}));
+    uint32_t mask = RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS;
+    CHECK(get.substr(32) == attr(IFLA_IFNAME, nul("ib0")) + attr(IFLA_EXT_MASK, raw(mask)));
+    std::string set = nl::vfGuidRequest(4, "ib0", 5, 0x0200000000000001, 0x0200000000000002);
+    CHECK(set.substr(4, 4) == bytes({RTM_SETLINK, 0, NLM_F_REQUEST | NLM_F_ACK, 0}));
+    ifla_vf_guid node{}, port{};  // value-initialized: the padding after vf is zero
+    node.vf = port.vf = 5;
+    node.guid = 0x0200000000000001;
+    port.guid = 0x0200000000000002;
+    CHECK(set.substr(32) ==
+          attr(IFLA_IFNAME, nul("ib0")) +
+              attr(IFLA_VFINFO_LIST | NLA_F_NESTED,
+                   attr(IFLA_VF_INFO | NLA_F_NESTED, attr(IFLA_VF_IB_NODE_GUID, raw(node)) +
+                                                         attr(IFLA_VF_IB_PORT_GUID, raw(port)))));
+  }
   SECTION("an unknown mode is refused before anything is sent") {
     auto r = nl::eswitchSetRequest(0x1a, 9, "0000:3b:00.0", "offload");
     REQUIRE_FALSE(r.ok());
@@ -177,6 +194,35 @@ TEST_CASE("answers: data, acknowledgement and the kernel's errors", "[host][netl
                     .ok());
     CHECK_FALSE(nl::familyIdOf(genl(CTRL_CMD_NEWFAMILY, "")).ok());
   }
+}
+
+TEST_CASE("a PF's VF information: the GUIDs of each VF that has them", "[host][netlink][unit]") {
+  ifinfomsg info{};
+  ifla_vf_mac mac{};
+  auto vf = [&](uint32_t id, uint64_t node, uint64_t port) {
+    mac.vf = id;
+    ifla_vf_guid n{id, node}, p{id, port};
+    return attr(IFLA_VF_INFO, attr(IFLA_VF_MAC, raw(mac)) + attr(IFLA_VF_IB_NODE_GUID, raw(n)) +
+                                  attr(IFLA_VF_IB_PORT_GUID, raw(p)));
+  };
+  mac.vf = 2;
+  std::string ethernet_vf = attr(IFLA_VF_INFO, attr(IFLA_VF_MAC, raw(mac)));
+  std::string payload = raw(info) + attr(IFLA_IFNAME, nul("ib0")) +
+                        attr(IFLA_VFINFO_LIST, vf(0, 0, 0) + vf(1, 7, 8) + ethernet_vf);
+  auto guids = nl::vfGuidsOf(payload);
+  REQUIRE(guids.ok());
+  CHECK(*guids == std::vector<host::VfGuids>{{0, 0, 0}, {1, 7, 8}});
+  CHECK(nl::vfGuidsOf(raw(info))->empty());
+  ifla_vf_guid whole{1, 9};
+  std::string short_guid =
+      raw(info) + attr(IFLA_VFINFO_LIST,
+                       attr(IFLA_VF_INFO, attr(IFLA_VF_IB_NODE_GUID, raw(whole).substr(0, 12))));
+  CHECK_FALSE(nl::vfGuidsOf(short_guid).ok());
+  CHECK(host::guidText(0x0211223344556677) == "02:11:22:33:44:55:66:77");
+  CHECK(host::parseGuid("02:11:22:33:44:55:66:77").value() == 0x0211223344556677);
+  CHECK(host::parseGuid("02:11:22:33:44:55:66:7G").status().code() == Code::kInvalidArgument);
+  CHECK_FALSE(host::parseGuid("02:11:22:33:44:55:66").ok());
+  CHECK_FALSE(host::parseGuid("02-11-22-33-44-55-66-77").ok());
 }
 
 TEST_CASE("hostile answers are refused, never read past their end", "[host][netlink][unit]") {

@@ -225,3 +225,133 @@ TEST_CASE("a switchdev PF that leaves the spec goes back to 0 VFs and legacy",
   CHECK(described(host::planHost({}, t, {"0000:0e:00.0"}, {})) ==
         std::vector<std::string>{"set the eSwitch mode of pci/0000:0e:00.0 to legacy"});
 }
+
+TEST_CASE("InfiniBand VFs get their GUID, then their driver again", "[host][plan][unit]") {
+  host::GuidAssigner derived("node-a", std::optional<std::vector<host::GuidPoolEntry>>());
+  auto t = topology(2);
+  const auto& pf = t.pfs[0];
+  std::string want0 = host::guidText(derived.guidFor(pf, 0).value());
+  std::string want1 = host::guidText(derived.guidFor(pf, 1).value());
+  api::Interface split{pf.pci_address,
+                       "",
+                       2,
+                       0,
+                       "ib",
+                       "",
+                       false,
+                       {{"kernel", "netdevice", "0-0", "a", 0, true, ""},
+                        {"user", "vfio-pci", "1-1", "b", 0, true, ""}}};
+  struct Row {
+    std::string name;
+    std::vector<std::string> guids;  // reported per VF ("" = the driver reports none)
+    std::string vf1_driver;
+    host::PreparedVfs prepared;
+    std::vector<std::string> want;
+  };
+  const std::string set0 = "set the GUID of VF 0 of " + pf.name + " to " + want0;
+  const std::string set1 = "set the GUID of VF 1 of " + pf.name + " to " + want1;
+  const std::string rebind0 =
+      "bind " + pf.vfs[0].pci_address + " to its default driver (from mlx5_core)";
+  const std::vector<Row> rows = {
+      {"fresh VFs: GUIDs set, the netdevice VF rebound, the vfio-pci one not",
+       {"00:00:00:00:00:00:00:00", "00:00:00:00:00:00:00:00"},
+       "vfio-pci",
+       {},
+       {set0, rebind0, set1}},
+      {"GUIDs already right (after an agent restart): nothing", {want0, want1}, "vfio-pci", {}, {}},
+      {"no GUIDs reported by the driver: left alone", {"", ""}, "vfio-pci", {}, {}},
+      {"a VF prepared for a pod is not touched",
+       {"00:00:00:00:00:00:00:00", want1},
+       "vfio-pci",
+       {{pf.vfs[0].pci_address, {"ns/claim"}}},
+       {}},
+      {"the driver first, the GUID on the next pass",
+       {"00:00:00:00:00:00:00:00", "00:00:00:00:00:00:00:00"},
+       "mlx5_core",
+       {},
+       {set0, rebind0, "bind " + pf.vfs[1].pci_address + " to vfio-pci (from mlx5_core)"}},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto topo = t;
+    for (size_t i = 0; i < 2; ++i) topo.pfs[0].vfs[i].guid = row.guids[i];
+    topo.pfs[0].vfs[1].driver = row.vf1_driver;
+    auto plan = host::planHost({{split}, {}}, topo, {}, row.prepared, &derived);
+    CHECK(described(plan) == row.want);
+    CHECK(plan.errors.empty());
+  }
+  SECTION("a pool without a GUID for the VF is an error for the PF") {
+    auto topo = t;
+    for (auto& vf : topo.pfs[0].vfs) vf.guid = "00:00:00:00:00:00:00:00";
+    topo.pfs[0].vfs[1].driver = "vfio-pci";
+    host::GuidAssigner pool("node-a", std::optional<std::vector<host::GuidPoolEntry>>(
+                                          {{pf.pci_address, "", {0x0200000000000010}, 0, 0}}));
+    auto plan = host::planHost({{split}, {}}, topo, {}, {}, &pool);
+    CHECK(described(plan) ==
+          std::vector<std::string>{
+              "set the GUID of VF 0 of " + pf.name + " to 02:00:00:00:00:00:00:10", rebind0});
+    REQUIRE(plan.errors.size() == 1);
+    CHECK_THAT(
+        plan.errors[0],
+        Catch::EndsWith("VF 1: the IB GUID pool has no GUID left for VF 1 of " + pf.pci_address));
+  }
+}
+
+TEST_CASE("IB GUID pools in the SR-IOV network operator's format", "[host][plan][unit]") {
+  auto pool = host::parseGuidPool(R"([
+    {"pciAddress": "0000:0e:00.0", "guids": ["02:00:00:00:00:00:00:01", "02:00:00:00:00:00:00:02"]},
+    {"pfGuid": "00:02:c9:03:00:00:00:0e", "rangeStart": "02:00:00:00:00:00:01:00",
+     "rangeEnd": "02:00:00:00:00:00:01:01"}])");
+  REQUIRE(pool.ok());
+  host::GuidAssigner assign("node-a", std::optional(*pool));
+  api::InterfaceExt by_pci;
+  by_pci.pci_address = "0000:0e:00.0";
+  CHECK(assign.guidFor(by_pci, 1).value() == 0x0200000000000002);
+  CHECK_FALSE(assign.guidFor(by_pci, 2).ok());
+  api::InterfaceExt by_guid;
+  by_guid.pci_address = "0000:4b:00.0";
+  by_guid.mac = "00:00:10:49:fe:80:00:00:00:00:00:00:00:02:c9:03:00:00:00:0e";
+  CHECK(assign.guidFor(by_guid, 1).value() == 0x0200000000000101);
+  CHECK_THAT(assign.guidFor(by_guid, 2).status().message(), Catch::Contains("no GUID left"));
+  api::InterfaceExt other;
+  other.pci_address = "0000:4c:00.0";
+  CHECK_THAT(assign.guidFor(other, 0).status().message(),
+             Catch::Contains("the IB GUID pool has no entry for 0000:4c:00.0"));
+
+  struct Bad {
+    std::string json, error;
+  };
+  const std::vector<Bad> bad = {
+      {"{}", "not a JSON list"},
+      {"[1]", "entry 0: not an object"},
+      {R"([{"guids": ["02:00:00:00:00:00:00:01"]}])", "either pciAddress or pfGuid"},
+      {R"([{"pciAddress": "a", "pfGuid": "02:00:00:00:00:00:00:01", "guids": []}])",
+       "either pciAddress or pfGuid"},
+      {R"([{"pciAddress": "a"}])", "either guids or rangeStart and rangeEnd"},
+      {R"([{"pciAddress": "a", "rangeStart": "02:00:00:00:00:00:00:01"}])",
+       "both rangeStart and rangeEnd"},
+      {R"([{"pciAddress": "a", "rangeStart": "02:00:00:00:00:00:00:02", "rangeEnd": "02:00:00:00:00:00:00:01"}])",
+       "rangeEnd must be greater than rangeStart"},
+      {R"([{"pciAddress": "a", "guids": ["02:00"]}])", "guids: GUID \"02:00\""},
+      {"[", "IB GUID pool: "},
+  };
+  for (const auto& b : bad) {
+    INFO(b.json);
+    auto got = host::parseGuidPool(b.json);
+    REQUIRE_FALSE(got.ok());
+    CHECK_THAT(got.status().message(), Catch::Contains(b.error));
+  }
+
+  // Without a pool: the same GUID for the same node, PF and VF, a different one for another;
+  // always locally administered unicast. An unusable pool makes every GUID that error.
+  host::GuidAssigner a("node-a", std::optional<std::vector<host::GuidPoolEntry>>());
+  host::GuidAssigner again("node-a", std::optional<std::vector<host::GuidPoolEntry>>());
+  host::GuidAssigner b("node-b", std::optional<std::vector<host::GuidPoolEntry>>());
+  uint64_t g = a.guidFor(by_pci, 0).value();
+  CHECK(g == again.guidFor(by_pci, 0).value());
+  CHECK(g != a.guidFor(by_pci, 1).value());
+  CHECK(g != b.guidFor(by_pci, 0).value());
+  CHECK((g >> 56 & 0x03) == 0x02);
+  host::GuidAssigner broken("node-a", Status(Code::kInvalidArgument, "guids: not a JSON list"));
+  CHECK(broken.guidFor(by_pci, 0).status().message() == "guids: not a JSON list");
+}
