@@ -1,5 +1,5 @@
 // What the kernel answers over netlink, as the agent parses it: one recv() buffer for each
-// request kind (link dump, family, eSwitch), never read past its end.
+// request kind (link dump, a PF's VF information, family, eSwitch), never read past its end.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
   if (!reply.ok()) return 0;
   for (const auto& payload : reply->payloads) {
     (void)host::netlink::linkOf(payload);
+    (void)host::netlink::vfGuidsOf(payload);
     (void)host::netlink::familyIdOf(payload);
     (void)host::netlink::eswitchModeOf(payload);
   }
