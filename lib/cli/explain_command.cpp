@@ -69,7 +69,9 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
       const auto& result = got.allocation.results.at(i);
       std::string attrs = attributeText(p, spec);
       std::vector<std::string> share;
-      for (const auto& [name, q] : result.consumed_capacity) share.push_back(name + "=" + q);
+      for (const auto& [name, q] : result.consumed_capacity) {
+        share.push_back(std::string(name).append("=").append(q));
+      }
       const auto& conditions = p.device->binding_conditions;
       lines.push_back(
           p.request + ": " + p.id.toString() + (attrs.empty() ? "" : " (" + attrs + ")") +

@@ -198,6 +198,7 @@ Result<std::vector<VfGuids>> SimulatedKernel::vfGuids(std::string_view pf) const
   if (!dir.ok()) return dir.status();
   std::vector<VfGuids> out;
   int64_t vfs = toInt(fs_.read(pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
+  out.reserve(static_cast<size_t>(vfs));
   for (int32_t vf = 0; vf < vfs; ++vf) out.push_back(guidsOf(*dir, vf));
   return out;
 }
