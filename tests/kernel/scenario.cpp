@@ -122,6 +122,14 @@ std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink) {
   step("PF mtu 70000", resultOf(apply(Kind::kSetMtu, pf.name, "70000")));
   step("devlink eswitch get", resultOf(netlink.eswitchMode(bdf)));
   step("devlink eswitch set switchdev", resultOf(netlink.setEswitchMode(bdf, "switchdev")));
+  // VF GUIDs: an Ethernet PF's driver has none (igb has no ndo_get/set_vf_guid): its VF
+  // information carries no GUIDs, and setting one is EOPNOTSUPP once the kernel has parsed the
+  // request (a malformed one would be EINVAL).
+  auto guids = netlink.vfGuids(pf.name);
+  step("rtnetlink VF GUIDs of the PF",
+       guids.ok() ? std::to_string(guids->size()) + " VF(s) with GUIDs" : resultOf(guids.status()));
+  step("rtnetlink set the GUIDs of VF 0",
+       resultOf(netlink.setVfGuids(pf.name, 0, 0x0200000000000001, 0x0200000000000001)));
   // VFs go away with one of them still on vfio-pci (as when a VM-using pod left it there).
   step("bind VF 0 to vfio-pci again",
        resultOf(apply(Kind::kBindDriver, vf0, "vfio-pci", vf0_driver)));
