@@ -162,8 +162,8 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
     err("spec.deviceType " + quote(s.device_type) + " must be netdevice or vfio-pci");
   }
   if (device_type == "vfio-pci" && s.is_rdma == true) {
-    err("spec.isRdma cannot be true with deviceType vfio-pci: a VF bound to vfio-pci has no "
-        "RDMA device; set isRdma: false or deviceType: netdevice");
+    err("spec.isRdma: 'deviceType: vfio-pci' conflicts with 'isRdma: true' (a VF bound to "
+        "vfio-pci has no RDMA device); set isRdma: false or deviceType: netdevice");
   }
   if (!s.link_type.empty() && s.link_type != "eth" && s.link_type != "ETH" && s.link_type != "ib" &&
       s.link_type != "IB") {
@@ -230,8 +230,9 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
         bool overlap =
             (!a->range && !b->range) || (a->range && b->range && a->range->overlaps(*b->range));
         if (overlap) {
-          std::string e = "policy " + quote(p.metadata.name) + ": VF range " + mine;
-          e.append(" overlaps policy ").append(quote(o->metadata.name)).append(" (");
+          std::string e = "policy " + quote(p.metadata.name) + ": VF index range in " + mine;
+          e.append(" is overlapped with existing policy ").append(quote(o->metadata.name));
+          e.append(" (");
           e.append(theirs).append(")").append(where).append(*same);
           e.append("; give them disjoint ranges such as ");
           e.append(a->name).append("#0-3 and ").append(a->name).append("#4-7");

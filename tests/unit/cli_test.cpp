@@ -106,8 +106,8 @@ TEST_CASE("sriov-dra validate applies the webhook's rules", "[cli][unit]") {
   CHECK_THAT(text,
              Catch::Contains("SriovNetworkNodePolicy/bad-range: error: spec.nicSelector.pfNames "
                              "entry \"ibp14s0#2-9\": the range ends at VF 9 but numVfs is 4"));
-  CHECK_THAT(
-      text, Catch::Contains("SriovNetworkNodePolicy/vfio-rdma: error: spec.isRdma cannot be true"));
+  CHECK_THAT(text, Catch::Contains("SriovNetworkNodePolicy/vfio-rdma: error: spec.isRdma: "
+                                   "'deviceType: vfio-pci' conflicts with 'isRdma: true'"));
   CHECK_THAT(text, Catch::Contains("DeviceAttributes/overrides-builtin: error"));
   CHECK_THAT(text, Catch::Contains("3 object(s) checked, 3 error(s)"));
 

@@ -47,7 +47,7 @@ TEST_CASE("node policy rules name the field and the fix", "[policy][validate][un
       {"range past numVfs", base().pf("ibp14s0#0-4").get(), "numVfs is 4"},
       {"range not numbers", base().pf("ibp14s0#a-b").get(), "two non-negative integers"},
       {"vfio-pci with RDMA", base().deviceType("vfio-pci").rdma(true).get(),
-       "isRdma cannot be true with deviceType vfio-pci"},
+       "'deviceType: vfio-pci' conflicts with 'isRdma: true'"},
       {"bad vendor", base().vendor("0x15b3").get(), "4-digit hex PCI vendor id"},
       {"bad root device", base().rootDevice("0e:00.0").get(), "PCI address like"},
       {"switchdev on IB", with([](auto& s) {
@@ -93,10 +93,10 @@ TEST_CASE("overlapping VF ranges between policies on a shared node are rejected"
   std::vector<const api::SriovNetworkNodePolicy*> others = {&overlapping, &disjoint, &elsewhere};
   auto f = policy::validateNodePolicyAgainst(mine, others, {&n});
   REQUIRE(f.errors.size() == 1);
-  CHECK(
-      f.errors[0] ==
-      "policy \"cx6-a\": VF range ibp14s0#0-3 overlaps policy \"cx6-b\" (ibp14s0#2-5) on node n1; "
-      "give them disjoint ranges such as ibp14s0#0-3 and ibp14s0#4-7");
+  CHECK(f.errors[0] ==
+        "policy \"cx6-a\": VF index range in ibp14s0#0-3 is overlapped with existing policy "
+        "\"cx6-b\" (ibp14s0#2-5) on node n1; "
+        "give them disjoint ranges such as ibp14s0#0-3 and ibp14s0#4-7");
 
   SECTION("as upstream, two entries without a range on one PF overlap, a ranged one does not") {
     auto whole_a = NodePolicy("a").pf("ibp14s0").get();
@@ -120,7 +120,7 @@ TEST_CASE("a policy overlapping thousands of others gets ten messages and a coun
   for (const auto& p : many) others.push_back(&p);
   auto f = policy::validateNodePolicyAgainst(mine, others, {&n});
   REQUIRE(f.errors.size() == policy::kMaxConflictsListed + 1);
-  CHECK_THAT(f.errors[0], Catch::Contains("overlaps policy \"p0\""));
+  CHECK_THAT(f.errors[0], Catch::Contains("is overlapped with existing policy \"p0\""));
   CHECK(f.errors.back() ==
         "policy \"mine\": 4990 more conflicts with other policies (5000 in all; the first 10 "
         "are listed)");
@@ -135,11 +135,13 @@ TEST_CASE("overlapping ranges are refused before any node carries the labels",
   auto errors = [&](const api::SriovNetworkNodePolicy& o) {
     return joined(policy::validateNodePolicyAgainst(a, {&o}, {}).errors);
   };
-  CHECK_THAT(errors(same), Catch::Contains("overlaps policy \"b\" (ibp14s0#2-5) on every node "
-                                           "they select (their nodeSelectors are identical)"));
-  CHECK_THAT(errors(every), Catch::Contains("overlaps policy \"c\" (ibp14s0#2-5) on every node "
-                                            "they both select (an empty nodeSelector selects "
-                                            "every node)"));
+  CHECK_THAT(errors(same),
+             Catch::Contains("is overlapped with existing policy \"b\" (ibp14s0#2-5) on every node "
+                             "they select (their nodeSelectors are identical)"));
+  CHECK_THAT(errors(every),
+             Catch::Contains("is overlapped with existing policy \"c\" (ibp14s0#2-5) on every node "
+                             "they both select (an empty nodeSelector selects "
+                             "every node)"));
   CHECK(errors(other).empty());  // different labels: no node selects both yet
 }
 
@@ -222,7 +224,8 @@ TEST_CASE("a PF named by one policy and by its altName in another is one PF",
   auto f = policy::validateNodePolicyAgainst(by_alt, {&by_name, &disjoint}, {&n1, &n2}, {&s1});
   REQUIRE(f.errors.size() == 1);
   CHECK(f.errors[0] ==
-        "policy \"b\": VF range enp14s0np0#2-5 overlaps policy \"a\" (ibp14s0#0-3) on node n1 "
+        "policy \"b\": VF index range in enp14s0np0#2-5 is overlapped with existing policy \"a\" "
+        "(ibp14s0#0-3) on node n1 "
         "(enp14s0np0 and ibp14s0 are names of one PF, " +
             s1.status.interfaces[0].pci_address +
             "); give them disjoint ranges such as enp14s0np0#0-3 and enp14s0np0#4-7");
@@ -249,7 +252,7 @@ TEST_CASE(
   auto p = NodePolicy("p").pf("ibp14s0#3-8").numVfs(9).nodeSelector({{"sriov", "true"}}).get();
   auto f = policy::validateNodePolicyInCluster(p, {{&other}, {&n1}, {&s1}});
   std::string all = joined(f.errors);
-  CHECK_THAT(all, Catch::Contains("overlaps policy \"other\""));
+  CHECK_THAT(all, Catch::Contains("is overlapped with existing policy \"other\""));
   CHECK_THAT(all, Catch::Contains("numVfs(9) in CR p exceed the maximum allowed value(8)"));
   CHECK(f.errors.size() == 2);
   CHECK(policy::validateNodePolicyInCluster(p, {}).ok());  // alone it is valid
