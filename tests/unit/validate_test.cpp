@@ -117,6 +117,7 @@ TEST_CASE("a policy overlapping thousands of others gets ten messages and a coun
     many.push_back(NodePolicy("p" + std::to_string(i)).pf("ibp14s0#0-3").get());
   }
   std::vector<const api::SriovNetworkNodePolicy*> others;
+  others.reserve(many.size());
   for (const auto& p : many) others.push_back(&p);
   auto f = policy::validateNodePolicyAgainst(mine, others, {&n});
   REQUIRE(f.errors.size() == policy::kMaxConflictsListed + 1);
