@@ -179,7 +179,7 @@ class Search {
   // the nearest prioritized list, whose next subrequest may need fewer (exceeded_ says so).
   bool request(size_t r) {
     if (r == requests_.size()) return true;
-    bool all_exceeded = true;
+    bool all_exceeded = !requests_[r].alternatives.empty();
     for (auto& alt : requests_[r].alternatives) {
       chosen_.push_back(&alt);
       exceeded_ = false;
