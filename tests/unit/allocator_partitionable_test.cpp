@@ -154,6 +154,13 @@ TEST_CASE("a pending claim names the shared counters", "[allocator][unit]") {
   CHECK(got.reasons ==
         std::vector<std::string>{"request s: all 4 matching device(s) are allocated to other "
                                  "claims or short of shared counters"});
+  // Each request could be served alone; together they need more of the GPUs' counters.
+  auto together =
+      a.allocate(requests({request("w", "whole", 1), request("p", "3g", 4)}), kNode, {});
+  CHECK_FALSE(together.fits);
+  CHECK(together.reasons ==
+        std::vector<std::string>{"the requests compete for the same devices, their shared counters "
+                                 "or their capacity: not enough for all"});
 }
 
 TEST_CASE("pools with counters are invalid when the counters do not add up", "[allocator][unit]") {
