@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 
 #include "api/names.h"
@@ -80,12 +81,17 @@ std::string nowString() { return formatRfc3339(std::chrono::system_clock::now())
 // The GUID pool file: none when it does not exist, else its entries or why they are unusable.
 Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::string& path) {
   using Pool = std::optional<std::vector<host::GuidPoolEntry>>;
-  if (path.empty() || !std::filesystem::exists(path)) return Pool();
+  if (path.empty()) return Pool();
   auto text = readFile(path, 1u << 20);
-  if (!text.ok()) return Status(Code::kIo, "IB GUID pool " + path + ": " + text.status().message());
+  if (!text.ok() && text.status().sysErrno() == ENOENT) return Pool();
+  const std::string advice = " (fix the file, or remove it for GUIDs derived from node, PF and VF)";
+  if (!text.ok()) {
+    return Status(Code::kIo, "IB GUID pool " + path + ": " + text.status().message() + advice);
+  }
   auto entries = host::parseGuidPool(*text);
-  if (!entries.ok())
-    return Status(Code::kInvalidArgument, path + ": " + entries.status().message());
+  if (!entries.ok()) {
+    return Status(Code::kInvalidArgument, path + ": " + entries.status().message() + advice);
+  }
   SDRA_LOG_INFO << "InfiniBand VF GUIDs from the pool " << path << " (" << entries->size()
                 << " PF(s))";
   return Pool(std::move(*entries));

@@ -11,9 +11,11 @@ Status badEntry(size_t i, const std::string& what) {
   return Status(Code::kInvalidArgument, "IB GUID pool entry " + std::to_string(i) + ": " + what);
 }
 
-// The port GUID in an IPoIB address (20 bytes: QPN, subnet prefix, GUID), or "".
+// The port GUID in an IPoIB address as sysfs and rtnetlink show it: 20 bytes "xx:" apart (4 of
+// queue pair number, 8 of subnet prefix, then the 8 of the GUID), or "" for another address.
 std::string portGuidOf(const std::string& address) {
-  return address.size() == 59 ? address.substr(36) : "";
+  constexpr size_t kIpoibBytes = 20, kGuidStart = 12;
+  return address.size() == kIpoibBytes * 3 - 1 ? address.substr(kGuidStart * 3) : "";
 }
 
 }  // namespace

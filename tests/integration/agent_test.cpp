@@ -13,6 +13,7 @@
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/operator_env.h"
+#include "support/temp_dir.h"
 
 using namespace sriovdra;
 using namespace std::chrono_literals;
@@ -361,6 +362,35 @@ spec: {resourceName: cx6, numVfs: 1, linkType: eth, nodeSelector: {nic: cx6},
   auto degraded = condition(*state, "Degraded");
   REQUIRE(degraded);
   CHECK(degraded->status == "True");
+}
+
+TEST_CASE("an IB GUID pool file that does not parse fails the sync, naming the file",
+          "[agent][integration]") {
+  OperatorEnv env("guidpool");
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"nic", "cx6"}});
+  testing::TempDir dir;
+  std::string pool = dir.path() + "/guids";
+  REQUIRE(writeFileAtomic(pool, R"([{"pciAddress": "0000:0e:00.0"}])").isOk());
+  auto agent = env.startAgent(node, "a100-reference", "", "", {"--ib-guid-pool=" + pool});
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkNodePolicy
+metadata: {name: cx6}
+spec: {resourceName: cx6, numVfs: 1, nodeSelector: {nic: cx6}, nicSelector: {pfNames: [ibp14s0]}}
+)"));
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->status.sync_status == "Failed" &&
+               s->status.last_sync_error.find(pool +
+                                              ": IB GUID pool entry 0: give either guids "
+                                              "or rangeStart and rangeEnd (fix the file") !=
+                   std::string::npos;
+      },
+      60s, [&] { return agent->logs(); });
+  // The VF exists; it got no GUID rather than a wrong one.
+  CHECK_THAT(env.kernelJournal(node), !Catch::Contains("rtnetlink"));
 }
 
 TEST_CASE("eSwitchMode switchdev is applied through devlink in the kernel's order, and undone",
