@@ -27,6 +27,10 @@ const kube::ResourceType kResourceClaimTemplates{"resource.k8s.io", "v1", "resou
                                                  "ResourceClaimTemplate", true};
 const kube::ResourceType kSriovNetworks{"sriovnetwork.openshift.io", "v1", "sriovnetworks",
                                         "SriovNetwork", true};
+const kube::ResourceType kSriovOperatorConfigs{"sriovnetwork.openshift.io", "v1",
+                                               "sriovoperatorconfigs", "SriovOperatorConfig", true};
+const kube::ResourceType kSriovNetworkPoolConfigs{
+    "sriovnetwork.openshift.io", "v1", "sriovnetworkpoolconfigs", "SriovNetworkPoolConfig", true};
 const kube::ResourceType kSriovIBNetworks{"sriovnetwork.openshift.io", "v1", "sriovibnetworks",
                                           "SriovIBNetwork", true};
 const kube::ResourceType kNetworkAttachmentDefinitions{

@@ -25,6 +25,8 @@ extern const kube::ResourceType kDeviceTaintRules;
 extern const kube::ResourceType kResourceClaims;
 extern const kube::ResourceType kResourceClaimTemplates;
 extern const kube::ResourceType kSriovNetworks;
+extern const kube::ResourceType kSriovOperatorConfigs;
+extern const kube::ResourceType kSriovNetworkPoolConfigs;
 extern const kube::ResourceType kSriovIBNetworks;
 extern const kube::ResourceType kNetworkAttachmentDefinitions;
 }  // namespace resources

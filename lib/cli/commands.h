@@ -33,9 +33,10 @@ struct ValidateArgs {
   // The operator's namespace; objects in the files without a namespace count as in it.
   std::string namespace_ = "sriov-dra";
 };
-// Applies the webhook's rules to every policy and network in the files: for node policies those
-// between them and against the Nodes and SriovNodeStates in the files too (the webhook's one
-// function, policy::validateNodePolicyInCluster). Exit code 0 if all are valid, 1 otherwise.
+// Applies the webhook's rules to every policy, network, operator and pool config in the files:
+// for node policies those between them and against the Nodes and SriovNodeStates in the files
+// too (the webhook's one function, policy::validateNodePolicyInCluster). Exit code 0 if all are
+// valid, 1 otherwise.
 int runValidate(const ValidateArgs& args, Streams io);
 
 struct FixtureArgs {

@@ -99,6 +99,10 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
           st = decodeInto<api::Network, api::SriovNetwork>(*obj, where, bundle.networks);
         } else if (kind == "SriovIBNetwork") {
           st = decodeInto<api::Network, api::SriovIBNetwork>(*obj, where, bundle.networks);
+        } else if (kind == "SriovOperatorConfig") {
+          st = decodeInto(*obj, where, bundle.operator_configs);
+        } else if (kind == "SriovNetworkPoolConfig") {
+          st = decodeInto(*obj, where, bundle.pool_configs);
         } else if (kind == "Node") {
           st = decodeInto(*obj, where, bundle.nodes);
         } else if (kind == "SriovNodeState" || kind == "SriovNetworkNodeState") {

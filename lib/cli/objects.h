@@ -9,6 +9,7 @@
 #include "api/networks.h"
 #include "api/node_state.h"
 #include "api/objects.h"
+#include "api/operator_config.h"
 #include "api/policies.h"
 #include "api/resource.h"
 #include "kube/client.h"
@@ -20,6 +21,8 @@ struct ObjectBundle {
   std::vector<api::SriovResourcePolicy> resource_policies;
   std::vector<api::DeviceAttributes> device_attributes;
   std::vector<api::Network> networks;  // SriovNetwork and SriovIBNetwork
+  std::vector<api::SriovOperatorConfig> operator_configs;
+  std::vector<api::SriovNetworkPoolConfig> pool_configs;
   std::vector<api::Node> nodes;
   std::vector<api::SriovNodeState> node_states;     // also upstream SriovNetworkNodeState
   std::vector<api::ResourceSlice> resource_slices;  // with the DeviceTaintRules' taints applied

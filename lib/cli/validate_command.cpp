@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "cli/objects.h"
 #include "policy/networks.h"
+#include "policy/operator_config.h"
 #include "policy/policy_set.h"
 
 namespace sriovdra::cli {
@@ -46,6 +47,14 @@ int runValidate(const ValidateArgs& args, Streams io) {
   }
   for (const auto& d : bundle->device_attributes) {
     report("DeviceAttributes/" + d.metadata.name, policy::validateDeviceAttributes(d));
+  }
+  for (auto c : bundle->operator_configs) {
+    if (c.metadata.namespace_.empty()) c.metadata.namespace_ = args.namespace_;
+    report("SriovOperatorConfig/" + c.metadata.name,
+           policy::validateOperatorConfig(c, args.namespace_));
+  }
+  for (const auto& p : bundle->pool_configs) {
+    report("SriovNetworkPoolConfig/" + p.metadata.name, policy::validatePoolConfig(p));
   }
   int errors = 0;
   for (const auto& l : lines) errors += l.level == "error" ? 1 : 0;

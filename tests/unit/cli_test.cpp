@@ -6,6 +6,7 @@
 #include "base/yaml.h"
 #include "cli/commands.h"
 #include "support/control_plane.h"
+#include "support/temp_dir.h"
 
 using namespace sriovdra;
 
@@ -119,6 +120,28 @@ TEST_CASE("sriov-dra validate applies the webhook's rules", "[cli][unit]") {
                             {in, ok_out, err});
   CHECK(ok == 0);
   CHECK_THAT(ok_out.str(), Catch::Contains("3 object(s) checked, 0 error(s)"));
+}
+
+TEST_CASE("sriov-dra validate checks operator and pool configs", "[cli][unit]") {
+  testing::TempDir dir;
+  std::string file = dir.write("configs.yaml", R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovOperatorConfig
+metadata: {name: default}
+spec: {enableInjector: true, logLevel: 2}
+---
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkPoolConfig
+metadata: {name: workers}
+spec: {maxUnavailable: 10%}
+)");
+  std::istringstream in;
+  std::ostringstream out, err;
+  int code = cli::runValidate({{file}, "text"}, {in, out, err});
+  CHECK(code == 1);
+  CHECK_THAT(out.str(), Catch::Contains("SriovOperatorConfig/default: error: spec.enableInjector"));
+  CHECK_THAT(out.str(), Catch::Contains("2 object(s) checked, 1 error(s)"));
+  CHECK(err.str().empty());
 }
 
 TEST_CASE("sriov-dra validate checks policies against node reports and networks, as the webhook",

@@ -1,0 +1,172 @@
+#include "policy/operator_config.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace sriovdra::policy {
+namespace {
+
+bool isKnownGate(const std::string& name) {
+  return std::find(std::begin(kKnownFeatureGates), std::end(kKnownFeatureGates), name) !=
+         std::end(kKnownFeatureGates);
+}
+
+}  // namespace
+
+Findings validateOperatorConfig(const api::SriovOperatorConfig& c,
+                                const std::string& operator_namespace) {
+  Findings f;
+  const auto& s = c.spec;
+  if (c.metadata.name != api::kDefaultOperatorConfigName ||
+      c.metadata.namespace_ != operator_namespace) {
+    // Upstream's words first, so scripts that match them keep matching.
+    f.errors.push_back("only default SriovOperatorConfig in " + operator_namespace +
+                       " namespace is used; name it \"default\" and create it in namespace \"" +
+                       operator_namespace + "\"");
+  }
+  if (s.log_level && (*s.log_level < 0 || *s.log_level > 2)) {
+    f.errors.push_back("spec.logLevel must be 0, 1 or 2");
+  }
+  if (s.enable_injector.value_or(false)) {
+    f.errors.push_back(
+        "spec.enableInjector: there is no network resources injector here: pods ask for VFs "
+        "with ResourceClaims; set it to false or remove it");
+  }
+  if (s.enable_operator_webhook && !*s.enable_operator_webhook) {
+    f.errors.push_back(
+        "spec.enableOperatorWebhook: the admission webhook is part of the install "
+        "(config/webhook, failurePolicy Ignore) and cannot be switched off here; set it to true "
+        "or remove it");
+  }
+  if (s.enable_ovs_offload.value_or(false)) {
+    f.errors.push_back(
+        "spec.enableOvsOffload: OVS hardware offload is not supported by sriov-dra-operator; "
+        "set it to false or remove it");
+  }
+  if (!s.configuration_mode.empty() && s.configuration_mode != "daemon") {
+    f.errors.push_back("spec.configurationMode \"" + s.configuration_mode +
+                       "\": the agent runs as a DaemonSet only; use \"daemon\" or remove it");
+  }
+  if (!s.config_daemon_env_vars.empty()) {
+    f.errors.push_back(
+        "spec.configDaemonEnvVars: the agent is configured by the flags of its DaemonSet "
+        "(docs/agent.md), not by environment variables; remove it");
+  }
+  for (const auto& p : s.disable_plugins) {
+    if (p != "mellanox") f.errors.push_back("spec.disablePlugins: unknown plugin \"" + p + "\"");
+  }
+  for (const auto& [gate, on] : s.feature_gates) {
+    if (!isKnownGate(gate)) {
+      f.warnings.push_back("spec.featureGates: \"" + gate + "\" is not a feature gate of the " +
+                           "SR-IOV network operator; it is ignored");
+    } else if (gate == "manageSoftwareBridges" && on) {
+      f.errors.push_back(
+          "spec.featureGates.manageSoftwareBridges: OVS software bridges are not supported by "
+          "sriov-dra-operator; set it to false or remove it");
+    }
+  }
+  if (s.use_cdi && !*s.use_cdi) {
+    f.warnings.push_back(
+        "spec.useCDI: false has no effect: DRA always hands VFs to containers through CDI");
+  }
+  if (s.disable_drain) {
+    f.warnings.push_back(
+        "spec.disableDrain: nodes are not drained: a change that recreates VFs in use waits until "
+        "the pods using them are gone");
+  }
+  return f;
+}
+
+Findings validatePoolConfig(const api::SriovNetworkPoolConfig& p) {
+  Findings f;
+  const auto& s = p.spec;
+  if (!s.ovs_hardware_offload_config_name.empty()) {
+    f.errors.push_back(
+        "spec.ovsHardwareOffloadConfig: OVS hardware offload is not supported by "
+        "sriov-dra-operator; remove it");
+  }
+  if (!s.rdma_mode.empty()) {
+    f.errors.push_back(
+        "spec.rdmaMode: the RDMA subsystem's network namespace mode is the kernel's ib_core "
+        "netns_mode, set at boot; sriov-dra-operator does not change kernel arguments or reboot "
+        "nodes; set it on the nodes and remove the field");
+  }
+  if (s.node_selector) {
+    auto problems = api::validateLabelSelector(*s.node_selector, "spec.nodeSelector");
+    f.errors.insert(f.errors.end(), problems.begin(), problems.end());
+  }
+  if (auto m = maxUnavailable(s.max_unavailable, 0); !m.ok()) {
+    f.errors.push_back("SriovNetworkPoolConfig invalid maxUnavailable: " + m.status().message());
+  }
+  return f;
+}
+
+std::string refuseDrainDisable(const api::SriovOperatorConfig* previous,
+                               const api::SriovOperatorConfig& next,
+                               const std::vector<std::string>& nodes_in_progress) {
+  if (!next.spec.disable_drain || previous == nullptr || previous->spec.disable_drain) return "";
+  if (nodes_in_progress.empty()) return "";
+  return "can't set Spec.DisableDrain = true while node[" + nodes_in_progress.front() +
+         "] is updating; wait until its SriovNodeState reports Succeeded or Failed";
+}
+
+OperatorSettings operatorSettings(const api::SriovOperatorConfig* config,
+                                  const api::LabelSelector& flag_node_selector) {
+  OperatorSettings out;
+  out.agent_node_selector = flag_node_selector;
+  if (config == nullptr) return out;
+  out.from_config = true;
+  // Both must select the node: the flag is the install's limit, the config narrows it.
+  for (const auto& [k, v] : config->spec.config_daemon_node_selector) {
+    auto [it, added] = out.agent_node_selector.match_labels.emplace(k, v);
+    if (!added && it->second != v) {
+      out.agent_node_selector.match_expressions.push_back({k, "In", {v}});
+    }
+  }
+  if (config->spec.log_level) out.log_level = static_cast<int>(*config->spec.log_level);
+  out.drain = !config->spec.disable_drain;
+  return out;
+}
+
+int logVerbosity(const api::SriovOperatorConfig* config, const std::string& operator_namespace,
+                 int flag) {
+  if (config == nullptr || !validateOperatorConfig(*config, operator_namespace).ok()) return flag;
+  return static_cast<int>(config->spec.log_level.value_or(flag));
+}
+
+Result<int> maxUnavailable(const std::optional<api::IntOrString>& value, int pool_nodes) {
+  if (!value) return -1;
+  if (!value->is_string) {
+    if (value->int_value < 0)
+      return Status(Code::kInvalidArgument, "negative number is not allowed");
+    return static_cast<int>(std::min<int64_t>(value->int_value, INT32_MAX));
+  }
+  const std::string& s = value->string_value;
+  if (s.empty() || s.back() != '%') {
+    return Status(Code::kInvalidArgument, "invalid type: strings needs to be a percentage");
+  }
+  int percent = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size() - 1, percent);
+  if (ec != std::errc() || end != s.data() + s.size() - 1) {
+    return Status(Code::kInvalidArgument, "invalid value \"" + s + "\": not a whole percentage");
+  }
+  if (percent < 1 || percent > 100) {
+    return Status(Code::kInvalidArgument,
+                  "invalid value: percentage needs to be between 1 and 100");
+  }
+  return static_cast<int>(static_cast<int64_t>(pool_nodes) * percent / 100);  // rounded down
+}
+
+std::vector<const api::SriovNetworkPoolConfig*> poolsOf(
+    const api::Labels& node_labels, const std::vector<const api::SriovNetworkPoolConfig*>& pools) {
+  std::vector<const api::SriovNetworkPoolConfig*> out;
+  for (const auto* p : pools) {
+    if (!p->spec.ovs_hardware_offload_config_name.empty()) continue;
+    if (!p->spec.node_selector || api::matchesLabelSelector(*p->spec.node_selector, node_labels)) {
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+}  // namespace sriovdra::policy
