@@ -16,7 +16,7 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
   CLI::App app{"sriov-dra-agent: SR-IOV VFs on this node as DRA devices"};
   process::AgentProcessOptions o;
   o.kernel = std::move(kernel);
-  int resync_seconds = 30, verbosity = 0;
+  int resync_seconds = 30;
   app.add_option("--kubeconfig", o.kubeconfig.path, "kubeconfig file (default: in-cluster)");
   app.add_option("--namespace", o.namespace_, "namespace of the SriovNodeStates (the operator's)");
   app.add_option("--node-name", o.node, "this node's name (default: $NODE_NAME)");
@@ -68,9 +68,10 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
   serving::addMetricsFlags(app, o.metrics);
   app.add_option("--health-probe-bind-address", o.probe_address, "address for /healthz and /readyz")
       ->capture_default_str();
-  app.add_option("-v,--v", verbosity, "log verbosity");
+  app.add_option("-v,--v", o.verbosity,
+                 "log verbosity (a SriovOperatorConfig's logLevel takes its place)");
   CLI11_PARSE(app, argc, argv);
-  log::setVerbosity(verbosity);
+  log::setVerbosity(o.verbosity);
   o.resync_period = std::chrono::seconds(resync_seconds);
   return process::runAgent(std::move(o), signals);
 }

@@ -11,6 +11,7 @@
 #include "nri/plugin.h"
 #include "plugin/grpc_server.h"
 #include "plugin/kubelet_plugin.h"
+#include "policy/operator_config.h"
 #include "process/parts.h"
 
 namespace sriovdra::process {
@@ -110,6 +111,30 @@ void addAttacher(kube::Manager& manager, const AgentProcessOptions& o,
       [nri_plugin] { nri_plugin->stop(); });
 }
 
+// The log verbosity follows SriovOperatorConfig "default" (policy::logVerbosity). A cluster
+// without its CRD only logs that the informer cannot list; nothing waits for it.
+void addLogLevelWatch(kube::Manager& manager, const AgentProcessOptions& o,
+                      const std::shared_ptr<kube::Client>& client) {
+  kube::InformerOptions io;
+  io.name = "sriovoperatorconfig";
+  io.namespace_ = o.namespace_;
+  io.field_selector = std::string("metadata.name=") + api::kDefaultOperatorConfigName;
+  auto configs = std::make_shared<kube::Informer<api::SriovOperatorConfig>>(
+      client, api::resources::kSriovOperatorConfigs, io);
+  auto apply = [ns = o.namespace_, flag = o.verbosity](const api::SriovOperatorConfig* c) {
+    int v = policy::logVerbosity(c, ns, flag);
+    if (v == log::verbosity()) return;
+    SDRA_LOG_INFO << "log verbosity " << v
+                  << (v != flag ? " (SriovOperatorConfig logLevel)" : " (--v)");
+    log::setVerbosity(v);
+  };
+  configs->addHandlers({.on_add = [apply](const auto& c) { apply(c.get()); },
+                        .on_update = [apply](const auto&, const auto& c) { apply(c.get()); },
+                        .on_delete = [apply](const auto&, bool) { apply(nullptr); }});
+  manager.add(
+      "log level", [configs] { configs->start(); }, [configs] { configs->stop(); });
+}
+
 }  // namespace
 
 int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
@@ -151,6 +176,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
       "node caches", [&] { local.start(); }, [&] { local.stop(); });
   manager.add(
       "agent", [&] { agent.start(); }, [&] { agent.stop(); });
+  addLogLevelWatch(manager, o, *client);
   if (o.kubelet_plugin) addKubeletPlugin(manager, o, kubelet_plugin, local, serving);
   if (o.kubelet_plugin && o.configuration_mode == "standalone")
     addAttacher(manager, o, *client, local);

@@ -4,7 +4,8 @@
 // mode, the NRI plugin that attaches prepared VFs to pods (attach/attacher.h); the probes
 // (/readyz: caches synced, the first host sync done and kubelet registered the plugin) and
 // /metrics. A checkpoint that cannot be read is reported as a CheckpointUnreadable Event on the
-// node's SriovNodeState. SIGTERM/SIGINT stop everything and return 0.
+// node's SriovNodeState. The log verbosity follows the logLevel of SriovOperatorConfig "default"
+// (watched; --v without it). SIGTERM/SIGINT stop everything and return 0.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -53,6 +54,7 @@ struct AgentProcessOptions {
   std::string nri_index = "10";
   attach::AttacherOptions attach;  // standalone: CNI bin dirs and what NADs may run
   std::string probe_address = ":8082";
+  int verbosity = 0;  // --v; a SriovOperatorConfig's logLevel takes its place
   serving::MetricsEndpointOptions metrics{.bind_address = "0"};
 };
 

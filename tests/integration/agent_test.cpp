@@ -393,6 +393,29 @@ spec: {resourceName: cx6, numVfs: 1, nodeSelector: {nic: cx6}, nicSelector: {pfN
   CHECK_THAT(env.kernelJournal(node), !Catch::Contains("rtnetlink"));
 }
 
+TEST_CASE("the agent's log verbosity follows SriovOperatorConfig's logLevel",
+          "[agent][integration]") {
+  OperatorEnv env("agentlog");
+  std::string node = env.createNode("a100", {{"nic", "cx6"}});
+  auto agent = env.startAgent(node, "a100-reference");
+  env.applyObject(testing::yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovOperatorConfig
+metadata: {name: default}
+spec: {logLevel: 2}
+)"));
+  eventually(
+      [&] {
+        return agent->logs().find("log verbosity 2 (SriovOperatorConfig logLevel)") !=
+               std::string::npos;
+      },
+      30s, [&] { return agent->logs(); });
+  // Under the agent's own RBAC: it reads "default" only.
+  REQUIRE(env.admin().remove(api::resources::kSriovOperatorConfigs, env.ns(), "default").isOk());
+  eventually([&] { return agent->logs().find(" (--v)") != std::string::npos; }, 30s,
+             [&] { return agent->logs(); });
+}
+
 TEST_CASE("eSwitchMode switchdev is applied through devlink in the kernel's order, and undone",
           "[agent][integration]") {
   OneNode one("switchdev", "e810", {"nic", "e810"}, "e810-ethernet",
