@@ -43,6 +43,14 @@ const std::map<std::string, KindInfo> kKinds = {
      {"SR-IOV InfiniBand Network",
       "An InfiniBand network as the SR-IOV network operator serves it: the operator renders its "
       "NetworkAttachmentDefinition (ib-sriov CNI) in networkNamespace."}},
+    {"SriovOperatorConfig",
+     {"SR-IOV Operator Config",
+      "The SR-IOV network operator's configuration object (\"default\"): the nodes the agent "
+      "configures, the log level, and whether nodes are drained before their VFs are recreated."}},
+    {"SriovNetworkPoolConfig",
+     {"SR-IOV Network Pool Config",
+      "A set of nodes (label selector) and how many of them may be reconfigured at once "
+      "(maxUnavailable), as in the SR-IOV network operator."}},
     {"SriovResourcePolicy",
      {"SR-IOV Resource Policy",
       "Which VFs are published as DRA devices in ResourceSlices, and with which attributes."}},

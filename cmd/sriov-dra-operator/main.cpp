@@ -14,7 +14,6 @@ int main(int argc, char** argv) {
       "sriov-dra-operator: SR-IOV policies -> per-node device configuration and DRA "
       "DeviceClasses"};
   process::OperatorProcessOptions o;
-  int verbosity = 0;
   app.add_option("--kubeconfig", o.kubeconfig.path,
                  "kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)");
   app.add_option("--context", o.kubeconfig.context, "kubeconfig context");
@@ -48,14 +47,16 @@ int main(int argc, char** argv) {
   app.add_option("--agent-node-selector", o.agent_node_selector,
                  "label selector of the nodes that run the agent, e.g. "
                  "\"node-role.kubernetes.io/worker\" (default: every node)");
-  app.add_option("--max-unavailable", o.operator_.max_unavailable,
-                 "nodes that may recreate existing VFs at the same time")
+  app.add_option(
+         "--max-unavailable", o.operator_.max_unavailable,
+         "nodes in no SriovNetworkPoolConfig that may recreate existing VFs at the same time")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--workers", o.operator_.workers, "concurrent node reconciles")
       ->capture_default_str();
-  app.add_option("-v,--v", verbosity, "log verbosity");
+  app.add_option("-v,--v", o.operator_.verbosity,
+                 "log verbosity (a SriovOperatorConfig's logLevel takes its place)");
   CLI11_PARSE(app, argc, argv);
-  log::setVerbosity(verbosity);
+  log::setVerbosity(o.operator_.verbosity);
   return process::runOperator(std::move(o), signals);
 }

@@ -76,8 +76,6 @@ auto timed(const char* phase, Fn&& fn) {
 using kube::ReconcileResult;
 constexpr const char* kKey = "node";
 
-std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
-
 // The GUID pool file: none when it does not exist, else its entries or why they are unusable.
 Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::string& path) {
   using Pool = std::optional<std::vector<host::GuidPoolEntry>>;
@@ -261,7 +259,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
                         {"Progressing", "True", "Applying",
                          std::to_string(plan.actions.size()) + " change(s) to the host", "",
                          state.metadata.generation},
-                        nowString());
+                        nowRfc3339());
       SDRA_RETURN_IF_ERROR(writeStatus(state, progress));
       status = progress;
       wrote_in_progress = true;
@@ -293,7 +291,7 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
   for (const auto& r : refused) outcome.errors.push_back("not advertised, " + r);
   outcome.advertised = advertised;
   int64_t gen = state.metadata.generation;
-  status = host::syncedStatus(status, spec, gen, topology, outcome, nowString());
+  status = host::syncedStatus(status, spec, gen, topology, outcome, nowRfc3339());
   int64_t desired = 0;
   for (const auto& i : spec.interfaces) desired += i.num_vfs;
   int64_t present = 0;

@@ -3,6 +3,7 @@
 #include "base/base64.h"
 #include "base/strings.h"
 #include "policy/networks.h"
+#include "policy/operator_config.h"
 #include "policy/validate.h"
 
 namespace sriovdra::op {
@@ -126,6 +127,23 @@ AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationCo
     auto f = policy::validateNetwork(*n, ctx.operator_namespace);
     if (!f.ok()) return deny(joinErrors(req.kind + " \"" + n->metadata.name + "\"", f.errors));
     return {};
+  } else if (req.kind == "SriovOperatorConfig") {
+    auto c = decodeObject<api::SriovOperatorConfig>(req);
+    if (!c.ok()) return deny("SriovOperatorConfig: " + c.status().message());
+    c->metadata.namespace_ = req.namespace_;
+    auto f = policy::validateOperatorConfig(*c, ctx.operator_namespace);
+    std::string what = "SriovOperatorConfig \"" + c->metadata.name + "\"";
+    if (!f.ok()) return deny(joinErrors(what, f.errors));
+    auto refused = policy::refuseDrainDisable(ctx.operator_config, *c, ctx.nodes_in_progress);
+    if (!refused.empty()) return deny(what + " is invalid: " + refused);
+    AdmissionDecision d;
+    d.warnings = f.warnings;
+    return d;
+  } else if (req.kind == "SriovNetworkPoolConfig") {
+    auto p = decodeObject<api::SriovNetworkPoolConfig>(req);
+    if (!p.ok()) return deny("SriovNetworkPoolConfig: " + p.status().message());
+    what = "SriovNetworkPoolConfig \"" + p->metadata.name + "\"";
+    f = policy::validatePoolConfig(*p);
   } else if (req.kind == "DeviceAttributes") {
     auto d = decodeObject<api::DeviceAttributes>(req);
     if (!d.ok()) return deny("DeviceAttributes: " + d.status().message());

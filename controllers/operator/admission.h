@@ -5,12 +5,15 @@
 // Validating: the rules of policy/validate.h, with messages that say what to change; a policy
 // outside the operator's namespace is admitted with a warning that it is not used. SriovNetwork
 // and SriovIBNetwork: policy::validateNetwork (they count in every namespace).
+// SriovOperatorConfig and SriovNetworkPoolConfig: policy/operator_config.h, with upstream's
+// refusal of disableDrain turning true while a node is being reconfigured.
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "api/node_state.h"
 #include "api/objects.h"
+#include "api/operator_config.h"
 #include "api/policies.h"
 #include "policy/validate.h"
 
@@ -41,6 +44,9 @@ struct ValidationContext {
   std::string operator_namespace;
   // The policies of the operator namespace, the nodes and what their agents report.
   policy::ClusterView cluster;
+  // For SriovOperatorConfig: the stored "default" (null: none) and the nodes being reconfigured.
+  const api::SriovOperatorConfig* operator_config = nullptr;
+  std::vector<std::string> nodes_in_progress;
 };
 AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationContext& ctx);
 

@@ -2,6 +2,7 @@
 
 #include "base/yaml.h"
 #include "operator/caches.h"
+#include "operator/operator_config_reconciler.h"
 
 namespace sriovdra::op {
 
@@ -33,6 +34,13 @@ Result<kube::ReconcileResult> AgentDaemonSetReconciler::reconcile(const std::str
   if (!options_.agent_image.empty()) {
     auto& containers = ds["spec"]["template"]["spec"]["containers"];
     json::setString(containers[0], "image", options_.agent_image, ds.GetAllocator());
+  }
+  if (auto config = appliedConfig(caches_, options_)) {
+    auto& pod = ds["spec"]["template"]["spec"];
+    auto& selector = json::ensureObject(pod, "nodeSelector", ds.GetAllocator());
+    for (const auto& [k, v] : config->spec.config_daemon_node_selector) {
+      json::setString(selector, k, v, ds.GetAllocator());
+    }
   }
   auto applied = client_.apply(kDaemonSets, options_.namespace_, ds,
                                {.field_manager = kFieldManager, .force = true});

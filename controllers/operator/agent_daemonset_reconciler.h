@@ -1,12 +1,14 @@
 #pragma once
 // With --agent-daemonset (as OLM installs the operator, since bundles cannot carry DaemonSets):
 // applies the node agent's DaemonSet from that manifest into the operator's namespace, with the
-// image replaced by --agent-image, puts it back when it is changed or deleted, and re-applies it
-// every 10 minutes in case a watch event was missed.
+// image replaced by --agent-image and the configDaemonNodeSelector of SriovOperatorConfig
+// "default" added to its nodeSelector, puts it back when it is changed or deleted, and re-applies
+// it every 10 minutes in case a watch event was missed.
 #include <string>
 
 #include "kube/client.h"
 #include "kube/controller.h"
+#include "operator/caches.h"
 #include "operator/options.h"
 
 namespace sriovdra::op {
@@ -16,13 +18,15 @@ Result<json::Document> loadAgentDaemonSet(const std::string& yaml, const std::st
 
 class AgentDaemonSetReconciler {
  public:
-  AgentDaemonSetReconciler(kube::Client& client, const OperatorOptions& options)
-      : client_(client), options_(options) {}
+  AgentDaemonSetReconciler(kube::Client& client, const OperatorOptions& options,
+                           const Caches& caches)
+      : client_(client), options_(options), caches_(caches) {}
   Result<kube::ReconcileResult> reconcile(const std::string& key);
 
  private:
   kube::Client& client_;
   const OperatorOptions& options_;
+  const Caches& caches_;
 };
 
 }  // namespace sriovdra::op

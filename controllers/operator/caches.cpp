@@ -58,7 +58,9 @@ Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& n
               {.name = "deviceclasses",
                .label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue}),
       claims(client, api::resources::kResourceClaims, {.name = "resourceclaims"}),
-      slices(client, api::resources::kResourceSlices, {.name = "resourceslices"}) {
+      slices(client, api::resources::kResourceSlices, {.name = "resourceslices"}),
+      operator_configs(client, api::resources::kSriovOperatorConfigs, inNamespace(ns)),
+      pool_configs(client, api::resources::kSriovNetworkPoolConfigs, inNamespace(ns)) {
   // Each cache keeps what its readers use (kube::Informer::setTransform): Nodes their name, uid
   // and labels (the render and the webhook); ResourceClaims and ResourceSlices of the whole
   // cluster only what the alignment metrics read (slices as scheduling::SlicePlacements).
@@ -85,6 +87,8 @@ void Caches::start() {
   classes.start();
   claims.start();
   slices.start();
+  operator_configs.start();
+  pool_configs.start();
   if (daemonsets) daemonsets->start();
 }
 
@@ -97,13 +101,16 @@ void Caches::stop() {
   classes.stop();
   claims.stop();
   slices.stop();
+  operator_configs.stop();
+  pool_configs.stop();
   if (daemonsets) daemonsets->stop();
 }
 
 bool Caches::synced() const {
   return nodes.hasSynced() && node_policies.hasSynced() && resource_policies.hasSynced() &&
          device_attributes.hasSynced() && states.hasSynced() && classes.hasSynced() &&
-         claims.hasSynced() && slices.hasSynced() && (!daemonsets || daemonsets->hasSynced());
+         claims.hasSynced() && slices.hasSynced() && operator_configs.hasSynced() &&
+         pool_configs.hasSynced() && (!daemonsets || daemonsets->hasSynced());
 }
 
 bool Caches::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) {

@@ -12,6 +12,7 @@
 #include "api/networks.h"
 #include "api/node_state.h"
 #include "api/objects.h"
+#include "api/operator_config.h"
 #include "api/policies.h"
 #include "api/resource.h"
 #include "kube/informer.h"
@@ -41,10 +42,10 @@ std::string specDigest(const api::SriovNodeStateSpec& spec);
 std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices);
 
 struct Caches {
-  // Policies, SriovNodeStates and the agent's DaemonSet (named `agent_daemonset`, "" = not
-  // watched) in `ns`; Nodes, ResourceClaims and ResourceSlices of the cluster; DeviceClasses
-  // this operator manages. Nodes, claims and slices keep only the fields read (caches.cpp), so
-  // memory follows what the reconcilers use, not what the cluster stores.
+  // Policies, the operator and pool configs, SriovNodeStates and the agent's DaemonSet (named
+  // `agent_daemonset`, "" = not watched) in `ns`; Nodes, ResourceClaims and ResourceSlices of the
+  // cluster; DeviceClasses this operator manages. Nodes, claims and slices keep only the fields
+  // read (caches.cpp), so memory follows what the reconcilers use, not what the cluster stores.
   Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
          const std::string& agent_daemonset);
 
@@ -55,8 +56,10 @@ struct Caches {
   kube::Informer<CachedNodeState> states;
   kube::Informer<api::DeviceClass> classes;
   kube::Informer<api::ResourceClaim> claims;
-  kube::Informer<scheduling::SlicePlacements> slices;      // what the alignment reads of each slice
-  std::unique_ptr<kube::Informer<ObjectOnly>> daemonsets;  // null unless watched
+  kube::Informer<scheduling::SlicePlacements> slices;  // what the alignment reads of each slice
+  kube::Informer<api::SriovOperatorConfig> operator_configs;  // in `ns`; "default" counts
+  kube::Informer<api::SriovNetworkPoolConfig> pool_configs;   // in `ns`
+  std::unique_ptr<kube::Informer<ObjectOnly>> daemonsets;     // null unless watched
 
   void start();
   void stop();

@@ -273,7 +273,7 @@ Status NetworkReconciler::report(const api::Network& n, const Readiness& ready) 
   const api::Condition* before = api::findCondition(conditions, kReady);
   bool transition = before == nullptr || before->status != status || before->reason != reason;
   api::Condition condition{kReady, status, reason, message, "", n.metadata.generation};
-  if (!api::setCondition(conditions, condition, formatRfc3339(std::chrono::system_clock::now()))) {
+  if (!api::setCondition(conditions, condition, nowRfc3339())) {
     return Status::ok();
   }
   const auto& rt = resourceOf(n.kind);

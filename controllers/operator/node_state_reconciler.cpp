@@ -1,8 +1,12 @@
 #include "operator/node_state_reconciler.h"
 
+#include <algorithm>
+
 #include "api/names.h"
 #include "api/selectors.h"
 #include "base/log.h"
+#include "base/strings.h"
+#include "operator/operator_config_reconciler.h"
 #include "operator/rollout.h"
 
 namespace sriovdra::op {
@@ -26,13 +30,14 @@ void NodeStateReconciler::setFacts(const std::string& node, std::optional<NodeFa
   if (!changed.empty()) facts_changed_(changed);
 }
 
-int NodeStateReconciler::disruptiveInFlight(const std::string& except) const {
+int NodeStateReconciler::disruptiveInFlight(
+    const std::string& except, const std::function<bool(const std::string&)>& counts) const {
   int n = 0;
   std::set<std::string> seen;
   for (const auto& s : caches_.states.list()) {
     const std::string& name = s->metadata.name;
     seen.insert(name);
-    if (name == except) continue;
+    if (name == except || !counts(name)) continue;
     auto a = s->metadata.annotations.find(kDisruptiveAnnotation);
     bool busy = a != s->metadata.annotations.end() && a->second == "true" && isReconfiguring(*s);
     auto w = disruptive_written_.find(name);
@@ -40,16 +45,61 @@ int NodeStateReconciler::disruptiveInFlight(const std::string& except) const {
     if (busy || cache_behind) ++n;
   }
   for (const auto& [name, gen] : disruptive_written_) {
-    if (name != except && seen.count(name) == 0) ++n;
+    if (name != except && seen.count(name) == 0 && counts(name)) ++n;
   }
   return n;
+}
+
+std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& node,
+                                                            const kube::ObjectReference& state) {
+  std::vector<std::shared_ptr<const api::SriovNetworkPoolConfig>> kept;
+  std::vector<const api::SriovNetworkPoolConfig*> pools;
+  for (auto& p : caches_.pool_configs.list()) {
+    if (!policy::validatePoolConfig(*p).ok()) continue;  // the webhook refuses these
+    pools.push_back(p.get());
+    kept.push_back(std::move(p));
+  }
+  auto mine = policy::poolsOf(node.metadata.labels, pools);
+  if (mine.size() > 1) {
+    std::vector<std::string> names;
+    for (const auto* p : mine) names.push_back(p->metadata.name);
+    std::sort(names.begin(), names.end());
+    events_.warning(state, "InSeveralPools",
+                    "the new configuration recreates VFs on this node, which is in the "
+                    "SriovNetworkPoolConfigs " +
+                        join(names, ", ") + ": it waits until their nodeSelectors put it in one");
+    return std::nullopt;
+  }
+  RolloutSlot slot;
+  auto samePool = [&](const std::string& name) {
+    auto n = caches_.nodes.get("", name);
+    auto in = policy::poolsOf(n ? n->metadata.labels : api::Labels{}, pools);
+    return mine.empty() ? in.empty() : in.size() == 1 && in[0] == mine[0];
+  };
+  if (mine.empty()) {
+    slot.limit = options_.max_unavailable;
+    slot.limit_text = "--max-unavailable is " + std::to_string(slot.limit) +
+                      " (nodes in no SriovNetworkPoolConfig)";
+  } else {
+    int pool_nodes = 0;
+    for (const auto& n : caches_.nodes.list()) pool_nodes += samePool(n->metadata.name) ? 1 : 0;
+    const auto& value = mine[0]->spec.max_unavailable;
+    slot.limit = policy::maxUnavailable(value, pool_nodes).valueOr(0);
+    slot.limit_text = "maxUnavailable of SriovNetworkPoolConfig " + mine[0]->metadata.name +
+                      " is " + (value ? value->toString() : "unset") + " of its " +
+                      std::to_string(pool_nodes) +
+                      " node(s) = " + (slot.limit < 0 ? "no limit" : std::to_string(slot.limit));
+  }
+  slot.busy = disruptiveInFlight(node.metadata.name, samePool);
+  return slot;
 }
 
 Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) {
   auto node = caches_.nodes.get("", name);
   auto state = caches_.states.get(options_.namespace_, name);
   bool selected = node != nullptr &&
-                  api::matchesLabelSelector(options_.agent_node_selector, node->metadata.labels);
+                  api::matchesLabelSelector(currentSettings(caches_, options_).agent_node_selector,
+                                            node->metadata.labels);
   if (!selected) {
     setFacts(name, std::nullopt);
     if (state != nullptr) {
@@ -77,7 +127,8 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   setFacts(name, std::move(facts));
 
   if (state && state->spec_digest == specDigest(result.spec)) return ReconcileResult::done();
-  bool disruptive = state && isDisruptive(state->spec, result.spec, state->status);
+  auto why = state ? disruption(state->spec, result.spec, state->status) : std::nullopt;
+  bool disruptive = why.has_value();
   bool written_meanwhile = false;
   if (!disruptive) {
     auto written = apply(*node, result.spec, false);
@@ -85,13 +136,14 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     written_meanwhile = written->written_meanwhile;
   } else {
     std::lock_guard lock(rollout_mu_);
-    int busy = disruptiveInFlight(name);
-    if (busy >= options_.max_unavailable) {
-      events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
-                     "WaitingForRollout",
-                     "the new configuration recreates VFs on this node; waiting because " +
-                         std::to_string(busy) + " node(s) are being reconfigured and " +
-                         "--max-unavailable is " + std::to_string(options_.max_unavailable));
+    auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
+    auto slot = rolloutSlot(*node, ref);
+    if (!slot) return ReconcileResult::after(options_.rollout_retry);
+    if (slot->limit >= 0 && slot->busy >= slot->limit) {
+      events_.normal(ref, "WaitingForRollout",
+                     "the new configuration recreates VFs on this node (" + *why +
+                         "); waiting because " + std::to_string(slot->busy) +
+                         " node(s) of its pool are being reconfigured and " + slot->limit_text);
       return ReconcileResult::after(options_.rollout_retry);
     }
     auto written = apply(*node, result.spec, true);
@@ -110,8 +162,10 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     }
   }
   if (disruptive) {
+    SDRA_LOG_INFO << "node " << name << ": the new configuration recreates VFs (" << *why << ")";
     events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
-                   "Reconfiguring", "the new configuration recreates VFs on PFs of this node");
+                   "Reconfiguring",
+                   "the new configuration recreates VFs on this node (" + *why + ")");
   }
   SDRA_VLOG(1) << "node " << name << ": wrote spec with " << result.spec.interfaces.size()
                << " interface(s) and " << result.spec.devices.size() << " device(s)";

@@ -2,11 +2,13 @@
 // Keeps one SriovNodeState per node the agent runs on (--agent-node-selector): its spec is the
 // render of the policies for that node (policy::render), written with server-side apply only
 // when it changes, owned by the Node; a node that goes away or is no longer selected loses it.
-// A change that tears down existing VFs (rollout.h) waits while --max-unavailable nodes are
-// already being reconfigured (a WaitingForRollout Event), and is marked with
-// kDisruptiveAnnotation. What the render said about the policies goes to the NodeFactsStore.
-// A spec larger than the API server stores gets a Warning Event and a slow retry.
-// Thread-safety: reconcile() runs on several workers at once; the rollout decision is serialized.
+// A change that tears down existing VFs (rollout.h) waits while as many nodes of the node's
+// SriovNetworkPoolConfig as its maxUnavailable allows (--max-unavailable for nodes in no pool)
+// are being reconfigured (a WaitingForRollout Event), and is marked with kDisruptiveAnnotation.
+// The nodes are those SriovOperatorConfig and --agent-node-selector select (currentSettings()).
+// What the render said about the policies goes to the NodeFactsStore. A spec larger than the API
+// server stores gets a Warning Event and a slow retry. Thread-safety: reconcile() runs on several
+// workers at once; the rollout decision is serialized.
 #include <functional>
 #include <map>
 #include <mutex>
@@ -22,6 +24,13 @@
 #include "operator/policy_snapshot.h"
 
 namespace sriovdra::op {
+
+// A node's place in its pool's rollout (SriovNetworkPoolConfig, policy/operator_config.h).
+struct RolloutSlot {
+  int limit = 0;           // nodes of the pool that may be reconfigured at once; -1 = no limit
+  std::string limit_text;  // where the limit comes from, for Events
+  int busy = 0;            // other nodes of the pool being reconfigured
+};
 
 class NodeStateReconciler {
  public:
@@ -48,7 +57,13 @@ class NodeStateReconciler {
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            const api::SriovNodeStateSpec& spec, Status error);
   Status remove(const std::string& name);
-  int disruptiveInFlight(const std::string& except) const;  // rollout_mu_ held
+  // Nodes other than `except` that `counts` (by name) and that are in a disruptive change.
+  int disruptiveInFlight(
+      const std::string& except,
+      const std::function<bool(const std::string&)>& counts) const;  // rollout_mu_ held
+  // The node's pool limit and how much of it is in use; nullopt (with a Warning Event) when the
+  // node is in several pools. rollout_mu_ held.
+  std::optional<RolloutSlot> rolloutSlot(const api::Node& node, const kube::ObjectReference& state);
   void setFacts(const std::string& node, std::optional<NodeFacts> facts);
 
   kube::Client& client_;

@@ -49,8 +49,10 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       device_classes_(*client_, options_, caches_, policies_),
       policy_status_(*client_, options_, events, caches_, policies_, facts_),
       alignment_(caches_),
-      agent_daemonset_(*client_, options_),
+      agent_daemonset_(*client_, options_, caches_),
       networks_(*client_, options_, events, network_caches_),
+      operator_config_(*client_, options_, events, caches_),
+      drain_(*client_, options_, events, caches_),
       node_controller_("sriovnodestate",
                        [this](const std::string& k) { return node_states_.reconcile(k); },
                        {.workers = options_.workers, .on_drained = [this] { flushStatusKeys(); }}),
@@ -65,7 +67,11 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
                         [this](const std::string& k) { return agent_daemonset_.reconcile(k); }),
       network_controller_("network",
                           [this](const std::string& k) { return networks_.reconcile(k); },
-                          {.workers = 2}) {
+                          {.workers = 2}),
+      config_controller_("operatorconfig",
+                         [this](const std::string& k) { return operator_config_.reconcile(k); }),
+      drain_controller_("drain", [this](const std::string& k) { return drain_.reconcile(k); },
+                        {.workers = 4}) {
   wire();
   wireNetworks();
 }
@@ -89,17 +95,40 @@ Operator::~Operator() { stop(); }
 //   ResourceClaim allocation, any ResourceSlice    -> the alignment metrics, within
 //                                                     alignment_interval
 //   the agent's DaemonSet changed or deleted       -> the agent DaemonSet
+//   SriovOperatorConfig (any change)               -> the config, every node, every drain, the
+//                                                     agent DaemonSet
+//   SriovNetworkPoolConfig (any change)            -> every node (its rollout limit)
+//   SriovNodeState with a disruptive change or a   -> the drain of that node
+//   drain mark; Node cordoned or uncordoned
 //   SriovNetwork, SriovIBNetwork (any change)      -> that network
 //   NetworkAttachmentDefinition (any change)       -> the networks it concerns (keysForNad)
 //   Namespace added                                -> the networks whose NAD belongs there
 void Operator::wire() {
   auto node = [this](const auto& obj) { node_controller_.queue().add(obj->metadata.name); };
-  caches_.nodes.addHandlers(onChange<api::Node>(
-      node, [](const auto& o, const auto& n) { return o->metadata.labels != n->metadata.labels; }));
+  caches_.nodes.addHandlers({.on_add = node,
+                             .on_update =
+                                 [this, node](const auto& o, const auto& n) {
+                                   if (o->metadata.labels != n->metadata.labels) node(n);
+                                   if (o->unschedulable != n->unschedulable) {
+                                     drain_controller_.queue().add(n->metadata.name);
+                                   }
+                                 },
+                             .on_delete = [node](const auto& o, bool) { node(o); }});
+  auto drain = [this](const auto& s) {
+    const auto& a = s->metadata.annotations;
+    auto d = a.find(kDisruptiveAnnotation);
+    if ((d != a.end() && d->second == "true") || a.count(kDrainAnnotation) != 0) {
+      drain_controller_.queue().add(s->metadata.name);
+    }
+  };
   caches_.states.addHandlers(
-      {.on_add = node,
+      {.on_add =
+           [node, drain](const auto& s) {
+             node(s);
+             drain(s);
+           },
        .on_update =
-           [this, node](const auto& o, const auto& n) {
+           [this, node, drain](const auto& o, const auto& n) {
              // The status is the agent's; the spec is ours unless
              // someone else wrote it.
              if (o->status != n->status ||
@@ -107,8 +136,25 @@ void Operator::wire() {
                node(n);
              if (isReconfiguring(*o) && !isReconfiguring(*n))
                enqueueAllNodes(std::chrono::milliseconds(0));
+             drain(o);
+             drain(n);
            },
        .on_delete = [node](const auto& s, bool) { node(s); }});
+
+  auto config = [this](const auto&) {
+    config_controller_.queue().add(OperatorConfigReconciler::kKey);
+    enqueueAllNodes(std::chrono::milliseconds(0));
+    for (const auto& key : caches_.states.keys()) {
+      drain_controller_.queue().add(kube::splitKey(key).second);
+    }
+    if (options_.agent_daemonset) agent_controller_.queue().add(daemonSetName(options_));
+  };
+  caches_.operator_configs.addHandlers(
+      onChange<api::SriovOperatorConfig>(config, [](const auto&, const auto&) { return true; }));
+  caches_.pool_configs.addHandlers(onChange<api::SriovNetworkPoolConfig>(
+      [this](const auto&) { enqueueAllNodes(std::chrono::milliseconds(0)); },
+      [](const auto&, const auto&) { return true; }));
+  config_controller_.queue().add(OperatorConfigReconciler::kKey);
 
   auto policy = [this](const char* kind) {
     return [this, kind](const auto& p) { policiesChanged(kind, p->metadata.name); };
@@ -165,6 +211,8 @@ void Operator::startControllers() {
   status_controller_.start();
   alignment_controller_.start();
   if (options_.agent_daemonset) agent_controller_.start();
+  config_controller_.start();
+  drain_controller_.start();
   network_starter_ =
       std::jthread([this](const std::stop_token& stop) { startNetworkController(stop); });
 }
@@ -190,6 +238,8 @@ void Operator::stop() {
   status_controller_.stop();
   alignment_controller_.stop();
   agent_controller_.stop();
+  config_controller_.stop();
+  drain_controller_.stop();
   caches_.stop();
   network_caches_.stop();
 }

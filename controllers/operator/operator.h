@@ -6,6 +6,8 @@
 //   AlignmentReconciler       sriov_dra_allocated_pairs{alignment}, sriov_dra_claims_sharing_pf
 //   AgentDaemonSetReconciler  with --agent-daemonset: the node agent's DaemonSet
 //   NetworkReconciler         the NetworkAttachmentDefinition of every SriovNetwork/SriovIBNetwork
+//   OperatorConfigReconciler  SriovOperatorConfig "default": log level, Ready condition
+//   DrainReconciler           cordon, evict and uncordon nodes whose VFs are recreated
 // and the admission webhook (webhook.h). Informers run on every replica (for the webhook and fast
 // fail-over); reconcilers only on the leader (startControllers()). The network reconciler starts
 // once its own caches (NetworkCaches) have synced, so a cluster without Multus's CRD still gets
@@ -23,9 +25,11 @@
 #include "operator/alignment_reconciler.h"
 #include "operator/caches.h"
 #include "operator/device_class_reconciler.h"
+#include "operator/drain_reconciler.h"
 #include "operator/network_reconciler.h"
 #include "operator/node_facts.h"
 #include "operator/node_state_reconciler.h"
+#include "operator/operator_config_reconciler.h"
 #include "operator/options.h"
 #include "operator/policy_snapshot.h"
 #include "operator/policy_status_reconciler.h"
@@ -81,6 +85,8 @@ class Operator {
   AlignmentReconciler alignment_;
   AgentDaemonSetReconciler agent_daemonset_;
   NetworkReconciler networks_;
+  OperatorConfigReconciler operator_config_;
+  DrainReconciler drain_;
 
   kube::Controller node_controller_;
   kube::Controller class_controller_;
@@ -88,6 +94,8 @@ class Operator {
   kube::Controller alignment_controller_;
   kube::Controller agent_controller_;
   kube::Controller network_controller_;
+  kube::Controller config_controller_;
+  kube::Controller drain_controller_;
   std::jthread network_starter_;
   std::mutex status_mu_;
   std::set<std::string> pending_status_;  // guarded by status_mu_

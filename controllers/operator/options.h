@@ -15,13 +15,18 @@ inline constexpr const char* kManagedByValue = "sriov-dra-operator";
 // On SriovNodeState: "true" while the spec written last tears down existing VFs.
 inline constexpr const char* kDisruptiveAnnotation =
     "sriovnetwork.k8snetworkplumbingwg.io/disruptive-change";
+// On SriovNodeState, while the operator drains its node: "cordoned" when the operator cordoned
+// the node (it uncordons it when done), "draining" when the node was cordoned already.
+inline constexpr const char* kDrainAnnotation = "sriovnetwork.k8snetworkplumbingwg.io/drain";
 
 struct OperatorOptions {
   std::string namespace_;
   std::string resource_prefix;
   bool advertise_node_policy_vfs = false;  // see policy::RenderOptions
+  // The flags; SriovOperatorConfig and SriovNetworkPoolConfigs refine them (currentSettings()).
   api::LabelSelector agent_node_selector;  // empty = every node
-  int max_unavailable = 1;
+  int max_unavailable = 1;                 // nodes in no pool
+  int verbosity = 0;
   int workers = 4;
   // A policy set usually arrives as several objects in a row (kubectl apply -f dir/): nodes are
   // rendered this long after the first change, so none gets a configuration made of a part.

@@ -7,13 +7,7 @@
 #include "operator/policy_status.h"
 
 namespace sriovdra::op {
-namespace {
-
 using kube::ReconcileResult;
-
-std::string nowString() { return formatRfc3339(std::chrono::system_clock::now()); }
-
-}  // namespace
 
 Result<ReconcileResult> PolicyStatusReconciler::reconcile(const std::string& key) {
   auto slash = key.find('/');
@@ -55,7 +49,7 @@ Result<ReconcileResult> PolicyStatusReconciler::reconcile(const std::string& key
   }
   facts_.addTo(ref, facts, warnings);
   facts.warnings.assign(warnings.begin(), warnings.end());
-  auto computed = computePolicyStatus(facts, current, nowString());
+  auto computed = computePolicyStatus(facts, current, nowRfc3339());
   if (computed == current) return ReconcileResult::done();
 
   auto doc = kube::newObject(*rt, options_.namespace_, name);

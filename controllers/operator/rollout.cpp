@@ -4,8 +4,9 @@
 
 namespace sriovdra::op {
 
-bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeStateSpec& desired,
-                  const api::SriovNodeStateStatus& status) {
+std::optional<std::string> disruption(const api::SriovNodeStateSpec& current,
+                                      const api::SriovNodeStateSpec& desired,
+                                      const api::SriovNodeStateStatus& status) {
   std::map<std::string, const api::Interface*> before, after;
   for (const auto& i : current.interfaces) before[i.pci_address] = &i;
   for (const auto& i : desired.interfaces) after[i.pci_address] = &i;
@@ -15,20 +16,26 @@ bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeSt
     auto a = after.find(pf.pci_address);
     const api::Interface* old_itf = b == before.end() ? nullptr : b->second;
     const api::Interface* new_itf = a == after.end() ? nullptr : a->second;
+    std::string pf_name = "PF " + pf.pci_address + ": ";
     if (new_itf == nullptr) {
-      if (old_itf != nullptr && !old_itf->externally_managed) return true;  // reset to 0 VFs
+      if (old_itf != nullptr && !old_itf->externally_managed) {
+        return pf_name + "no policy wants it any more, its " + std::to_string(pf.num_vfs) +
+               " VF(s) are removed";
+      }
       continue;
     }
     // A different VF count recreates every VF of the PF.
-    if (!new_itf->externally_managed && new_itf->num_vfs != pf.num_vfs) return true;
-    // Rebinding drivers or switching modes disturbs VFs that may be in use.
-    if (old_itf != nullptr && (old_itf->vf_groups != new_itf->vf_groups ||
-                               old_itf->eswitch_mode != new_itf->eswitch_mode ||
-                               old_itf->link_type != new_itf->link_type)) {
-      return true;
+    if (!new_itf->externally_managed && new_itf->num_vfs != pf.num_vfs) {
+      return pf_name + std::to_string(pf.num_vfs) + " VF(s) now, " +
+             std::to_string(new_itf->num_vfs) + " wanted";
     }
+    // Rebinding drivers or switching modes disturbs VFs that may be in use.
+    if (old_itf == nullptr) continue;
+    if (old_itf->vf_groups != new_itf->vf_groups) return pf_name + "its VF groups change";
+    if (old_itf->eswitch_mode != new_itf->eswitch_mode) return pf_name + "its eSwitch mode changes";
+    if (old_itf->link_type != new_itf->link_type) return pf_name + "its link type changes";
   }
-  return false;
+  return std::nullopt;
 }
 
 bool isReconfiguring(const api::SriovNodeState& state) {

@@ -3,15 +3,25 @@
 // down (sysfs needs 0 before a new count), so at most --max-unavailable nodes may be in such a
 // change at once; going from 0 VFs to N, raising an MTU, or changing only the advertised devices
 // is not limited.
+#include <optional>
+#include <string>
+
 #include "api/node_state.h"
 
 namespace sriovdra::op {
 
-// True if applying `desired` over `current` disturbs VFs that exist (per status): a VF count
-// other than the PF's current one, changed VF groups, eSwitch mode or link type of a PF that was
-// already configured, or removing a configured PF from the spec (it is reset to 0 VFs).
-bool isDisruptive(const api::SriovNodeStateSpec& current, const api::SriovNodeStateSpec& desired,
-                  const api::SriovNodeStateStatus& status);
+// What in applying `desired` over `current` disturbs VFs that exist (per status), for people
+// ("PF 0000:0e:00.0: 1 VF now, 4 wanted"), or nullopt: a VF count other than the PF's current one,
+// changed VF groups, eSwitch mode or link type of a PF that was already configured, or removing a
+// configured PF from the spec (it is reset to 0 VFs). The first such PF is named.
+std::optional<std::string> disruption(const api::SriovNodeStateSpec& current,
+                                      const api::SriovNodeStateSpec& desired,
+                                      const api::SriovNodeStateStatus& status);
+inline bool isDisruptive(const api::SriovNodeStateSpec& current,
+                         const api::SriovNodeStateSpec& desired,
+                         const api::SriovNodeStateStatus& status) {
+  return disruption(current, desired, status).has_value();
+}
 
 // True while the agent has not finished applying the latest spec.
 bool isReconfiguring(const api::SriovNodeState& state);

@@ -3,6 +3,7 @@
 #include "base/log.h"
 #include "base/pointers.h"
 #include "operator/admission.h"
+#include "operator/rollout.h"
 
 namespace sriovdra::op {
 
@@ -21,6 +22,14 @@ http::Response Webhook::handleValidate(const http::Request& req) {
   ValidationContext ctx{
       namespace_,
       {pointers(policies_list), pointers(node_list), pointersAs<api::SriovNodeState>(state_list)}};
+  std::shared_ptr<const api::SriovOperatorConfig> config;
+  if (review->kind == "SriovOperatorConfig") {
+    config = caches_.operator_configs.get(namespace_, api::kDefaultOperatorConfigName);
+    ctx.operator_config = config.get();
+    for (const auto& s : state_list) {
+      if (isReconfiguring(*s)) ctx.nodes_in_progress.push_back(s->metadata.name);
+    }
+  }
   auto decision = validatePolicy(*review, ctx);
   if (!decision.allowed) {
     SDRA_LOG_INFO << "admission: rejected " << review->kind << " in " << review->namespace_ << ": "

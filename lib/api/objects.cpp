@@ -7,6 +7,10 @@ Result<Node> Node::decode(const json::Value& v) {
   n.metadata = kube::ObjectMeta::decode(v);
   n.metadata.annotations.clear();  // not used; keeps the cache small
   n.metadata.owner_references.clear();
+  if (const json::Value* spec = json::objectMember(v, "spec")) {
+    const json::Value* u = json::member(*spec, "unschedulable");
+    n.unschedulable = u != nullptr && u->IsBool() && u->GetBool();
+  }
   return n;
 }
 

@@ -12,6 +12,7 @@ namespace sriovdra::api {
 
 struct Node {
   kube::ObjectMeta metadata;
+  bool unschedulable = false;  // spec.unschedulable: cordoned
   static Result<Node> decode(const json::Value& v);
 };
 

@@ -96,5 +96,6 @@ Result<WallTime> parseRfc3339(std::string_view s) {
 
 std::string formatRfc3339(WallTime t) { return format(t, false); }
 std::string formatRfc3339Micro(WallTime t) { return format(t, true); }
+std::string nowRfc3339() { return formatRfc3339(std::chrono::system_clock::now()); }
 
 }  // namespace sriovdra

@@ -14,5 +14,6 @@ using WallTime = std::chrono::system_clock::time_point;
 Result<WallTime> parseRfc3339(std::string_view text);
 std::string formatRfc3339(WallTime t);       // seconds precision, UTC, "Z"
 std::string formatRfc3339Micro(WallTime t);  // microseconds, UTC, "Z"
+std::string nowRfc3339();                    // formatRfc3339 of the system clock's now
 
 }  // namespace sriovdra

@@ -229,7 +229,8 @@ Result<HttpRequest> Client::prepare(
   return req;
 }
 
-Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout) {
+Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout,
+                                  bool wait_retry_after) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool refreshed = false;
   int retries = 0;
@@ -253,7 +254,8 @@ Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout) 
       continue;
     }
     bool retryable = resp->status == 429 || (resp->status >= 500 && resp->retry_after);
-    if (retryable && resp->retry_after && retries < options_.max_retry_after_retries) {
+    if (wait_retry_after && retryable && resp->retry_after &&
+        retries < options_.max_retry_after_retries) {
       auto wait = std::max<std::chrono::seconds>(*resp->retry_after, std::chrono::seconds(1));
       if (std::chrono::steady_clock::now() + wait < deadline) {
         ++retries;
@@ -265,6 +267,26 @@ Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout) 
     }
     return resp;
   }
+}
+
+Status Client::evict(std::string_view ns, std::string_view pod) {
+  json::Document eviction(rapidjson::kObjectType);
+  auto& a = eviction.GetAllocator();
+  json::setString(eviction, "apiVersion", "policy/v1", a);
+  json::setString(eviction, "kind", "Eviction", a);
+  json::Value meta(rapidjson::kObjectType);
+  json::setString(meta, "name", std::string(pod), a);
+  json::setString(meta, "namespace", std::string(ns), a);
+  eviction.AddMember("metadata", meta, a);
+  HttpRequest req;
+  req.method = "POST";
+  req.target = resources::kPods.objectPath(ns, pod, "eviction");
+  req.body = json::dump(eviction);
+  req.content_type = "application/json";
+  auto resp = send(req, config_.timeout, /*wait_retry_after=*/false);
+  if (!resp.ok()) return resp.status();
+  if (resp->status >= 200 && resp->status <= 299) return Status::ok();
+  return apiError(resp->status, resp->body, "POST", req.target);
 }
 
 Result<HttpResponse> Client::raw(const std::string& method, const std::string& path,

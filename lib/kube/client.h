@@ -116,6 +116,11 @@ class Client {
                 const DeleteOptions& options = {});
   Result<std::unique_ptr<Watch>> watch(const ResourceType& rt, std::string_view ns,
                                        const ListOptions& options);
+  // POST pods/<pod>/eviction (policy/v1 Eviction): the API server deletes the pod gracefully if
+  // its PodDisruptionBudgets allow. One that does not is kTooManyRequests with the server's
+  // message, returned at once: the caller decides when to try again (its Retry-After is not
+  // waited out here). A pod that is gone is kNotFound.
+  Status evict(std::string_view ns, std::string_view pod);
 
   // A request to any path ("/readyz", "/version"): the raw response, with auth and metrics.
   Result<HttpResponse> raw(const std::string& method, const std::string& path,
@@ -130,7 +135,8 @@ class Client {
 
  private:
   Result<HttpRequest> prepare(HttpRequest req);
-  Result<HttpResponse> send(const HttpRequest& req, std::chrono::milliseconds timeout);
+  Result<HttpResponse> send(const HttpRequest& req, std::chrono::milliseconds timeout,
+                            bool wait_retry_after = true);
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path, bool metadata_only = false);
 

@@ -30,7 +30,8 @@ std::string webhookConfigs(const std::string& ns, int port, const std::string& c
       "  rules:\n  - apiGroups: [sriovnetwork.openshift.io, sriovnetwork.k8snetworkplumbingwg.io]\n"
       "    apiVersions: ['*']\n    operations: [CREATE, UPDATE]\n"
       "    resources: [sriovnetworknodepolicies, sriovresourcepolicies, deviceattributes,\n"
-      "                sriovnetworks, sriovibnetworks]\n"
+      "                sriovnetworks, sriovibnetworks, sriovoperatorconfigs,\n"
+      "                sriovnetworkpoolconfigs]\n"
       "  namespaceSelector: {matchLabels: {sriov-dra-webhook-test: " +
       ns +
       "}}\n"
@@ -387,4 +388,98 @@ TEST_CASE("sriov-dra validate decides as the webhook does, given what kubectl sh
     CHECK(errors > 0);
   }
   CHECK(denied == 7);
+}
+
+TEST_CASE("the webhook admits the operator and pool configs it honours and refuses the rest",
+          "[operator][webhook][config][integration]") {
+  OperatorEnv env("webhook-config");
+  auto w = startWithWebhook(env);
+  const auto& kConfigs = api::resources::kSriovOperatorConfigs;
+  const auto& kPools = api::resources::kSriovNetworkPoolConfigs;
+  auto config = [&](const std::string& name, const std::string& spec) {
+    return "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovOperatorConfig\n"
+           "metadata: {name: " +
+           name + "}\nspec: " + spec + "\n";
+  };
+  auto pool = [&](const std::string& name, const std::string& spec) {
+    return "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetworkPoolConfig\n"
+           "metadata: {name: " +
+           name + "}\nspec: " + spec + "\n";
+  };
+  auto create = [&](const std::string& yaml) {
+    auto obj = yamlObject(yaml);
+    testing::retarget(obj, env.ns());
+    bool is_config = json::stringOr(obj, "kind") == "SriovOperatorConfig";
+    return env.admin().create(is_config ? kConfigs : kPools, env.ns(), obj);
+  };
+  // Until the API server calls the webhook, a refused object is created: take it back.
+  Status refused;
+  eventually(
+      [&] {
+        auto created = create(config("mine", "{}"));
+        if (created.ok()) {
+          (void)env.admin().remove(kConfigs, env.ns(), "mine");
+          return false;
+        }
+        refused = created.status();
+        return refused.code() != Code::kUnavailable;
+      },
+      40s, [&] { return "never refused; operator log:\n" + w.op->logs(); });
+  CHECK_THAT(refused.message(), Catch::Contains("only default SriovOperatorConfig in " + env.ns() +
+                                                " namespace is used"));
+
+  struct Row {
+    std::string name;
+    std::string yaml;
+    std::string refusal;  // "" = admitted
+  };
+  std::vector<Row> rows = {
+      {"the injector", config("default", "{enableInjector: true}"),
+       "pods ask for VFs with ResourceClaims"},
+      {"systemd mode", config("default", "{configurationMode: systemd}"), "DaemonSet only"},
+      {"an RDMA mode", pool("rdma", "{rdmaMode: exclusive}"), "netns_mode"},
+      {"maxUnavailable not a percentage", pool("bad", "{maxUnavailable: some}"),
+       "SriovNetworkPoolConfig invalid maxUnavailable"},
+      {"a pool", pool("gpu-nodes", "{nodeSelector: {matchLabels: {gpu: a100}}, maxUnavailable: 2}"),
+       ""},
+      {"upstream's default object",
+       config("default",
+              "{enableInjector: false, enableOperatorWebhook: true, configDaemonNodeSelector: {}, "
+              "logLevel: 2, disableDrain: false, configurationMode: daemon}"),
+       ""},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    auto created = create(row.yaml);
+    if (row.refusal.empty()) {
+      CHECK(created.ok());
+    } else {
+      REQUIRE_FALSE(created.ok());
+      CHECK(created.status().code() == Code::kInvalid);
+      CHECK_THAT(created.status().message(), Catch::Contains(row.refusal));
+    }
+  }
+
+  // disableDrain may not turn true while a node is being reconfigured (it would stay cordoned).
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  auto status = testing::fixture::a100Status(1);
+  status.sync_status = "InProgress";
+  env.reportStatus(node, status);
+  Status drain_refused;
+  eventually(
+      [&] {
+        auto patched = env.admin().patch(kConfigs, env.ns(), "default", kube::PatchType::kMerge,
+                                         R"({"spec":{"disableDrain":true}})");
+        if (patched.ok()) {
+          (void)env.admin().patch(kConfigs, env.ns(), "default", kube::PatchType::kMerge,
+                                  R"({"spec":{"disableDrain":false}})");
+          return false;  // the webhook's cache has not seen the node's report yet
+        }
+        drain_refused = patched.status();
+        return true;
+      },
+      30s, [&] { return w.op->logs(); });
+  CHECK_THAT(
+      drain_refused.message(),
+      Catch::Contains("can't set Spec.DisableDrain = true while node[" + node + "] is updating"));
 }

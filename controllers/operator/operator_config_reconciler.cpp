@@ -1,0 +1,84 @@
+#include "operator/operator_config_reconciler.h"
+
+#include "api/names.h"
+#include "base/log.h"
+#include "base/strings.h"
+#include "base/time.h"
+
+namespace sriovdra::op {
+namespace {
+
+std::string describe(const api::LabelSelector& s) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : s.match_labels) parts.push_back(k + "=" + v);
+  for (const auto& r : s.match_expressions) {
+    parts.push_back(r.key + " " + r.op + " (" + join(r.values, ",") + ")");
+  }
+  return parts.empty() ? "every node" : join(parts, ",");
+}
+
+}  // namespace
+
+std::shared_ptr<const api::SriovOperatorConfig> appliedConfig(const Caches& caches,
+                                                              const OperatorOptions& options) {
+  auto config = caches.operator_configs.get(options.namespace_, api::kDefaultOperatorConfigName);
+  if (config && !policy::validateOperatorConfig(*config, options.namespace_).ok()) return nullptr;
+  return config;
+}
+
+policy::OperatorSettings currentSettings(const Caches& caches, const OperatorOptions& options) {
+  return policy::operatorSettings(appliedConfig(caches, options).get(),
+                                  options.agent_node_selector);
+}
+
+Result<kube::ReconcileResult> OperatorConfigReconciler::reconcile(const std::string& key) {
+  auto settings = currentSettings(caches_, options_);
+  auto config = caches_.operator_configs.get(options_.namespace_, key);
+  int verbosity = policy::logVerbosity(config.get(), options_.namespace_, options_.verbosity);
+  if (log::verbosity() != verbosity) {
+    SDRA_LOG_INFO << "log verbosity " << verbosity
+                  << (verbosity != options_.verbosity ? " (SriovOperatorConfig logLevel)"
+                                                      : " (--v)");
+    log::setVerbosity(verbosity);
+  }
+  if (!config) return kube::ReconcileResult::done();
+
+  auto findings = policy::validateOperatorConfig(*config, options_.namespace_);
+  api::Condition ready{.type = "Ready", .observed_generation = config->metadata.generation};
+  if (findings.ok()) {
+    ready.status = "True";
+    ready.reason = "Applied";
+    ready.message = "agent nodes: " + describe(settings.agent_node_selector) + "; log level " +
+                    std::to_string(verbosity) + "; changes that recreate VFs in use " +
+                    (settings.drain ? "drain the node first (evictions honour "
+                                      "PodDisruptionBudgets)"
+                                    : "wait until the pods using them are gone");
+  } else {
+    ready.status = "False";
+    ready.reason = "InvalidSpec";
+    ready.message =
+        "not applied, the operator's flags are in effect: " + join(findings.errors, "; ");
+  }
+  auto conditions = config->status.conditions;
+  if (!api::setCondition(conditions, ready, nowRfc3339())) return kube::ReconcileResult::done();
+
+  auto doc = kube::newObject(api::resources::kSriovOperatorConfigs, options_.namespace_, key);
+  api::Writer(doc, doc.GetAllocator())
+      .object("status")
+      .value("conditions", api::encodeConditions(conditions, doc.GetAllocator()));
+  auto applied = client_.apply(
+      api::resources::kSriovOperatorConfigs, options_.namespace_, doc,
+      {.field_manager = kFieldManager, .force = true, .metadata_only = true}, "status");
+  if (!applied.ok()) {
+    if (applied.status().code() == Code::kNotFound) return kube::ReconcileResult::done();
+    return applied.status();
+  }
+  if (!findings.ok()) {
+    events_.warning(
+        kube::ObjectReference::of(api::resources::kSriovOperatorConfigs, config->metadata),
+        "InvalidSpec", ready.message);
+  }
+  return kube::ReconcileResult::done();
+}
+
+}  // namespace sriovdra::op

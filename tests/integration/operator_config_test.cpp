@@ -1,0 +1,295 @@
+// The upstream operator's configuration kinds on the real API server, under the operator's RBAC:
+// SriovOperatorConfig narrows the agent's nodes, sets the log level and turns drains on;
+// SriovNetworkPoolConfig sets how many nodes of a pool are reconfigured at once; a drain cordons
+// the node, evicts through the Eviction API (a PodDisruptionBudget holds it, never forced) and
+// uncordons once the agent is done.
+#include "api/operator_config.h"
+
+#include <catch2/catch.hpp>
+
+#include "api/names.h"
+#include "support/dra_objects.h"
+#include "support/eventually.h"
+#include "support/fixtures.h"
+#include "support/operator_env.h"
+#include "support/policy_fixtures.h"
+
+using namespace sriovdra;
+using namespace std::chrono_literals;
+using sriovdra::testing::eventually;
+using sriovdra::testing::OperatorEnv;
+using sriovdra::testing::yamlObject;
+
+namespace {
+
+const kube::ResourceType kPodDisruptionBudgets{"policy", "v1", "poddisruptionbudgets",
+                                               "PodDisruptionBudget", true};
+
+void applyOperatorConfig(OperatorEnv& env, const std::string& spec) {
+  env.applyObject(
+      yamlObject("apiVersion: sriovnetwork.openshift.io/v1\n"
+                 "kind: SriovOperatorConfig\nmetadata: {name: default}\nspec: " +
+                 spec + "\n"));
+}
+
+std::optional<api::SriovOperatorConfig> operatorConfig(OperatorEnv& env) {
+  auto got = env.admin().get(api::resources::kSriovOperatorConfigs, env.ns(), "default");
+  if (!got.ok()) return std::nullopt;
+  auto c = api::SriovOperatorConfig::decode(*got);
+  return c.ok() ? std::optional(std::move(*c)) : std::nullopt;
+}
+
+int64_t numVfs(const OperatorEnv& env, const std::string& node) {
+  auto s = env.nodeState(node);
+  return s && !s->spec.interfaces.empty() ? s->spec.interfaces[0].num_vfs : -1;
+}
+
+bool unschedulable(const OperatorEnv& env, const std::string& node) {
+  auto got = env.admin().get(kube::resources::kNodes, "", node);
+  REQUIRE(got.ok());
+  auto n = api::Node::decode(*got);
+  REQUIRE(n.ok());
+  return n->unschedulable;
+}
+
+// Nodes of the reference cluster in zones a, b, ..., configured with one VF per PF, their
+// agents done.
+std::vector<std::string> configuredNodes(OperatorEnv& env, const testing::OperatorProcess& op,
+                                         int count) {
+  std::vector<std::string> nodes;
+  for (char zone = 'a'; zone < 'a' + count; ++zone) {
+    nodes.push_back(env.createNode({zone}, {{"dra-sriov-cx6", "true"}, {"zone", {zone}}}));
+  }
+  env.applyReferencePolicies();
+  for (const auto& n : nodes) env.reportStatus(n, testing::fixture::a100Status(1));
+  for (const auto& n : nodes) {
+    eventually([&] { return numVfs(env, n) == 1; }, 30s, [&] { return op.logs(); });
+    env.reportStatus(n, testing::fixture::a100Status(1));
+  }
+  return nodes;
+}
+
+// A pod on `node` that the API server counts as running and ready (there is no kubelet: the test
+// writes its status), so that PodDisruptionBudgets protect it.
+std::string runningPod(OperatorEnv& env, const std::string& name, const std::string& node) {
+  auto obj = yamlObject("apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+                        ", labels: {app: rdma}}\nspec:\n  nodeName: " + node +
+                        "\n  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n");
+  Result<json::Document> created = Status(Code::kUnavailable, "not tried");
+  // The namespace's default ServiceAccount appears shortly after the namespace.
+  eventually(
+      [&] { return (created = env.admin().create(kube::resources::kPods, env.ns(), obj)).ok(); },
+      30s, [&] { return created.status().toString(); });
+  REQUIRE(env.admin()
+              .patch(kube::resources::kPods, env.ns(), name, kube::PatchType::kMerge,
+                     R"({"status":{"phase":"Running","conditions":[{"type":"Ready",)"
+                     R"("status":"True"}]}})",
+                     {}, "status")
+              .ok());
+  return kube::ObjectMeta::decode(*created).uid;
+}
+
+std::string drainMark(const OperatorEnv& env, const std::string& node) {
+  auto s = env.nodeState(node);
+  if (!s) return "";
+  auto it = s->metadata.annotations.find("sriovnetwork.k8snetworkplumbingwg.io/drain");
+  return it == s->metadata.annotations.end() ? "" : it->second;
+}
+
+// What a failed wait in a drain test shows: each node's VFs, cordon and drain mark, and the end of
+// the operator's log.
+std::string drainState(const OperatorEnv& env, const std::vector<std::string>& nodes,
+                       const testing::OperatorProcess& op) {
+  std::string out;
+  for (const auto& n : nodes) {
+    out += n + ": numVfs " + std::to_string(numVfs(env, n)) +
+           (unschedulable(env, n) ? ", cordoned" : "") + ", drain mark \"" + drainMark(env, n) +
+           "\", last Reconfiguring Event: " +
+           env.findEvent("Reconfiguring", "Normal", n).value_or("none") + "\n";
+  }
+  std::string logs = op.logs();
+  return out + logs.substr(logs.size() > 6000 ? logs.size() - 6000 : 0);
+}
+
+void setNumVfs(OperatorEnv& env, int n) {
+  REQUIRE(env.admin()
+              .patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs",
+                     kube::PatchType::kMerge, R"({"spec":{"numVfs":)" + std::to_string(n) + "}}")
+              .ok());
+}
+
+}  // namespace
+
+TEST_CASE("SriovOperatorConfig narrows the agent's nodes and sets the log level; Ready says so",
+          "[operator][config][integration]") {
+  OperatorEnv env("opconfig");
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 2);
+  const auto &a = nodes[0], &b = nodes[1];
+
+  applyOperatorConfig(env,
+                      "{configDaemonNodeSelector: {zone: a}, logLevel: 2, "
+                      "enableOperatorWebhook: true, disableDrain: true}");
+  eventually([&] { return !env.nodeState(b).has_value(); }, 30s, [&] { return op->logs(); });
+  CHECK(env.nodeState(a).has_value());
+  eventually(
+      [&] {
+        auto c = operatorConfig(env);
+        auto* ready = c ? api::findCondition(c->status.conditions, "Ready") : nullptr;
+        return ready != nullptr && ready->status == "True";
+      },
+      30s, [&] { return op->logs(); });
+  const auto* ready = api::findCondition(operatorConfig(env)->status.conditions, "Ready");
+  CHECK_THAT(ready->message, Catch::Contains("zone=a") && Catch::Contains("log level 2") &&
+                                 Catch::Contains("wait until the pods using them are gone"));
+  CHECK_THAT(op->logs(), Catch::Contains("log verbosity 2 (SriovOperatorConfig logLevel)"));
+
+  // Deleted: the flags are in effect again, node b comes back.
+  REQUIRE(env.admin().remove(api::resources::kSriovOperatorConfigs, env.ns(), "default").isOk());
+  eventually([&] { return env.nodeState(b).has_value(); }, 30s, [&] { return op->logs(); });
+  eventually([&] { return op->logs().find(" (--v)") != std::string::npos; }, 10s,
+             [&] { return op->logs(); });
+}
+
+TEST_CASE("a SriovNetworkPoolConfig's maxUnavailable lets its nodes be reconfigured together",
+          "[operator][rollout][config][integration]") {
+  OperatorEnv env("pools");
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 2);
+  const auto &a = nodes[0], &b = nodes[1];
+  env.applyObject(yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkPoolConfig
+metadata: {name: cx6-nodes}
+spec:
+  nodeSelector: {matchLabels: {dra-sriov-cx6: "true"}}
+  maxUnavailable: 100%
+)"));
+  setNumVfs(env, 4);
+  // Without the pool, --max-unavailable 1 would hold one of them back.
+  eventually([&] { return numVfs(env, a) == 4 && numVfs(env, b) == 4; }, 30s,
+             [&] { return op->logs(); });
+  CHECK_FALSE(env.findEvent("WaitingForRollout", "Normal", a).has_value());
+  CHECK_FALSE(env.findEvent("WaitingForRollout", "Normal", b).has_value());
+  for (const auto& n : {a, b}) env.reportStatus(n, testing::fixture::a100Status(4));
+
+  // A second pool that also selects node a: a is not reconfigured, and says why; b (in one pool
+  // whose 50% of 2 nodes is 1) goes.
+  env.applyObject(yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkPoolConfig
+metadata: {name: zone-a}
+spec:
+  nodeSelector: {matchLabels: {zone: a}}
+  maxUnavailable: 1
+)"));
+  REQUIRE(env.admin()
+              .patch(api::resources::kSriovNetworkPoolConfigs, env.ns(), "cx6-nodes",
+                     kube::PatchType::kMerge, R"({"spec":{"maxUnavailable":"50%"}})")
+              .ok());
+  setNumVfs(env, 2);
+  eventually([&] { return env.findEvent("InSeveralPools", "Warning", a).has_value(); }, 30s,
+             [&] { return op->logs(); });
+  CHECK_THAT(*env.findEvent("InSeveralPools", "Warning", a), Catch::Contains("cx6-nodes, zone-a"));
+  eventually([&] { return numVfs(env, b) == 2; }, 30s, [&] { return op->logs(); });
+  CHECK(numVfs(env, a) == 4);
+}
+
+TEST_CASE(
+    "a drain cordons the node, evicts the pods using its VFs as their budgets allow, and "
+    "uncordons it once the agent is done",
+    "[operator][drain][config][integration]") {
+  OperatorEnv env("drain");
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 2);
+  const auto &a = nodes[0], &b = nodes[1];
+  applyOperatorConfig(env, "{disableDrain: false}");
+
+  // A pod on node a holds one of its VFs; its budget allows no disruption.
+  std::string pod_uid = runningPod(env, "rdma-worker", a);
+  testing::createAllocatedClaim(env.admin(),
+                                {.ns = env.ns(),
+                                 .name = "rdma-worker-vf",
+                                 .node = a,
+                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-1"}},
+                                 .pod_name = "rdma-worker",
+                                 .pod_uid = pod_uid});
+  env.applyObject(yamlObject(R"(
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: rdma}
+spec:
+  minAvailable: 1
+  selector: {matchLabels: {app: rdma}}
+)"));
+  // The disruption controller computes the budget's allowance; until then evictions are refused
+  // anyway (429), which is what this test wants first.
+
+  setNumVfs(env, 4);
+  eventually([&] { return numVfs(env, a) == 4 || numVfs(env, b) == 4; }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  if (numVfs(env, a) != 4) {
+    // b went first (one node at a time): it has no pods, so its drain only cordons it.
+    eventually([&] { return unschedulable(env, b); }, 30s,
+               [&] { return drainState(env, nodes, *op); });
+    env.reportStatus(b, testing::fixture::a100Status(4));
+    eventually([&] { return !unschedulable(env, b); }, 30s,
+               [&] { return drainState(env, nodes, *op); });
+    eventually([&] { return numVfs(env, a) == 4; }, 30s,
+               [&] { return drainState(env, nodes, *op); });
+  }
+  eventually([&] { return unschedulable(env, a); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  CHECK(drainMark(env, a) == "cordoned");
+  eventually([&] { return env.findEvent("DrainBlocked", "Warning", a).has_value(); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  CHECK_THAT(*env.findEvent("DrainBlocked", "Warning", a),
+             Catch::Contains(env.ns() + "/rdma-worker") && Catch::Contains("disruption budget"));
+  auto still = env.admin().get(kube::resources::kPods, env.ns(), "rdma-worker");
+  REQUIRE(still.ok());
+  CHECK(kube::ObjectMeta::decode(*still).deletion_timestamp.empty());
+
+  // The budget goes: the eviction deletes the pod gracefully (no kubelet here to finish it, so
+  // the test does what the kubelet and the resourceclaim controller would).
+  REQUIRE(env.admin().remove(kPodDisruptionBudgets, env.ns(), "rdma").isOk());
+  eventually(
+      [&] {
+        auto p = env.admin().get(kube::resources::kPods, env.ns(), "rdma-worker");
+        return p.ok() && !kube::ObjectMeta::decode(*p).deletion_timestamp.empty();
+      },
+      30s, [&] { return drainState(env, nodes, *op); });
+  REQUIRE(env.admin()
+              .remove(kube::resources::kPods, env.ns(), "rdma-worker", {.grace_period_seconds = 0})
+              .isOk());
+  testing::releaseClaim(env.admin(), env.ns(), "rdma-worker-vf");
+  CHECK(unschedulable(env, a));  // until the agent has applied the change
+
+  env.reportStatus(a, testing::fixture::a100Status(4));
+  eventually([&] { return !unschedulable(env, a); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  eventually([&] { return drainMark(env, a).empty(); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  CHECK(env.findEvent("DrainComplete", "Normal", a).has_value());
+}
+
+TEST_CASE("a node cordoned by someone else stays cordoned after the drain",
+          "[operator][drain][config][integration]") {
+  OperatorEnv env("drain-cordoned");
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 1);
+  const auto& a = nodes[0];
+  applyOperatorConfig(env, "{}");
+  REQUIRE(env.admin()
+              .patch(kube::resources::kNodes, "", a, kube::PatchType::kMerge,
+                     R"({"spec":{"unschedulable":true}})")
+              .ok());
+  setNumVfs(env, 4);
+  eventually([&] { return drainMark(env, a) == "draining"; }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  env.reportStatus(a, testing::fixture::a100Status(4));
+  eventually([&] { return env.findEvent("DrainComplete", "Normal", a).has_value(); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  CHECK_THAT(*env.findEvent("DrainComplete", "Normal", a), Catch::Contains("stays cordoned"));
+  CHECK(unschedulable(env, a));
+  CHECK(drainMark(env, a).empty());
+}
