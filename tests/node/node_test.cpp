@@ -10,6 +10,7 @@
 
 #include "api/names.h"
 #include "api/resource.h"
+#include "base/files.h"
 #include "support/eventually.h"
 #include "support/product_on_node.h"
 #include "support/skip.h"
@@ -104,8 +105,36 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
         kAgentImage + ":test-upgrade");
   CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress));
 
-  // The pod goes: StopPodSandbox gives the VF back, unprepare removes its CDI specs.
-  p.kubectl({"delete", "-n", kWorkloads, "pod", "inference-0", "--wait=true", "--timeout=120s"});
+  // A change that recreates the node's VFs while the pod holds one, with drains on (a
+  // SriovOperatorConfig as upstream's default): the operator cordons the node and evicts the pod
+  // through the Eviction API; the kubelet stops it (StopPodSandbox gives the VF back, unprepare
+  // removes its CDI specs); the agent recreates the VFs; the node is uncordoned.
+  p.cp().applyYaml(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovOperatorConfig\n"
+      "metadata: {name: default, namespace: sriov-dra}\nspec: {disableDrain: false}\n");
+  p.kubectl({"patch", "-n", "sriov-dra", "sriovnetworknodepolicy", "cx6-vfs", "--type=merge", "-p",
+             R"({"spec":{"numVfs":2}})"});
+  p.kubectl({"wait", "-n", kWorkloads, "--for=delete", "pod/inference-0", "--timeout=180s"});
+  auto drainEvents = [&] {
+    return p.jsonpath("sriov-dra",
+                      {"events", "--field-selector=involvedObject.name=" + p.node().name()},
+                      "{range .items[*]}{.reason}: {.message}{\"\\n\"}{end}");
+  };
+  eventually([&] { return drainEvents().find("DrainComplete") != std::string::npos; }, 120s,
+             drainEvents);
+  CHECK_THAT(drainEvents(), Catch::Contains("Draining: cordoning the node") &&
+                                Catch::Contains("DrainComplete: the node is reconfigured and "
+                                                "uncordoned"));
+  CHECK(p.jsonpath("", {"node", p.node().name()}, "{.spec.unschedulable}").empty());
+  std::string numvfs;
+  eventually(
+      [&] {
+        numvfs = readFile(ProductOnNode::fixtureRoot() +
+                          "/sys/bus/pci/devices/0000:0e:00.0/sriov_numvfs")
+                     .valueOr("");
+        return numvfs.starts_with("2");
+      },
+      60s, [&] { return "sriov_numvfs of ibp14s0: " + numvfs; });
   eventually([&] { return ProductOnNode::onHost(netdev); }, 60s,
              [&] { return "the VF's netdev " + netdev + " is not back on the host"; });
   eventually(
