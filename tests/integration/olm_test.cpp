@@ -107,7 +107,7 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
     CHECK_FALSE(json::stringOr(o, "displayName").empty());
   }
   CHECK(owned == bundle_crds);
-  CHECK(owned.size() == 6);
+  CHECK(owned.size() == 8);
 
   // Every alm-example is an object our CRDs accept (server-side dry run), one per kind.
   auto examples = json::parse(std::string(
@@ -124,8 +124,8 @@ TEST_CASE("the ClusterServiceVersion is valid for OLM and consistent with config
     CHECK(dry.exit_code == 0);
   }
   CHECK(kinds == std::set<std::string>{"SriovNetworkNodePolicy", "SriovNetwork", "SriovIBNetwork",
-                                       "SriovResourcePolicy", "DeviceAttributes",
-                                       "SriovNodeState"});
+                                       "SriovResourcePolicy", "DeviceAttributes", "SriovNodeState",
+                                       "SriovOperatorConfig", "SriovNetworkPoolConfig"});
 
   // The permissions are exactly what config/rbac grants the two ServiceAccounts.
   CHECK(csvRules(csv, "clusterPermissions", "sriov-dra-operator") ==
