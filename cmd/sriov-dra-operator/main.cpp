@@ -44,6 +44,10 @@ int main(int argc, char** argv) {
                  "install.yaml)");
   app.add_option("--agent-image", o.operator_.agent_image,
                  "image of the agent in --agent-daemonset (default: as in the file)");
+  app.add_option("--upstream-namespace", o.operator_.upstream_namespace,
+                 "namespace of the SR-IOV network operator while both run: its objects there are "
+                 "left to it, and networks copied here take over its NetworkAttachmentDefinitions "
+                 "(docs/migration.md)");
   app.add_option("--agent-node-selector", o.agent_node_selector,
                  "label selector of the nodes that run the agent, e.g. "
                  "\"node-role.kubernetes.io/worker\" (default: every node)");

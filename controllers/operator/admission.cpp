@@ -106,6 +106,10 @@ AdmissionDecision mutatePolicy(const AdmissionRequest& req) {
 
 AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationContext& ctx) {
   if (req.operation == "DELETE" || req.object.IsNull()) return {};
+  if (!ctx.upstream_namespace.empty() && req.namespace_ == ctx.upstream_namespace &&
+      json::stringOr(req.object, "apiVersion").starts_with("sriovnetwork.openshift.io/")) {
+    return {};
+  }
   policy::Findings f;
   std::string what;
   if (req.kind == "SriovNetworkNodePolicy") {

@@ -7,6 +7,8 @@
 // and SriovIBNetwork: policy::validateNetwork (they count in every namespace).
 // SriovOperatorConfig and SriovNetworkPoolConfig: policy/operator_config.h, with upstream's
 // refusal of disableDrain turning true while a node is being reconfigured.
+// Objects of sriovnetwork.openshift.io in the SR-IOV network operator's namespace (when running
+// side by side) are admitted as they are: they are that operator's, and its webhook's to judge.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +44,7 @@ AdmissionDecision mutatePolicy(const AdmissionRequest& req);
 
 struct ValidationContext {
   std::string operator_namespace;
+  std::string upstream_namespace;  // OperatorOptions::upstream_namespace
   // The policies of the operator namespace, the nodes and what their agents report.
   policy::ClusterView cluster;
   // For SriovOperatorConfig: the stored "default" (null: none) and the nodes being reconfigured.

@@ -49,6 +49,19 @@ bool upToDate(const api::NetworkAttachmentDefinition& have, const policy::NetAtt
                      [&](const kube::OwnerReference& r) { return r.uid == owner_uid; });
 }
 
+// Why a NAD of another network cannot be taken over, when it looks like the SR-IOV network
+// operator's copy of this network: what to do about it.
+std::string adoptionHint(const std::string& owner, const api::Network& n) {
+  auto ref = policy::parseOwnerRef(owner);
+  if (!ref || ref->kind != n.kind || ref->name != n.metadata.name ||
+      ref->namespace_ == n.metadata.namespace_) {
+    return "";
+  }
+  return "; if that is the SR-IOV network operator's network, run this operator with "
+         "--upstream-namespace=" +
+         ref->namespace_ + " to take the NetworkAttachmentDefinition over (docs/migration.md)";
+}
+
 }  // namespace
 
 std::string networkKey(api::NetworkKind kind, const std::string& ns, const std::string& name) {
@@ -109,6 +122,10 @@ Result<ReconcileResult> NetworkReconciler::reconcile(const std::string& key) {
   auto found = find(kind, key.substr(first + 1, last - first - 1), key.substr(last + 1));
   if (!found) return ReconcileResult::done();
   const api::Network& n = *found;
+  // The SR-IOV network operator's own, while both run.
+  if (!options_.upstream_namespace.empty() && n.metadata.namespace_ == options_.upstream_namespace) {
+    return ReconcileResult::done();
+  }
   if (!n.metadata.deletion_timestamp.empty()) return finalize(n);
   if (n.metadata.namespace_ == options_.namespace_ && !hasFinalizer(n)) {
     json::Document patch(rapidjson::kObjectType);
@@ -161,13 +178,18 @@ Result<NetworkReconciler::Readiness> NetworkReconciler::provision(const api::Net
                      kNadsUnservedRetry};
   }
   auto existing = caches_.nads.get(nad->namespace_, nad->name);
+  std::string adopted_from;
   if (existing) {
     auto owner = existing->metadata.annotations.find(policy::kOwnerRefAnnotation);
     if (owner != existing->metadata.annotations.end() && !owner->second.empty() &&
         owner->second != nad->annotations.at(policy::kOwnerRefAnnotation)) {
-      return Readiness{"False", kNadInvalid,
-                       "NetworkAttachmentDefinition '" + where +
-                           "' already exists and is owned by " + owner->second};
+      if (!policy::isUpstreamCopyOf(owner->second, n, options_.upstream_namespace)) {
+        return Readiness{"False", kNadInvalid,
+                         "NetworkAttachmentDefinition '" + where +
+                             "' already exists and is owned by " + owner->second +
+                             adoptionHint(owner->second, n)};
+      }
+      adopted_from = owner->second;
     }
   }
   std::string owner_uid = in_operator_namespace ? "" : n.metadata.uid;
@@ -179,6 +201,11 @@ Result<NetworkReconciler::Readiness> NetworkReconciler::provision(const api::Net
     SDRA_LOG_INFO << "NetworkAttachmentDefinition " << where << (existing ? " updated" : " created")
                   << " for " << n.kindName() << " "
                   << nadName(n.metadata.namespace_, n.metadata.name);
+  }
+  if (!adopted_from.empty()) {
+    events_.normal(kube::ObjectReference::of(resourceOf(n.kind), n.metadata), "Adopted",
+                   "took over NetworkAttachmentDefinition " + where + " from " + adopted_from +
+                       " (the SR-IOV network operator's); pods keep using it");
   }
   if (in_operator_namespace && moved) {
     json::Document patch(rapidjson::kObjectType);

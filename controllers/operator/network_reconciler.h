@@ -9,7 +9,10 @@
 //    namespace, deleting the network deletes its NAD before the finalizer goes;
 //  - a network in another namespace renders into its own namespace with an ownerReference (the
 //    garbage collector deletes the NAD with it) and may not set networkNamespace;
-//  - a NAD of the same name whose owner-ref annotation names another network is never touched;
+//  - a NAD of the same name whose owner-ref annotation names another network is never touched,
+//    except the one the SR-IOV network operator rendered for this network's namesake in
+//    --upstream-namespace: it is taken over in place (Adopted Event); networks in that namespace
+//    are that operator's and are not reconciled here;
 //  - status.conditions[Ready] says which: NetworkReady, NamespaceNotFound,
 //    NetworkAttachmentDefinitionInvalid (the spec cannot be rendered, or the name is taken) or
 //    NetworkAttachmentDefinitionNotFound (NADs not served, or the write failed: retried). A

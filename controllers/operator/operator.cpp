@@ -43,7 +43,7 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       caches_(client_, options_.namespace_, daemonSetName(options_)),
       network_caches_(client_),
       policies_(caches_),
-      webhook_(caches_, options_.namespace_),
+      webhook_(caches_, options_.namespace_, options_.upstream_namespace),
       node_states_(*client_, options_, events, caches_, policies_, facts_,
                    [this](const std::set<std::string>& keys) { factsChanged(keys); }),
       device_classes_(*client_, options_, caches_, policies_),

@@ -21,6 +21,10 @@ inline constexpr const char* kDrainAnnotation = "sriovnetwork.k8snetworkplumbing
 
 struct OperatorOptions {
   std::string namespace_;
+  // The SR-IOV network operator's namespace while both run (docs/migration.md): its objects there
+  // are its own (admitted as they are, networks not rendered here), and a network copied into our
+  // namespace takes over the NetworkAttachmentDefinition it rendered. "" = none.
+  std::string upstream_namespace;
   std::string resource_prefix;
   bool advertise_node_policy_vfs = false;  // see policy::RenderOptions
   // The flags; SriovOperatorConfig and SriovNetworkPoolConfigs refine them (currentSettings()).

@@ -21,6 +21,7 @@ http::Response Webhook::handleValidate(const http::Request& req) {
   auto state_list = caches_.states.list();
   ValidationContext ctx{
       namespace_,
+      upstream_namespace_,
       {pointers(policies_list), pointers(node_list), pointersAs<api::SriovNodeState>(state_list)}};
   std::shared_ptr<const api::SriovOperatorConfig> config;
   if (review->kind == "SriovOperatorConfig") {

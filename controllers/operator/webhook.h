@@ -10,13 +10,15 @@ namespace sriovdra::op {
 
 class Webhook {
  public:
-  Webhook(const Caches& caches, std::string ns) : caches_(caches), namespace_(std::move(ns)) {}
+  Webhook(const Caches& caches, std::string ns, std::string upstream_ns)
+      : caches_(caches), namespace_(std::move(ns)), upstream_namespace_(std::move(upstream_ns)) {}
   http::Response handleMutate(const http::Request& req);
   http::Response handleValidate(const http::Request& req);
 
  private:
   const Caches& caches_;
   const std::string namespace_;
+  const std::string upstream_namespace_;
 };
 
 }  // namespace sriovdra::op

@@ -159,6 +159,14 @@ std::string ownerRef(const api::Network& n) {
          n.metadata.name;
 }
 
+bool isUpstreamCopyOf(std::string_view owner, const api::Network& n,
+                      std::string_view upstream_namespace) {
+  if (upstream_namespace.empty()) return false;
+  auto ref = parseOwnerRef(owner);
+  return ref && ref->kind == n.kind && ref->namespace_ == upstream_namespace &&
+         ref->name == n.metadata.name;
+}
+
 std::optional<NetworkRef> parseOwnerRef(std::string_view annotation) {
   auto first = annotation.find('/');
   auto last = annotation.rfind('/');

@@ -43,6 +43,12 @@ struct NetworkRef {
 };
 // nullopt for anything that is not an owner-ref of one of our two kinds.
 std::optional<NetworkRef> parseOwnerRef(std::string_view annotation);
+// Whether a NAD whose owner-ref annotation is `owner` was rendered by the SR-IOV network operator
+// running in `upstream_namespace` for the network of n's kind and name there, so that n, its
+// copy in our namespace, may take it over (docs/migration.md). False when upstream_namespace is
+// "".
+bool isUpstreamCopyOf(std::string_view owner, const api::Network& n,
+                      std::string_view upstream_namespace);
 
 // The NAD of the network. resource_prefix "" leaves out k8s.v1.cni.cncf.io/resourceName (upstream
 // would write "/<resourceName>", which no device plugin serves); otherwise it is

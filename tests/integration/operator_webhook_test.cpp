@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "api/networks.h"
 #include "base/base64.h"
 #include "base/files.h"
 #include "http/pki.h"
@@ -77,7 +78,7 @@ struct WebhookOperator {
   http::Pem ca;
 };
 
-WebhookOperator startWithWebhook(OperatorEnv& env) {
+WebhookOperator startWithWebhook(OperatorEnv& env, std::vector<std::string> extra_args = {}) {
   std::string certs = env.cp().dir() + "/webhook-" + env.ns();
   std::filesystem::create_directories(certs);
   WebhookOperator w{nullptr, http::makeCa("webhook-ca")};
@@ -87,7 +88,7 @@ WebhookOperator startWithWebhook(OperatorEnv& env) {
                                        .client = false});
   REQUIRE(writeFileAtomic(certs + "/tls.key", serving.key, 0600).isOk());
   REQUIRE(writeFileAtomic(certs + "/tls.crt", serving.cert).isOk());
-  w.op = env.startOperator({.webhook_cert_dir = certs});
+  w.op = env.startOperator({.webhook_cert_dir = certs, .extra_args = std::move(extra_args)});
   w.op->waitReady();
   REQUIRE(env.admin()
               .patch(kube::resources::kNamespaces, "", env.ns(), kube::PatchType::kMerge,
@@ -482,4 +483,119 @@ TEST_CASE("the webhook admits the operator and pool configs it honours and refus
   CHECK_THAT(
       drain_refused.message(),
       Catch::Contains("can't set Spec.DisableDrain = true while node[" + node + "] is updating"));
+}
+
+TEST_CASE(
+    "side by side with the SR-IOV network operator: its objects stay its own, a network "
+    "copied here takes over its NetworkAttachmentDefinition in place",
+    "[operator][webhook][networks][migration][integration]") {
+  OperatorEnv env("side");
+  std::string upstream = env.cp().newNamespace("sno");
+  std::string app = env.cp().newNamespace("app");
+  const auto& kNetworks = api::resources::kSriovNetworks;
+  const auto& kNads = api::resources::kNetworkAttachmentDefinitions;
+  env.cp().applyYaml(
+      readFile(testing::sourceDir() + "/tests/fixtures/crds/network-attachment-definitions.yaml")
+          .valueOr(""));
+  // What the SR-IOV network operator left in its namespace: its config, a network for `app` with
+  // its finalizer, and the NAD it rendered (its owner-ref annotation).
+  std::string upstream_owner = "SriovNetwork.sriovnetwork.openshift.io/" + upstream + "/rdma-net";
+  env.cp().applyYaml(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovOperatorConfig\nmetadata: {name: "
+      "default, namespace: " +
+      upstream +
+      "}\nspec: {enableOperatorWebhook: true, logLevel: 2}\n"
+      "---\napiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetwork\nmetadata:\n  name: "
+      "rdma-net\n  namespace: " +
+      upstream +
+      "\n  finalizers: [netattdef.finalizers.sriovnetwork.openshift.io]\nspec:\n  resourceName: "
+      "cx6_vfs\n  networkNamespace: " +
+      app +
+      "\n  ipam: '{\"type\":\"dhcp\"}'\n---\napiVersion: k8s.cni.cncf.io/v1\nkind: "
+      "NetworkAttachmentDefinition\nmetadata:\n  name: rdma-net\n  namespace: " +
+      app + "\n  annotations:\n    sriovnetwork.openshift.io/owner-ref: " + upstream_owner +
+      "\nspec:\n  config: '{\"cniVersion\":\"1.0.0\",\"name\":\"rdma-net\",\"type\":"
+      "\"sriov\",\"vlan\":0,\"vlanQoS\":0,\"ipam\":{\"type\":\"dhcp\"}}'\n");
+  auto nad_uid = [&] {
+    auto got = env.admin().get(kNads, app, "rdma-net");
+    return got.ok() ? kube::ObjectMeta::decode(*got).uid : std::string();
+  };
+  std::string uid = nad_uid();
+  REQUIRE_FALSE(uid.empty());
+
+  // 1. Install with --upstream-namespace; our webhook also sees the upstream namespace.
+  auto w = startWithWebhook(env, {"--upstream-namespace=" + upstream});
+  REQUIRE(env.admin()
+              .patch(kube::resources::kNamespaces, "", upstream, kube::PatchType::kMerge,
+                     R"({"metadata":{"labels":{"sriov-dra-webhook-test":")" + env.ns() + "\"}}}")
+              .ok());
+  // Our webhook is called (a config of ours it refuses) ...
+  eventually(
+      [&] {
+        auto obj = yamlObject(
+            "apiVersion: sriovnetwork.openshift.io/v1\nkind: "
+            "SriovOperatorConfig\nmetadata: {name: default, namespace: " +
+            env.ns() + "}\nspec: {enableInjector: true}\n");
+        auto created = env.admin().create(api::resources::kSriovOperatorConfigs, env.ns(), obj);
+        if (created.ok()) {
+          (void)env.admin().remove(api::resources::kSriovOperatorConfigs, env.ns(), "default");
+          return false;
+        }
+        return created.status().code() == Code::kInvalid;
+      },
+      40s, [&] { return w.op->logs(); });
+  // ... and leaves the upstream operator's objects to it: turning its webhook off (step 2 of
+  // docs/migration.md) and editing its network are admitted.
+  REQUIRE(env.admin()
+              .patch(api::resources::kSriovOperatorConfigs, upstream, "default",
+                     kube::PatchType::kMerge, R"({"spec":{"enableOperatorWebhook":false}})")
+              .ok());
+  REQUIRE(env.admin()
+              .patch(kNetworks, upstream, "rdma-net", kube::PatchType::kMerge,
+                     R"({"spec":{"vlan":100}})")
+              .ok());
+
+  // 3. The network copied into our namespace takes the NAD over in place: same object (pods that
+  // use it are not disturbed), our owner-ref and render, an Adopted Event.
+  auto copy = yamlObject(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetwork\n"
+      "metadata: {name: rdma-net}\nspec:\n  resourceName: cx6_vfs\n"
+      "  networkNamespace: " +
+      app +
+      "\n  vlan: 100\n"
+      "  ipam: '{\"type\":\"dhcp\"}'\n");
+  testing::retarget(copy, env.ns());
+  REQUIRE(env.admin().create(kNetworks, env.ns(), copy).ok());
+  std::string ours = "SriovNetwork.sriovnetwork.openshift.io/" + env.ns() + "/rdma-net";
+  auto owner = [&] {
+    auto got = env.admin().get(kNads, app, "rdma-net");
+    if (!got.ok()) return std::string();
+    auto meta = kube::ObjectMeta::decode(*got);
+    auto it = meta.annotations.find("sriovnetwork.openshift.io/owner-ref");
+    return it == meta.annotations.end() ? std::string() : it->second;
+  };
+  eventually([&] { return owner() == ours; }, 30s, [&] { return owner() + "\n" + w.op->logs(); });
+  CHECK(nad_uid() == uid);
+  auto nad = api::NetworkAttachmentDefinition::decode(*env.admin().get(kNads, app, "rdma-net"));
+  REQUIRE(nad.ok());
+  CHECK_THAT(nad->config, Catch::Contains("\"vlan\": 100"));
+  eventually([&] { return env.findEvent("Adopted", "Normal", "rdma-net").has_value(); }, 30s,
+             [&] { return w.op->logs(); });
+  CHECK_THAT(*env.findEvent("Adopted", "Normal", "rdma-net"), Catch::Contains(upstream_owner));
+  // The upstream network got nothing from us: no status, no finalizer of ours added.
+  auto theirs = env.admin().get(kNetworks, upstream, "rdma-net");
+  REQUIRE(theirs.ok());
+  CHECK(json::at(*theirs, {"status", "conditions"}) == nullptr);
+
+  // 4. Upstream's network goes (its operator is stopped: its finalizer is removed by hand); the
+  // NAD stays ours.
+  REQUIRE(env.admin()
+              .patch(kNetworks, upstream, "rdma-net", kube::PatchType::kMerge,
+                     R"({"metadata":{"finalizers":null}})")
+              .ok());
+  REQUIRE(env.admin().remove(kNetworks, upstream, "rdma-net").isOk());
+  eventually([&] { return !env.admin().get(kNetworks, upstream, "rdma-net").ok(); }, 30s,
+             [&] { return w.op->logs(); });
+  CHECK(nad_uid() == uid);
+  CHECK(owner() == ours);
 }

@@ -266,3 +266,19 @@ TEST_CASE("owner-ref annotations name the network they came from", "[policy][net
     CHECK_FALSE(policy::parseOwnerRef(bad));
   }
 }
+
+TEST_CASE("a network takes over only the NAD the upstream operator rendered for its namesake",
+          "[policy][networks][unit]") {
+  auto n = sriov();  // SriovNetwork "test"
+  const std::string sno = "sriov-network-operator";
+  CHECK(
+      policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/test", n, sno));
+  CHECK_FALSE(policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/test", n,
+                                       ""));  // not side by side
+  CHECK_FALSE(
+      policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/other", n, sno));
+  CHECK_FALSE(policy::isUpstreamCopyOf("SriovIBNetwork.sriovnetwork.openshift.io/" + sno + "/test",
+                                       n, sno));
+  CHECK_FALSE(policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/apps/test", n, sno));
+  CHECK_FALSE(policy::isUpstreamCopyOf("garbage", n, sno));
+}

@@ -177,6 +177,22 @@ TEST_CASE("admission: defaults, rejections and the wrong namespace",
     CHECK_THAT(d.warnings[0],
                Catch::Contains("is not used: only policies in namespace \"sriov-dra\" count"));
   }
+  SECTION("side by side, the SR-IOV network operator's objects in its namespace are its own") {
+    op::ValidationContext side{"sriov-dra", "sriov-network-operator", {}};
+    auto config = op::parseAdmissionReview(
+        review("SriovOperatorConfig", "sriov-network-operator",
+               R"({"apiVersion":"sriovnetwork.openshift.io/v1","metadata":{"name":"default"},)"
+               R"("spec":{"enableInjector":true}})"));
+    REQUIRE(config.ok());
+    CHECK(op::validatePolicy(*config, side).allowed);
+    CHECK_FALSE(op::validatePolicy(*config, ctx).allowed);  // without it: not ours, refused
+    auto attrs = op::parseAdmissionReview(review(
+        "DeviceAttributes", "sriov-network-operator",
+        R"({"apiVersion":"sriovnetwork.k8snetworkplumbingwg.io/v1alpha1","metadata":{"name":"d"},)"
+        R"("spec":{"attributes":{"example.com/x":{"int":1}}}})"));
+    REQUIRE(attrs.ok());
+    CHECK(op::validatePolicy(*attrs, side).warnings.size() == 1);  // the DRA driver's kinds: ours
+  }
   SECTION("garbage is not an AdmissionReview") {
     CHECK_FALSE(op::parseAdmissionReview("{}").ok());
     CHECK_FALSE(op::parseAdmissionReview("nope").ok());
