@@ -67,7 +67,8 @@ Result<ReconcileResult> PolicyStatusReconciler::reconcile(const std::string& key
     const api::Condition* before = api::findCondition(current.conditions, c.type);
     bool changed = before == nullptr || before->status != c.status || before->reason != c.reason;
     if (!changed) continue;
-    bool degraded = c.type == "Degraded" && c.status == "True";
+    bool degraded =
+        c.type == "Degraded" && (c.status == "True" || c.reason == "AppliedWithWarnings");
     bool not_ready = c.type == "Ready" && c.status == "False" && c.reason != "InvalidSpec";
     if (degraded || not_ready) {
       events_.warning(ref_obj, c.reason, c.message);

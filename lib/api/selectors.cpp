@@ -149,17 +149,9 @@ std::vector<std::string> validateLabelSelector(const LabelSelector& selector,
 std::vector<std::string> validateNodeSelector(const NodeSelector& selector,
                                               const std::string& path) {
   std::vector<std::string> out;
-  if (selector.terms.empty()) {
-    out.push_back(path +
-                  ".nodeSelectorTerms: an empty list selects no node; add a term or "
-                  "remove nodeSelector to select every node");
-  }
   for (size_t t = 0; t < selector.terms.size(); ++t) {
     const auto& term = selector.terms[t];
     std::string tp = path + ".nodeSelectorTerms[" + std::to_string(t) + "]";
-    if (term.match_expressions.empty() && term.match_fields.empty()) {
-      out.push_back(tp + ": an empty term selects no node; add matchExpressions or matchFields");
-    }
     for (size_t i = 0; i < term.match_expressions.size(); ++i) {
       validateRequirement(term.match_expressions[i],
                           tp + ".matchExpressions[" + std::to_string(i) + "]", true, out);

@@ -94,6 +94,17 @@ void addNodePolicyGroups(const RenderInput& in, const std::vector<api::Interface
   }
 }
 
+// SriovResourcePolicy.nodeSelector as the SR-IOV DRA driver reads it: no terms, or a term without
+// requirements, selects every node (core Kubernetes would select none); otherwise terms are ORed
+// as in core.
+bool selectsNode(const api::NodeSelector& selector, const api::Node& node) {
+  if (selector.terms.empty()) return true;
+  for (const auto& t : selector.terms) {
+    if (t.match_expressions.empty() && t.match_fields.empty()) return true;
+  }
+  return api::matchesNodeSelector(selector, node.metadata.name, node.metadata.labels);
+}
+
 // 2. Resource policies, by name; the first matching config of the first policy wins a VF, and
 // the others report the conflict.
 void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& candidates,
@@ -103,10 +114,7 @@ void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& ca
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
   std::vector<const api::SriovResourcePolicy*> applicable;
   for (const auto* p : policies) {
-    if (p->node_selector && !api::matchesNodeSelector(*p->node_selector, in.node.metadata.name,
-                                                      in.node.metadata.labels)) {
-      continue;
-    }
+    if (p->node_selector && !selectsNode(*p->node_selector, in.node)) continue;
     applicable.push_back(p);
     out.matches.emplace(PolicyRef{kResourcePolicyKind, p->metadata.name}, 0);
   }

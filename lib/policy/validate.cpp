@@ -292,10 +292,6 @@ std::vector<std::string> validateAttributeName(const std::string& name) {
                     "Kubernetes' standard attributes; use your own domain");
     }
   }
-  if (api::attr::isReserved(qualifiedAttributeName(name))) {
-    out.push_back("attribute " + quote(name) +
-                  " is a built-in discovery attribute and cannot be set by a policy; remove it");
-  }
   return out;
 }
 
@@ -363,6 +359,20 @@ Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
   if (p.node_selector) {
     auto problems = api::validateNodeSelector(*p.node_selector, "spec.nodeSelector");
     f.errors.insert(f.errors.end(), problems.begin(), problems.end());
+    // Admitted as the SR-IOV DRA driver reads them, but they mean the opposite in core Kubernetes.
+    const auto& terms = p.node_selector->terms;
+    if (terms.empty()) {
+      f.warnings.push_back(
+          "spec.nodeSelector.nodeSelectorTerms is empty: it selects every node, as in the SR-IOV "
+          "DRA driver (in core Kubernetes it would select none); remove nodeSelector to say so");
+    }
+    for (size_t t = 0; t < terms.size(); ++t) {
+      if (terms[t].match_expressions.empty() && terms[t].match_fields.empty()) {
+        f.warnings.push_back("spec.nodeSelector.nodeSelectorTerms[" + std::to_string(t) +
+                             "] has no requirements: it selects every node, as in the SR-IOV DRA "
+                             "driver (in core Kubernetes it would select none)");
+      }
+    }
   }
   if (p.configs.empty()) {
     f.warnings.push_back(
@@ -405,13 +415,24 @@ Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
 Findings validateDeviceAttributes(const api::DeviceAttributes& d) {
   Findings f;
   size_t budget = api::kMaxAttributesAndCapacitiesPerDevice - api::attr::kReserved.size();
-  if (d.attributes.size() > budget) {
-    f.errors.push_back("spec.attributes has " + std::to_string(d.attributes.size()) +
+  size_t applied = 0;
+  for (const auto& [name, value] : d.attributes) {
+    applied += api::attr::isReserved(qualifiedAttributeName(name)) ? 0 : 1;
+  }
+  if (applied > budget) {
+    f.errors.push_back("spec.attributes has " + std::to_string(applied) +
                        " attributes; a device carries at most 32, of which 14 are built in, so "
                        "use at most " +
                        std::to_string(budget));
   }
   for (const auto& [name, value] : d.attributes) {
+    if (api::attr::isReserved(qualifiedAttributeName(name))) {
+      // Skipped when applied, as the SR-IOV DRA driver skips it.
+      f.warnings.push_back("spec.attributes: " + quote(name) +
+                           " is a built-in discovery attribute: it is not applied (as in the "
+                           "SR-IOV DRA driver); remove it");
+      continue;
+    }
     for (auto& e : validateAttributeName(name)) f.errors.push_back("spec.attributes: " + e);
     for (auto& e : validateAttributeValue(name, value)) f.errors.push_back("spec.attributes: " + e);
     if (value.isList()) {

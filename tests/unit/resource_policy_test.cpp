@@ -1,4 +1,6 @@
 // Advertisement: SriovResourcePolicy filters and order, node selectors, DeviceAttributes merge.
+#include <optional>
+
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
@@ -188,7 +190,8 @@ TEST_CASE("node policies and resource policies together", "[policy][srp][unit]")
   }
 }
 
-TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selectors][unit]") {
+TEST_CASE("core NodeSelector semantics, and the DRA driver's for resource policies",
+          "[policy][selectors][unit]") {
   api::Labels labels = {{"zone", "a"}, {"cpus", "64"}};
   auto req = [](std::string key, std::string op, std::vector<std::string> values) {
     return api::SelectorRequirement{std::move(key), std::move(op), std::move(values)};
@@ -200,7 +203,8 @@ TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selecto
   struct Row {
     std::string name;
     api::NodeSelector selector;
-    bool matches;
+    bool matches;                     // core Kubernetes
+    std::optional<bool> driver = {};  // the SR-IOV DRA driver, where it differs
   };
   std::vector<Row> rows = {
       {"In", {{term({req("zone", "In", {"a", "b"})})}}, true},
@@ -213,8 +217,12 @@ TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selecto
       {"Gt on a non-number", {{term({req("zone", "Gt", {"1"})})}}, false},
       {"expressions ANDed", {{term({req("zone", "In", {"a"}), req("cpus", "Lt", {"8"})})}}, false},
       {"terms ORed", {{term({req("zone", "In", {"b"})}), term({req("cpus", "Gt", {"8"})})}}, true},
-      {"an empty term matches nothing", {{term({})}}, false},
-      {"no terms match nothing", {{}}, false},
+      {"an empty term matches nothing (the driver: everything)", {{term({})}}, false, true},
+      {"no terms match nothing (the driver: everything)", {{}}, false, true},
+      {"an empty term beside one that does not match",
+       {{term({req("zone", "In", {"b"})}), term({})}},
+       false,
+       true},
       {"matchFields metadata.name", {{term({}, {req("metadata.name", "In", {"n1"})})}}, true},
       {"matchFields another node", {{term({}, {req("metadata.name", "In", {"n2"})})}}, false},
       {"unknown operator", {{term({req("zone", "Like", {"a"})})}}, false},
@@ -224,7 +232,7 @@ TEST_CASE("core NodeSelector semantics for resource policies", "[policy][selecto
     CHECK(api::matchesNodeSelector(row.selector, "n1", labels) == row.matches);
     auto out = renderWith(e810Status(1),
                           {ResourcePolicy("p").config({}).nodeSelector(row.selector).get()});
-    CHECK(out.spec.devices.empty() == !row.matches);
+    CHECK(out.spec.devices.empty() == !row.driver.value_or(row.matches));
   }
 }
 
@@ -233,7 +241,8 @@ TEST_CASE("label selectors for DeviceAttributes", "[policy][selectors][unit]") {
   struct Row {
     std::string name;
     api::LabelSelector selector;
-    bool matches;
+    bool matches;                     // core Kubernetes
+    std::optional<bool> driver = {};  // the SR-IOV DRA driver, where it differs
   };
   std::vector<Row> rows = {
       {"empty selects everything", {}, true},

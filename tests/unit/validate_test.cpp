@@ -268,7 +268,14 @@ TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit
     auto f = policy::validateResourcePolicy(p);
     std::string all = joined(f.errors);
     CHECK_THAT(all, Catch::Contains("operator Gt needs exactly one integer value"));
-    CHECK_THAT(all, Catch::Contains("nodeSelectorTerms[1]: an empty term selects no node"));
+    CHECK_THAT(joined(f.warnings),
+               Catch::Contains("nodeSelectorTerms[1] has no requirements: it selects every node, "
+                               "as in the SR-IOV DRA driver"));
+    CHECK_THAT(all, !Catch::Contains("nodeSelectorTerms[1]"));
+    p.node_selector = api::NodeSelector{};
+    auto none = policy::validateResourcePolicy(p);
+    CHECK_THAT(joined(none.warnings), Catch::Contains("nodeSelectorTerms is empty: it selects "
+                                                      "every node, as in the SR-IOV DRA driver"));
     CHECK_THAT(all, Catch::Contains("operator In needs at least one value"));
     CHECK_THAT(all, Catch::Contains("linkType \"roce\" must be eth, ethernet, ib or infiniband"));
   }
@@ -291,8 +298,10 @@ TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit
     CHECK_THAT(all,
                Catch::Contains("the domain \"Bad_Domain.com\" must be a lower-case DNS subdomain"));
     CHECK_THAT(all, Catch::Contains("has more than one '/'"));
-    CHECK_THAT(all, Catch::Contains(
-                        "\"resource.kubernetes.io/pcieRoot\" is a built-in discovery attribute"));
+    CHECK_THAT(all, !Catch::Contains("pcieRoot"));  // skipped when applied, as the driver does
+    CHECK_THAT(joined(f.warnings),
+               Catch::Contains("\"resource.kubernetes.io/pcieRoot\" is a built-in discovery "
+                               "attribute: it is not applied (as in the SR-IOV DRA driver)"));
     CHECK_THAT(all, Catch::Contains("kubernetes.io domain is reserved"));
     CHECK_THAT(all, Catch::Contains("at most 32 characters"));
   }
