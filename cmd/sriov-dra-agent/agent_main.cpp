@@ -11,32 +11,65 @@
 
 namespace sriovdra {
 
+namespace {
+
+// Where kubelet and the runtime meet the agent. The SR-IOV DRA driver's names and environment
+// variables (its Helm chart sets those) are accepted too.
+void addKubeletFlags(CLI::App& app, process::AgentProcessOptions& o) {
+  app.add_option("--kubelet-plugin", o.kubelet_plugin,
+                 "serve kubelet's DRA plugin API (false: no pods get VFs on this node)")
+      ->capture_default_str();
+  app.add_option("--registry-dir,--kubelet-registrar-directory-path", o.registry_dir,
+                 "kubelet's plugin registration directory")
+      ->envname("KUBELET_REGISTRAR_DIRECTORY_PATH")
+      ->capture_default_str();
+  app.add_option("--plugins-dir,--kubelet-plugins-directory-path", o.plugins_dir,
+                 "kubelet's plugin directory (the DRA socket is <dir>/<driver>/dra.sock)")
+      ->envname("KUBELET_PLUGINS_DIRECTORY_PATH")
+      ->capture_default_str();
+  app.add_option("--cdi-root", o.cdi_root, "where CDI spec files for prepared claims are written")
+      ->envname("CDI_ROOT")
+      ->capture_default_str();
+  app.add_option("--device-info-dir", o.device_info_dir,
+                 "where Multus device-info files are written (\"\" = none)")
+      ->capture_default_str();
+  app.add_option("--configuration-mode", o.configuration_mode,
+                 "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
+                 "running CNI); multus: Multus does, from the device-info files (also "
+                 "STANDALONE, MULTUS)")
+      ->envname("CONFIGURATION_MODE")
+      ->transform(CLI::IsMember({"standalone", "multus"}, CLI::ignore_case))
+      ->capture_default_str();
+  app.add_option("--nri-socket", o.nri_socket, "the container runtime's NRI socket (standalone)")
+      ->capture_default_str();
+  app.add_option("--nri-plugin-name", o.nri_name, "this plugin's name at the runtime")
+      ->envname("NRI_PLUGIN_NAME")
+      ->capture_default_str();
+  app.add_option("--nri-plugin-index", o.nri_index,
+                 "two digits: where the runtime calls this plugin among others")
+      ->envname("NRI_PLUGIN_IDX")
+      ->check(attach::nriPluginIndex())
+      ->capture_default_str();
+  attach::addAttachFlags(app, o.attach);
+}
+
+}  // namespace
+
 int agentMain(int argc, char** argv, process::KernelFactory kernel) {
   ShutdownSignals signals;
   CLI::App app{"sriov-dra-agent: SR-IOV VFs on this node as DRA devices"};
   process::AgentProcessOptions o;
   o.kernel = std::move(kernel);
   int resync_seconds = 30;
-  app.add_option("--kubeconfig", o.kubeconfig.path, "kubeconfig file (default: in-cluster)");
-  app.add_option("--namespace", o.namespace_, "namespace of the SriovNodeStates (the operator's)");
-  app.add_option("--node-name", o.node, "this node's name (default: $NODE_NAME)");
+  app.add_option("--kubeconfig", o.kubeconfig.path,
+                 "kubeconfig file (default: $KUBECONFIG, else in-cluster)");
+  app.add_option("--namespace", o.namespace_, "namespace of the SriovNodeStates (the operator's)")
+      ->envname("NAMESPACE");
+  app.add_option("--node-name", o.node, "this node's name")->envname("NODE_NAME");
   app.add_option("--sysfs-root", o.sysfs_root, "root under which sys/ is read and written")
       ->capture_default_str();
   app.add_option("--state-dir", o.state_dir,
                  "where the agent remembers the PFs it configured and the prepared claims")
-      ->capture_default_str();
-  app.add_option("--kubelet-plugin", o.kubelet_plugin,
-                 "serve kubelet's DRA plugin API (false: no pods get VFs on this node)")
-      ->capture_default_str();
-  app.add_option("--registry-dir", o.registry_dir, "kubelet's plugin registration directory")
-      ->capture_default_str();
-  app.add_option("--plugins-dir", o.plugins_dir,
-                 "kubelet's plugin directory (the DRA socket is <dir>/<driver>/dra.sock)")
-      ->capture_default_str();
-  app.add_option("--cdi-root", o.cdi_root, "where CDI spec files for prepared claims are written")
-      ->capture_default_str();
-  app.add_option("--device-info-dir", o.device_info_dir,
-                 "where Multus device-info files are written (\"\" = none)")
       ->capture_default_str();
   app.add_option("--allowed-vf-drivers", o.allowed_vf_drivers,
                  "kernel drivers a claim's VfConfig may bind VFs to, besides vfio-pci and the VF's "
@@ -51,18 +84,7 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
                  "InfiniBand VF GUIDs per PF (the SR-IOV network operator's JSON); without the "
                  "file, GUIDs derived from the node, PF and VF")
       ->capture_default_str();
-  app.add_option("--configuration-mode", o.configuration_mode,
-                 "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
-                 "running CNI); multus: Multus does, from the device-info files")
-      ->check(CLI::IsMember({"standalone", "multus"}))
-      ->capture_default_str();
-  app.add_option("--nri-socket", o.nri_socket, "the container runtime's NRI socket (standalone)")
-      ->capture_default_str();
-  app.add_option("--nri-plugin-index", o.nri_index,
-                 "two digits: where the runtime calls this plugin among others")
-      ->check(attach::nriPluginIndex())
-      ->capture_default_str();
-  attach::addAttachFlags(app, o.attach);
+  addKubeletFlags(app, o);
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();
   serving::addMetricsFlags(app, o.metrics);

@@ -143,7 +143,7 @@ Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterfa
 Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   auto deadline = snapshot ? cni::Executor::Deadline::max()
                            : std::chrono::steady_clock::now() + options_.attach_budget;
-  auto wanted = local_.attachmentsFor(pod.uid);
+  auto wanted = local_.attachmentsFor(pod.uid, options_.interface_prefix);
   if (wanted.empty()) return Status::ok();
   if (pod.netns.empty()) {
     return Status(Code::kInvalidArgument, "pod " + podName(pod) + " has " +

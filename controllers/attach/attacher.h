@@ -57,6 +57,8 @@ struct AttacherOptions {
   // timeout (containerd: 2 s) would drop the plugin; what has not finished fails the sandbox.
   std::chrono::milliseconds attach_budget{1500};
   cni::AllowList allowed;  // what a NetworkAttachmentDefinition may run
+  // Interfaces a VfConfig names no ifName for are <prefix>0, <prefix>1, ... (dra/attach.h).
+  std::string interface_prefix = dra::kDefaultInterfacePrefix;
 };
 
 class Attacher : public nri::PodHandler {

@@ -25,6 +25,13 @@ CLI::Validator nriPluginIndex() {
 }
 
 void addAttachFlags(CLI::App& app, AttacherOptions& o) {
+  app.add_option("--default-interface-prefix", o.interface_prefix,
+                 "name of a pod's VF interfaces a VfConfig gives no ifName: <prefix>0, <prefix>1, "
+                 "... (standalone)")
+      ->envname("DEFAULT_INTERFACE_PREFIX")
+      ->check(CLI::Validator([](const std::string& p) { return dra::interfacePrefixProblem(p); },
+                             "PREFIX"))
+      ->capture_default_str();
   app.add_option("--cni-bin-dir", o.cni_bin_dirs,
                  "where the CNI plugins are (comma-separated, searched in order; standalone)")
       ->delimiter(',')

@@ -160,9 +160,10 @@ std::vector<std::string> LocalState::podAddresses(const std::string& pod_uid) co
   return checkpoint_.podAddresses(pod_uid);
 }
 
-std::vector<dra::Attachment> LocalState::attachmentsFor(const std::string& pod_uid) const {
+std::vector<dra::Attachment> LocalState::attachmentsFor(const std::string& pod_uid,
+                                                        const std::string& interface_prefix) const {
   std::lock_guard lock(mu_);
-  return dra::attachmentsFor(checkpoint_, pod_uid);
+  return dra::attachmentsFor(checkpoint_, pod_uid, interface_prefix);
 }
 
 Status LocalState::writeClaimStatus(const std::string& uid) const {

@@ -84,7 +84,8 @@ class LocalState : public host::PreparedSource {
   // The VFs of every claim prepared for the pod (its pod CDI spec).
   std::vector<std::string> podAddresses(const std::string& pod_uid) const;
   // What the pod's VFs are to be attached as (dra::attachmentsFor).
-  std::vector<dra::Attachment> attachmentsFor(const std::string& pod_uid) const;
+  std::vector<dra::Attachment> attachmentsFor(const std::string& pod_uid,
+                                              const std::string& interface_prefix) const;
 
   AttachRecords& attachRecords() { return records_; }
   // Writes our entries of the claim's status.devices from its prepared claim and attach records

@@ -20,9 +20,6 @@ namespace {
 // Fills in what the flags left to the environment.
 Status resolve(AgentProcessOptions& o, const kube::RestConfig& config) {
   if (o.node.empty()) {
-    if (const char* env = std::getenv("NODE_NAME")) o.node = env;
-  }
-  if (o.node.empty()) {
     return Status(Code::kInvalidArgument, "no node name: pass --node-name or set NODE_NAME");
   }
   o.namespace_ = namespaceOf(o.namespace_, config);
@@ -98,7 +95,8 @@ void addAttacher(kube::Manager& manager, const AgentProcessOptions& o,
                  const std::shared_ptr<kube::Client>& client, node::LocalState& local) {
   auto attacher = std::make_shared<attach::Attacher>(client, local, o.attach);
   auto nri_plugin = std::make_shared<nri::Plugin>(
-      nri::PluginOptions{.socket_path = o.nri_socket, .index = o.nri_index}, *attacher);
+      nri::PluginOptions{.socket_path = o.nri_socket, .name = o.nri_name, .index = o.nri_index},
+      *attacher);
   manager.add(
       "NRI plugin",
       [&o, attacher, nri_plugin](const std::stop_token&) {

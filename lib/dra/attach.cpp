@@ -1,6 +1,7 @@
 #include "dra/attach.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "api/codec.h"
@@ -17,7 +18,25 @@ const char* stateName(AttachedInterface::State s) {
 
 }  // namespace
 
-std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::string& pod_uid) {
+std::string interfacePrefixProblem(const std::string& prefix) {
+  constexpr size_t kIfNameMax = 15;  // IFNAMSIZ - 1
+  if (prefix.empty()) return "the interface name prefix is empty";
+  if (prefix.size() + 3 > kIfNameMax) {
+    return "\"" + prefix +
+           "\" is too long: with up to three digits an interface name has at most " +
+           std::to_string(kIfNameMax) + " characters";
+  }
+  for (char c : prefix) {
+    if (c == '/' || c == ':' || std::isspace(static_cast<unsigned char>(c)) ||
+        !std::isprint(static_cast<unsigned char>(c))) {
+      return "\"" + prefix + "\" has a character interface names cannot have";
+    }
+  }
+  return "";
+}
+
+std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::string& pod_uid,
+                                       const std::string& interface_prefix) {
   std::vector<const PreparedClaim*> claims;
   for (const auto& [uid, c] : checkpoint.claims) {
     if (c.pod_uid == pod_uid && c.state == PreparedClaim::State::kPrepared) claims.push_back(&c);
@@ -42,7 +61,7 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
         a.if_name = *d.config.if_name;
       } else {
         do {
-          a.if_name = "vfnet" + std::to_string(next++);
+          a.if_name = interface_prefix + std::to_string(next++);
         } while (taken.count(a.if_name) != 0);
       }
       out.push_back(std::move(a));

@@ -8,8 +8,8 @@
 // NetworkAttachmentDefinition is not attached (a vfio-pci VF for DPDK needs no CNI); the
 // reference driver fails such a claim at prepare instead. The NAD is in the claim's namespace,
 // as in the reference driver (planPrepare refuses a VfConfig naming another). The interface is
-// VfConfig.ifName, else vfnet<N>, N counting the pod's VFs without ifName from 0 and skipping
-// names some ifName takes.
+// VfConfig.ifName, else <prefix><N> (the reference driver's default prefix is vfnet), N counting
+// the pod's VFs without ifName from 0 and skipping names some ifName takes.
 //
 // AttachRecord: what the agent keeps per pod sandbox (<state-dir>/attach/<sandbox>.json): per
 // interface the CNI configuration it ran (deviceID included) and the ADD result, marked Adding
@@ -41,7 +41,13 @@ struct Attachment {
   bool operator==(const Attachment&) const = default;
 };
 
-std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::string& pod_uid);
+inline constexpr const char* kDefaultInterfacePrefix = "vfnet";
+std::vector<Attachment> attachmentsFor(
+    const Checkpoint& checkpoint, const std::string& pod_uid,
+    const std::string& interface_prefix = kDefaultInterfacePrefix);
+// Whether <prefix><N> is a valid interface name for every N below 1000 (at most 15 characters,
+// no '/', ':' or whitespace, not "." or ".."): "" when it is, else why not.
+std::string interfacePrefixProblem(const std::string& prefix);
 
 struct AttachedInterface {
   enum class State { kAdding, kAttached };

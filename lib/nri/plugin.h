@@ -57,7 +57,7 @@ inline constexpr size_t kMaxSyncPods = 16384;
 struct PluginOptions {
   std::string socket_path = "/var/run/nri/nri.sock";
   std::string name = "sriov-dra";
-  std::string index = "10";  // two digits: the runtime calls plugins in index order
+  std::string index = "42";  // two digits: the runtime calls plugins in index order
   int workers = 4;
   std::chrono::milliseconds call_timeout{5000};  // RegisterPlugin
   std::chrono::milliseconds max_backoff{5000};   // between connection attempts

@@ -43,9 +43,10 @@ struct HostNetwork : testing::PodNetwork {
 };
 
 struct AttachEnv {
-  // agent_args: more flags for every start of the agent.
-  explicit AttachEnv(std::vector<std::string> agent_args = {})
-      : env("attach"), agent_args(std::move(agent_args)) {
+  // agent_args, agent_env: more flags and environment for every start of the agent.
+  explicit AttachEnv(std::vector<std::string> agent_args = {},
+                     std::vector<std::pair<std::string, std::string>> agent_env = {})
+      : env("attach"), agent_args(std::move(agent_args)), agent_env(std::move(agent_env)) {
     op = env.startOperator();
     node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
     agent = startAgent();
@@ -66,7 +67,7 @@ struct AttachEnv {
                                      "--cni-plugins=sriov,host-device,hang,chatty,slow,liar",
                                      "--cni-ipam-plugins=static"};
     args.insert(args.end(), agent_args.begin(), agent_args.end());
-    return env.startAgent(node, "a100-reference", kubelet.path(), "", args);
+    return env.startAgent(node, "a100-reference", kubelet.path(), "", args, agent_env);
   }
 
   // A NAD in the test namespace: host-device moving the VF's netdev, with a static address.
@@ -115,6 +116,7 @@ struct AttachEnv {
   testing::TempDir kubelet;
   OperatorEnv env;
   std::vector<std::string> agent_args;
+  std::vector<std::pair<std::string, std::string>> agent_env;
   NriRuntime runtime{kubelet.path() + "/runtime", kubelet.path() + "/nri.sock"};
   std::unique_ptr<testing::OperatorProcess> op;
   std::string node;
@@ -130,6 +132,26 @@ std::string hostDevice(const std::string& address) {
 }
 
 }  // namespace
+
+TEST_CASE("the SR-IOV DRA driver's environment configures the agent as its Helm chart sets it",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a({}, {{"CONFIGURATION_MODE", "STANDALONE"},
+                   {"DEFAULT_INTERFACE_PREFIX", "net"},
+                   {"NRI_PLUGIN_NAME", "dra-driver-sriov"},
+                   {"NRI_PLUGIN_IDX", "42"}});
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.8/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000009";
+  a.prepare("driver-env", uid, R"("netAttachDefName":"vf-net")");
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(a.pod("driver-env", uid, net)) == "");
+  CHECK_THAT(net.inPod("net0"), Catch::Contains("10.9.0.8/24"));
+  auto s = a.status("driver-env");
+  REQUIRE(s);
+  REQUIRE(s->network_data);
+  CHECK(s->network_data->interface_name == "net0");
+}
 
 TEST_CASE("RunPodSandbox attaches the prepared VF with CNI and the claim status shows it",
           "[attach][integration]") {

@@ -49,11 +49,10 @@ std::string OperatorEnv::kernelJournal(const std::string& node) const {
   return readFile(sysfsRoot(node) + "/simulated-kernel.log").valueOr("");
 }
 
-std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node,
-                                                         const std::string& topology,
-                                                         const std::string& kubelet_dir,
-                                                         const std::string& metrics_cert_dir,
-                                                         std::vector<std::string> extra_args) {
+std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(
+    const std::string& node, const std::string& topology, const std::string& kubelet_dir,
+    const std::string& metrics_cert_dir, std::vector<std::string> extra_args,
+    std::vector<std::pair<std::string, std::string>> env) {
   if (!std::filesystem::exists(sysfsRoot(node))) {
     Status st = host::writeFixture(topology, sysfsRoot(node));
     if (!st.isOk()) throw std::runtime_error(st.toString());
@@ -65,7 +64,8 @@ std::unique_ptr<OperatorProcess> OperatorEnv::startAgent(const std::string& node
                                            .name = node + "-agent",
                                            .kubelet_dir = kubelet_dir,
                                            .metrics_cert_dir = metrics_cert_dir,
-                                           .extra_args = std::move(extra_args)});
+                                           .extra_args = std::move(extra_args),
+                                           .env = std::move(env)});
 }
 
 std::unique_ptr<OperatorProcess> OperatorEnv::startOperator(OperatorProcessOptions o) {

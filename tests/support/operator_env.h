@@ -35,10 +35,10 @@ class OperatorEnv {
   // With kubelet_dir, the agent also serves the kubelet plugin there (see AgentProcessOptions).
   // With metrics_cert_dir, /metrics is served over HTTPS with that certificate and checks callers.
   // With kubelet_dir the NRI socket is <kubelet_dir>/nri.sock. extra_args go to the agent.
-  std::unique_ptr<OperatorProcess> startAgent(const std::string& node, const std::string& topology,
-                                              const std::string& kubelet_dir = "",
-                                              const std::string& metrics_cert_dir = "",
-                                              std::vector<std::string> extra_args = {});
+  std::unique_ptr<OperatorProcess> startAgent(
+      const std::string& node, const std::string& topology, const std::string& kubelet_dir = "",
+      const std::string& metrics_cert_dir = "", std::vector<std::string> extra_args = {},
+      std::vector<std::pair<std::string, std::string>> env = {});
   // The fixture root and state directory of a node's agent.
   std::string sysfsRoot(const std::string& node) const;
   std::string stateDir(const std::string& node) const;

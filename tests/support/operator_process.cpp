@@ -15,7 +15,8 @@ namespace sriovdra::testing {
 std::string binDir() { return SRIOV_DRA_BIN_DIR; }
 
 void OperatorProcess::launch(const ControlPlane& cp, const std::string& name,
-                             const std::string& metrics_cert_dir, std::vector<std::string> argv) {
+                             const std::string& metrics_cert_dir, std::vector<std::string> argv,
+                             std::vector<std::pair<std::string, std::string>> env) {
   log_path_ = cp.dir() + "/" + name + ".log";
   argv.push_back("--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_port_));
   argv.push_back("--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_));
@@ -26,6 +27,7 @@ void OperatorProcess::launch(const ControlPlane& cp, const std::string& name,
   }
   ProcessSpec spec;
   spec.argv = std::move(argv);
+  spec.env = std::move(env);
   spec.kill_with_parent = true;
   spec.stdout_path = log_path_;
   spec.stderr_path = log_path_;
@@ -80,7 +82,7 @@ std::unique_ptr<OperatorProcess> OperatorProcess::startAgent(const ControlPlane&
     argv.push_back("--nri-socket=" + o.kubelet_dir + "/nri.sock");
   }
   argv.insert(argv.end(), o.extra_args.begin(), o.extra_args.end());
-  p->launch(cp, o.name, o.metrics_cert_dir, std::move(argv));
+  p->launch(cp, o.name, o.metrics_cert_dir, std::move(argv), o.env);
   return p;
 }
 

@@ -37,6 +37,7 @@ struct AgentProcessOptions {
   // With the kubelet plugin the agent is in standalone mode; its NRI socket is <kubelet_dir>/
   // nri.sock (absent unless a test serves it), never the machine's runtime.
   std::vector<std::string> extra_args;
+  std::vector<std::pair<std::string, std::string>> env;  // added to the agent's environment
 };
 
 // The kubelet directories of an agent started with AgentProcessOptions::kubelet_dir.
@@ -76,7 +77,8 @@ class OperatorProcess {
  private:
   OperatorProcess() = default;
   void launch(const ControlPlane& cp, const std::string& name, const std::string& metrics_cert_dir,
-              std::vector<std::string> argv);
+              std::vector<std::string> argv,
+              std::vector<std::pair<std::string, std::string>> env = {});
 
   ChildProcess process_;
   std::optional<int> exit_code_;

@@ -66,6 +66,24 @@ TEST_CASE("a pod's VFs are attached in claim order, vfnet<N> skipping names take
   CHECK(got[2].claim_name == "b");
   CHECK(got[2].if_name == "vfnet2");
   CHECK(dra::attachmentsFor(cp, "pod-9").empty());
+
+  // --default-interface-prefix: a VF named vfnet0 by its VfConfig keeps it, the others follow the
+  // prefix.
+  auto net = dra::attachmentsFor(cp, "pod-1", "net");
+  REQUIRE(net.size() == 3);
+  CHECK(net[0].if_name == "vfnet0");
+  CHECK(net[1].if_name == "net0");
+  CHECK(net[2].if_name == "net1");
+}
+
+TEST_CASE("an interface name prefix leaves room for the index", "[dra][attach][unit]") {
+  CHECK(dra::interfacePrefixProblem("vfnet").empty());
+  CHECK(dra::interfacePrefixProblem("twelve_chars").empty());  // 12 + 3 digits = 15
+  CHECK_THAT(dra::interfacePrefixProblem("thirteen_char"), Catch::Contains("too long"));
+  CHECK_THAT(dra::interfacePrefixProblem(""), Catch::Contains("empty"));
+  for (const char* bad : {"a/b", "a:b", "a b", "a\tb"}) {
+    CHECK_THAT(dra::interfacePrefixProblem(bad), Catch::Contains("cannot have"));
+  }
 }
 
 TEST_CASE("an attach record survives a round trip and refuses what it is not",
