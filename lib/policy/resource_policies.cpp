@@ -195,6 +195,23 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
                                     " from DeviceAttributes overrides " + quote(from_node_policy) +
                                     " of SriovNetworkNodePolicy " + quote(s.node_policy)});
       }
+      // Multus matches a NAD's resourceName annotation with this attribute.
+      auto cni = a.find(std::string(api::attr::kCniResourceName));
+      std::string nads = in.options.resource_prefix + "/" + from_node_policy;
+      if (!in.options.resource_prefix.empty() && cni != a.end() &&
+          cni->second.string_value != nads &&
+          reported.insert({s.rp->metadata.name, "cni:" + cni->second.string_value}).second) {
+        out.warnings.push_back(
+            {{kResourcePolicyKind, s.rp->metadata.name},
+             std::string(api::attr::kCniResourceName) + " " + quote(cni->second.toString()) +
+                 " from DeviceAttributes differs from " + quote(nads) +
+                 ", the resourceName the NetworkAttachmentDefinitions of SriovNetworks with "
+                 "resourceName " +
+                 quote(from_node_policy) +
+                 " carry (--resource-prefix): Multus matches the two, so in multus mode those "
+                 "networks find no VF here; remove the attribute or make it " +
+                 quote(nads)});
+      }
     }
   }
 }

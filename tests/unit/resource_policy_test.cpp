@@ -188,6 +188,24 @@ TEST_CASE("node policies and resource policies together", "[policy][srp][unit]")
     REQUIRE_FALSE(out.warnings.empty());
     CHECK_THAT(out.warnings[0].message, Catch::Contains("overrides \"fast\""));
   }
+  SECTION("a DeviceAttributes k8s.cni.cncf.io/resourceName the NADs do not carry is pointed out") {
+    const std::string cni(api::attr::kCniResourceName);
+    auto rp = ResourcePolicy("rp").config({{.pf_names = {"ens1f0"}}}, {{{"p", "1"}}}).get();
+    auto other =
+        deviceAttributes("da", {{"p", "1"}}, {{cni, api::AttributeValue::ofString("acme/fast")}});
+    auto out = renderWith(status, {rp}, {other}, {np}, {.resource_prefix = "openshift.io"});
+    CHECK(out.spec.devices[0].attributes.at(cni) == api::AttributeValue::ofString("acme/fast"));
+    REQUIRE(out.warnings.size() == 1);  // once, not per VF
+    CHECK_THAT(out.warnings[0].message,
+               Catch::Contains("\"acme/fast\" from DeviceAttributes differs from "
+                               "\"openshift.io/fast\"") &&
+                   Catch::Contains("Multus matches the two"));
+    auto same = deviceAttributes("da", {{"p", "1"}},
+                                 {{cni, api::AttributeValue::ofString("openshift.io/fast")}});
+    CHECK(renderWith(status, {rp}, {same}, {np}, {.resource_prefix = "openshift.io"})
+              .warnings.empty());
+    CHECK(renderWith(status, {rp}, {other}, {np}).warnings.empty());  // no prefix: no NAD name
+  }
 }
 
 TEST_CASE("core NodeSelector semantics, and the DRA driver's for resource policies",
