@@ -120,8 +120,10 @@ Status DrainReconciler::mark(const std::string& node, const std::string& value) 
   patch.AddMember("metadata", meta, a);
   auto patched = client_.patch(api::resources::kSriovNodeStates, options_.namespace_, node,
                                kube::PatchType::kMerge, json::dump(patch), {.metadata_only = true});
-  if (patched.status().code() == Code::kNotFound) return Status::ok();
-  return patched.status();
+  if (!patched.ok() && patched.status().code() != Code::kNotFound) return patched.status();
+  std::lock_guard lock(mu_);
+  marks_[node] = value;
+  return Status::ok();
 }
 
 }  // namespace sriovdra::op

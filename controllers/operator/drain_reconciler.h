@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/resource.h"
@@ -32,7 +33,9 @@ struct PodRef {
   std::string namespace_;
   std::string name;
   bool operator==(const PodRef&) const = default;
-  auto operator<=>(const PodRef&) const = default;
+  bool operator<(const PodRef& o) const {
+    return std::tie(namespace_, name) < std::tie(o.namespace_, o.name);
+  }
 };
 // The pods holding devices of `driver` from the pool of `node` (pure): each once, sorted.
 std::vector<PodRef> podsUsingDevicesOn(const std::string& node, std::string_view driver,

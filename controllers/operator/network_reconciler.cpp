@@ -123,7 +123,8 @@ Result<ReconcileResult> NetworkReconciler::reconcile(const std::string& key) {
   if (!found) return ReconcileResult::done();
   const api::Network& n = *found;
   // The SR-IOV network operator's own, while both run.
-  if (!options_.upstream_namespace.empty() && n.metadata.namespace_ == options_.upstream_namespace) {
+  if (!options_.upstream_namespace.empty() &&
+      n.metadata.namespace_ == options_.upstream_namespace) {
     return ReconcileResult::done();
   }
   if (!n.metadata.deletion_timestamp.empty()) return finalize(n);

@@ -62,6 +62,7 @@ std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& nod
   auto mine = policy::poolsOf(node.metadata.labels, pools);
   if (mine.size() > 1) {
     std::vector<std::string> names;
+    names.reserve(mine.size());
     for (const auto* p : mine) names.push_back(p->metadata.name);
     std::sort(names.begin(), names.end());
     events_.warning(state, "InSeveralPools",

@@ -10,9 +10,10 @@ namespace {
 
 std::string describe(const api::LabelSelector& s) {
   std::vector<std::string> parts;
-  for (const auto& [k, v] : s.match_labels) parts.push_back(k + "=" + v);
+  for (const auto& [k, v] : s.match_labels) parts.emplace_back(k).append("=").append(v);
   for (const auto& r : s.match_expressions) {
-    parts.push_back(r.key + " " + r.op + " (" + join(r.values, ",") + ")");
+    parts.push_back(r.key);
+    parts.back().append(" ").append(r.op).append(" (").append(join(r.values, ",")).append(")");
   }
   return parts.empty() ? "every node" : join(parts, ",");
 }

@@ -52,7 +52,7 @@ struct AgentProcessOptions {
   std::string configuration_mode = "standalone";
   std::string nri_socket = "/var/run/nri/nri.sock";
   std::string nri_name = "sriov-dra";
-  std::string nri_index = "42";  // the SR-IOV DRA driver's default
+  std::string nri_index = "42";    // the SR-IOV DRA driver's default
   attach::AttacherOptions attach;  // standalone: CNI bin dirs and what NADs may run
   std::string probe_address = ":8082";
   int verbosity = 0;  // --v; a SriovOperatorConfig's logLevel takes its place

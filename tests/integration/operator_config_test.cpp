@@ -57,8 +57,9 @@ bool unschedulable(const OperatorEnv& env, const std::string& node) {
 std::vector<std::string> configuredNodes(OperatorEnv& env, const testing::OperatorProcess& op,
                                          int count) {
   std::vector<std::string> nodes;
-  for (char zone = 'a'; zone < 'a' + count; ++zone) {
-    nodes.push_back(env.createNode({zone}, {{"dra-sriov-cx6", "true"}, {"zone", {zone}}}));
+  for (int i = 0; i < count; ++i) {
+    std::string zone(1, static_cast<char>('a' + i));
+    nodes.push_back(env.createNode(zone, {{"dra-sriov-cx6", "true"}, {"zone", zone}}));
   }
   env.applyReferencePolicies();
   for (const auto& n : nodes) env.reportStatus(n, testing::fixture::a100Status(1));

@@ -150,7 +150,9 @@ TEST_CASE("maxUnavailable is computed as upstream computes it", "[policy][config
     std::string error = {};  // a phrase, "" = valid
   };
   auto n = [](int64_t v) { return api::IntOrString{.int_value = v}; };
-  auto s = [](std::string v) { return api::IntOrString{.is_string = true, .string_value = v}; };
+  auto s = [](std::string v) {
+    return api::IntOrString{.is_string = true, .string_value = std::move(v)};
+  };
   std::vector<Row> rows = {
       {std::nullopt, 10, -1},
       {n(1), 10, 1},
