@@ -1,8 +1,9 @@
-// The operator's pure decisions: rollout, policy status, admission reviews.
+// The operator's pure decisions: rollout, drain, policy status, admission reviews.
 #include <catch2/catch.hpp>
 
 #include "base/base64.h"
 #include "operator/admission.h"
+#include "operator/drain_reconciler.h"
 #include "operator/policy_status.h"
 #include "operator/rollout.h"
 #include "support/policy_fixtures.h"
@@ -197,4 +198,36 @@ TEST_CASE("admission: defaults, rejections and the wrong namespace",
     CHECK_FALSE(op::parseAdmissionReview("{}").ok());
     CHECK_FALSE(op::parseAdmissionReview("nope").ok());
   }
+}
+
+TEST_CASE("a drain evicts the pods holding this driver's devices on the node, each once",
+          "[operator][drain][unit]") {
+  auto claim = [](std::string ns, std::vector<std::pair<std::string, std::string>> results,
+                  std::vector<std::string> pods) {
+    api::ResourceClaim c;
+    c.metadata.namespace_ = std::move(ns);
+    api::AllocationResult a;
+    for (auto& [driver, pool] : results) {
+      api::DeviceRequestAllocationResult r;
+      r.driver = driver;
+      r.pool = pool;
+      a.results.push_back(std::move(r));
+    }
+    c.status.allocation = std::move(a);
+    for (auto& p : pods) c.status.reserved_for.push_back({"", "pods", std::move(p), "uid"});
+    return c;
+  };
+  const std::string ours = "sriovnetwork.k8snetworkplumbingwg.io";
+  auto vf_and_gpu = claim("llm", {{ours, "node-a"}, {"gpu.nvidia.com", "node-a"}}, {"worker-0"});
+  auto same_pod = claim("llm", {{ours, "node-a"}}, {"worker-0"});
+  auto gpu_only = claim("llm", {{"gpu.nvidia.com", "node-a"}}, {"gpu-only"});
+  auto elsewhere = claim("llm", {{ours, "node-b"}}, {"worker-1"});
+  auto shared = claim("batch", {{ours, "node-a"}}, {"job-1", "job-2"});
+  api::ResourceClaim unallocated;
+  unallocated.status.reserved_for.push_back({"", "pods", "pending", "uid"});
+  std::vector<const api::ResourceClaim*> claims = {&vf_and_gpu, &same_pod, &gpu_only,
+                                                   &elsewhere,  &shared,   &unallocated};
+  CHECK(op::podsUsingDevicesOn("node-a", ours, claims) ==
+        std::vector<op::PodRef>{{"batch", "job-1"}, {"batch", "job-2"}, {"llm", "worker-0"}});
+  CHECK(op::podsUsingDevicesOn("node-c", ours, claims).empty());
 }
