@@ -135,14 +135,12 @@ AdmissionDecision validatePolicy(const AdmissionRequest& req, const ValidationCo
     auto c = decodeObject<api::SriovOperatorConfig>(req);
     if (!c.ok()) return deny("SriovOperatorConfig: " + c.status().message());
     c->metadata.namespace_ = req.namespace_;
-    auto f = policy::validateOperatorConfig(*c, ctx.operator_namespace);
-    std::string what = "SriovOperatorConfig \"" + c->metadata.name + "\"";
-    if (!f.ok()) return deny(joinErrors(what, f.errors));
-    auto refused = policy::refuseDrainDisable(ctx.operator_config, *c, ctx.nodes_in_progress);
-    if (!refused.empty()) return deny(what + " is invalid: " + refused);
-    AdmissionDecision d;
-    d.warnings = f.warnings;
-    return d;
+    what = "SriovOperatorConfig \"" + c->metadata.name + "\"";
+    f = policy::validateOperatorConfig(*c, ctx.operator_namespace);
+    if (f.ok()) {
+      auto refused = policy::refuseDrainDisable(ctx.operator_config, *c, ctx.nodes_in_progress);
+      if (!refused.empty()) f.errors.push_back(refused);
+    }
   } else if (req.kind == "SriovNetworkPoolConfig") {
     auto p = decodeObject<api::SriovNetworkPoolConfig>(req);
     if (!p.ok()) return deny("SriovNetworkPoolConfig: " + p.status().message());

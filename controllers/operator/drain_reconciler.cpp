@@ -4,6 +4,7 @@
 
 #include "api/names.h"
 #include "base/log.h"
+#include "base/pointers.h"
 #include "base/strings.h"
 #include "operator/operator_config_reconciler.h"
 #include "operator/rollout.h"
@@ -79,11 +80,8 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
 
 Status DrainReconciler::evictPods(const std::string& node, const kube::ObjectReference& state) {
   auto claims = caches_.claims.list();
-  std::vector<const api::ResourceClaim*> view;
-  view.reserve(claims.size());
-  for (const auto& c : claims) view.push_back(c.get());
   std::vector<std::string> blocked;
-  for (const auto& pod : podsUsingDevicesOn(node, api::kDriverName, view)) {
+  for (const auto& pod : podsUsingDevicesOn(node, api::kDriverName, pointers(claims))) {
     Status st = client_.evict(pod.namespace_, pod.name);
     if (st.isOk() || st.code() == Code::kNotFound) continue;
     if (st.code() != Code::kTooManyRequests)
@@ -103,7 +101,10 @@ Status DrainReconciler::cordon(const std::string& node, bool unschedulable) {
   auto patched = client_.patch(
       kube::resources::kNodes, "", node, kube::PatchType::kMerge,
       unschedulable ? R"({"spec":{"unschedulable":true}})" : R"({"spec":{"unschedulable":null}})");
-  if (!patched.ok()) return Status(patched.status()).prepend(unschedulable ? "cordon" : "uncordon");
+  if (!patched.ok()) {
+    return Status(patched.status())
+        .prepend((unschedulable ? "cordoning node " : "uncordoning node ") + node);
+  }
   SDRA_LOG_INFO << (unschedulable ? "cordoned node " : "uncordoned node ") << node;
   return Status::ok();
 }

@@ -49,19 +49,6 @@ bool upToDate(const api::NetworkAttachmentDefinition& have, const policy::NetAtt
                      [&](const kube::OwnerReference& r) { return r.uid == owner_uid; });
 }
 
-// Why a NAD of another network cannot be taken over, when it looks like the SR-IOV network
-// operator's copy of this network: what to do about it.
-std::string adoptionHint(const std::string& owner, const api::Network& n) {
-  auto ref = policy::parseOwnerRef(owner);
-  if (!ref || ref->kind != n.kind || ref->name != n.metadata.name ||
-      ref->namespace_ == n.metadata.namespace_) {
-    return "";
-  }
-  return "; if that is the SR-IOV network operator's network, run this operator with "
-         "--upstream-namespace=" +
-         ref->namespace_ + " to take the NetworkAttachmentDefinition over (docs/migration.md)";
-}
-
 }  // namespace
 
 std::string networkKey(api::NetworkKind kind, const std::string& ns, const std::string& name) {
@@ -184,11 +171,20 @@ Result<NetworkReconciler::Readiness> NetworkReconciler::provision(const api::Net
     auto owner = existing->metadata.annotations.find(policy::kOwnerRefAnnotation);
     if (owner != existing->metadata.annotations.end() && !owner->second.empty() &&
         owner->second != nad->annotations.at(policy::kOwnerRefAnnotation)) {
-      if (!policy::isUpstreamCopyOf(owner->second, n, options_.upstream_namespace)) {
+      auto namesake = policy::namesakeNamespace(owner->second, n);
+      bool upstream_copy = namesake && !options_.upstream_namespace.empty() &&
+                           *namesake == options_.upstream_namespace;
+      if (!upstream_copy) {
+        std::string hint;
+        if (namesake) {
+          hint =
+              "; if that is the SR-IOV network operator's network, run this operator with "
+              "--upstream-namespace=" +
+              *namesake + " to take the NetworkAttachmentDefinition over (docs/migration.md)";
+        }
         return Readiness{"False", kNadInvalid,
                          "NetworkAttachmentDefinition '" + where +
-                             "' already exists and is owned by " + owner->second +
-                             adoptionHint(owner->second, n)};
+                             "' already exists and is owned by " + owner->second + hint};
       }
       adopted_from = owner->second;
     }

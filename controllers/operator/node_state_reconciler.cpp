@@ -52,12 +52,11 @@ int NodeStateReconciler::disruptiveInFlight(
 
 std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& node,
                                                             const kube::ObjectReference& state) {
-  std::vector<std::shared_ptr<const api::SriovNetworkPoolConfig>> kept;
+  auto all = caches_.pool_configs.list();
   std::vector<const api::SriovNetworkPoolConfig*> pools;
-  for (auto& p : caches_.pool_configs.list()) {
-    if (!policy::validatePoolConfig(*p).ok()) continue;  // the webhook refuses these
-    pools.push_back(p.get());
-    kept.push_back(std::move(p));
+  for (const auto& p : all) {
+    if (policy::validatePoolConfig(*p).ok())
+      pools.push_back(p.get());  // the webhook refuses others
   }
   auto mine = policy::poolsOf(node.metadata.labels, pools);
   if (mine.size() > 1) {

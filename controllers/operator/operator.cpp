@@ -139,7 +139,11 @@ void Operator::wire() {
              drain(o);
              drain(n);
            },
-       .on_delete = [node](const auto& s, bool) { node(s); }});
+       .on_delete =
+           [node, drain](const auto& s, bool) {
+             node(s);
+             drain(s);  // forgets the marks it wrote
+           }});
 
   auto config = [this](const auto&) {
     config_controller_.queue().add(OperatorConfigReconciler::kKey);

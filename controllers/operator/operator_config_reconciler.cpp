@@ -34,14 +34,14 @@ policy::OperatorSettings currentSettings(const Caches& caches, const OperatorOpt
 
 Result<kube::ReconcileResult> OperatorConfigReconciler::reconcile(const std::string& key) {
   auto settings = currentSettings(caches_, options_);
-  auto config = caches_.operator_configs.get(options_.namespace_, key);
-  int verbosity = policy::logVerbosity(config.get(), options_.namespace_, options_.verbosity);
+  int verbosity = settings.log_level.value_or(options_.verbosity);
   if (log::verbosity() != verbosity) {
     SDRA_LOG_INFO << "log verbosity " << verbosity
                   << (verbosity != options_.verbosity ? " (SriovOperatorConfig logLevel)"
                                                       : " (--v)");
     log::setVerbosity(verbosity);
   }
+  auto config = caches_.operator_configs.get(options_.namespace_, key);
   if (!config) return kube::ReconcileResult::done();
 
   auto findings = policy::validateOperatorConfig(*config, options_.namespace_);

@@ -17,11 +17,6 @@ namespace sriovdra::op {
 std::optional<std::string> disruption(const api::SriovNodeStateSpec& current,
                                       const api::SriovNodeStateSpec& desired,
                                       const api::SriovNodeStateStatus& status);
-inline bool isDisruptive(const api::SriovNodeStateSpec& current,
-                         const api::SriovNodeStateSpec& desired,
-                         const api::SriovNodeStateStatus& status) {
-  return disruption(current, desired, status).has_value();
-}
 
 // True while the agent has not finished applying the latest spec.
 bool isReconfiguring(const api::SriovNodeState& state);

@@ -159,12 +159,13 @@ std::string ownerRef(const api::Network& n) {
          n.metadata.name;
 }
 
-bool isUpstreamCopyOf(std::string_view owner, const api::Network& n,
-                      std::string_view upstream_namespace) {
-  if (upstream_namespace.empty()) return false;
+std::optional<std::string> namesakeNamespace(std::string_view owner, const api::Network& n) {
   auto ref = parseOwnerRef(owner);
-  return ref && ref->kind == n.kind && ref->namespace_ == upstream_namespace &&
-         ref->name == n.metadata.name;
+  if (!ref || ref->kind != n.kind || ref->name != n.metadata.name ||
+      ref->namespace_ == n.metadata.namespace_) {
+    return std::nullopt;
+  }
+  return ref->namespace_;
 }
 
 std::optional<NetworkRef> parseOwnerRef(std::string_view annotation) {

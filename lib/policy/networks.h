@@ -43,12 +43,10 @@ struct NetworkRef {
 };
 // nullopt for anything that is not an owner-ref of one of our two kinds.
 std::optional<NetworkRef> parseOwnerRef(std::string_view annotation);
-// Whether a NAD whose owner-ref annotation is `owner` was rendered by the SR-IOV network operator
-// running in `upstream_namespace` for the network of n's kind and name there, so that n, its
-// copy in our namespace, may take it over (docs/migration.md). False when upstream_namespace is
-// "".
-bool isUpstreamCopyOf(std::string_view owner, const api::Network& n,
-                      std::string_view upstream_namespace);
+// The namespace of the network an owner-ref annotation names when that network is n's namesake
+// (same kind and name) in another namespace, else nullopt. When it is the SR-IOV network
+// operator's namespace, n is that network's copy and may take its NAD over (docs/migration.md).
+std::optional<std::string> namesakeNamespace(std::string_view owner, const api::Network& n);
 
 // The NAD of the network. resource_prefix "" leaves out k8s.v1.cni.cncf.io/resourceName (upstream
 // would write "/<resourceName>", which no device plugin serves); otherwise it is

@@ -96,7 +96,8 @@ Findings validatePoolConfig(const api::SriovNetworkPoolConfig& p) {
     f.errors.insert(f.errors.end(), problems.begin(), problems.end());
   }
   if (auto m = maxUnavailable(s.max_unavailable, 0); !m.ok()) {
-    f.errors.push_back("SriovNetworkPoolConfig invalid maxUnavailable: " + m.status().message());
+    f.errors.push_back("SriovNetworkPoolConfig invalid maxUnavailable: " + m.status().message() +
+                       "; give an integer >= 0 or a percentage from \"1%\" to \"100%\"");
   }
   return f;
 }
@@ -115,7 +116,6 @@ OperatorSettings operatorSettings(const api::SriovOperatorConfig* config,
   OperatorSettings out;
   out.agent_node_selector = flag_node_selector;
   if (config == nullptr) return out;
-  out.from_config = true;
   // Both must select the node: the flag is the install's limit, the config narrows it.
   for (const auto& [k, v] : config->spec.config_daemon_node_selector) {
     auto [it, added] = out.agent_node_selector.match_labels.emplace(k, v);
@@ -130,8 +130,8 @@ OperatorSettings operatorSettings(const api::SriovOperatorConfig* config,
 
 int logVerbosity(const api::SriovOperatorConfig* config, const std::string& operator_namespace,
                  int flag) {
-  if (config == nullptr || !validateOperatorConfig(*config, operator_namespace).ok()) return flag;
-  return static_cast<int>(config->spec.log_level.value_or(flag));
+  bool valid = config != nullptr && validateOperatorConfig(*config, operator_namespace).ok();
+  return operatorSettings(valid ? config : nullptr, {}).log_level.value_or(flag);
 }
 
 Result<int> maxUnavailable(const std::optional<api::IntOrString>& value, int pool_nodes) {

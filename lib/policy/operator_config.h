@@ -55,7 +55,6 @@ std::string refuseDrainDisable(const api::SriovOperatorConfig* previous,
 
 // What the operator applies; `config` is SriovOperatorConfig/default or null.
 struct OperatorSettings {
-  bool from_config = false;
   api::LabelSelector agent_node_selector;
   std::optional<int> log_level;  // unset: the --v flag
   bool drain = false;

@@ -161,7 +161,8 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
   auto das = in.device_attributes;
   std::sort(das.begin(), das.end(),
             [](const auto* a, const auto* b) { return a->metadata.name < b->metadata.name; });
-  std::set<std::pair<std::string, std::string>> reported;  // (DA, key) reserved warnings
+  std::set<std::pair<std::string, std::string>> reported;      // (DA, key) reserved warnings
+  std::set<std::pair<std::string, std::string>> cni_reported;  // (resource policy, value)
   for (auto& [pci, s] : vfs.sources) {
     if (s.rp == nullptr || !s.config->device_attributes_selector) continue;
     auto& a = vfs.attrs[pci];
@@ -200,7 +201,7 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
       std::string nads = in.options.resource_prefix + "/" + from_node_policy;
       if (!in.options.resource_prefix.empty() && cni != a.end() &&
           cni->second.string_value != nads &&
-          reported.insert({s.rp->metadata.name, "cni:" + cni->second.string_value}).second) {
+          cni_reported.insert({s.rp->metadata.name, cni->second.string_value}).second) {
         out.warnings.push_back(
             {{kResourcePolicyKind, s.rp->metadata.name},
              std::string(api::attr::kCniResourceName) + " " + quote(cni->second.toString()) +

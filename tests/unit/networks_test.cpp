@@ -267,18 +267,15 @@ TEST_CASE("owner-ref annotations name the network they came from", "[policy][net
   }
 }
 
-TEST_CASE("a network takes over only the NAD the upstream operator rendered for its namesake",
-          "[policy][networks][unit]") {
-  auto n = sriov();  // SriovNetwork "test"
+TEST_CASE("a NAD's owner is a namesake in another namespace or not", "[policy][networks][unit]") {
+  auto n = sriov();  // SriovNetwork "test" in its own namespace
   const std::string sno = "sriov-network-operator";
-  CHECK(
-      policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/test", n, sno));
-  CHECK_FALSE(policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/test", n,
-                                       ""));  // not side by side
+  CHECK(policy::namesakeNamespace("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/test", n) ==
+        sno);
   CHECK_FALSE(
-      policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/other", n, sno));
-  CHECK_FALSE(policy::isUpstreamCopyOf("SriovIBNetwork.sriovnetwork.openshift.io/" + sno + "/test",
-                                       n, sno));
-  CHECK_FALSE(policy::isUpstreamCopyOf("SriovNetwork.sriovnetwork.openshift.io/apps/test", n, sno));
-  CHECK_FALSE(policy::isUpstreamCopyOf("garbage", n, sno));
+      policy::namesakeNamespace("SriovNetwork.sriovnetwork.openshift.io/" + sno + "/other", n));
+  CHECK_FALSE(
+      policy::namesakeNamespace("SriovIBNetwork.sriovnetwork.openshift.io/" + sno + "/test", n));
+  CHECK_FALSE(policy::namesakeNamespace(policy::ownerRef(n), n));  // itself
+  CHECK_FALSE(policy::namesakeNamespace("garbage", n));
 }

@@ -120,14 +120,12 @@ TEST_CASE("the operator's settings come from the config, else from its flags",
           "[policy][config][unit]") {
   api::LabelSelector flag{{{"sriov", "yes"}}, {}};
   auto none = policy::operatorSettings(nullptr, flag);
-  CHECK_FALSE(none.from_config);
   CHECK(none.agent_node_selector == flag);
   CHECK_FALSE(none.log_level);
   CHECK_FALSE(none.drain);
 
   auto empty = config("{}");
   auto defaults = policy::operatorSettings(&empty, flag);
-  CHECK(defaults.from_config);
   CHECK(defaults.agent_node_selector == flag);  // an empty selector keeps the flag's
   CHECK(defaults.drain);                        // upstream's default: drain
 

@@ -55,7 +55,7 @@ TEST_CASE("only changes to PFs that already have VFs are disruptive", "[operator
     INFO(row.name);
     auto desired = current;
     row.change(desired);
-    CHECK(op::isDisruptive(current, desired, status) == row.disruptive);
+    CHECK(op::disruption(current, desired, status).has_value() == row.disruptive);
   }
 }
 
