@@ -80,6 +80,7 @@ TEST_CASE("lib/host drives Linux's own SR-IOV: VFs, drivers, MTU, refusals", "[k
   const VmResult* vm = vmRun();
   if (vm == nullptr) return;
   INFO("serial console:\n" << vm->serial);
+  INFO(vm->report.status().message());
   REQUIRE(vm->report.ok());
   const auto& r = *vm->report;
   std::string steps;
@@ -131,6 +132,7 @@ TEST_CASE("the simulated kernel answers the scenario as Linux does", "[kernel]")
   const VmResult* vm = vmRun();
   if (vm == nullptr) return;
   INFO("serial console:\n" << vm->serial);
+  INFO(vm->report.status().message());
   REQUIRE(vm->report.ok());
   testing::TempDir dir;
   REQUIRE(host::writeFixture("igb-qemu", dir.path()).isOk());

@@ -74,6 +74,8 @@ Result<std::string> initramfs(const VmOptions& o) {
   return path;
 }
 
+std::string serialLog(const VmOptions& o) { return o.work_dir + "/serial.log"; }
+
 std::vector<std::string> qemuArgv(const VmOptions& o, const std::string& initrd) {
   std::vector<std::string> argv = {"qemu-system-x86_64",
                                    "-accel",
@@ -95,7 +97,7 @@ std::vector<std::string> qemuArgv(const VmOptions& o, const std::string& initrd)
                                    "-nodefaults",
                                    "-nographic",
                                    "-serial",
-                                   "stdio",
+                                   "file:" + serialLog(o),
                                    "-no-reboot",
                                    "-device",
                                    "intel-iommu,intremap=off"};
@@ -125,12 +127,17 @@ Result<std::string> bootVm(const VmOptions& options) {
   auto initrd = initramfs(options);
   if (!initrd.ok()) return initrd.status();
   auto run = runProcess({.argv = qemuArgv(options, *initrd)}, options.timeout, size_t{16} << 20);
-  if (!run.ok()) return run.status();
+  auto serial = readFile(serialLog(options));
+  std::string printed =
+      serial.ok() ? *serial : "(no serial log: " + serial.status().message() + ")";
+  if (!run.ok()) {
+    return Status(run.status().code(), run.status().message() + "; the guest printed:\n" + printed);
+  }
   if (run->exit_code != 0) {
     return Status(Code::kInternal, "qemu exited with " + std::to_string(run->exit_code) + ": " +
-                                       run->err + "\n" + run->out);
+                                       run->err + "\nthe guest printed:\n" + printed);
   }
-  return run->out;
+  return printed;
 }
 
 }  // namespace sriovdra::kernel_test

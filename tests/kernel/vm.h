@@ -3,7 +3,9 @@
 // Debian's kernel and the base initramfs of scripts/build-kernel-vm.sh, to which the probe program
 // and the shared libraries `ldd` names for it are appended as a second cpio archive (Linux
 // unpacks both). The guest's /init loads igb, igbvf and vfio-pci, runs the probe as /probe/run
-// and powers off; everything the guest printed on its serial console is returned.
+// and powers off; everything the guest printed on its serial console is returned. The console
+// goes to a file in the work directory, not through a pipe: one of four boots under load here,
+// through QEMU's stdio stalled until the timeout, and a file also keeps what a hung guest printed.
 //
 // The machine: q35 with an intel-iommu (interrupt remapping off: it panics under TCG; without an
 // IOMMU VFs get no group and vfio-pci cannot bind), SeaBIOS, two NUMA nodes, and one emulated
@@ -31,7 +33,8 @@ struct VmOptions {
   std::chrono::seconds timeout{300};
 };
 
-// The serial log of one boot; an error when QEMU cannot start, fails or outlives the timeout.
+// The serial log of one boot; an error when QEMU cannot start, fails or outlives the timeout,
+// with what the guest printed until then.
 Result<std::string> bootVm(const VmOptions& options);
 
 }  // namespace sriovdra::kernel_test
