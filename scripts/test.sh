@@ -3,10 +3,10 @@
 # installs the Debian packages, builds the pinned Kubernetes release (etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, kubectl, kubelet) from Go modules once (cached in
 # ~/.cache/sriov-dra), containerd (tools/containerd), the NRI test runtime (containerd's NRI
-# adaptation, tools/nri-runtime) and Operator Lifecycle Manager (tools/olm), prepares the
-# real-kernel tests' VM (scripts/build-kernel-vm.sh: QEMU, Debian's kernel), builds the project
-# and its images (scripts/build-images.sh, for the real-node tests), runs every test with ctest,
-# and fuzzes every input an attacker controls for 20 s each (scripts/fuzz.sh, clang, in build-fuzz).
+# adaptation, tools/nri-runtime), Operator Lifecycle Manager (tools/olm) and helm (tools/helm),
+# prepares the real-kernel tests' VM (scripts/build-kernel-vm.sh: QEMU, Debian's kernel), builds
+# the project and its images (scripts/build-images.sh, for the real-node tests), runs every test
+# with ctest, and fuzzes every input an attacker controls for 20 s each (scripts/fuzz.sh, clang, in build-fuzz).
 # Extra arguments go to ctest, e.g. `scripts/test.sh -L unit` or `-R informer`.
 #
 # `scripts/test.sh --sanitize [ctest args]`: the unit and host tests (no control plane, the fuzz
@@ -33,7 +33,9 @@ SRIOV_DRA_NRI_RUNTIME="$(scripts/build-nri-runtime.sh)"
 SRIOV_DRA_OLM="$(scripts/build-olm.sh)"
 SRIOV_DRA_CONTAINERD="$(scripts/build-containerd.sh)"
 SRIOV_DRA_KERNEL_VM="$(scripts/build-kernel-vm.sh)"
+SRIOV_DRA_HELM="$(scripts/build-helm.sh)"
 export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM SRIOV_DRA_CONTAINERD SRIOV_DRA_KERNEL_VM
+export SRIOV_DRA_HELM
 
 build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
