@@ -161,7 +161,8 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
                           .expected_uid = ref.uid,
                           .driver = options_.driver_name,
                           .node = options_.node_name,
-                          .allowed_drivers = options_.allowed_drivers};
+                          .allowed_drivers = options_.allowed_drivers,
+                          .attaches = options_.attaches};
   if (claim.status.allocation) {
     for (const auto& r : claim.status.allocation->results) {
       if (r.driver != options_.driver_name) continue;

@@ -43,6 +43,7 @@ struct KubeletPluginOptions {
   std::string cdi_root;                   // CDI spec files
   std::string device_info_dir;            // Multus device-info files ("" = none written)
   std::set<std::string> allowed_drivers;  // VfConfig drivers beyond vfio-pci and the VF's own
+  bool attaches = false;  // the agent attaches VFs itself (standalone mode): they need a NAD
 };
 
 class KubeletPlugin : public DraDriver {

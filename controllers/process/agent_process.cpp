@@ -157,7 +157,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                                         .node_name = o.node,
                                         .cdi_root = o.cdi_root,
                                         .device_info_dir = o.device_info_dir,
-                                        .allowed_drivers = o.allowed_vf_drivers});
+                                        .allowed_drivers = o.allowed_vf_drivers,
+                                        .attaches = o.configuration_mode == "standalone"});
   std::atomic<plugin::GrpcServer*> serving{nullptr};  // read by /readyz
 
   kube::Manager manager;

@@ -130,6 +130,19 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
           .append(" or a driver the administrator allows with the agent's --allowed-vf-drivers");
       return refuse(message);
     }
+    bool kernel_driver = target ? !host::isUserspaceDriver(*target)
+                                : !host::isUserspaceDriver(access->second->driver);
+    if (in.attaches && kernel_driver && d.config.net_attach_def_name.value_or("").empty()) {
+      std::string message = who + ": request " + r->request + ": device " + r->device;
+      message.append(" stays a network interface, but its VfConfig names no netAttachDefName: the ")
+          .append(
+              "agent attaches a VF to a pod only through a NetworkAttachmentDefinition, so the ")
+          .append("pod would start without it. Name one of namespace ")
+          .append(claim.metadata.namespace_)
+          .append(" in the claim's VfConfig, ask for driver \"vfio-pci\" to use the VF as a ")
+          .append("device, or run the agent with --configuration-mode=multus");
+      return refuse(message);
+    }
     if (target && needsRebind(*target, access->second->driver)) vf.rebind_to = *target;
     plan.claim.devices.push_back(std::move(d));
     plan.vfs.push_back(std::move(vf));

@@ -13,8 +13,11 @@
 // vfio-pci, the VF's own kernel driver ("default", or its name) or one the administrator allowed: a
 // claim author never makes the agent bind a VF to an arbitrary kernel driver as root. A VfConfig's
 // netAttachDefNamespace, accepted for compatibility, must be empty or the claim's own namespace:
-// the agent reads NetworkAttachmentDefinitions for a claim only where its author works. A claim
-// with none of our results has an empty plan. Every refusal is kInvalidArgument with a message
+// the agent reads NetworkAttachmentDefinitions for a claim only where its author works. Where the
+// agent attaches VFs itself (standalone mode), a VF that stays on a kernel driver needs the
+// NetworkAttachmentDefinition its VfConfig names, or the pod would start without the interface:
+// refused as the reference driver refuses it (which also refuses vfio-pci VFs without one; those
+// are devices the pod opens, and pass here). A claim with none of our results has an empty plan. Every refusal is kInvalidArgument with a message
 // naming the claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
@@ -49,6 +52,8 @@ struct PrepareInput {
   // VFs (PCI addresses) whose node-policy VF group has needVhostNet: their config gets
   // addVhostMount unless the claim says otherwise.
   std::set<std::string> vhost_net_vfs;
+  // The agent attaches VFs with CNI through their NetworkAttachmentDefinition (standalone mode).
+  bool attaches = false;
 };
 
 struct PlannedVf {

@@ -36,16 +36,22 @@ namespace {
 const std::string kDriver(api::kDriverName);
 
 // One node with the a100-reference server, the operator (with a Multus resource prefix), the
-// agent serving the plugin in a kubelet directory, and the reference policies with `num_vfs`.
+// agent serving the plugin in a kubelet directory in Multus mode (these tests prepare claims;
+// attaching them in standalone mode is attach_test's), and the reference policies with `num_vfs`.
 struct PluginEnv {
   explicit PluginEnv(int num_vfs = 1) : env("plugin") {
     op = env.startOperator({.extra_args = {"--resource-prefix=openshift.io"}});
     node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
-    agent = env.startAgent(node, "a100-reference", kubelet.path());
+    agent = startAgent();
     env.applyReferencePolicies();
     if (num_vfs != 1) setNumVfs(num_vfs);
     eventually([&] { return env.deviceCount(node) == 8 * static_cast<size_t>(num_vfs); }, 90s,
                [&] { return agent->logs(); });
+  }
+
+  std::unique_ptr<testing::OperatorProcess> startAgent(const std::string& mode = "multus") {
+    return env.startAgent(node, "a100-reference", kubelet.path(), "",
+                          {"--configuration-mode=" + mode});
   }
 
   testing::KubeletDirs dirs() const { return testing::KubeletDirs::under(kubelet.path()); }
@@ -348,7 +354,7 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
   }
   SECTION("after SIGKILL and restart the VF stays protected, and unprepare still restores it") {
     p.agent->stop(SIGKILL);
-    p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path());
+    p.agent = p.startAgent();
     endpoint = p.registerPlugin();  // the stale sockets were replaced
     p.agent->waitReady();
     size_t journal_mark = p.env.kernelJournal(p.node).size();
@@ -380,7 +386,7 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     p.agent->stop(SIGKILL);
     std::string path = p.env.stateDir(p.node) + "/checkpoint.json";
     REQUIRE(writeFileAtomic(path, R"({"version":1,"claims":{)", 0600).isOk());  // torn
-    p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path());
+    p.agent = p.startAgent();
     endpoint = p.registerPlugin();
     p.agent->waitReady();
     size_t journal_mark = p.env.kernelJournal(p.node).size();
@@ -461,7 +467,7 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     std::string changed = *text;
     changed.replace(pos, 8, "pod-xxxx");  // valid JSON, wrong checksum
     REQUIRE(writeFileAtomic(path, changed, 0600).isOk());
-    p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path());
+    p.agent = p.startAgent();
     std::optional<std::string> event;
     eventually(
         [&] {
@@ -483,6 +489,42 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     p.registerPlugin();  // the agent keeps serving
     p.agent->waitReady();
   }
+}
+
+TEST_CASE("in standalone mode a VF that stays a netdev needs a NetworkAttachmentDefinition",
+          "[plugin][integration]") {
+  PluginEnv p;
+  p.agent->stop(SIGTERM);
+  p.agent = p.startAgent("standalone");
+  std::string endpoint = p.registerPlugin();
+  p.agent->waitReady();
+  std::vector<std::string> vfs;
+  for (const auto& s : p.env.slicesOf(p.node)) {
+    for (const auto& d : s.spec.devices) vfs.push_back(d.name);
+  }
+  REQUIRE(vfs.size() >= 4);
+  auto bare = p.createClaim("bare", "pod-bare", {{"vf", kDriver, vfs[0]}});
+  auto named = p.createClaim("named", "pod-named", {{"vf", kDriver, vfs[1]}}, R"("ifName":"net1")");
+  auto nad = p.createClaim("nad", "pod-nad", {{"vf", kDriver, vfs[2]}},
+                           R"("ifName":"net1","netAttachDefName":"cx6-vf")");
+  auto dpdk =
+      p.createClaim("dpdk", "pod-dpdk", {{"vf", kDriver, vfs[3]}}, R"("driver":"vfio-pci")");
+  auto prepared = KubeletClient::prepare(endpoint, "v1", {bare, named, nad, dpdk});
+  REQUIRE(prepared.ok());
+  for (const auto& refused : {bare, named}) {
+    INFO(refused.name);
+    CHECK_THAT(prepared->at(refused.uid).error,
+               Catch::Contains("request vf: device " + vfs[refused.name == "bare" ? 0 : 1] +
+                               " stays a network interface, but its VfConfig names no "
+                               "netAttachDefName") &&
+                   Catch::Contains("Name one of namespace " + p.env.ns()) &&
+                   Catch::Contains("--configuration-mode=multus"));
+    CHECK(prepared->at(refused.uid).devices.empty());
+    CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(refused.uid)));
+  }
+  CHECK(prepared->at(nad.uid).error == "");
+  CHECK(prepared->at(dpdk.uid).error == "");
+  CHECK(prepared->at(dpdk.uid).devices.size() == 1);
 }
 
 TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says why",

@@ -59,6 +59,7 @@ struct Row {
   std::optional<std::string> host_driver = "mlx5_core";  // nullopt: not on the host
   std::optional<std::string> earlier_original;           // an interrupted attempt recorded this
   std::set<std::string> allowed;                         // the agent's --allowed-vf-drivers
+  bool attaches = false;                                 // standalone mode
   // Expected: an error starting with this, or the plan below.
   std::string error;
   std::optional<std::string> rebind_to;
@@ -138,12 +139,35 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
        .host_driver = "vfio-pci",
        .rebind_to = "",
        .original_driver = "vfio-pci"},
+      {.name = "standalone: a netdev VF without a NAD would reach the pod unattached",
+       .claim = claim(),
+       .attaches = true,
+       .error = "ResourceClaim ns/c: request vf: device 0000-11-00-1 stays a network interface, "
+                "but its VfConfig names no netAttachDefName"},
+      {.name = "standalone: back to the kernel driver without a NAD, likewise",
+       .claim = claim(kDefault),
+       .host_driver = "vfio-pci",
+       .attaches = true,
+       .error = "ResourceClaim ns/c: request vf: device 0000-11-00-1 stays a network interface"},
+      {.name = "standalone: a VF bound to vfio-pci is a device; it needs no NAD",
+       .claim = claim(kVfio),
+       .attaches = true,
+       .rebind_to = "vfio-pci"},
+      {.name = "standalone: a VF already on vfio-pci and left there needs none either",
+       .claim = claim(),
+       .host_driver = "vfio-pci",
+       .attaches = true,
+       .original_driver = "vfio-pci"},
+      {.name = "standalone: a netdev VF with its NAD",
+       .claim = claim(withNadNamespace("ns")),
+       .attaches = true},
   };
   for (const auto& row : rows) {
     INFO(row.name);
     dra::PrepareInput in{
         .claim = &row.claim, .expected_uid = row.uid, .driver = kDriver, .node = "n1"};
     in.allowed_drivers = row.allowed;
+    in.attaches = row.attaches;
     if (row.advertised) in.devices.emplace("0000-11-00-1", advertisedVf());
     if (row.host_driver) in.host.emplace("0000:11:00.1", onDriver(*row.host_driver));
     dra::PreparedClaim earlier;
