@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "api/names.h"
 #include "attach/flags.h"
 #include "base/log.h"
 #include "base/signals.h"
@@ -77,7 +78,7 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
       ->delimiter(',')
       ->check(CLI::Validator(
           [](const std::string& d) {
-            return dra::isDriverName(d) ? std::string() : "\"" + d + "\" is not a driver name";
+            return api::isDriverName(d) ? std::string() : "\"" + d + "\" is not a driver name";
           },
           "DRIVER"));
   app.add_option("--ib-guid-pool", o.ib_guid_pool,

@@ -71,6 +71,15 @@ std::optional<api::SliceDevice> LocalState::discovered(const std::string& device
   return built.slices[0].spec.devices[0];
 }
 
+std::vector<std::string> LocalState::driversOf(const std::string& device) const {
+  auto state = states_.get(options_.namespace_, options_.node_name);
+  if (!state) return {};
+  for (const auto& d : state->spec.devices) {
+    if (d.name == device) return d.drivers;
+  }
+  return {};
+}
+
 bool LocalState::needsVhostNet(const std::string& pci_address) const {
   auto state = states_.get(options_.namespace_, options_.node_name);
   if (!state) return false;

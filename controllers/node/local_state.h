@@ -72,6 +72,8 @@ class LocalState : public host::PreparedSource {
   std::optional<api::SliceDevice> discovered(const std::string& device) const;
   // True when the VF is in a VF group of the spec whose node policy has needVhostNet.
   bool needsVhostNet(const std::string& pci_address) const;
+  // The drivers claims may use the device with, as the spec lists them (empty: no limit).
+  std::vector<std::string> driversOf(const std::string& device) const;
 
   // Reads the checkpoint. A corrupt one is moved aside (its name is in the error) and the node
   // starts without prepared claims; the caller reports it.

@@ -166,6 +166,7 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
   if (claim.status.allocation) {
     for (const auto& r : claim.status.allocation->results) {
       if (r.driver != options_.driver_name) continue;
+      input.device_drivers[r.device] = local_.driversOf(r.device);
       if (auto adv = local_.advertised(r.device)) {
         input.devices.emplace(r.device, std::move(*adv));
       } else if (auto found = local_.discovered(r.device)) {

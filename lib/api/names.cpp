@@ -1,6 +1,7 @@
 #include "api/names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 
 namespace sriovdra::api {
@@ -46,6 +47,12 @@ std::string deviceName(std::string_view pci_address) {
   std::replace(out.begin(), out.end(), ':', '-');
   std::replace(out.begin(), out.end(), '.', '-');
   return out;
+}
+
+bool isDriverName(std::string_view s) {
+  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
 }
 
 }  // namespace sriovdra::api

@@ -62,4 +62,8 @@ bool isReserved(std::string_view name);
 // "0000:c7:00.1" -> "0000-c7-00-1": a DNS label, as the reference driver names devices.
 std::string deviceName(std::string_view pci_address);
 
+// Letters, digits, '_' and '-', at most 64: what a kernel driver's name looks like (so it is
+// safe as a component of a sysfs path).
+bool isDriverName(std::string_view s);
+
 }  // namespace sriovdra::api

@@ -49,7 +49,7 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
   }
   for (const auto& d : r.array("devices")) {
     s.devices.push_back({d.str("name"), d.str("pciAddress"), decodeAttributes(d, "attributes"),
-                         d.boolean("excludeTopology")});
+                         d.boolean("excludeTopology"), d.strings("drivers")});
   }
   return s;
 }
@@ -83,6 +83,7 @@ void SriovNodeStateSpec::encode(Writer w) const {
                o.strAlways("name", d.name).strAlways("pciAddress", d.pci_address);
                o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
                o.trueOnly("excludeTopology", d.exclude_topology);
+               o.strings("drivers", d.drivers);
              }));
 }
 

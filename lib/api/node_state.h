@@ -50,6 +50,9 @@ struct Device {
   // From a node policy's excludeTopology: published without dra.net/numaNode, so no claim can
   // tie it to a NUMA node (as the device plugin then reported no NUMA affinity).
   bool exclude_topology = false;
+  // The drivers a claim may use the VF with (the winning resource filter's `drivers`; the first
+  // when the claim names none); empty: as its VfConfig says.
+  std::vector<std::string> drivers;
   bool operator==(const Device&) const = default;
 };
 

@@ -1,5 +1,7 @@
 #include "dra/prepare.h"
 
+#include <algorithm>
+
 #include "api/attributes.h"
 #include "api/names.h"
 #include "base/strings.h"
@@ -13,6 +15,35 @@ Status refuse(const std::string& what) { return Status(Code::kInvalidArgument, w
 std::string withoutSlashes(std::string s) {
   for (auto& c : s) c = c == '/' ? '-' : c;
   return s;
+}
+
+// A resource filter's drivers applied to a device's config: a config that names no driver gets
+// the first; one that names a driver not listed is refused. "default" and the name of the VF's
+// kernel driver are one driver.
+Status limitDriver(const std::vector<std::string>& drivers, const std::string& who,
+                   PreparedDevice& d) {
+  if (drivers.empty()) return Status();
+  auto target = d.config.targetDriver();
+  if (!target) {
+    d.config.driver = drivers.front();
+    return Status();
+  }
+  std::string kernel = host::isUserspaceDriver(d.original_driver) ? "" : d.original_driver;
+  auto isKernel = [&](const std::string& name) {
+    return name == "default" || (!kernel.empty() && name == kernel);
+  };
+  std::string asked = target->empty() ? "default" : *target;
+  if (std::find(drivers.begin(), drivers.end(), asked) != drivers.end() ||
+      (isKernel(asked) && std::any_of(drivers.begin(), drivers.end(), isKernel))) {
+    return Status();
+  }
+  std::string message = who + " is for drivers [" + join(drivers, ", ");
+  message.append("] (the drivers of the SriovResourcePolicy filter that advertises it), not \"")
+      .append(asked)
+      .append("\": name one of those in the claim's VfConfig, or none for \"")
+      .append(drivers.front())
+      .append("\"");
+  return refuse(message);
 }
 
 }  // namespace
@@ -117,6 +148,10 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
       d.config.add_vhost_mount = true;
     }
     PlannedVf vf{.rebind_to = std::nullopt, .device = in.devices.at(r->device)};
+    if (auto limit = in.device_drivers.find(r->device); limit != in.device_drivers.end()) {
+      SDRA_RETURN_IF_ERROR(
+          limitDriver(limit->second, who + ": request " + r->request + ": device " + r->device, d));
+    }
     auto target = d.config.targetDriver();
     if (target && !target->empty() && *target != "vfio-pci" &&
         in.allowed_drivers.count(*target) == 0 &&

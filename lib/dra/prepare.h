@@ -11,14 +11,16 @@
 // if there was one, so a crash between binding and recording never loses the driver to restore),
 // and says which VFs must be bound to another driver first. The driver a VfConfig names must be
 // vfio-pci, the VF's own kernel driver ("default", or its name) or one the administrator allowed: a
-// claim author never makes the agent bind a VF to an arbitrary kernel driver as root. A VfConfig's
-// netAttachDefNamespace, accepted for compatibility, must be empty or the claim's own namespace:
-// the agent reads NetworkAttachmentDefinitions for a claim only where its author works. Where the
-// agent attaches VFs itself (standalone mode), a VF that stays on a kernel driver needs the
-// NetworkAttachmentDefinition its VfConfig names, or the pod would start without the interface:
-// refused as the reference driver refuses it (which also refuses vfio-pci VFs without one; those
-// are devices the pod opens, and pass here). A claim with none of our results has an empty plan. Every refusal is kInvalidArgument with a message
-// naming the claim and the device.
+// claim author never makes the agent bind a VF to an arbitrary kernel driver as root. A resource
+// filter's `drivers` (PrepareInput::device_drivers) picks the driver of a claim that names none
+// and limits the others. A VfConfig's netAttachDefNamespace, accepted for compatibility, must be
+// empty or the claim's own namespace: the agent reads NetworkAttachmentDefinitions for a claim
+// only where its author works. Where the agent attaches VFs itself (standalone mode), a VF that
+// stays on a kernel driver needs the NetworkAttachmentDefinition its VfConfig names, or the pod
+// would start without the interface: refused as the reference driver refuses it (which also
+// refuses vfio-pci VFs without one; those are devices the pod opens, and pass here). A claim with
+// none of our results has an empty plan.
+// Every refusal is kInvalidArgument with a message naming the claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
 // device carries the Multus attributes, its device-info file.
@@ -54,6 +56,10 @@ struct PrepareInput {
   std::set<std::string> vhost_net_vfs;
   // The agent attaches VFs with CNI through their NetworkAttachmentDefinition (standalone mode).
   bool attaches = false;
+  // By device name: the drivers its SriovResourcePolicy's filter lets claims use it with
+  // (api::Device::drivers; "default" = its kernel driver). A claim that names no driver gets
+  // the first; one that names another is refused. Absent or empty: no such limit.
+  std::map<std::string, std::vector<std::string>> device_drivers;
 };
 
 struct PlannedVf {

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <set>
 
+#include "api/names.h"
+
 namespace sriovdra::dra {
 namespace {
 
@@ -83,7 +85,7 @@ Result<VfConfig> parseVfConfig(std::string_view parameters_json) {
       return fieldError(key, "\"" + s + "\" is not " + std::string(kVfConfigKind));
     }
     if (key == "driver") {
-      if (!s.empty() && !isDriverName(s)) {
+      if (!s.empty() && !api::isDriverName(s)) {
         return fieldError(key, "\"" + s +
                                    "\" is not a kernel driver name (letters, digits, '_' and "
                                    "'-'); use \"default\", \"vfio-pci\" or a driver's name");
@@ -157,12 +159,6 @@ Result<std::map<std::string, VfConfig>> vfConfigsByRequest(const api::Allocation
     }
   }
   return out;
-}
-
-bool isDriverName(std::string_view s) {
-  return !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
-  });
 }
 
 }  // namespace sriovdra::dra

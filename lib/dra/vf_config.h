@@ -40,9 +40,6 @@ struct VfConfig {
   static Result<VfConfig> decode(const json::Value& v);  // lenient: for our own checkpoint
 };
 
-// Letters, digits, '_' and '-', at most 64: what a kernel driver's name looks like.
-bool isDriverName(std::string_view s);
-
 // Strict: `parameters_json` is the opaque parameters object of a config for this driver.
 Result<VfConfig> parseVfConfig(std::string_view parameters_json);
 

@@ -52,7 +52,6 @@ bool filterMatches(const api::ResourceFilter& f, const api::InterfaceExt& pf,
                }) &&
          anyOf(f.pf_pci_addresses,
                [&](const auto& a) { return equalsIgnoreCase(a, pf.pci_address); }) &&
-         anyOf(f.drivers, [&](const auto& d) { return d == vf.driver; }) &&
          (f.link_type.empty() || linkTypeName(f.link_type) == linkTypeName(pf.link_type));
 }
 
@@ -63,6 +62,7 @@ struct Source {
   std::string node_policy;  // VF group that configures it
   const api::SriovResourcePolicy* rp = nullptr;
   const api::ResourcePolicyConfig* config = nullptr;
+  const api::ResourceFilter* filter = nullptr;  // the config's first filter that matched
 };
 struct VfSources {
   std::map<std::string, Source> sources;
@@ -122,12 +122,13 @@ void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& ca
   for (const auto& c : candidates) {
     for (const auto* p : applicable) {
       const api::ResourcePolicyConfig* hit = nullptr;
+      const api::ResourceFilter* by = nullptr;
       for (const auto& config : p->configs) {
-        bool match = config.resource_filters.empty() ||
-                     std::any_of(config.resource_filters.begin(), config.resource_filters.end(),
-                                 [&](const auto& f) { return filterMatches(f, *c.pf, *c.vf); });
-        if (match) {
+        auto f = std::find_if(config.resource_filters.begin(), config.resource_filters.end(),
+                              [&](const auto& f) { return filterMatches(f, *c.pf, *c.vf); });
+        if (config.resource_filters.empty() || f != config.resource_filters.end()) {
           hit = &config;
+          by = f != config.resource_filters.end() ? &*f : nullptr;
           break;
         }
       }
@@ -136,6 +137,7 @@ void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& ca
       if (s.rp == nullptr) {
         s.rp = p;
         s.config = hit;
+        s.filter = by;
         out.matches[{kResourcePolicyKind, p->metadata.name}]++;
       } else {
         lost[{p->metadata.name, s.rp->metadata.name}].push_back(c.vf->pci_address);
@@ -226,7 +228,8 @@ void emitDevices(const RenderOptions& options, const std::vector<Candidate>& can
     if (it == vfs.sources.end()) continue;
     if (it->second.rp == nullptr && !options.advertise_node_policy_vfs) continue;
     api::Device d{api::deviceName(c.vf->pci_address), c.vf->pci_address,
-                  vfs.attrs[c.vf->pci_address], vfs.exclude_topology.count(c.vf->pci_address) > 0};
+                  vfs.attrs[c.vf->pci_address], vfs.exclude_topology.count(c.vf->pci_address) > 0,
+                  it->second.filter ? it->second.filter->drivers : std::vector<std::string>{}};
     size_t budget = api::kMaxAttributesAndCapacitiesPerDevice - api::attr::kReserved.size();
     while (d.attributes.size() > budget) {
       auto last = std::prev(d.attributes.end());

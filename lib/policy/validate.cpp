@@ -407,6 +407,17 @@ Findings validateResourcePolicy(const api::SriovResourcePolicy& p) {
                              " must be a PCI address like 0000:0e:00.0");
         }
       }
+      if (rf.drivers.size() > 16) {
+        f.errors.push_back(fp + ".drivers has " + std::to_string(rf.drivers.size()) +
+                           " entries; list at most 16");
+      }
+      for (const auto& d : rf.drivers) {
+        if (d != "default" && !api::isDriverName(d)) {
+          f.errors.push_back(fp + ".drivers entry " + quote(d) +
+                             " must be \"default\" or a kernel driver's name (letters, digits, "
+                             "'_' and '-', such as vfio-pci)");
+        }
+      }
     }
   }
   return f;

@@ -12,6 +12,7 @@
 #include "api/names.h"
 #include "api/resource.h"
 #include "base/files.h"
+#include "base/strings.h"
 #include "base/json.h"
 #include "dra/cdi.h"
 #include "metrics/registry.h"
@@ -489,6 +490,63 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     p.registerPlugin();  // the agent keeps serving
     p.agent->waitReady();
   }
+}
+
+TEST_CASE("the SR-IOV DRA driver's drivers pattern: a filter's vfio-pci binds its VFs at prepare",
+          "[plugin][integration]") {
+  PluginEnv p;
+  std::string endpoint = p.registerPlugin();
+  // The driver's README: `drivers: [vfio-pci]` on the filter; its VFs are on mlx5_core.
+  REQUIRE(p.env.admin()
+              .patch(api::resources::kSriovResourcePolicies, p.env.ns(), "cx6-advertise-vfs",
+                     kube::PatchType::kJson,
+                     R"([{"op":"add","path":"/spec/configs/0/resourceFilters/0/drivers",)"
+                     R"("value":["vfio-pci"]}])")
+              .ok());
+  auto driversOf = [&](const std::string& device) {
+    auto state = p.env.nodeState(p.node);
+    if (!state) return std::string("no SriovNodeState");
+    for (const auto& d : state->spec.devices) {
+      if (d.name == device) return sriovdra::join(d.drivers, ",");
+    }
+    return std::string("not in spec");
+  };
+  eventually([&] { return driversOf("0000-11-00-1") == "vfio-pci"; }, 60s,
+             [&] { return driversOf("0000-11-00-1"); });
+  CHECK(p.env.deviceCount(p.node) == 8);  // advertised although none is on vfio-pci
+
+  // A claim that names no driver gets the filter's; one that names another is refused.
+  auto plain = p.createClaim("plain", "pod-plain", {{"vf", kDriver, "0000-11-00-1"}});
+  auto other = p.createClaim("other", "pod-other", {{"vf", kDriver, "0000-0e-00-1"}},
+                             R"("driver":"default")");
+  auto prepared = KubeletClient::prepare(endpoint, "v1", {plain, other});
+  REQUIRE(prepared.ok());
+  CHECK(prepared->at(plain.uid).error == "");
+  CHECK(p.driverOf("0000:11:00.1") == "vfio-pci");
+  CHECK_THAT(prepared->at(other.uid).error,
+             Catch::Contains("device 0000-0e-00-1 is for drivers [vfio-pci]") &&
+                 Catch::Contains("not \"default\""));
+  CHECK(p.driverOf("0000:0e:00.1") == "mlx5_core");
+
+  // Bound to vfio-pci, the VF stays advertised: its driver does not move it out of the slice.
+  auto reported = [&] {
+    auto state = p.env.nodeState(p.node);
+    if (!state) return std::string();
+    for (const auto& pf : state->status.interfaces) {
+      for (const auto& vf : pf.vfs) {
+        if (vf.pci_address == "0000:11:00.1") return vf.driver;
+      }
+    }
+    return std::string();
+  };
+  eventually([&] { return reported() == "vfio-pci"; }, 60s, [&] { return reported(); });
+  CHECK(driversOf("0000-11-00-1") == "vfio-pci");
+  CHECK(p.env.deviceCount(p.node) == 8);
+
+  auto undone = KubeletClient::unprepare(endpoint, "v1", {plain});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(plain.uid) == "");
+  CHECK(p.driverOf("0000:11:00.1") == "mlx5_core");
 }
 
 TEST_CASE("in standalone mode a VF that stays a netdev needs a NetworkAttachmentDefinition",

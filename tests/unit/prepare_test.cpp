@@ -60,6 +60,7 @@ struct Row {
   std::optional<std::string> earlier_original;           // an interrupted attempt recorded this
   std::set<std::string> allowed;                         // the agent's --allowed-vf-drivers
   bool attaches = false;                                 // standalone mode
+  std::vector<std::string> drivers;                      // its resource filter's drivers
   // Expected: an error starting with this, or the plan below.
   std::string error;
   std::optional<std::string> rebind_to;
@@ -161,6 +162,34 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
       {.name = "standalone: a netdev VF with its NAD",
        .claim = claim(withNadNamespace("ns")),
        .attaches = true},
+      {.name = "the filter's drivers: a claim that names none gets the first",
+       .claim = claim(),
+       .drivers = {"vfio-pci", "default"},
+       .rebind_to = "vfio-pci"},
+      {.name = "the filter's drivers: one of them, named",
+       .claim = claim(kDefault),
+       .drivers = {"vfio-pci", "default"}},
+      {.name = "the filter's drivers: the kernel driver by name stands for default",
+       .claim = claim(withDriver("mlx5_core")),
+       .drivers = {"vfio-pci", "default"}},
+      {.name = "the filter's drivers: default stands for the kernel driver's name",
+       .claim = claim(kDefault),
+       .drivers = {"mlx5_core"}},
+      {.name = "the filter's drivers: another is refused",
+       .claim = claim(kDefault),
+       .drivers = {"vfio-pci"},
+       .error = "ResourceClaim ns/c: request vf: device 0000-11-00-1 is for drivers [vfio-pci] "
+                "(the drivers of the SriovResourcePolicy filter that advertises it), not "
+                "\"default\": name one of those in the claim's VfConfig, or none for \"vfio-pci\""},
+      {.name = "standalone: the filter's vfio-pci needs no NAD",
+       .claim = claim(),
+       .attaches = true,
+       .drivers = {"vfio-pci"},
+       .rebind_to = "vfio-pci"},
+      {.name = "the filter's first driver still has to be allowed",
+       .claim = claim(),
+       .drivers = {"pci-stub"},
+       .error = "ResourceClaim ns/c: device 0000-11-00-1: driver \"pci-stub\" is not allowed"},
   };
   for (const auto& row : rows) {
     INFO(row.name);
@@ -168,6 +197,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
         .claim = &row.claim, .expected_uid = row.uid, .driver = kDriver, .node = "n1"};
     in.allowed_drivers = row.allowed;
     in.attaches = row.attaches;
+    in.device_drivers["0000-11-00-1"] = row.drivers;
     if (row.advertised) in.devices.emplace("0000-11-00-1", advertisedVf());
     if (row.host_driver) in.host.emplace("0000:11:00.1", onDriver(*row.host_driver));
     dra::PreparedClaim earlier;

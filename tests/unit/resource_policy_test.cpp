@@ -60,10 +60,12 @@ TEST_CASE("resource filters: fields ANDed, entries ORed, lists any-of", "[policy
       {"pfPciAddresses",
        {{.pf_pci_addresses = {"0000:3b:00.1"}}},
        {"0000:3b:04.0", "0000:3b:04.1"}},
-      {"drivers",
+      {"drivers select nothing (the SR-IOV DRA driver's semantics): the bound one",
        {{.drivers = {"iavf"}}},
        {"0000:3b:02.0", "0000:3b:02.1", "0000:3b:04.0", "0000:3b:04.1"}},
-      {"drivers that are not bound", {{.drivers = {"vfio-pci"}}}, {}},
+      {"drivers select nothing: one a claim binds at prepare (the driver's README pattern)",
+       {{.drivers = {"vfio-pci"}}},
+       {"0000:3b:02.0", "0000:3b:02.1", "0000:3b:04.0", "0000:3b:04.1"}},
       {"linkType eth",
        {{.link_type = "eth"}},
        {"0000:3b:02.0", "0000:3b:02.1", "0000:3b:04.0", "0000:3b:04.1"}},
@@ -82,6 +84,25 @@ TEST_CASE("resource filters: fields ANDed, entries ORed, lists any-of", "[policy
     CHECK(names(out) == row.expected);
     for (const auto& d : out.spec.devices) CHECK(d.attributes.empty());
   }
+}
+
+TEST_CASE("a device carries the drivers of the first filter that matched it",
+          "[policy][srp][unit]") {
+  auto status = e810Status(2);
+  auto out = renderWith(status, {ResourcePolicy("p")
+                                     .config({{.pf_names = {"ens1f0"}, .drivers = {"vfio-pci"}},
+                                              {.drivers = {"iavf", "vfio-pci"}},
+                                              {.pf_names = {"ens1f1"}}})
+                                     .get()});
+  std::map<std::string, std::vector<std::string>> drivers;
+  for (const auto& d : out.spec.devices) drivers[d.pci_address] = d.drivers;
+  CHECK(drivers ==
+        std::map<std::string, std::vector<std::string>>{{"0000:3b:02.0", {"vfio-pci"}},
+                                                        {"0000:3b:02.1", {"vfio-pci"}},
+                                                        {"0000:3b:04.0", {"iavf", "vfio-pci"}},
+                                                        {"0000:3b:04.1", {"iavf", "vfio-pci"}}});
+  auto none = renderWith(status, {ResourcePolicy("p").config({{.pf_names = {"ens1f1"}}}).get()});
+  for (const auto& d : none.spec.devices) CHECK(d.drivers.empty());
 }
 
 TEST_CASE("the first policy by name, then the first config, wins a VF", "[policy][srp][unit]") {

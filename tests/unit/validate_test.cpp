@@ -264,7 +264,9 @@ TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit
     api::SriovResourcePolicy p = ResourcePolicy("p").config({}).get();
     p.node_selector = api::NodeSelector{{{{{"cpus", "Gt", {"many"}}}, {}}, {{}, {}}}};
     p.configs[0].device_attributes_selector = api::LabelSelector{{}, {{"pool", "In", {}}}};
-    p.configs[0].resource_filters = {{.link_type = "roce"}};
+    p.configs[0].resource_filters = {{.link_type = "roce"},
+                                     {.drivers = {"vfio-pci", "default", "../../../dev/sda"}},
+                                     {.drivers = std::vector<std::string>(17, "vfio-pci")}};
     auto f = policy::validateResourcePolicy(p);
     std::string all = joined(f.errors);
     CHECK_THAT(all, Catch::Contains("operator Gt needs exactly one integer value"));
@@ -278,6 +280,11 @@ TEST_CASE("resource policy and DeviceAttributes rules", "[policy][validate][unit
                                                       "every node, as in the SR-IOV DRA driver"));
     CHECK_THAT(all, Catch::Contains("operator In needs at least one value"));
     CHECK_THAT(all, Catch::Contains("linkType \"roce\" must be eth, ethernet, ib or infiniband"));
+    CHECK_THAT(all, Catch::Contains("resourceFilters[1].drivers entry \"../../../dev/sda\" must be "
+                                    "\"default\" or a kernel driver's name"));
+    CHECK_THAT(all,
+               !Catch::Contains("entry \"vfio-pci\"") && !Catch::Contains("entry \"default\""));
+    CHECK_THAT(all, Catch::Contains("resourceFilters[2].drivers has 17 entries; list at most 16"));
   }
   SECTION("attribute names and values follow the DRA rules") {
     auto d = deviceAttributes(
