@@ -34,6 +34,11 @@ void addKubeletFlags(CLI::App& app, process::AgentProcessOptions& o) {
   app.add_option("--device-info-dir", o.device_info_dir,
                  "where Multus device-info files are written (\"\" = none)")
       ->capture_default_str();
+  app.add_flag("--enable-device-metadata", o.device_metadata,
+               "mount a KEP-5304 metadata file describing its VFs (attributes such as "
+               "resource.kubernetes.io/pciBusID) into every container of a claim")
+      ->envname("ENABLE_DEVICE_METADATA")
+      ->capture_default_str();
   app.add_option("--configuration-mode", o.configuration_mode,
                  "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
                  "running CNI); multus: Multus does, from the device-info files (also "

@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "base/time.h"
 #include "dra/cdi.h"
+#include "dra/device_metadata.h"
 #include "dra/in_use.h"
 #include "dra/prepare.h"
 #include "dra/vf_config.h"
@@ -130,7 +131,7 @@ Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(const Clai
   dra::PreparedClaim& pc = plan->claim;
   if (pc.devices.empty()) return std::vector<PreparedDeviceResult>{};
   SDRA_RETURN_IF_ERROR(local_.record(pc));
-  if (Status st = applyPlan(*plan); !st.isOk()) return undo(pc, st);
+  if (Status st = applyPlan(*plan, *claim); !st.isOk()) return undo(pc, st);
   pc.state = dra::PreparedClaim::State::kPrepared;
   SDRA_RETURN_IF_ERROR(local_.record(pc));
   if (Status st = writePodSpec(pc.pod_uid); !st.isOk()) {
@@ -188,7 +189,7 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
   return input;
 }
 
-Status KubeletPlugin::applyPlan(dra::PreparePlan& plan) {
+Status KubeletPlugin::applyPlan(dra::PreparePlan& plan, const api::ResourceClaim& claim) {
   dra::PreparedClaim& pc = plan.claim;
   const std::string who = "ResourceClaim " + pc.namespace_ + "/" + pc.name;
   std::vector<dra::CdiDevice> cdi_devices;
@@ -229,7 +230,85 @@ Status KubeletPlugin::applyPlan(dra::PreparePlan& plan) {
       !st.isOk()) {
     return Status(st.code(), "writing the CDI spec: " + st.message());
   }
+  return writeMetadata(plan, claim);
+}
+
+Status KubeletPlugin::writeMetadata(dra::PreparePlan& plan, const api::ResourceClaim& claim) {
+  if (options_.metadata_dir.empty()) return Status::ok();
+  dra::PreparedClaim& pc = plan.claim;
+  auto annotation = claim.metadata.annotations.find(std::string(dra::kPodClaimNameAnnotation));
+  dra::MetadataClaim who{pc.namespace_, pc.name, pc.uid,
+                         annotation == claim.metadata.annotations.end() ? "" : annotation->second};
+  std::map<std::string, std::vector<size_t>> by_request;  // base request -> devices
+  for (size_t i = 0; i < pc.devices.size(); ++i) {
+    for (const auto& r : pc.devices[i].request_names) by_request[dra::baseRequest(r)].push_back(i);
+  }
+  for (const auto& [request, indexes] : by_request) {
+    std::vector<dra::MetadataDevice> devices;
+    for (size_t i : indexes) {
+      devices.push_back(
+          {pc.devices[i].pool, pc.devices[i].device, plan.vfs[i].device.attributes, std::nullopt});
+    }
+    std::string file = dra::metadataHostPath(options_.metadata_dir, who, request);
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(file).parent_path(), ec);
+    Status written = writeFileAtomic(
+        file, dra::deviceMetadataStream(who, options_.driver_name, request, 1, devices), 0644);
+    if (written.isOk()) {
+      written = writeFileAtomic(
+          options_.cdi_root + "/" +
+              dra::metadataCdiSpecFileName(options_.driver_name, pc.uid, request),
+          json::dump(dra::metadataCdiSpec(who, options_.driver_name, request, file)) + "\n", 0644);
+    }
+    if (!written.isOk()) {
+      return Status(written.code(),
+                    "writing the device metadata of request " + request + ": " + written.message());
+    }
+    for (size_t i : indexes) {
+      pc.devices[i].cdi_device_ids.push_back(
+          dra::metadataCdiId(options_.driver_name, pc.uid, request));
+    }
+  }
   return Status::ok();
+}
+
+Status KubeletPlugin::removeMetadata(const std::string& uid, const std::string& ns,
+                                     const std::string& name) {
+  if (options_.metadata_dir.empty()) return Status::ok();
+  std::string prefix = dra::metadataCdiSpecPrefix(options_.driver_name, uid);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.cdi_root, ec)) {
+    if (!entry.path().filename().string().starts_with(prefix)) continue;
+    // A claim the checkpoint lost: its files are where its spec mounts them from.
+    if (auto file = mountedMetadataFile(entry.path().string()); ns.empty() && file) {
+      std::filesystem::remove_all(file->parent_path(), ec);
+      std::filesystem::remove(file->parent_path().parent_path(), ec);  // only when empty
+    }
+    SDRA_RETURN_IF_ERROR(removeIfPresent(entry.path().string()));
+  }
+  if (ns.empty()) return Status::ok();
+  std::filesystem::remove_all(dra::metadataClaimDir(options_.metadata_dir, {ns, name, uid, ""}),
+                              ec);
+  if (ec) {
+    return Status(Code::kIo,
+                  "removing the device metadata of " + ns + "/" + name + ": " + ec.message());
+  }
+  return Status::ok();
+}
+
+std::optional<std::filesystem::path> KubeletPlugin::mountedMetadataFile(
+    const std::string& spec_path) const {
+  auto text = readFile(spec_path);
+  auto spec = text.ok() ? json::parse(*text) : Result<json::Document>(text.status());
+  if (!spec.ok()) return std::nullopt;
+  const json::Value* devices = json::arrayMember(*spec, "devices");
+  if (devices == nullptr || devices->Empty()) return std::nullopt;
+  const json::Value* mounts = json::at((*devices)[0], {"containerEdits", "mounts"});
+  if (mounts == nullptr || !mounts->IsArray() || mounts->Empty()) return std::nullopt;
+  auto file = std::filesystem::path(json::stringOr((*mounts)[0], "hostPath")).lexically_normal();
+  auto root = std::filesystem::path(options_.metadata_dir + "/dra-device-metadata/");
+  if (!file.string().starts_with(root.lexically_normal().string())) return std::nullopt;
+  return file;
 }
 
 Status KubeletPlugin::undo(const dra::PreparedClaim& pc, Status error) {
@@ -268,6 +347,7 @@ Status KubeletPlugin::removeFiles(const dra::PreparedClaim& claim) {
   for (const auto& d : claim.devices) {
     if (!d.device_info_path.empty()) SDRA_RETURN_IF_ERROR(removeIfPresent(d.device_info_path));
   }
+  SDRA_RETURN_IF_ERROR(removeMetadata(claim.uid, claim.namespace_, claim.name));
   return removeIfPresent(options_.cdi_root + "/" + dra::cdiSpecFileName(claim.uid));
 }
 
@@ -335,6 +415,7 @@ Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
       SDRA_RETURN_IF_ERROR(removeIfPresent(spec.path));
     }
   }
+  SDRA_RETURN_IF_ERROR(removeMetadata(uid, "", ""));
   SDRA_RETURN_IF_ERROR(removeIfPresent(spec_path));
   SDRA_LOG_WARN << "unprepared claim " << uid << ", which the checkpoint did not hold, from its "
                 << "CDI spec on disk (" << join(*addresses, ", ") << ")";

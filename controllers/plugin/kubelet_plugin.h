@@ -5,7 +5,8 @@
 // each of our results must name this node's pool and a device the agent advertises and the host
 // has. Then: merge the VfConfigs (dra/vf_config.h); record the claim as Preparing in the
 // checkpoint with each VF's driver; bind the VFs the config asks for through sysfs; write a CDI
-// spec for the claim and one for the pod (dra/cdi.h) and the Multus device-info file; record the
+// spec for the claim and one for the pod (dra/cdi.h), the Multus device-info file and, when
+// enabled, the KEP-5304 metadata files (dra/device_metadata.h); record the
 // claim as Prepared; add our entries to the claim's status.devices with a merge patch guarded
 // by the claim's resourceVersion (other drivers' entries stay). The decision is
 // dra::planPrepare(); this class fetches its inputs and applies it. A claim prepared before gets
@@ -15,9 +16,11 @@
 // of what the node advertises, the host lock and the claim status writer are the node's
 // (node/local_state.h): the agent reads the same checkpoint, so it never tears down a prepared VF.
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -44,6 +47,9 @@ struct KubeletPluginOptions {
   std::string device_info_dir;            // Multus device-info files ("" = none written)
   std::set<std::string> allowed_drivers;  // VfConfig drivers beyond vfio-pci and the VF's own
   bool attaches = false;  // the agent attaches VFs itself (standalone mode): they need a NAD
+  // KEP-5304 device metadata files (dra/device_metadata.h) under this plugin data directory,
+  // mounted into the claim's containers through CDI; "" = none (--enable-device-metadata).
+  std::string metadata_dir;
 };
 
 class KubeletPlugin : public DraDriver {
@@ -61,8 +67,16 @@ class KubeletPlugin : public DraDriver {
   // What planPrepare() needs; `earlier` holds the checkpoint's record the input points to.
   dra::PrepareInput gather(const ClaimRef& ref, const api::ResourceClaim& claim,
                            dra::PreparedClaim& earlier);
-  // Binds, then writes the CDI specs and device-info files (host lock held).
-  Status applyPlan(dra::PreparePlan& plan);
+  // Binds, then writes the CDI specs, device-info and metadata files (host lock held).
+  Status applyPlan(dra::PreparePlan& plan, const api::ResourceClaim& claim);
+  // With metadata on: each request's metadata file and its CDI spec; the devices of the request
+  // get its CDI device ID.
+  Status writeMetadata(dra::PreparePlan& plan, const api::ResourceClaim& claim);
+  // The metadata files and CDI specs of the claim; ns/name "" for a claim the checkpoint lost
+  // (its files are found through its specs).
+  Status removeMetadata(const std::string& uid, const std::string& ns, const std::string& name);
+  // The metadata file a metadata CDI spec of ours mounts, if it lies under our directory.
+  std::optional<std::filesystem::path> mountedMetadataFile(const std::string& spec_path) const;
   // Undoes a failed applyPlan(): drivers back, files removed, the record dropped; `error` back.
   Status undo(const dra::PreparedClaim& claim, Status error);
   Status unprepareClaim(const std::string& uid);

@@ -152,13 +152,16 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                       .resync_period = o.resync_period,
                       .ib_guid_pool = o.ib_guid_pool},
                      events);
-  plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,
-                                       {.driver_name = std::string(api::kDriverName),
-                                        .node_name = o.node,
-                                        .cdi_root = o.cdi_root,
-                                        .device_info_dir = o.device_info_dir,
-                                        .allowed_drivers = o.allowed_vf_drivers,
-                                        .attaches = o.configuration_mode == "standalone"});
+  plugin::KubeletPlugin kubelet_plugin(
+      *client, sysfs, local,
+      {.driver_name = std::string(api::kDriverName),
+       .node_name = o.node,
+       .cdi_root = o.cdi_root,
+       .device_info_dir = o.device_info_dir,
+       .allowed_drivers = o.allowed_vf_drivers,
+       .attaches = o.configuration_mode == "standalone",
+       .metadata_dir =
+           o.device_metadata ? o.plugins_dir + "/" + std::string(api::kDriverName) : ""});
   std::atomic<plugin::GrpcServer*> serving{nullptr};  // read by /readyz
 
   kube::Manager manager;

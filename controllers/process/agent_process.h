@@ -42,6 +42,8 @@ struct AgentProcessOptions {
   bool kubelet_plugin = true;
   std::string registry_dir = "/var/lib/kubelet/plugins_registry";
   std::string plugins_dir = "/var/lib/kubelet/plugins";
+  // KEP-5304 device metadata files for the claims' containers (<plugins_dir>/<driver>/...).
+  bool device_metadata = false;
   std::string cdi_root = "/var/run/cdi";
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
   std::set<std::string> allowed_vf_drivers;  // beyond vfio-pci and the VF's own

@@ -251,7 +251,8 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
        "--set",        "operator.resources.limits.memory=2Gi",
        "--set-string", "agent.nodeSelector.feature\\.node\\.kubernetes\\.io/sriov-capable=true",
        "--set",        "agent.cniBinDir=/usr/libexec/cni",
-       "--set",        "agent.extraArgs={--resync-period=1m}"});
+       "--set",        "agent.extraArgs={--resync-period=1m}",
+       "--set",        "agent.deviceMetadata=true"});
   const auto& op = custom.at(deployment);
   const auto& agent = custom.at(daemonset);
   CHECK(containerField(op, "image") == "\"registry.example/op:v0.1.0\"");
@@ -273,6 +274,8 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
                              "name:\"cni-bin\"}"));
   auto agent_args = argsOf(agent);
   CHECK(std::find(agent_args.begin(), agent_args.end(), "--resync-period=1m") != agent_args.end());
+  CHECK(std::find(agent_args.begin(), agent_args.end(), "--enable-device-metadata") !=
+        agent_args.end());
 
   // Multus mode, as the DRA driver's chart spells it: no SYS_ADMIN, no NRI, CNI or netns mounts.
   auto multus = rendered(home.path(), {"--set", "agent.configurationMode=MULTUS"});

@@ -12,8 +12,8 @@
 #include "api/names.h"
 #include "api/resource.h"
 #include "base/files.h"
-#include "base/strings.h"
 #include "base/json.h"
+#include "base/strings.h"
 #include "dra/cdi.h"
 #include "metrics/registry.h"
 #include "support/cdi_schema.h"
@@ -547,6 +547,88 @@ TEST_CASE("the SR-IOV DRA driver's drivers pattern: a filter's vfio-pci binds it
   REQUIRE(undone.ok());
   CHECK(undone->at(plain.uid) == "");
   CHECK(p.driverOf("0000:11:00.1") == "mlx5_core");
+}
+
+TEST_CASE("--enable-device-metadata mounts a KEP-5304 metadata file per request into the pod",
+          "[plugin][integration]") {
+  PluginEnv p;
+  p.agent->stop(SIGTERM);
+  p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path(), "",
+                             {"--configuration-mode=multus", "--enable-device-metadata"});
+  std::string endpoint = p.registerPlugin();
+  p.agent->waitReady();
+  auto claim = p.createClaim("worker-gpu-nic-x7k2", "pod-worker", {{"vf", kDriver, "0000-11-00-1"}},
+                             R"("ifName":"net1","netAttachDefName":"cx6-vf")");
+  // Made from a template: the pod's name for the claim is in this annotation.
+  REQUIRE(p.env.admin()
+              .patch(api::resources::kResourceClaims, p.env.ns(), claim.name,
+                     kube::PatchType::kMerge,
+                     R"({"metadata":{"annotations":{"resource.kubernetes.io/pod-claim-name":)"
+                     R"("gpu-nic"}}})")
+              .ok());
+  auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
+  REQUIRE(prepared.ok());
+  const auto& answer = prepared->at(claim.uid);
+  REQUIRE(answer.error == "");
+  REQUIRE(answer.devices.size() == 1);
+  const std::string id = kDriver + "/metadata=" + claim.uid + "_vf";
+  CHECK_THAT(answer.devices[0].cdi_device_ids, Catch::VectorContains(id));
+
+  // The CDI spec kubelet hands to the runtime mounts the file where the pod looks for it.
+  auto spec = readJson(p.dirs().cdi + "/" + kDriver + "_metadata_" + claim.uid + "_vf.json");
+  REQUIRE(spec);
+  CHECK(testing::cdiSchemaErrors(*spec) == "");
+  const auto& mount = (*spec)["devices"][0]["containerEdits"]["mounts"][0];
+  CHECK(std::string(mount["containerPath"].GetString()) ==
+        "/var/run/kubernetes.io/dra-device-attributes/resourceclaimtemplates/gpu-nic/vf/" +
+            kDriver + "-metadata.json");
+  std::string host = mount["hostPath"].GetString();
+  CHECK(host == p.kubelet.path() + "/plugins/" + kDriver + "/dra-device-metadata/" + p.env.ns() +
+                    "_worker-gpu-nic-x7k2/vf/metadata.json");
+  auto stream = readFile(host);
+  REQUIRE(stream.ok());
+  auto first = json::parse(stream->substr(0, stream->find('\n')));
+  REQUIRE(first.ok());
+  CHECK(json::stringOr(*first, "apiVersion") == "metadata.resource.k8s.io/v1beta1");
+  CHECK(json::stringOr((*first)["metadata"], "uid") == claim.uid);
+  const auto& device = (*first)["requests"][0]["devices"][0];
+  CHECK(json::stringOr(device, "pool") == p.node);
+  CHECK(json::stringOr(device["attributes"]["resource.kubernetes.io/pciBusID"], "string") ==
+        "0000:11:00.1");
+
+  // Asked again (kubelet restarted), the same answer; unprepare removes both files.
+  auto again = KubeletClient::prepare(endpoint, "v1", {claim});
+  REQUIRE(again.ok());
+  CHECK(again->at(claim.uid).devices[0].cdi_device_ids == answer.devices[0].cdi_device_ids);
+  auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(claim.uid) == "");
+  CHECK_FALSE(std::filesystem::exists(host));
+  CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + kDriver + "_metadata_" + claim.uid +
+                                      "_vf.json"));
+
+  // A claim the checkpoint lost: its metadata CDI spec says where its file is.
+  auto lost = p.createClaim("direct", "pod-direct", {{"vf", kDriver, "0000-0e-00-1"}},
+                            R"("ifName":"net1","netAttachDefName":"cx6-vf")");
+  prepared = KubeletClient::prepare(endpoint, "v1", {lost});
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->at(lost.uid).error == "");
+  std::string lost_dir =
+      p.kubelet.path() + "/plugins/" + kDriver + "/dra-device-metadata/" + p.env.ns() + "_direct";
+  REQUIRE(std::filesystem::exists(lost_dir + "/vf/metadata.json"));
+  p.agent->stop(SIGKILL);
+  REQUIRE(writeFileAtomic(p.env.stateDir(p.node) + "/checkpoint.json", R"({"version":1,)", 0600)
+              .isOk());
+  p.agent = p.env.startAgent(p.node, "a100-reference", p.kubelet.path(), "",
+                             {"--configuration-mode=multus", "--enable-device-metadata"});
+  endpoint = p.registerPlugin();
+  p.agent->waitReady();
+  undone = KubeletClient::unprepare(endpoint, "v1", {lost});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(lost.uid) == "");
+  CHECK_FALSE(std::filesystem::exists(lost_dir));
+  CHECK_FALSE(
+      std::filesystem::exists(p.dirs().cdi + "/" + kDriver + "_metadata_" + lost.uid + "_vf.json"));
 }
 
 TEST_CASE("in standalone mode a VF that stays a netdev needs a NetworkAttachmentDefinition",

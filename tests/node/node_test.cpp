@@ -79,6 +79,18 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
   CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + claim},
                    "{.status.devices[?(@.driver==\"" + kDriver + "\")].networkData.ips[0]}") ==
         ProductOnNode::kNadAddress);
+  // KEP-5304 (--enable-device-metadata): the claim's "vf" request described where the pod
+  // looks for it, under the pod's own name for the claim (made from a template).
+  auto metadata = p.exec("inference-0", {"/bin/busybox", "cat",
+                                         "/var/run/kubernetes.io/dra-device-attributes/"
+                                         "resourceclaimtemplates/gpu-nic/vf/" +
+                                             kDriver + "-metadata.json"});
+  CHECK_THAT(
+      metadata,
+      Catch::Contains("\"apiVersion\":\"metadata.resource.k8s.io/v1beta1\"") &&
+          Catch::Contains("\"apiVersion\":\"metadata.resource.k8s.io/v1alpha1\"") &&
+          Catch::Contains("\"podClaimName\":\"gpu-nic\"") &&
+          Catch::Contains("\"resource.kubernetes.io/pciBusID\":{\"string\":\"" + vf_pci + "\"}"));
 
   // The agent pod deleted while the workload runs: the DaemonSet starts another, which finds the
   // pod attached and attaches nothing again; then an image upgrade rolls the DaemonSet.

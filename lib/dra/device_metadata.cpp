@@ -1,0 +1,119 @@
+#include "dra/device_metadata.h"
+
+#include "api/codec.h"
+#include "dra/cdi.h"
+
+namespace sriovdra::dra {
+namespace {
+
+constexpr const char* kVersions[] = {"metadata.resource.k8s.io/v1beta1",
+                                     "metadata.resource.k8s.io/v1alpha1"};
+
+json::Value encodeDevice(const MetadataDevice& d, const std::string& driver, json::Allocator& a) {
+  json::Value out(rapidjson::kObjectType);
+  api::Writer w(out, a);
+  w.strAlways("driver", driver).strAlways("pool", d.pool).strAlways("name", d.name);
+  w.nonEmpty("attributes", api::encodeAttributes(d.attributes, a));
+  if (d.network) {
+    w.object("networkData")
+        .str("interfaceName", d.network->interface_name)
+        .strings("ips", d.network->ips)
+        .str("hardwareAddress", d.network->hardware_address);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string baseRequest(const std::string& request) { return request.substr(0, request.find('/')); }
+
+std::string deviceMetadataStream(const MetadataClaim& claim, const std::string& driver,
+                                 const std::string& request, int64_t generation,
+                                 const std::vector<MetadataDevice>& devices) {
+  std::string out;
+  for (const char* version : kVersions) {
+    json::Document doc(rapidjson::kObjectType);
+    auto& a = doc.GetAllocator();
+    api::Writer w(doc, a);
+    w.strAlways("kind", "DeviceMetadata").strAlways("apiVersion", version);
+    w.object("metadata")
+        .strAlways("name", claim.name)
+        .strAlways("namespace", claim.namespace_)
+        .strAlways("uid", claim.uid)
+        .i64("generation", generation);
+    w.str("podClaimName", claim.pod_claim_name);
+    json::Value list(rapidjson::kArrayType);
+    for (const auto& d : devices) list.PushBack(encodeDevice(d, driver, a), a);
+    json::Value req(rapidjson::kObjectType);
+    api::Writer(req, a).strAlways("name", request).nonEmpty("devices", std::move(list));
+    json::Value requests(rapidjson::kArrayType);
+    requests.PushBack(req, a);
+    w.value("requests", std::move(requests));
+    out += json::dump(doc) + "\n";
+  }
+  return out;
+}
+
+int64_t metadataGeneration(std::string_view stream) {
+  auto first = json::parse(stream.substr(0, stream.find('\n')));
+  if (!first.ok()) return 0;
+  const json::Value* meta = json::objectMember(*first, "metadata");
+  return meta == nullptr ? 0 : json::intOr(*meta, "generation", 0);
+}
+
+std::string metadataClaimDir(const std::string& plugin_data_dir, const MetadataClaim& claim) {
+  return plugin_data_dir + "/dra-device-metadata/" + claim.namespace_ + "_" + claim.name;
+}
+
+std::string metadataHostPath(const std::string& plugin_data_dir, const MetadataClaim& claim,
+                             const std::string& request) {
+  return metadataClaimDir(plugin_data_dir, claim) + "/" + baseRequest(request) + "/metadata.json";
+}
+
+std::string metadataContainerPath(const MetadataClaim& claim, const std::string& driver,
+                                  const std::string& request) {
+  std::string dir = claim.pod_claim_name.empty()
+                        ? "/resourceclaims/" + claim.name
+                        : "/resourceclaimtemplates/" + claim.pod_claim_name;
+  return std::string(kMetadataContainerDir) + dir + "/" + baseRequest(request) + "/" + driver +
+         "-metadata.json";
+}
+
+json::Document metadataCdiSpec(const MetadataClaim& claim, const std::string& driver,
+                               const std::string& request, const std::string& host_path) {
+  json::Document doc(rapidjson::kObjectType);
+  auto& a = doc.GetAllocator();
+  api::Writer w(doc, a);
+  w.strAlways("cdiVersion", std::string(kCdiVersion)).strAlways("kind", driver + "/metadata");
+  json::Value mount(rapidjson::kObjectType);
+  api::Writer(mount, a)
+      .strAlways("hostPath", host_path)
+      .strAlways("containerPath", metadataContainerPath(claim, driver, request))
+      .strings("options", {"ro", "bind"});
+  json::Value mounts(rapidjson::kArrayType);
+  mounts.PushBack(mount, a);
+  json::Value device(rapidjson::kObjectType);
+  api::Writer dw(device, a);
+  dw.strAlways("name", claim.uid + "_" + baseRequest(request));
+  dw.object("containerEdits").value("mounts", std::move(mounts));
+  json::Value devices(rapidjson::kArrayType);
+  devices.PushBack(device, a);
+  w.value("devices", std::move(devices));
+  return doc;
+}
+
+std::string metadataCdiSpecFileName(const std::string& driver, const std::string& claim_uid,
+                                    const std::string& request) {
+  return metadataCdiSpecPrefix(driver, claim_uid) + baseRequest(request) + ".json";
+}
+
+std::string metadataCdiSpecPrefix(const std::string& driver, const std::string& claim_uid) {
+  return driver + "_metadata_" + claim_uid + "_";
+}
+
+std::string metadataCdiId(const std::string& driver, const std::string& claim_uid,
+                          const std::string& request) {
+  return driver + "/metadata=" + claim_uid + "_" + baseRequest(request);
+}
+
+}  // namespace sriovdra::dra
