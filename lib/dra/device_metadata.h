@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "api/policies.h"
+#include "api/resource.h"
 #include "base/json.h"
 
 namespace sriovdra::dra {
@@ -30,18 +31,11 @@ inline constexpr std::string_view kMetadataContainerDir =
     "/var/run/kubernetes.io/dra-device-attributes";
 inline constexpr std::string_view kPodClaimNameAnnotation = "resource.kubernetes.io/pod-claim-name";
 
-struct NetworkData {
-  std::string interface_name;
-  std::vector<std::string> ips;  // CIDR notation, as the claim's status has them
-  std::string hardware_address;
-  bool operator==(const NetworkData&) const = default;
-};
-
 struct MetadataDevice {
   std::string pool;
   std::string name;
   api::Attributes attributes;
-  std::optional<NetworkData> network;
+  std::optional<api::NetworkDeviceData> network;  // as in the claim's status, once attached
   bool operator==(const MetadataDevice&) const = default;
 };
 

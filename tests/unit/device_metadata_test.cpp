@@ -56,7 +56,7 @@ TEST_CASE("the metadata stream holds the claim's request in v1beta1, then v1alph
   CHECK(dra::metadataGeneration(stream) == 1);
 
   // Once attached: the network data, one generation later.
-  vf.network = dra::NetworkData{"net1", {"10.56.217.10/24"}, "02:00:00:00:00:01"};
+  vf.network = api::NetworkDeviceData{"net1", {"10.56.217.10/24"}, "02:00:00:00:00:01"};
   auto updated = dra::deviceMetadataStream(claim, kDriver, "vf/fast", 2, {vf});
   CHECK(dra::metadataGeneration(updated) == 2);
   CHECK(
