@@ -9,6 +9,7 @@
 #include "api/names.h"
 #include "base/files.h"
 #include "dra/cdi.h"
+#include "dra/device_metadata.h"
 #include "dra/in_use.h"
 #include "dra/slices.h"
 #include "kube/manager.h"
@@ -178,13 +179,46 @@ std::vector<dra::Attachment> LocalState::attachmentsFor(const std::string& pod_u
 Status LocalState::writeClaimStatus(const std::string& uid) const {
   auto prepared = claim(uid);
   if (!prepared) return Status::ok();
-  Status written = writeDeviceStatuses(
-      *client_, *prepared, options_.driver_name,
-      dra::deviceStatuses(*prepared, options_.driver_name, records_.ofClaim(uid)),
-      options_.status_retry);
+  auto statuses = dra::deviceStatuses(*prepared, options_.driver_name, records_.ofClaim(uid));
+  Status written = writeMetadata(*prepared, statuses);
+  if (written.isOk()) {
+    written = writeDeviceStatuses(*client_, *prepared, options_.driver_name, statuses,
+                                  options_.status_retry);
+  }
   if (written.isOk()) return written;
   return written.prepend("writing status.devices of ResourceClaim " + prepared->namespace_ + "/" +
                          prepared->name);
+}
+
+Status LocalState::writeMetadata(const dra::PreparedClaim& claim,
+                                 const std::vector<api::AllocatedDeviceStatus>& statuses) const {
+  if (options_.metadata_dir.empty()) return Status::ok();
+  std::map<std::string, api::NetworkDeviceData> network;
+  for (const auto& s : statuses) {
+    if (s.network_data) network[s.device] = *s.network_data;
+  }
+  std::set<std::string> requests;
+  for (const auto& d : claim.devices) {
+    for (const auto& r : d.request_names) requests.insert(dra::baseRequest(r));
+  }
+  for (const auto& request : requests) {
+    std::string path = dra::metadataHostPath(
+        options_.metadata_dir, {claim.namespace_, claim.name, claim.uid, ""}, request);
+    auto before = readFile(path);
+    if (!before.ok()) {
+      // Prepared without metadata (the flag came later): nothing to update.
+      if (before.status().code() == Code::kNotFound) continue;
+      return Status(before.status().code(),
+                    "reading the device metadata " + path + ": " + before.status().message());
+    }
+    auto after = dra::withNetworkData(*before, options_.driver_name, network);
+    if (!after.ok()) {
+      return Status(after.status().code(),
+                    "updating the device metadata " + path + ": " + after.status().message());
+    }
+    SDRA_RETURN_IF_ERROR(writeFileAtomic(path, *after, 0644));
+  }
+  return Status::ok();
 }
 
 host::PreparedVfs LocalState::prepared() const {

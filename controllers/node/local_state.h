@@ -13,7 +13,8 @@
 //   the host lock                       | held while VFs are created, reset or rebound
 //   which VFs are in use                | host::PreparedSource (prepared(), inUse())
 //   our entries of status.devices       | writeClaimStatus(): the one writer, from the prepared
-//                                       | claim and its attach records
+//                                       | claim and its attach records; the network data of
+//                                       | the claim's metadata files with them
 //
 // Thread-safety: every method from any thread. The caches are read-only to the parts; the
 // checkpoint is guarded here, so a part gets what it asks for (one claim, one pod's attachments)
@@ -44,9 +45,10 @@ namespace sriovdra::node {
 struct LocalStateOptions {
   std::string driver_name;
   std::string node_name;
-  std::string namespace_;  // of the SriovNodeStates
-  std::string state_dir;   // checkpoint.json, attach/
-  std::string cdi_root;    // our CDI spec files
+  std::string namespace_;    // of the SriovNodeStates
+  std::string state_dir;     // checkpoint.json, attach/
+  std::string cdi_root;      // our CDI spec files
+  std::string metadata_dir;  // KEP-5304 metadata files ("" = none; plugin/kubelet_plugin.h)
   std::chrono::milliseconds status_retry{100};
 };
 
@@ -91,8 +93,8 @@ class LocalState : public host::PreparedSource {
 
   AttachRecords& attachRecords() { return records_; }
   // Writes our entries of the claim's status.devices from its prepared claim and attach records
-  // (claim_status.h). A claim not prepared (any more) has nothing to write: ok. An error names
-  // the claim.
+  // (claim_status.h), and their network data into the claim's metadata files when they exist.
+  // A claim not prepared (any more) has nothing to write: ok. An error names the claim.
   Status writeClaimStatus(const std::string& uid) const;
 
   host::PreparedVfs prepared() const override;
@@ -102,6 +104,8 @@ class LocalState : public host::PreparedSource {
   std::unique_lock<std::mutex> holdHost() override;
 
  private:
+  Status writeMetadata(const dra::PreparedClaim& claim,
+                       const std::vector<api::AllocatedDeviceStatus>& statuses) const;
   Status saveLocked();  // mu_ held
 
   std::shared_ptr<kube::Client> client_;

@@ -140,11 +140,14 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   if (!client.ok()) return exitCode(client.status());
   auto [sysfs, netlink] = kernel(o);
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
+  const std::string metadata_dir =
+      o.device_metadata ? o.plugins_dir + "/" + std::string(api::kDriverName) : "";
   node::LocalState local(*client, {.driver_name = std::string(api::kDriverName),
                                    .node_name = o.node,
                                    .namespace_ = o.namespace_,
                                    .state_dir = o.state_dir,
-                                   .cdi_root = o.cdi_root});
+                                   .cdi_root = o.cdi_root,
+                                   .metadata_dir = metadata_dir});
   agent::Agent agent(*client, sysfs, netlink, local,
                      {.node_name = o.node,
                       .namespace_ = o.namespace_,
@@ -152,16 +155,14 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                       .resync_period = o.resync_period,
                       .ib_guid_pool = o.ib_guid_pool},
                      events);
-  plugin::KubeletPlugin kubelet_plugin(
-      *client, sysfs, local,
-      {.driver_name = std::string(api::kDriverName),
-       .node_name = o.node,
-       .cdi_root = o.cdi_root,
-       .device_info_dir = o.device_info_dir,
-       .allowed_drivers = o.allowed_vf_drivers,
-       .attaches = o.configuration_mode == "standalone",
-       .metadata_dir =
-           o.device_metadata ? o.plugins_dir + "/" + std::string(api::kDriverName) : ""});
+  plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,
+                                       {.driver_name = std::string(api::kDriverName),
+                                        .node_name = o.node,
+                                        .cdi_root = o.cdi_root,
+                                        .device_info_dir = o.device_info_dir,
+                                        .allowed_drivers = o.allowed_vf_drivers,
+                                        .attaches = o.configuration_mode == "standalone",
+                                        .metadata_dir = metadata_dir});
   std::atomic<plugin::GrpcServer*> serving{nullptr};  // read by /readyz
 
   kube::Manager manager;

@@ -61,6 +61,41 @@ int64_t metadataGeneration(std::string_view stream) {
   return meta == nullptr ? 0 : json::intOr(*meta, "generation", 0);
 }
 
+Result<std::string> withNetworkData(std::string_view stream, const std::string& driver,
+                                    const std::map<std::string, api::NetworkDeviceData>& network) {
+  auto first = json::parse(stream.substr(0, stream.find('\n')));
+  if (!first.ok()) return first.status();
+  api::Reader r(&*first, "metadata file");
+  api::Reader meta = r.object("metadata");
+  MetadataClaim claim{meta.str("namespace"), meta.str("name"), meta.str("uid"),
+                      r.str("podClaimName")};
+  auto requests = r.array("requests");
+  if (!r.status().isOk()) return r.status();
+  if (requests.size() != 1) {
+    return Status(Code::kInvalidArgument,
+                  "metadata file: " + std::to_string(requests.size()) + " requests, not one");
+  }
+  std::vector<MetadataDevice> devices;
+  bool changed = false;
+  for (const auto& d : requests[0].array("devices")) {
+    MetadataDevice device{d.str("pool"), d.str("name"), api::decodeAttributes(d, "attributes"),
+                          std::nullopt};
+    std::optional<api::NetworkDeviceData> before;
+    if (d.has("networkData")) {
+      api::Reader n = d.object("networkData");
+      before = api::NetworkDeviceData{n.str("interfaceName"), n.strings("ips"),
+                                      n.str("hardwareAddress")};
+    }
+    if (auto it = network.find(device.name); it != network.end()) device.network = it->second;
+    changed = changed || device.network != before;
+    devices.push_back(std::move(device));
+  }
+  if (!r.status().isOk()) return r.status();
+  if (!changed) return std::string(stream);
+  return deviceMetadataStream(claim, driver, requests[0].str("name"), meta.i64("generation") + 1,
+                              devices);
+}
+
 std::string metadataClaimDir(const std::string& plugin_data_dir, const MetadataClaim& claim) {
   return plugin_data_dir + "/dra-device-metadata/" + claim.namespace_ + "_" + claim.name;
 }

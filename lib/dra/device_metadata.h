@@ -17,6 +17,7 @@
 // name, and the request with each device's driver, pool, name, attributes (as published) and
 // network data (interface, IPs, MAC, once attached). A subrequest ("vf/fast") is recorded
 // under its request ("vf"). Pure: the plugin writes the files.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,11 @@ std::string deviceMetadataStream(const MetadataClaim& claim, const std::string& 
                                  const std::vector<MetadataDevice>& devices);
 // The generation of a stream written before (0 when it has none).
 int64_t metadataGeneration(std::string_view stream);
+// A stream written before, one generation later, with each device's network data as `network`
+// says (by device name; a device it does not name has none); unchanged when it says what the
+// stream says already. An error when it cannot be read.
+Result<std::string> withNetworkData(std::string_view stream, const std::string& driver,
+                                    const std::map<std::string, api::NetworkDeviceData>& network);
 
 std::string metadataClaimDir(const std::string& plugin_data_dir, const MetadataClaim& claim);
 std::string metadataHostPath(const std::string& plugin_data_dir, const MetadataClaim& claim,

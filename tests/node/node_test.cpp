@@ -90,7 +90,10 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
       Catch::Contains("\"apiVersion\":\"metadata.resource.k8s.io/v1beta1\"") &&
           Catch::Contains("\"apiVersion\":\"metadata.resource.k8s.io/v1alpha1\"") &&
           Catch::Contains("\"podClaimName\":\"gpu-nic\"") &&
-          Catch::Contains("\"resource.kubernetes.io/pciBusID\":{\"string\":\"" + vf_pci + "\"}"));
+          Catch::Contains("\"resource.kubernetes.io/pciBusID\":{\"string\":\"" + vf_pci + "\"}") &&
+          // Attached before the container started: its interface is in the file.
+          Catch::Contains("\"networkData\":{\"interfaceName\":\"net1\",\"ips\":[\"" +
+                          std::string(ProductOnNode::kNadAddress) + "\"]"));
 
   // The agent pod deleted while the workload runs: the DaemonSet starts another, which finds the
   // pod attached and attaches nothing again; then an image upgrade rolls the DaemonSet.

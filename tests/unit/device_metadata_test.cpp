@@ -63,6 +63,21 @@ TEST_CASE("the metadata stream holds the claim's request in v1beta1, then v1alph
       json::dump(documents(updated)[1]["requests"][0]["devices"][0]["networkData"]) ==
       R"({"interfaceName":"net1","ips":["10.56.217.10/24"],"hardwareAddress":"02:00:00:00:00:01"})");
   CHECK(dra::metadataGeneration("not json") == 0);
+
+  // What the agent does once the VF is attached: the same stream, its network data, one
+  // generation later; and without it again once detached.
+  auto attached = dra::withNetworkData(stream, kDriver, {{"0000-0e-00-1", *vf.network}});
+  REQUIRE(attached.ok());
+  CHECK(*attached == updated);
+  auto again = dra::withNetworkData(*attached, kDriver, {{"0000-0e-00-1", *vf.network}});
+  REQUIRE(again.ok());
+  CHECK(*again == *attached);  // nothing new: the same generation
+  auto detached = dra::withNetworkData(*attached, kDriver, {});
+  REQUIRE(detached.ok());
+  vf.network.reset();
+  CHECK(*detached == dra::deviceMetadataStream(claim, kDriver, "vf/fast", 3, {vf}));
+  CHECK_FALSE(dra::withNetworkData("{\"requests\":[]}\n", kDriver, {}).ok());
+  CHECK_FALSE(dra::withNetworkData("", kDriver, {}).ok());
 }
 
 TEST_CASE("metadata paths and the CDI spec that mounts the file", "[dra][metadata][unit]") {
