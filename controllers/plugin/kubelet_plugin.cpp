@@ -280,9 +280,11 @@ Status KubeletPlugin::removeMetadata(const std::string& uid, const std::string& 
   for (const auto& entry : std::filesystem::directory_iterator(options_.cdi_root, ec)) {
     if (!entry.path().filename().string().starts_with(prefix)) continue;
     // A claim the checkpoint lost: its files are where its spec mounts them from.
-    if (auto file = mountedMetadataFile(entry.path().string()); ns.empty() && file) {
-      std::filesystem::remove_all(file->parent_path(), ec);
-      std::filesystem::remove(file->parent_path().parent_path(), ec);  // only when empty
+    if (ns.empty()) {
+      if (auto file = mountedMetadataFile(entry.path().string())) {
+        std::filesystem::remove_all(file->parent_path(), ec);
+        std::filesystem::remove(file->parent_path().parent_path(), ec);  // only when empty
+      }
     }
     SDRA_RETURN_IF_ERROR(removeIfPresent(entry.path().string()));
   }

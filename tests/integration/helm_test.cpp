@@ -80,7 +80,8 @@ std::map<std::string, json::Document> rendered(const std::string& home,
   for (auto& d : *docs) {
     auto key = keyOf(d);
     INFO(key);
-    CHECK(objects.emplace(key, std::move(d)).second);
+    bool fresh = objects.emplace(key, std::move(d)).second;
+    CHECK(fresh);
   }
   return objects;
 }
@@ -172,14 +173,17 @@ TEST_CASE("the chart's templates of config/ are rendered from it", "[helm][insta
   for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
     fresh.insert(e.path().filename());
   }
-  for (const auto& e : std::filesystem::directory_iterator(source(kChart + "/templates/config"))) {
+  const std::string committed_dir = source(kChart + "/templates/config");
+  for (const auto& e : std::filesystem::directory_iterator(committed_dir)) {
     committed.insert(e.path().filename());
   }
   REQUIRE(fresh == committed);
   for (const auto& name : fresh) {
     INFO(name);
-    CHECK(readFile(dir.path() + "/" + name).valueOr("a") ==
-          readFile(source(kChart + "/templates/config/" + name)).valueOr("b"));
+    std::string rendered_file = dir.path() + "/" + name;
+    std::string committed_file = committed_dir;
+    committed_file.append("/").append(name);
+    CHECK(readFile(rendered_file).valueOr("a") == readFile(committed_file).valueOr("b"));
   }
 }
 
