@@ -236,9 +236,9 @@ Status KubeletPlugin::applyPlan(dra::PreparePlan& plan, const api::ResourceClaim
 Status KubeletPlugin::writeMetadata(dra::PreparePlan& plan, const api::ResourceClaim& claim) {
   if (options_.metadata_dir.empty()) return Status::ok();
   dra::PreparedClaim& pc = plan.claim;
-  auto annotation = claim.metadata.annotations.find(std::string(dra::kPodClaimNameAnnotation));
-  dra::MetadataClaim who{pc.namespace_, pc.name, pc.uid,
-                         annotation == claim.metadata.annotations.end() ? "" : annotation->second};
+  auto named = dra::metadataClaimOf(claim);
+  if (!named.ok()) return named.status();
+  const dra::MetadataClaim& who = *named;
   std::map<std::string, std::vector<size_t>> by_request;  // base request -> devices
   for (size_t i = 0; i < pc.devices.size(); ++i) {
     for (const auto& r : pc.devices[i].request_names) by_request[dra::baseRequest(r)].push_back(i);

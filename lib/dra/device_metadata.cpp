@@ -1,6 +1,7 @@
 #include "dra/device_metadata.h"
 
 #include "api/codec.h"
+#include "base/names.h"
 #include "dra/cdi.h"
 
 namespace sriovdra::dra {
@@ -24,6 +25,21 @@ json::Value encodeDevice(const MetadataDevice& d, const std::string& driver, jso
 }
 
 }  // namespace
+
+Result<MetadataClaim> metadataClaimOf(const api::ResourceClaim& claim) {
+  MetadataClaim out{claim.metadata.namespace_, claim.metadata.name, claim.metadata.uid, ""};
+  auto it = claim.metadata.annotations.find(std::string(kPodClaimNameAnnotation));
+  if (it == claim.metadata.annotations.end()) return out;
+  if (!isDnsLabel(it->second)) {
+    return Status(Code::kInvalidArgument,
+                  "ResourceClaim " + out.namespace_ + "/" + out.name + ": annotation " +
+                      std::string(kPodClaimNameAnnotation) + " \"" + it->second +
+                      "\" is not a pod's name for a claim (a DNS label); the device metadata "
+                      "file cannot be placed");
+  }
+  out.pod_claim_name = it->second;
+  return out;
+}
 
 std::string baseRequest(const std::string& request) { return request.substr(0, request.find('/')); }
 

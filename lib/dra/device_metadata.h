@@ -47,6 +47,11 @@ struct MetadataClaim {
   std::string pod_claim_name;  // "" = referenced directly, not made from a template
 };
 
+// The claim as the files name it. Its pod-claim-name annotation becomes a path component in
+// every container of the pod, so a value that is not a DNS label (what a pod's claim names are)
+// is refused: a claim's author could otherwise aim the mount anywhere in the container.
+Result<MetadataClaim> metadataClaimOf(const api::ResourceClaim& claim);
+
 // The request a file is for: "vf" for "vf" and "vf/fast".
 std::string baseRequest(const std::string& request);
 

@@ -80,6 +80,30 @@ TEST_CASE("the metadata stream holds the claim's request in v1beta1, then v1alph
   CHECK_FALSE(dra::withNetworkData("", kDriver, {}).ok());
 }
 
+TEST_CASE("a claim's pod claim name must be one a pod can have", "[dra][metadata][unit]") {
+  api::ResourceClaim claim;
+  claim.metadata.namespace_ = "llm";
+  claim.metadata.name = "worker-gpu-nic-x7k2";
+  claim.metadata.uid = "uid-1";
+  auto direct = dra::metadataClaimOf(claim);
+  REQUIRE(direct.ok());
+  CHECK(direct->pod_claim_name.empty());
+  claim.metadata.annotations["resource.kubernetes.io/pod-claim-name"] = "gpu-nic";
+  auto templated = dra::metadataClaimOf(claim);
+  REQUIRE(templated.ok());
+  CHECK(templated->pod_claim_name == "gpu-nic");
+  const std::vector<std::string> hostile_names = {"../../../../etc", "a/b", "", "Gpu",
+                                                  std::string(64, 'a')};
+  for (const auto& hostile : hostile_names) {
+    INFO(hostile);
+    claim.metadata.annotations["resource.kubernetes.io/pod-claim-name"] = hostile;
+    auto refused = dra::metadataClaimOf(claim);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message(),
+               Catch::Contains("is not a pod's name for a claim (a DNS label)"));
+  }
+}
+
 TEST_CASE("metadata paths and the CDI spec that mounts the file", "[dra][metadata][unit]") {
   dra::MetadataClaim templated{"llm", "worker-0-gpu-nic-x7k2", "uid-1", "gpu-nic"};
   dra::MetadataClaim direct{"llm", "shared-vf", "uid-2", ""};
