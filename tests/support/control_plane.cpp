@@ -599,7 +599,12 @@ void ControlPlane::applyYaml(const std::string& yaml, const std::string& namespa
       meta.namespace_ = namespace_override;
     }
     auto created = admin->create(*rt, meta.namespace_, doc);
-    if (!created.ok() && created.status().code() == Code::kAlreadyExists) {
+    // An update over the existing object; a 409 means someone else wrote it in between (the API
+    // server's own status writer, for a ValidatingAdmissionPolicy's type checking): read again.
+    for (int attempt = 0; attempt < 5 && !created.ok() &&
+                          (created.status().code() == Code::kAlreadyExists ||
+                           (attempt > 0 && created.status().code() == Code::kConflict));
+         ++attempt) {
       auto current = admin->get(*rt, meta.namespace_, meta.name);
       if (!current.ok()) fatal(current.status().toString());
       auto& md = json::ensureObject(doc, "metadata", doc.GetAllocator());
