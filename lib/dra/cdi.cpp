@@ -70,12 +70,13 @@ std::string cdiQualifiedName(std::string_view device) {
   return std::string(kCdiVendor) + "/" + std::string(kCdiClass) + "=" + std::string(device);
 }
 
-json::Document cdiSpec(const std::vector<CdiDevice>& devices) {
+json::Document cdiSpec(const std::vector<CdiDevice>& devices, const std::string& kind) {
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   api::Writer w(doc, a);
   w.strAlways("cdiVersion", std::string(kCdiVersion))
-      .strAlways("kind", std::string(kCdiVendor) + "/" + std::string(kCdiClass));
+      .strAlways("kind",
+                 kind.empty() ? std::string(kCdiVendor) + "/" + std::string(kCdiClass) : kind);
   json::Value list(rapidjson::kArrayType);
   for (const auto& d : devices) {
     json::Value dev(rapidjson::kObjectType);
@@ -90,6 +91,16 @@ json::Document cdiSpec(const std::vector<CdiDevice>& devices) {
       nodes.PushBack(node, a);
     }
     edits.nonEmpty("deviceNodes", std::move(nodes));
+    json::Value mounts(rapidjson::kArrayType);
+    for (const auto& m : d.mounts) {
+      json::Value mount(rapidjson::kObjectType);
+      api::Writer(mount, a)
+          .strAlways("hostPath", m.host_path)
+          .strAlways("containerPath", m.container_path)
+          .strings("options", m.options);
+      mounts.PushBack(mount, a);
+    }
+    edits.nonEmpty("mounts", std::move(mounts));
     list.PushBack(dev, a);
   }
   w.value("devices", std::move(list));

@@ -31,10 +31,18 @@ struct CdiDeviceNode {
   bool operator==(const CdiDeviceNode&) const = default;
 };
 
+struct CdiMount {
+  std::string host_path;
+  std::string container_path;
+  std::vector<std::string> options;
+  bool operator==(const CdiMount&) const = default;
+};
+
 struct CdiDevice {
   std::string name;
   std::vector<std::string> env;
   std::vector<CdiDeviceNode> device_nodes;
+  std::vector<CdiMount> mounts;
   bool operator==(const CdiDevice&) const = default;
 };
 
@@ -54,7 +62,8 @@ CdiDevice podCdiDevice(std::string pod_uid, const std::vector<std::string>& pci_
 
 // "sriovnetwork.k8snetworkplumbingwg.io/vf=<device>"
 std::string cdiQualifiedName(std::string_view device);
-json::Document cdiSpec(const std::vector<CdiDevice>& devices);
+// A spec of `kind` ("<vendor>/<class>"; default: ours for VFs and pods).
+json::Document cdiSpec(const std::vector<CdiDevice>& devices, const std::string& kind = "");
 // "sriovnetwork.k8snetworkplumbingwg.io-vf_<id>.json": one file per claim or pod UID.
 std::string cdiSpecFileName(std::string_view id);
 // The inverse: the claim or pod UID of one of our spec file names, "" for any other name.

@@ -132,25 +132,10 @@ std::string metadataContainerPath(const MetadataClaim& claim, const std::string&
 
 json::Document metadataCdiSpec(const MetadataClaim& claim, const std::string& driver,
                                const std::string& request, const std::string& host_path) {
-  json::Document doc(rapidjson::kObjectType);
-  auto& a = doc.GetAllocator();
-  api::Writer w(doc, a);
-  w.strAlways("cdiVersion", std::string(kCdiVersion)).strAlways("kind", driver + "/metadata");
-  json::Value mount(rapidjson::kObjectType);
-  api::Writer(mount, a)
-      .strAlways("hostPath", host_path)
-      .strAlways("containerPath", metadataContainerPath(claim, driver, request))
-      .strings("options", {"ro", "bind"});
-  json::Value mounts(rapidjson::kArrayType);
-  mounts.PushBack(mount, a);
-  json::Value device(rapidjson::kObjectType);
-  api::Writer dw(device, a);
-  dw.strAlways("name", claim.uid + "_" + baseRequest(request));
-  dw.object("containerEdits").value("mounts", std::move(mounts));
-  json::Value devices(rapidjson::kArrayType);
-  devices.PushBack(device, a);
-  w.value("devices", std::move(devices));
-  return doc;
+  CdiDevice device{
+      .name = claim.uid + "_" + baseRequest(request),
+      .mounts = {{host_path, metadataContainerPath(claim, driver, request), {"ro", "bind"}}}};
+  return cdiSpec({device}, driver + "/metadata");
 }
 
 std::string metadataCdiSpecFileName(const std::string& driver, const std::string& claim_uid,
