@@ -8,7 +8,9 @@
 // through QEMU's stdio stalled until the timeout, and a file also keeps what a hung guest printed.
 //
 // The machine: q35 with an intel-iommu (interrupt remapping off: it panics under TCG; without an
-// IOMMU VFs get no group and vfio-pci cannot bind), SeaBIOS, two NUMA nodes, and one emulated
+// IOMMU VFs get no group and vfio-pci cannot bind), SeaBIOS, one vCPU, two NUMA nodes (the
+// second has memory and no CPU: with a vCPU each, CI's loaded 2-core machine stalled the guest on
+// RCU, the second vCPU's timer never firing, until the timeout), and one emulated
 // Intel 82576 (`igb`, 7 VFs) per entry of `nics`: behind a root port of the main root complex
 // (pci0000:00), or of a pxb-pcie expander bridge, a root bus of its own (pci0000:<bus>) on the
 // given NUMA node. No network backend: the guest never reaches the host.
