@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "base/signals.h"
+#include "policy/render.h"
 #include "process/operator_process.h"
 
 using namespace sriovdra;
@@ -31,8 +32,12 @@ int main(int argc, char** argv) {
   app.add_option("--webhook-cert-dir", o.webhook_cert_dir, "directory with tls.crt and tls.key")
       ->capture_default_str();
   app.add_option("--resource-prefix", o.operator_.resource_prefix,
-                 "also publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus) and "
-                 "set extendedResourceName on per-resource DeviceClasses");
+                 "publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> on VFs and NADs "
+                 "(Multus matches the two) and set extendedResourceName on per-resource "
+                 "DeviceClasses, as the SR-IOV network operator's RESOURCE_PREFIX; \"\" does "
+                 "neither")
+      ->capture_default_str()
+      ->check(policy::resourcePrefixError);
   app.add_flag(
       "--advertise-node-policy-vfs", o.operator_.advertise_node_policy_vfs,
       "advertise every VF of a SriovNetworkNodePolicy's VF group, also without a "

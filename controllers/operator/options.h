@@ -6,6 +6,7 @@
 
 #include "api/meta.h"
 #include "base/json.h"
+#include "policy/render.h"
 
 namespace sriovdra::op {
 
@@ -25,8 +26,8 @@ struct OperatorOptions {
   // are its own (admitted as they are, networks not rendered here), and a network copied into our
   // namespace takes over the NetworkAttachmentDefinition it rendered. "" = none.
   std::string upstream_namespace;
-  std::string resource_prefix;
-  bool advertise_node_policy_vfs = false;  // see policy::RenderOptions
+  std::string resource_prefix = policy::kDefaultResourcePrefix;  // "" = none
+  bool advertise_node_policy_vfs = false;                        // see policy::RenderOptions
   // The flags; SriovOperatorConfig and SriovNetworkPoolConfigs refine them (currentSettings()).
   api::LabelSelector agent_node_selector;  // empty = every node
   int max_unavailable = 1;                 // nodes in no pool

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "policy/render.h"
+
 namespace sriovdra::cli {
 namespace {
 
@@ -46,7 +48,10 @@ void CommandLine::addOffline(CLI::App& app) {
       ->required();
   r->add_option("-o,--output", render_.output, "yaml or json")->default_val("yaml");
   r->add_option("--resource-prefix", render_.resource_prefix,
-                "also publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus)");
+                "publish k8s.cni.cncf.io/resourceName=<prefix>/<resourceName> (Multus), as the "
+                "operator's flag; \"\" publishes none")
+      ->capture_default_str()
+      ->check(policy::resourcePrefixError);
   r->add_flag("--advertise-node-policy-vfs", render_.advertise_node_policy_vfs,
               "as the operator's flag: node policies' VF groups are advertised without a "
               "SriovResourcePolicy");

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/render.h"
+
 namespace sriovdra::cli {
 
 struct Streams {
@@ -19,7 +21,7 @@ struct RenderArgs {
   std::string state_file;
   std::vector<std::string> policy_files;
   std::string output = "yaml";  // yaml | json
-  std::string resource_prefix;
+  std::string resource_prefix = policy::kDefaultResourcePrefix;
   bool advertise_node_policy_vfs = false;
   std::string namespace_;  // only policies in this namespace count ("" = all)
 };

@@ -2,10 +2,16 @@
 
 #include <algorithm>
 
+#include "base/names.h"
 #include "policy/node_policies.h"
 #include "policy/resource_policies.h"
 
 namespace sriovdra::policy {
+
+std::string resourcePrefixError(std::string_view prefix) {
+  if (prefix.empty() || isDnsSubdomain(prefix)) return "";
+  return "the resource prefix must be a DNS subdomain such as openshift.io (or \"\" for none)";
+}
 
 RenderResult render(const RenderInput& in) {
   RenderResult out;

@@ -23,6 +23,7 @@
 // why. Invalid policies must be filtered out by the caller (see validate.h).
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -56,6 +57,14 @@ struct Warning {
   std::string message;
   bool operator==(const Warning&) const = default;
 };
+
+// The default of --resource-prefix, as the SR-IOV network operator's RESOURCE_PREFIX: rendered NADs
+// and VFs then carry the same Multus name without a flag (multus mode works with defaults).
+inline constexpr const char* kDefaultResourcePrefix = "openshift.io";
+
+// Why a --resource-prefix is unusable ("" when it is fine): it is "" or a DNS subdomain, the
+// domain part of <prefix>/<resourceName> names (CLI11's check signature).
+std::string resourcePrefixError(std::string_view prefix);
 
 struct RenderOptions {
   std::string resource_prefix;  // --resource-prefix; "" = no k8s.cni.cncf.io/resourceName

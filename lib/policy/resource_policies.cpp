@@ -157,8 +157,41 @@ void addResourcePolicies(const RenderInput& in, const std::vector<Candidate>& ca
   }
 }
 
+// The Multus name of a VF whose DeviceAttributes did not set one: <prefix>/<its resourceName>,
+// the k8s.v1.cni.cncf.io/resourceName of the NADs rendered for SriovNetworks of that resource.
+// One they set that differs is kept and pointed out, once per resource policy and value.
+void deriveCniResourceName(const RenderInput& in, const std::string& pci, const Source& s,
+                           bool set_by_attributes, api::Attributes& a,
+                           std::set<std::pair<std::string, std::string>>& reported,
+                           DevicesResult& out) {
+  auto resource = a.find(std::string(api::attr::kResourceName));
+  if (in.options.resource_prefix.empty() || resource == a.end() ||
+      resource->second.type != api::AttributeValue::Type::kString)
+    return;
+  std::string nads = in.options.resource_prefix + "/" + resource->second.string_value;
+  auto& cni = a[std::string(api::attr::kCniResourceName)];
+  if (!set_by_attributes) {
+    cni = api::AttributeValue::ofString(nads);
+    return;
+  }
+  if (cni == api::AttributeValue::ofString(nads) ||
+      !reported.insert({s.rp->metadata.name, cni.string_value}).second)
+    return;
+  out.warnings.push_back(
+      {{kResourcePolicyKind, s.rp->metadata.name},
+       "VF " + pci + ": " + std::string(api::attr::kCniResourceName) + " " + quote(cni.toString()) +
+           " from DeviceAttributes differs from " + quote(nads) +
+           ", the resourceName the NetworkAttachmentDefinitions of SriovNetworks with "
+           "resourceName " +
+           quote(resource->second.string_value) +
+           " carry (--resource-prefix): Multus matches the two, so in multus mode those "
+           "networks find no VF here; remove the attribute or make it " +
+           quote(nads)});
+}
+
 // 3. DeviceAttributes selected by the winning config, merged in name order; built-in names are
-// refused with a warning, and a resourceName that differs from the VF group's is pointed out.
+// refused with a warning, a resourceName that differs from the VF group's is pointed out, and the
+// Multus name follows the resourceName (deriveCniResourceName).
 void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult& out) {
   auto das = in.device_attributes;
   std::sort(das.begin(), das.end(),
@@ -172,6 +205,7 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
     if (auto it = a.find(std::string(api::attr::kResourceName)); it != a.end()) {
       from_node_policy = it->second.string_value;
     }
+    bool cni_set = false;
     for (const auto* da : das) {
       if (!api::matchesLabelSelector(*s.config->device_attributes_selector, da->metadata.labels))
         continue;
@@ -187,6 +221,7 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
           }
           continue;
         }
+        cni_set = cni_set || name == api::attr::kCniResourceName;
         a[name] = value;
       }
     }
@@ -198,24 +233,8 @@ void mergeDeviceAttributes(const RenderInput& in, VfSources& vfs, DevicesResult&
                                     " from DeviceAttributes overrides " + quote(from_node_policy) +
                                     " of SriovNetworkNodePolicy " + quote(s.node_policy)});
       }
-      // Multus matches a NAD's resourceName annotation with this attribute.
-      auto cni = a.find(std::string(api::attr::kCniResourceName));
-      std::string nads = in.options.resource_prefix + "/" + from_node_policy;
-      if (!in.options.resource_prefix.empty() && cni != a.end() &&
-          cni->second.string_value != nads &&
-          cni_reported.insert({s.rp->metadata.name, cni->second.string_value}).second) {
-        out.warnings.push_back(
-            {{kResourcePolicyKind, s.rp->metadata.name},
-             std::string(api::attr::kCniResourceName) + " " + quote(cni->second.toString()) +
-                 " from DeviceAttributes differs from " + quote(nads) +
-                 ", the resourceName the NetworkAttachmentDefinitions of SriovNetworks with "
-                 "resourceName " +
-                 quote(from_node_policy) +
-                 " carry (--resource-prefix): Multus matches the two, so in multus mode those "
-                 "networks find no VF here; remove the attribute or make it " +
-                 quote(nads)});
-      }
     }
+    deriveCniResourceName(in, pci, s, cni_set, a, cni_reported, out);
   }
 }
 

@@ -88,7 +88,11 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
     if (d.name == "0000-c7-00-1") vf = &d;
   }
   REQUIRE(vf != nullptr);
-  CHECK(vf->attributes == observed->spec.devices[0].attributes);
+  // The reference driver's attributes, and the Multus name of --resource-prefix's default.
+  auto expected = observed->spec.devices[0].attributes;
+  expected[std::string(api::attr::kCniResourceName)] =
+      api::AttributeValue::ofString("openshift.io/cx6_vfs");
+  CHECK(vf->attributes == expected);
 
   // The status follows the slices in the same pass.
   eventually(

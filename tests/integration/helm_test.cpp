@@ -248,7 +248,7 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
        "--set",        "images.pullPolicy=Always",
        "--set",        "images.pullSecrets={pull}",
        "--set",        "operator.replicas=3",
-       "--set",        "operator.resourcePrefix=openshift.io",
+       "--set",        "operator.resourcePrefix=acme.io",
        "--set",        "operator.maxUnavailable=4",
        "--set",        "operator.upstreamNamespace=sriov-network-operator",
        "--set",        "operator.extraArgs={--workers=8}",
@@ -266,10 +266,18 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
         "[{name:\"pull\"}]");
   CHECK(json::intOr(op["spec"], "replicas", 0) == 3);
   auto op_args = argsOf(op);
-  for (const char* a : {"--resource-prefix=openshift.io", "--max-unavailable=4",
-                        "--upstream-namespace=sriov-network-operator", "--workers=8"}) {
+  for (const char* a :
+       {"--max-unavailable=4", "--upstream-namespace=sriov-network-operator", "--workers=8"}) {
     CHECK(std::find(op_args.begin(), op_args.end(), a) != op_args.end());
   }
+  auto prefix = [&](const std::vector<std::string>& args) {
+    auto flag = std::find(args.begin(), args.end(), "--resource-prefix");
+    return flag == args.end() || flag + 1 == args.end() ? "(none)" : *(flag + 1);
+  };
+  CHECK(prefix(op_args) == "acme.io");
+  CHECK(prefix(argsOf(rendered(home.path()).at(deployment))) == "openshift.io");
+  CHECK(prefix(argsOf(
+            rendered(home.path(), {"--set", "operator.resourcePrefix="}).at(deployment))) == "");
   CHECK_THAT(containerField(op, "resources"), Catch::Contains("memory:\"2Gi\""));
   CHECK(testing::canonical(*json::at(agent, {"spec", "template", "spec", "nodeSelector"})) ==
         "{feature.node.kubernetes.io/sriov-capable:\"true\",kubernetes.io/os:\"linux\"}");
@@ -336,6 +344,7 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
            {"agent.configurationMode=systemd", "configurationMode"},
            {"webhook.certificates=none", "certificates"},
            {"operator.replicas=0", "replicas"},
+           {"operator.resourcePrefix=acme.io/x", "resourcePrefix"},
            {"operator.extraArgs={workers}", "extraArgs"},
            {"agent.nodeSlector.a=b", "nodeSlector"}}) {
     INFO(set);
@@ -397,11 +406,11 @@ TEST_CASE("helm installs, upgrades and uninstalls the chart on a real API server
 
   // An upgrade applies the new values and keeps the certificate.
   CHECK_THAT(run({"upgrade", "sriov-dra", source(kChart), "-n", "apps-sriov", "--set",
-                  "operator.resourcePrefix=openshift.io", "--set", "networkPolicy.enabled=true"}),
+                  "operator.resourcePrefix=acme.io", "--set", "networkPolicy.enabled=true"}),
              Catch::Contains("REVISION: 2"));
   auto args = get({"deployment", "-n", "apps-sriov", "sriov-dra-operator", "-o",
                    "jsonpath={.spec.template.spec.containers[0].args}"});
-  CHECK_THAT(args.out, Catch::Contains("--resource-prefix=openshift.io"));
+  CHECK_THAT(args.out, Catch::Contains("\"--resource-prefix\",\"acme.io\""));
   CHECK(get({"networkpolicy", "-n", "apps-sriov", "sriov-dra-allow-webhook-traffic"}).exit_code ==
         0);
   CHECK(secretField("tls\\.crt") == crt);

@@ -77,7 +77,7 @@ TEST_CASE("a SriovNetwork becomes upstream's NetworkAttachmentDefinition, kept a
   OperatorEnv env("net");
   std::string target = env.cp().newNamespace("net-target");
   std::string moved = env.cp().newNamespace("net-moved");
-  auto op = env.startOperator({.extra_args = {"--resource-prefix=openshift.io"}});
+  auto op = env.startOperator();  // --resource-prefix openshift.io by default
   auto logs = [&] { return op->logs(); };
 
   createNetwork(env, kNetworks, env.ns(), "test-0",
@@ -214,7 +214,7 @@ TEST_CASE("a network outside the operator namespace renders into its own, owned 
           "[operator][networks][integration]") {
   OperatorEnv env("netown");
   std::string apps = env.cp().newNamespace("net-apps");
-  auto op = env.startOperator();
+  auto op = env.startOperator({.extra_args = {"--resource-prefix", ""}});  // no Multus name
   auto logs = [&] { return op->logs(); };
   const auto& ib = api::resources::kSriovIBNetworks;
 

@@ -62,7 +62,9 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
   }
   for (const auto& d : state.spec.devices) {
     CHECK(d.attributes == api::Attributes{{std::string(api::attr::kResourceName),
-                                           api::AttributeValue::ofString("cx6_vfs")}});
+                                           api::AttributeValue::ofString("cx6_vfs")},
+                                          {std::string(api::attr::kCniResourceName),
+                                           api::AttributeValue::ofString("openshift.io/cx6_vfs")}});
   }
   CHECK(state.metadata.labels.at("app.kubernetes.io/managed-by") == "sriov-dra-operator");
   REQUIRE(state.metadata.owner_references.size() == 1);

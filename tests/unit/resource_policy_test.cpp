@@ -227,6 +227,29 @@ TEST_CASE("node policies and resource policies together", "[policy][srp][unit]")
               .warnings.empty());
     CHECK(renderWith(status, {rp}, {other}, {np}).warnings.empty());  // no prefix: no NAD name
   }
+  SECTION("with a prefix, the Multus name follows the resourceName DeviceAttributes give") {
+    const std::string cni(api::attr::kCniResourceName);
+    auto slow =
+        deviceAttributes("da", {{"p", "1"}}, {{kRes, api::AttributeValue::ofString("slow")}});
+    // Outside every VF group: the resourceName is the DeviceAttributes' alone.
+    auto outside = ResourcePolicy("rp").config({{.pf_names = {"ens1f1"}}}, {{{"p", "1"}}}).get();
+    auto out = renderWith(status, {outside}, {slow}, {np}, {.resource_prefix = "openshift.io"});
+    REQUIRE(out.spec.devices.size() == 4);
+    for (const auto& d : out.spec.devices) {
+      CHECK(d.attributes.at(cni) == api::AttributeValue::ofString("openshift.io/slow"));
+    }
+    CHECK(renderWith(status, {outside}, {slow}, {np}).spec.devices[0].attributes.count(cni) == 0);
+    // In a group whose resourceName they override: the NADs of "slow" carry openshift.io/slow.
+    auto inside = ResourcePolicy("rp").config({{.pf_names = {"ens1f0"}}}, {{{"p", "1"}}}).get();
+    auto over = renderWith(status, {inside}, {slow}, {np}, {.resource_prefix = "openshift.io"});
+    CHECK(over.spec.devices[0].attributes.at(cni) ==
+          api::AttributeValue::ofString("openshift.io/slow"));
+    // A resourceName that is not a string names no NAD.
+    auto number = deviceAttributes("da", {{"p", "1"}}, {{kRes, api::AttributeValue::ofInt(7)}});
+    CHECK(renderWith(status, {outside}, {number}, {np}, {.resource_prefix = "openshift.io"})
+              .spec.devices[0]
+              .attributes.count(cni) == 0);
+  }
 }
 
 TEST_CASE("core NodeSelector semantics, and the DRA driver's for resource policies",
