@@ -36,12 +36,13 @@ namespace {
 
 const std::string kDriver(api::kDriverName);
 
-// One node with the a100-reference server, the operator (with a Multus resource prefix), the
-// agent serving the plugin in a kubelet directory in Multus mode (these tests prepare claims;
-// attaching them in standalone mode is attach_test's), and the reference policies with `num_vfs`.
+// One node with the a100-reference server, the operator (with its defaults: Multus names
+// openshift.io/<resourceName>, so multus mode works without flags), the agent serving the plugin in
+// a kubelet directory in Multus mode (these tests prepare claims; attaching them in standalone mode
+// is attach_test's), and the reference policies with `num_vfs`.
 struct PluginEnv {
   explicit PluginEnv(int num_vfs = 1) : env("plugin") {
-    op = env.startOperator({.extra_args = {"--resource-prefix=openshift.io"}});
+    op = env.startOperator();
     node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
     agent = startAgent();
     env.applyReferencePolicies();
