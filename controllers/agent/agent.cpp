@@ -43,7 +43,8 @@ prometheus::Family<prometheus::Histogram>& phaseHistogram() {
                        .Help(
                            "Time the agent's passes spend per phase: discover (sysfs, netlink), "
                            "plan, in_use (asking the API server and the CDI specs which VFs are "
-                           "in use), apply (the kernel and drivers carrying out host changes), "
+                           "in use), firmware (mstconfig reading and setting Mellanox firmware), "
+                           "apply (the kernel and drivers carrying out host changes), "
                            "slices_build, slices_write, status_write (API requests)")
                        .Register(metrics::registry());
   return f;
@@ -98,11 +99,12 @@ Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-             std::shared_ptr<host::Netlink> netlink, node::LocalState& local, AgentOptions options,
-             kube::EventRecorder& events)
+             std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::Firmware> firmware,
+             node::LocalState& local, AgentOptions options, kube::EventRecorder& events)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       netlink_(std::move(netlink)),
+      firmware_(std::move(firmware)),
       local_(local),
       options_(std::move(options)),
       guids_(options_.node_name, loadGuidPool(options_.ib_guid_pool)),
@@ -152,6 +154,12 @@ void Agent::stop() { controller_.stop(); }
 bool Agent::ready() const {
   std::lock_guard lock(mu_);
   return ready_;
+}
+
+void Agent::setFirmwareChanges(bool on) {
+  if (firmware_changes_.exchange(on) == on) return;
+  SDRA_LOG_INFO << "Mellanox firmware changes " << (on ? "on" : "off (disablePlugins: mellanox)");
+  controller_.queue().add(kKey);
 }
 
 bool Agent::reconciledOnce() const {
@@ -228,10 +236,16 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     return timed("discover", [this] { return host::discover(*sysfs_, *netlink_); });
   };
   Result<host::Topology> topology = discover();
+  std::set<std::string> awaiting;
+  if (topology.ok()) awaiting = configureFirmware(spec, *topology, outcome);
+  const size_t firmware_errors = outcome.errors.size();
+  auto replan = [&] {
+    return timed(
+        "plan", [&] { return host::planHost(spec, *topology, record, in_use, &guids_, awaiting); });
+  };
   bool wrote_in_progress = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
-    auto plan =
-        timed("plan", [&] { return host::planHost(spec, *topology, record, in_use, &guids_); });
+    auto plan = replan();
     if (!asked_everyone && plan.destructive()) {
       asked_everyone = true;
       auto all = timed("in_use", [this] { return local_.inUse(); });
@@ -241,10 +255,10 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
         break;
       }
       in_use = std::move(*all);
-      plan =
-          timed("plan", [&] { return host::planHost(spec, *topology, record, in_use, &guids_); });
+      plan = replan();
     }
-    outcome.errors = plan.errors;
+    outcome.errors.resize(firmware_errors);
+    outcome.errors.insert(outcome.errors.end(), plan.errors.begin(), plan.errors.end());
     outcome.blocked = plan.blocked;
     if (plan.configured != record) {
       record = plan.configured;
@@ -278,6 +292,40 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     if (failed) break;
   }
   return topology;
+}
+
+std::set<std::string> Agent::configureFirmware(const api::SriovNodeStateSpec& spec,
+                                               const host::Topology& topology,
+                                               host::SyncOutcome& outcome) {
+  auto nics = host::firmwareToRead(spec, topology);
+  if (nics.empty() || !firmware_ || !firmware_changes_) return {};
+  std::map<std::string, host::MlxFirmware> read;
+  for (const auto& [nic, pci] : nics) {
+    auto fw = timed("firmware", [&, &pci = pci] { return firmware_->query(pci); });
+    if (!fw.ok()) {
+      outcome.errors.push_back("reading the firmware of NIC " + nic + ": " + fw.status().message());
+      continue;
+    }
+    read.emplace(nic, *fw);
+  }
+  auto plan = host::planFirmware(spec, topology, read);
+  outcome.errors.insert(outcome.errors.end(), plan.errors.begin(), plan.errors.end());
+  outcome.reboot = plan.reboot_reasons;
+  for (const auto& [pci, values] : plan.changes) {
+    std::string change;
+    for (const auto& [k, v] : values) change += " " + k + "=" + v;
+    Status st = timed("firmware",
+                      [&, &pci = pci, &values = values] { return firmware_->set(pci, values); });
+    SDRA_LOG_INFO << "firmware of " << pci << ":" << change << " at the next boot"
+                  << (st.isOk() ? "" : ": " + st.message());
+    if (!st.isOk()) {
+      outcome.errors.push_back("setting the firmware of " + pci + " (" + change.substr(1) +
+                               "): " + st.message());
+      std::string nic = "NIC " + pci.substr(0, pci.rfind('.')) + " ";
+      std::erase_if(outcome.reboot, [&](const std::string& r) { return r.rfind(nic, 0) == 0; });
+    }
+  }
+  return plan.awaiting_reboot;
 }
 
 Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,

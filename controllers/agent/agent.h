@@ -16,6 +16,7 @@
 // that cannot be known, the changes wait (Blocked=True, reason InUseUnknown, Event) and retry.
 // Its SriovNodeState and slices come from the node's caches (LocalState), which the process
 // starts before the agent.
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -53,8 +54,8 @@ struct AgentOptions {
 class Agent {
  public:
   Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
-        std::shared_ptr<host::Netlink> netlink, node::LocalState& local, AgentOptions options,
-        kube::EventRecorder& events);
+        std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::Firmware> firmware,
+        node::LocalState& local, AgentOptions options, kube::EventRecorder& events);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -65,6 +66,9 @@ class Agent {
   bool ready() const;
   // At least one reconcile ran to the end (whatever its outcome): the basis of /readyz.
   bool reconciledOnce() const;
+  // Whether Mellanox firmware may be changed (SriovOperatorConfig disablePlugins: [mellanox]
+  // turns it off; on by default). A change runs a pass.
+  void setFirmwareChanges(bool on);
 
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);
@@ -76,6 +80,12 @@ class Agent {
   // discovery; errors, blocked PFs and an unknown in-use set go to `outcome`.
   Result<host::Topology> converge(const api::SriovNodeState& state, std::set<std::string>& record,
                                   api::SriovNodeStateStatus& status, host::SyncOutcome& outcome);
+  // Reads the firmware of the Mellanox NICs the spec may need changed (host::firmwareToRead),
+  // writes the next-boot values planFirmware gives, and returns the PFs that wait for the reboot;
+  // the reasons for it and any error go to `outcome`.
+  std::set<std::string> configureFirmware(const api::SriovNodeStateSpec& spec,
+                                          const host::Topology& topology,
+                                          host::SyncOutcome& outcome);
   // Publishes the slices, then writes the status (and its Event) when it changed.
   Status report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
                 const host::Topology& topology, host::SyncOutcome outcome);
@@ -89,6 +99,7 @@ class Agent {
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
   std::shared_ptr<host::Netlink> netlink_;
+  std::shared_ptr<host::Firmware> firmware_;
   node::LocalState& local_;
   const AgentOptions options_;
   const host::GuidAssigner guids_;
@@ -99,8 +110,9 @@ class Agent {
   kube::Informer<api::ResourceSlice>& slices_;
   kube::Controller controller_;
   mutable std::mutex mu_;
-  bool ready_ = false;              // guarded by mu_
-  bool reconciled_once_ = false;    // guarded by mu_
+  bool ready_ = false;            // guarded by mu_
+  bool reconciled_once_ = false;  // guarded by mu_
+  std::atomic<bool> firmware_changes_{true};
   kube::OwnWrites written_slices_;  // by slice name
 };
 

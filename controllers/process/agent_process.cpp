@@ -32,7 +32,8 @@ Status resolve(AgentProcessOptions& o, const kube::RestConfig& config) {
 
 HostKernel kernel(const AgentProcessOptions& o) {
   if (o.kernel) return o.kernel(o.sysfs_root);
-  return {std::make_shared<host::RealSysfs>(o.sysfs_root), std::make_shared<host::KernelNetlink>()};
+  return {std::make_shared<host::RealSysfs>(o.sysfs_root), std::make_shared<host::KernelNetlink>(),
+          host::mstconfigFirmware()};
 }
 
 // The checkpoint is read before anything serves; one that cannot be read is reported as an
@@ -109,17 +110,19 @@ void addAttacher(kube::Manager& manager, const AgentProcessOptions& o,
       [nri_plugin] { nri_plugin->stop(); });
 }
 
-// The log verbosity follows SriovOperatorConfig "default" (policy::logVerbosity). A cluster
-// without its CRD only logs that the informer cannot list; nothing waits for it.
-void addLogLevelWatch(kube::Manager& manager, const AgentProcessOptions& o,
-                      const std::shared_ptr<kube::Client>& client) {
+// The log verbosity and whether Mellanox firmware is changed follow SriovOperatorConfig "default"
+// (policy::validSettings). A cluster without its CRD only logs that the informer cannot list;
+// nothing waits for it.
+void addOperatorConfigWatch(kube::Manager& manager, const AgentProcessOptions& o,
+                            const std::shared_ptr<kube::Client>& client, agent::Agent& agent) {
   kube::InformerOptions io;
   io.name = "sriovoperatorconfig";
   io.namespace_ = o.namespace_;
   io.field_selector = std::string("metadata.name=") + api::kDefaultOperatorConfigName;
   auto configs = std::make_shared<kube::Informer<api::SriovOperatorConfig>>(
       client, api::resources::kSriovOperatorConfigs, io);
-  auto apply = [ns = o.namespace_, flag = o.verbosity](const api::SriovOperatorConfig* c) {
+  auto apply = [ns = o.namespace_, flag = o.verbosity, &agent](const api::SriovOperatorConfig* c) {
+    agent.setFirmwareChanges(policy::validSettings(c, ns).firmware);
     int v = policy::logVerbosity(c, ns, flag);
     if (v == log::verbosity()) return;
     SDRA_LOG_INFO << "log verbosity " << v
@@ -130,7 +133,7 @@ void addLogLevelWatch(kube::Manager& manager, const AgentProcessOptions& o,
                         .on_update = [apply](const auto&, const auto& c) { apply(c.get()); },
                         .on_delete = [apply](const auto&, bool) { apply(nullptr); }});
   manager.add(
-      "log level", [configs] { configs->start(); }, [configs] { configs->stop(); });
+      "operator config", [configs] { configs->start(); }, [configs] { configs->stop(); });
 }
 
 }  // namespace
@@ -138,7 +141,7 @@ void addLogLevelWatch(kube::Manager& manager, const AgentProcessOptions& o,
 int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   auto client = connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
   if (!client.ok()) return exitCode(client.status());
-  auto [sysfs, netlink] = kernel(o);
+  auto [sysfs, netlink, firmware] = kernel(o);
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
   const std::string metadata_dir =
       o.device_metadata ? o.plugins_dir + "/" + std::string(api::kDriverName) : "";
@@ -148,7 +151,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                                    .state_dir = o.state_dir,
                                    .cdi_root = o.cdi_root,
                                    .metadata_dir = metadata_dir});
-  agent::Agent agent(*client, sysfs, netlink, local,
+  agent::Agent agent(*client, sysfs, netlink, firmware, local,
                      {.node_name = o.node,
                       .namespace_ = o.namespace_,
                       .state_dir = o.state_dir,
@@ -179,7 +182,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
       "node caches", [&] { local.start(); }, [&] { local.stop(); });
   manager.add(
       "agent", [&] { agent.start(); }, [&] { agent.stop(); });
-  addLogLevelWatch(manager, o, *client);
+  addOperatorConfigWatch(manager, o, *client, agent);
   if (o.kubelet_plugin) addKubeletPlugin(manager, o, kubelet_plugin, local, serving);
   if (o.kubelet_plugin && o.configuration_mode == "standalone")
     addAttacher(manager, o, *client, local);

@@ -15,6 +15,7 @@
 
 #include "attach/attacher.h"
 #include "base/signals.h"
+#include "host/firmware.h"
 #include "host/netlink.h"
 #include "host/sysfs.h"
 #include "kube/config.h"
@@ -22,10 +23,11 @@
 
 namespace sriovdra::process {
 
-// The kernel as the agent sees it: sysfs under --sysfs-root, and netlink.
+// The kernel as the agent sees it: sysfs under --sysfs-root, netlink, and Mellanox firmware.
 struct HostKernel {
   std::shared_ptr<host::Sysfs> sysfs;
   std::shared_ptr<host::Netlink> netlink;
+  std::shared_ptr<host::Firmware> firmware;
 };
 // Gives the agent its kernel for a sysfs root. Production binaries use none (the real kernel:
 // RealSysfs and KernelNetlink); the demo's and the tests' sriov-dra-agent-simulated gives the

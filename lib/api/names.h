@@ -2,6 +2,7 @@
 // The names users and other components see: API groups and resources, the DRA driver name and
 // the device attribute names of the reference SR-IOV DRA driver (exact spelling matters).
 #include <array>
+#include <cstdint>
 #include <string_view>
 
 #include "kube/resource.h"
@@ -58,6 +59,11 @@ inline constexpr std::array<std::string_view, 14> kReserved = {
     kVfId,   kPcieRoot, kPfPciAddress, kPciBusId,   kLinkType,    kRdmaCapable, kNumaNode};
 bool isReserved(std::string_view name);
 }  // namespace attr
+
+// Mellanox (NVIDIA) NICs: their PCI vendor id, and the most VFs per PF a policy may ask of one
+// (the SR-IOV network operator's MlxMaxVFs): the agent raises the firmware's NUM_OF_VFS up to it.
+inline constexpr std::string_view kMellanoxVendor = "15b3";
+inline constexpr int64_t kMellanoxMaxVfs = 128;
 
 // "0000:c7:00.1" -> "0000-c7-00-1": a DNS label, as the reference driver names devices.
 std::string deviceName(std::string_view pci_address);

@@ -7,13 +7,17 @@
 
 namespace sriovdra {
 
-inline std::string asciiLower(std::string_view s) {
+// Letters from..from+25 become to..to+25; everything else stays.
+inline std::string asciiShift(std::string_view s, char from, char to) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
-    return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  std::transform(out.begin(), out.end(), out.begin(), [from, to](char c) {
+    return static_cast<char>(c >= from && c <= from + 25 ? c - from + to : c);
   });
   return out;
 }
+
+inline std::string asciiLower(std::string_view s) { return asciiShift(s, 'A', 'a'); }
+inline std::string asciiUpper(std::string_view s) { return asciiShift(s, 'a', 'A'); }
 
 inline bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && asciiLower(a) == asciiLower(b);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/names.h"
 #include "base/strings.h"
 
 namespace sriovdra::host {
@@ -50,7 +51,7 @@ std::string Action::describe() const {
 // use, then the PFs that left the spec; the order is the contract with apply.cpp.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared,
-              const GuidAssigner* guids) {
+              const GuidAssigner* guids, const std::set<std::string>& awaiting_reboot) {
   Plan plan;
   std::map<std::string, const api::InterfaceExt*> pfs;
   for (const auto& pf : discovered.pfs) pfs[pf.pci_address] = &pf;
@@ -64,14 +65,18 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
       continue;
     }
     const api::InterfaceExt& pf = *it->second;
+    if (awaiting_reboot.count(pf.pci_address) != 0) {
+      plan.configured.insert(pf.pci_address);
+      continue;
+    }
     std::string who = api::describePf(pf);
     // Settings this agent does not change on the host are checked, never silently ignored.
     if (!itf.link_type.empty() && !pf.link_type.empty() &&
         !equalsIgnoreCase(itf.link_type, pf.link_type)) {
       plan.errors.push_back(who + ": linkType " + itf.link_type + " is asked, the port is " +
                             pf.link_type +
-                            "; the link type is a firmware setting (mlxconfig LINK_TYPE_P<n>) "
-                            "that the agent does not change");
+                            "; the link type is a firmware setting that only Mellanox NICs "
+                            "offer to change");
     }
     // An empty eSwitchMode means legacy, as upstream reads the spec.
     std::string mode = itf.eswitch_mode.empty() ? "legacy" : itf.eswitch_mode;
@@ -189,6 +194,87 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     }
     if (pf.num_vfs > 0) plan.actions.push_back({Action::Kind::kSetNumVfs, pci, pci, "0", ""});
     if (switchdev) plan.actions.push_back({Action::Kind::kSetEswitchMode, pci, pci, "legacy", ""});
+  }
+  return plan;
+}
+
+namespace {
+
+std::string nicOf(const std::string& pci) { return pci.substr(0, pci.rfind('.')); }
+
+bool isMellanox(const api::InterfaceExt& pf) {
+  return equalsIgnoreCase(pf.vendor, api::kMellanoxVendor);
+}
+
+bool linkDiffers(const api::Interface& itf, const api::InterfaceExt& pf) {
+  return !itf.link_type.empty() && !pf.link_type.empty() &&
+         !equalsIgnoreCase(itf.link_type, pf.link_type);
+}
+
+}  // namespace
+
+std::map<std::string, std::string> firmwareToRead(const api::SriovNodeStateSpec& spec,
+                                                  const Topology& discovered) {
+  std::map<std::string, std::string> out;
+  for (const auto& itf : spec.interfaces) {
+    if (itf.externally_managed) continue;
+    for (const auto& pf : discovered.pfs) {
+      if (pf.pci_address != itf.pci_address || !isMellanox(pf)) continue;
+      if (itf.num_vfs > pf.total_vfs || linkDiffers(itf, pf)) {
+        out.emplace(nicOf(pf.pci_address), pf.pci_address);
+      }
+    }
+  }
+  return out;
+}
+
+FirmwarePlan planFirmware(const api::SriovNodeStateSpec& spec, const Topology& discovered,
+                          const std::map<std::string, MlxFirmware>& firmware) {
+  FirmwarePlan plan;
+  for (const auto& [nic, fw] : firmware) {
+    int64_t need = 0;
+    std::vector<std::string> pfs;
+    std::vector<std::string> reboot_for;  // "NUM_OF_VFS 8 -> 16"
+    MlxChanges changes;
+    std::string write_to;
+    for (const auto& itf : spec.interfaces) {
+      if (itf.externally_managed || nicOf(itf.pci_address) != nic) continue;
+      const api::InterfaceExt* pf = nullptr;
+      for (const auto& p : discovered.pfs) {
+        if (p.pci_address == itf.pci_address) pf = &p;
+      }
+      if (pf == nullptr) continue;
+      pfs.push_back(pf->pci_address);
+      if (write_to.empty()) write_to = pf->pci_address;
+      need = std::max(need, itf.num_vfs);
+      if (!linkDiffers(itf, *pf)) continue;
+      bool p1 = pf->pci_address.back() == '0';
+      std::string key = p1 ? "LINK_TYPE_P1" : "LINK_TYPE_P2";
+      const std::string& now = p1 ? fw.current.link_type_p1 : fw.current.link_type_p2;
+      const std::string& next = p1 ? fw.next.link_type_p1 : fw.next.link_type_p2;
+      std::string want = asciiUpper(itf.link_type);
+      if (now.empty() || (now != "ETH" && now != "IB")) {
+        plan.errors.push_back(api::describePf(*pf) + ": linkType " + itf.link_type +
+                              " is asked, the port is " + pf->link_type + "; network card " + nic +
+                              " does not support link type change (its firmware has " +
+                              (now.empty() ? "no " + key : key + " " + now) + ")");
+        continue;
+      }
+      if (next != want) changes[key] = want;
+      if (now != want) reboot_for.push_back(key + " " + now + " -> " + want);
+    }
+    if (need > 0 && !fw.next.sriov_en) changes["SRIOV_EN"] = "True";
+    if (need > fw.next.num_of_vfs) changes["NUM_OF_VFS"] = std::to_string(need);
+    if (need > 0 && !fw.current.sriov_en) reboot_for.push_back("SRIOV_EN False -> True");
+    if (need > fw.current.num_of_vfs) {
+      reboot_for.push_back("NUM_OF_VFS " + std::to_string(fw.current.num_of_vfs) + " -> " +
+                           std::to_string(need));
+    }
+    if (!changes.empty()) plan.changes[write_to] = std::move(changes);
+    if (reboot_for.empty()) continue;
+    plan.awaiting_reboot.insert(pfs.begin(), pfs.end());
+    plan.reboot_reasons.push_back("NIC " + nic + " (" + join(pfs, ", ") + "): firmware " +
+                                  join(reboot_for, ", ") + " takes effect after a reboot");
   }
   return plan;
 }

@@ -9,8 +9,10 @@
 // * eSwitchMode (empty = legacy): a PF in another mode gets, in the order the kernel requires,
 //   sriov_numvfs 0 (when it has VFs), the mode through devlink, then its VF count. An externally
 //   managed PF in another mode is an error. PFs reset on leaving the spec go back to legacy.
-// * linkType is not changed (a firmware setting): a PF that differs from the spec is an error
-//   naming the field (never reported as matching).
+// * linkType is not changed here (a firmware setting, planFirmware): a PF that differs from the
+//   spec is an error naming the field (never reported as matching).
+// * PFs in `awaiting_reboot` (planFirmware) are left as they are: their spec takes effect after
+//   the reboot that their firmware needs. They still count as in the spec.
 // * InfiniBand VFs of a group (with `guids`): a VF whose port GUID (as the PF's driver reports it)
 //   is not the one GuidAssigner gives gets that GUID as node and port GUID, then, on a network
 //   driver, is rebound so that its driver reads it. VFs whose driver reports no GUID are left
@@ -25,6 +27,7 @@
 
 #include "api/node_state.h"
 #include "host/discovery.h"
+#include "host/firmware.h"
 #include "host/guids.h"
 #include "host/prepared.h"
 
@@ -66,6 +69,31 @@ struct Plan {
 // `guids`: nullptr leaves VF GUIDs alone.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared,
-              const GuidAssigner* guids = nullptr);
+              const GuidAssigner* guids = nullptr,
+              const std::set<std::string>& awaiting_reboot = {});
+
+// Firmware (pure), as the SR-IOV network operator's Mellanox plugin decides it, in two steps.
+// firmwareToRead(): the Mellanox NICs (vendor 15b3) whose firmware the spec may need changed: a
+// PF of the spec, not externally managed, that asks for more VFs than its sriov_totalvfs or for
+// another link type. By NIC (the PCI address without its function), the address of a PF to ask.
+// Any other NIC is never queried.
+std::map<std::string, std::string> firmwareToRead(const api::SriovNodeStateSpec& spec,
+                                                  const Topology& discovered);
+
+struct FirmwarePlan {
+  std::map<std::string, MlxChanges> changes;  // next-boot values, by the PF address to write to
+  std::set<std::string> awaiting_reboot;      // PFs of the spec that wait for the reboot
+  std::vector<std::string> reboot_reasons;    // one per NIC that needs one
+  std::vector<std::string> errors;
+};
+// planFirmware(): for each NIC read (`firmware`, by NIC), with N the largest numVfs its PFs in the
+// spec ask for: SRIOV_EN=True when N > 0 and the next boot would have it off, NUM_OF_VFS=N when
+// the next boot would offer fewer (never lowered: a NIC keeps what it offers), LINK_TYPE_P<n>
+// (function 0 is P1) when a port of the spec has another link type (ETH or IB) and the firmware
+// will not give it at the next boot; a NIC without that setting cannot change it (an error, in
+// upstream's words). Values the next boot already has are not written again. A reboot is needed
+// while the current values do not serve the spec; the NIC's PFs in the spec then await it.
+FirmwarePlan planFirmware(const api::SriovNodeStateSpec& spec, const Topology& discovered,
+                          const std::map<std::string, MlxFirmware>& firmware);
 
 }  // namespace sriovdra::host

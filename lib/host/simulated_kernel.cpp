@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "api/names.h"
 #include "host/pci.h"
 
 namespace sriovdra::host {
@@ -29,6 +30,34 @@ std::string trim(std::string_view v) {
 }
 
 Status err(int e, const std::string& what) { return Status::fromErrno(e, what); }
+
+std::string formatSettings(const MlxSettings& s) {
+  std::string out = "SRIOV_EN=" + std::string(s.sriov_en ? "True" : "False") +
+                    "\nNUM_OF_VFS=" + std::to_string(s.num_of_vfs);
+  if (!s.link_type_p1.empty()) out += "\nLINK_TYPE_P1=" + s.link_type_p1;
+  if (!s.link_type_p2.empty()) out += "\nLINK_TYPE_P2=" + s.link_type_p2;
+  return out;
+}
+
+// Applies KEY=VALUE (one setting) to `s`, or says why mstconfig would refuse it.
+Status applySetting(MlxSettings& s, const std::string& key, const std::string& value,
+                    bool dual_port) {
+  auto bad = [&] { return Status(Code::kInternal, "-E- bad value " + key + "=" + value); };
+  if (key == "SRIOV_EN") {
+    if (value != "True" && value != "False") return bad();
+    s.sriov_en = value == "True";
+  } else if (key == "NUM_OF_VFS") {
+    auto n = toInt(value);
+    if (!n || *n < 0 || *n > api::kMellanoxMaxVfs) return bad();
+    s.num_of_vfs = *n;
+  } else if (key == "LINK_TYPE_P1" || (key == "LINK_TYPE_P2" && dual_port)) {
+    if (value != "ETH" && value != "IB") return bad();
+    (key == "LINK_TYPE_P1" ? s.link_type_p1 : s.link_type_p2) = value;
+  } else {
+    return Status(Code::kInternal, "-E- the device has no parameter " + key);
+  }
+  return Status::ok();
+}
 
 bool isNetworkDriver(const std::string& d) {
   return d == "mlx5_core" || d == "ice" || d == "iavf" || d == "i40e" || d == "ixgbevf" ||
@@ -220,6 +249,126 @@ Status SimulatedKernel::setVfGuids(std::string_view pf, int32_t vf, uint64_t nod
   journal("rtnetlink " + std::string(pf) + " vf " + std::to_string(vf) + " node_guid " +
               guidText(node_guid) + " port_guid " + guidText(port_guid),
           st);
+  return st;
+}
+
+Result<std::string> SimulatedKernel::mlxNic(std::string_view pci_address) const {
+  std::string bdf(pci_address);
+  auto dir = PciAddress::parse(bdf) ? deviceDir(bdf) : Result<std::string>(err(ENODEV, bdf));
+  if (!dir.ok()) return Status(Code::kInternal, "-E- Failed to open device: " + bdf);
+  if (fs_.read(*dir + "/vendor").valueOr("") != "0x15b3" || fs_.exists(*dir + "/physfn")) {
+    return Status(Code::kInternal, "-E- Device " + bdf + " is not supported");
+  }
+  return bdf.substr(0, bdf.rfind('.'));
+}
+
+std::vector<std::string> SimulatedKernel::portsOf(const std::string& nic) const {
+  std::vector<std::string> out;
+  for (const char* fn : {".0", ".1"}) {
+    auto dir = fs_.resolve("sys/bus/pci/devices/" + nic + fn);
+    if (dir.ok() && !fs_.exists(*dir + "/physfn") &&
+        fs_.read(*dir + "/vendor").valueOr("") == "0x15b3") {
+      out.push_back(*dir);
+    }
+  }
+  return out;
+}
+
+MlxFirmware SimulatedKernel::firmwareOf(const std::string& nic) const {
+  auto ports = portsOf(nic);
+  auto read = [&](const std::string& which) -> std::optional<MlxSettings> {
+    auto text = fs_.read("simulated/firmware/" + nic + "/" + which);
+    if (!text.ok()) return std::nullopt;
+    MlxSettings s;
+    size_t at = 0;
+    while (at < text->size()) {
+      size_t end = text->find('\n', at);
+      if (end == std::string::npos) end = text->size();
+      std::string line = text->substr(at, end - at);
+      at = end + 1;
+      auto eq = line.find('=');
+      if (eq != std::string::npos) {
+        (void)applySetting(s, line.substr(0, eq), line.substr(eq + 1), ports.size() > 1);
+      }
+    }
+    return s;
+  };
+  MlxFirmware fw;
+  if (auto current = read("current")) {
+    fw.current = *current;
+  } else {
+    int64_t total =
+        ports.empty() ? 0 : toInt(fs_.read(ports[0] + "/sriov_totalvfs").valueOr("0")).value_or(0);
+    fw.current.sriov_en = total > 0;
+    fw.current.num_of_vfs = total;
+    for (size_t i = 0; i < ports.size(); ++i) {
+      std::string type = "1";
+      if (auto nets = fs_.list(ports[i] + "/net"); nets.ok() && !nets->empty()) {
+        type = fs_.read(ports[i] + "/net/" + nets->front() + "/type").valueOr("1");
+      }
+      (i == 0 ? fw.current.link_type_p1 : fw.current.link_type_p2) = type == "32" ? "IB" : "ETH";
+    }
+  }
+  fw.next = read("next").value_or(fw.current);
+  return fw;
+}
+
+Result<MlxFirmware> SimulatedKernel::query(std::string_view pci_address) {
+  std::lock_guard lock(mu_);
+  auto nic = mlxNic(pci_address);
+  if (!nic.ok()) return nic.status();
+  return firmwareOf(*nic);
+}
+
+Status SimulatedKernel::set(std::string_view pci_address, const MlxChanges& values) {
+  std::lock_guard lock(mu_);
+  std::string line = "mstconfig -d " + std::string(pci_address) + " set";
+  for (const auto& [k, v] : values) line += " " + k + "=" + v;
+  Status st = [&]() -> Status {
+    auto nic = mlxNic(pci_address);
+    if (!nic.ok()) return nic.status();
+    MlxFirmware fw = firmwareOf(*nic);
+    for (const auto& [k, v] : values) {
+      SDRA_RETURN_IF_ERROR(applySetting(fw.next, k, v, portsOf(*nic).size() > 1));
+    }
+    SDRA_RETURN_IF_ERROR(
+        tree_.file("simulated/firmware/" + *nic + "/current", formatSettings(fw.current)));
+    return tree_.file("simulated/firmware/" + *nic + "/next", formatSettings(fw.next));
+  }();
+  journal(line, st);
+  return st;
+}
+
+Status SimulatedKernel::reboot() {
+  std::lock_guard lock(mu_);
+  Status st = [&]() -> Status {
+    auto devices = fs_.list("sys/bus/pci/devices");
+    if (!devices.ok()) return devices.status();
+    for (const auto& bdf : *devices) {
+      auto dir = deviceDir(bdf);
+      if (!dir.ok() || toInt(fs_.read(*dir + "/sriov_numvfs").valueOr("0")).value_or(0) == 0)
+        continue;
+      SDRA_RETURN_IF_ERROR(setNumVfs(*dir, "0"));
+    }
+    auto nics = fs_.list("simulated/firmware");
+    for (const auto& nic : nics.ok() ? *nics : std::vector<std::string>{}) {
+      MlxFirmware fw = firmwareOf(nic);
+      auto ports = portsOf(nic);
+      for (size_t i = 0; i < ports.size(); ++i) {
+        SDRA_RETURN_IF_ERROR(tree_.file(ports[i] + "/sriov_totalvfs",
+                                        std::to_string(fw.next.sriov_en ? fw.next.num_of_vfs : 0)));
+        const std::string& link = i == 0 ? fw.next.link_type_p1 : fw.next.link_type_p2;
+        auto nets = fs_.list(ports[i] + "/net");
+        if (link.empty() || !nets.ok() || nets->empty()) continue;
+        SDRA_RETURN_IF_ERROR(
+            tree_.file(ports[i] + "/net/" + nets->front() + "/type", link == "IB" ? "32" : "1"));
+      }
+      SDRA_RETURN_IF_ERROR(
+          tree_.file("simulated/firmware/" + nic + "/current", formatSettings(fw.next)));
+    }
+    return Status::ok();
+  }();
+  journal("reboot", st);
   return st;
 }
 

@@ -31,6 +31,19 @@
 //                      As mlx5: a VF's IPoIB netdev shows its port GUID (the last 8 bytes of its
 //                      20-byte address) only once its driver binds again, and removing the VFs
 //                      forgets their GUIDs.
+// It is also the Mellanox firmware of that machine (firmware.h), for PFs of vendor 0x15b3, kept in
+// <root>/simulated/firmware/<NIC>/{current,next} as KEY=VALUE lines. Until a NIC is set, both
+// are what the tree shows: SRIOV_EN True and NUM_OF_VFS the sriov_totalvfs of function 0 (False
+// and 0 when that is 0), LINK_TYPE_P1 (and P2 on a dual-port NIC) the ports' netdev types.
+//   query(PCI)         kInternal "Failed to open device" for no such PCI device, "not supported"
+//                      for another vendor's (as mstconfig answers).
+//   set(PCI, values)   next-boot values: SRIOV_EN True/False, NUM_OF_VFS 0..128 (the most
+//                      a policy may ask), LINK_TYPE_P1/P2 ETH or IB (P2 on a dual-port NIC only);
+//                      any other name or value is kInternal naming it, and nothing is written.
+//   reboot()           SIMULATION of a host reboot: every PF loses its VFs, and each NIC's
+//                      next-boot values become current: its PFs' sriov_totalvfs is NUM_OF_VFS
+//                      (0 with SRIOV_EN False), each port's netdev type its LINK_TYPE (IB 32,
+//                      ETH 1). The agent is not running meanwhile (a reboot stops it).
 // Held to Linux: tests/kernel runs one scenario (VF counts, EBUSY and ERANGE, the agent's plan,
 // vfio-pci and back, MTUs, devlink) on the kernel of a QEMU VM (igb, fixture "igb-qemu") and here,
 // and compares result and state step by step. Known deviations, left out of that comparison on
@@ -41,13 +54,14 @@
 // can show what the agent did.
 #include <mutex>
 
+#include "host/firmware.h"
 #include "host/netlink.h"
 #include "host/sysfs.h"
 #include "host/tree.h"
 
 namespace sriovdra::host {
 
-class SimulatedKernel : public Sysfs, public Netlink {
+class SimulatedKernel : public Sysfs, public Netlink, public Firmware {
  public:
   explicit SimulatedKernel(std::string root);
   Result<std::string> read(std::string_view path) const override { return fs_.read(path); }
@@ -67,7 +81,16 @@ class SimulatedKernel : public Sysfs, public Netlink {
   Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                     uint64_t port_guid) override;
 
+  Result<MlxFirmware> query(std::string_view pci_address) override;
+  Status set(std::string_view pci_address, const MlxChanges& values) override;
+  Status reboot();
+
  private:
+  // The NIC (the PCI address without its function) of a Mellanox PF, or mstconfig's refusal.
+  Result<std::string> mlxNic(std::string_view pci_address) const;
+  MlxFirmware firmwareOf(const std::string& nic) const;
+  // The PF directories of the NIC's ports, function 0 first.
+  std::vector<std::string> portsOf(const std::string& nic) const;
   // The GUID state of the PF netdev `pf` (and its device directory), or why it has none.
   Result<std::string> guidDir(std::string_view pf, std::string* pf_dir) const;
   VfGuids guidsOf(const std::string& state_dir, int32_t vf) const;

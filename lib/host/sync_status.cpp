@@ -13,6 +13,10 @@ std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked) 
   return out;
 }
 
+std::string rebootMessage(const std::vector<std::string>& reasons) {
+  return join(reasons, "; ") + "; the node must reboot (drained first) for them";
+}
+
 std::string inUseUnknownMessage(const std::string& why) {
   return "cannot tell which VFs pods use (" + why +
          "); changes that destroy or rebind VFs wait until it can";
@@ -47,7 +51,14 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
     status.observed_generation = gen;
   }
   std::string waiting = join(blockedMessages(outcome.blocked), "; ");
-  if (!outcome.in_use_unknown.empty()) waiting = inUseUnknownMessage(outcome.in_use_unknown);
+  std::string blocked_reason = "VfsInUse";
+  if (!outcome.in_use_unknown.empty()) {
+    waiting = inUseUnknownMessage(outcome.in_use_unknown);
+    blocked_reason = "InUseUnknown";
+  } else if (waiting.empty() && !outcome.reboot.empty()) {
+    waiting = rebootMessage(outcome.reboot);
+    blocked_reason = "RebootRequired";
+  }
   api::setCondition(status.conditions,
                     {"Progressing", "False", "Done", "no change pending", "", gen}, now);
   api::setCondition(
@@ -56,15 +67,22 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
           ? api::Condition{"Degraded", "False", "AsExpected", "the host matches the spec", "", gen}
           : api::Condition{"Degraded", "True", "SyncFailed", status.last_sync_error, "", gen},
       now);
-  api::setCondition(
-      status.conditions,
-      !outcome.waiting()
-          ? api::Condition{"Blocked", "False", "NothingInUse", "no VF that must change is in use",
-                           "", gen}
-          : api::Condition{"Blocked", "True",
-                           outcome.in_use_unknown.empty() ? "VfsInUse" : "InUseUnknown", waiting,
-                           "", gen},
-      now);
+  api::setCondition(status.conditions,
+                    !outcome.waiting()
+                        ? api::Condition{"Blocked", "False", "NothingInUse",
+                                         "no VF that must change is in use", "", gen}
+                        : api::Condition{"Blocked", "True", blocked_reason, waiting, "", gen},
+                    now);
+  if (!outcome.reboot.empty()) {
+    api::setCondition(
+        status.conditions,
+        {"RebootRequired", "True", "FirmwareChanged", rebootMessage(outcome.reboot), "", gen}, now);
+  } else if (api::findCondition(status.conditions, "RebootRequired") != nullptr) {
+    api::setCondition(status.conditions,
+                      {"RebootRequired", "False", "FirmwareInEffect",
+                       "the firmware settings the spec needs are in effect", "", gen},
+                      now);
+  }
   bool ok = outcome.errors.empty() && !outcome.waiting();
   api::setCondition(
       status.conditions,
@@ -94,6 +112,8 @@ std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
   if (!outcome.blocked.empty()) {
     return SyncEvent{true, "Blocked", join(blockedMessages(outcome.blocked), "; ")};
   }
+  if (!outcome.reboot.empty())
+    return SyncEvent{true, "RebootRequired", rebootMessage(outcome.reboot)};
   if (after.sync_status == "Succeeded") {
     return SyncEvent{false, "Synced",
                      "the host matches generation " + std::to_string(gen) + "; " +

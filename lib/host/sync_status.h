@@ -5,11 +5,15 @@
 // that exist; advertisedVfs; syncStatus Failed (with lastSyncError) on errors, InProgress while
 // changes wait for VFs in use (or for knowing which are, `in_use_unknown`), else Succeeded
 // (observedGeneration = the spec's generation); and the conditions Progressing=False, Degraded,
-// Blocked and Ready, each with the generation. Conditions keep their lastTransitionTime unless
-// their status changes.
+// Blocked and Ready, each with the generation. While firmware changes wait for a reboot
+// (`reboot`), syncStatus is InProgress, Blocked says RebootRequired unless VFs in use block too,
+// and the condition RebootRequired is True with the reasons; once none is needed, a
+// RebootRequired condition turns False (it is absent on nodes that never needed one). Conditions
+// keep their lastTransitionTime unless their status changes.
 //
 // syncEvent(): the Event that tells a person what changed between two statuses, if anything
-// did: SyncFailed (Warning), InUseUnknown (Warning), Blocked (Warning) or Synced (Normal).
+// did: SyncFailed (Warning), InUseUnknown (Warning), Blocked (Warning), RebootRequired (Warning)
+// or Synced (Normal).
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,7 +31,9 @@ struct SyncOutcome {
   // Why the VFs in use could not be known ("" = they could): changes that destroy or rebind VFs
   // wait for it.
   std::string in_use_unknown;
-  bool waiting() const { return !blocked.empty() || !in_use_unknown.empty(); }
+  // Why the host must reboot: firmware changes written for the next boot (FirmwarePlan).
+  std::vector<std::string> reboot;
+  bool waiting() const { return !blocked.empty() || !in_use_unknown.empty() || !reboot.empty(); }
 };
 
 api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
@@ -43,6 +49,9 @@ struct SyncEvent {
 std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
                                    const api::SriovNodeStateStatus& after,
                                    const SyncOutcome& outcome, int64_t generation);
+
+// What the status and the Event say while firmware changes wait for a reboot.
+std::string rebootMessage(const std::vector<std::string>& reasons);
 
 // What the status and the Event say while the VFs in use cannot be known (`why`).
 std::string inUseUnknownMessage(const std::string& why);

@@ -125,13 +125,20 @@ OperatorSettings operatorSettings(const api::SriovOperatorConfig* config,
   }
   if (config->spec.log_level) out.log_level = static_cast<int>(*config->spec.log_level);
   out.drain = !config->spec.disable_drain;
+  const auto& plugins = config->spec.disable_plugins;
+  out.firmware = std::find(plugins.begin(), plugins.end(), "mellanox") == plugins.end();
   return out;
+}
+
+OperatorSettings validSettings(const api::SriovOperatorConfig* config,
+                               const std::string& operator_namespace) {
+  bool valid = config != nullptr && validateOperatorConfig(*config, operator_namespace).ok();
+  return operatorSettings(valid ? config : nullptr, {});
 }
 
 int logVerbosity(const api::SriovOperatorConfig* config, const std::string& operator_namespace,
                  int flag) {
-  bool valid = config != nullptr && validateOperatorConfig(*config, operator_namespace).ok();
-  return operatorSettings(valid ? config : nullptr, {}).log_level.value_or(flag);
+  return validSettings(config, operator_namespace).log_level.value_or(flag);
 }
 
 Result<int> maxUnavailable(const std::optional<api::IntOrString>& value, int pool_nodes) {

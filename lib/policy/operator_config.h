@@ -58,9 +58,14 @@ struct OperatorSettings {
   api::LabelSelector agent_node_selector;
   std::optional<int> log_level;  // unset: the --v flag
   bool drain = false;
+  bool firmware = true;  // agents change Mellanox firmware; disablePlugins: [mellanox] turns it off
 };
 OperatorSettings operatorSettings(const api::SriovOperatorConfig* config,
                                   const api::LabelSelector& flag_node_selector);
+
+// The settings of a config that passes validation (else of none), as every agent applies them.
+OperatorSettings validSettings(const api::SriovOperatorConfig* config,
+                               const std::string& operator_namespace);
 
 // The log verbosity of the operator and of every agent: a valid config's logLevel, else `flag`.
 int logVerbosity(const api::SriovOperatorConfig* config, const std::string& operator_namespace,

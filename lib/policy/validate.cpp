@@ -300,6 +300,16 @@ std::vector<std::string> validateAttributeValue(const std::string& name,
   return api::attributeValueProblems(name, v);
 }
 
+namespace {
+
+// What a policy may ask of a PF: its sriov_totalvfs, or for a Mellanox NIC, whose firmware the
+// agent raises (with a reboot), upstream's limit.
+int64_t maxVfsOf(const api::InterfaceExt& pf) {
+  return equalsIgnoreCase(pf.vendor, api::kMellanoxVendor) ? api::kMellanoxMaxVfs : pf.total_vfs;
+}
+
+}  // namespace
+
 Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
                                          const std::vector<const api::Node*>& nodes,
                                          const std::vector<const api::SriovNodeState*>& states) {
@@ -319,9 +329,9 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
             .append(std::to_string(pf.num_vfs))
             .append(where)
             .append("create the VFs first or lower numVfs");
-      } else if (pf.total_vfs > 0 && p.spec.num_vfs > pf.total_vfs) {
+      } else if (int64_t limit = maxVfsOf(pf); limit > 0 && p.spec.num_vfs > limit) {
         e.append(" exceed the maximum allowed value(")
-            .append(std::to_string(pf.total_vfs))
+            .append(std::to_string(limit))
             .append(where)
             .append("lower numVfs or leave this PF out of nicSelector");
       } else {

@@ -140,3 +140,54 @@ TEST_CASE("what a container needs of a VF follows its driver", "[host]") {
 
   CHECK(host::readVfAccess(k, "0000:0e:07.7").status().code() == Code::kNotFound);
 }
+
+TEST_CASE("Mellanox firmware: next-boot values, mstconfig's refusals, and a reboot",
+          "[host][firmware]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  const host::MlxSettings eight{true, 8, "IB", ""};  // one port, InfiniBand, sriov_totalvfs 8
+  CHECK(k.query("0000:0e:00.0").valueOr({}) == host::MlxFirmware{eight, eight});
+
+  REQUIRE(k.write(kPf + "/sriov_numvfs", "4").isOk());
+  CHECK_THAT(k.query("0000:0e:00.1").status().message(), Catch::Contains("not supported"));  // VF
+  CHECK_THAT(k.query("0000:99:00.0").status().message(), Catch::Contains("Failed to open"));
+  for (const host::MlxChanges& bad :
+       std::vector<host::MlxChanges>{{{"NUM_OF_VFS", "129"}},
+                                     {{"NUM_OF_VFS", "-1"}},
+                                     {{"SRIOV_EN", "yes"}},
+                                     {{"LINK_TYPE_P1", "VPI"}},
+                                     {{"LINK_TYPE_P2", "ETH"}},
+                                     {{"NUM_OF_PF", "2"}},
+                                     {{"NUM_OF_VFS", "16"}, {"LINK_TYPE_P2", "IB"}}}) {
+    Status st = k.set("0000:0e:00.0", bad);
+    CHECK(st.code() == Code::kInternal);
+  }
+  CHECK(k.query("0000:0e:00.0").valueOr({}).next == eight);  // a refused set writes nothing
+
+  REQUIRE(k.set("0000:0e:00.0", {{"NUM_OF_VFS", "16"}, {"LINK_TYPE_P1", "ETH"}}).isOk());
+  auto fw = k.query("0000:0e:00.0");
+  REQUIRE(fw.ok());
+  CHECK(fw->current == eight);
+  CHECK(fw->next == host::MlxSettings{true, 16, "ETH", ""});
+  // Nothing changes before the reboot.
+  CHECK(read(k, kPf + "/sriov_totalvfs") == "8");
+  CHECK(read(k, kPf + "/sriov_numvfs") == "4");
+
+  REQUIRE(k.reboot().isOk());
+  CHECK(read(k, kPf + "/sriov_numvfs") == "0");  // VFs do not survive a reboot
+  CHECK_FALSE(k.exists(kPf + "/virtfn0"));
+  CHECK(read(k, kPf + "/sriov_totalvfs") == "16");
+  CHECK(read(k, "sys/class/net/ibp14s0/type") == "1");  // the port is Ethernet now
+  CHECK(k.query("0000:0e:00.0").valueOr({}).current == fw->next);
+  CHECK(k.write(kPf + "/sriov_numvfs", "16").isOk());
+  auto journal = read(k, "simulated-kernel.log");
+  CHECK_THAT(journal, Catch::Contains("mstconfig -d 0000:0e:00.0 set LINK_TYPE_P1=ETH "
+                                      "NUM_OF_VFS=16 -> ok") &&
+                          Catch::Contains("reboot -> ok"));
+
+  // SRIOV_EN False: no VFs at all after the next boot.
+  REQUIRE(k.set("0000:0e:00.0", {{"SRIOV_EN", "False"}}).isOk());
+  REQUIRE(k.reboot().isOk());
+  CHECK(read(k, kPf + "/sriov_totalvfs") == "0");
+}

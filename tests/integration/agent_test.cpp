@@ -342,30 +342,58 @@ spec: {resourceName: e810_net, numVfs: 4, mtu: 9000, nodeSelector: {nic: e810},
   CHECK(env.deviceCount(node) == 0);
 }
 
-TEST_CASE("a linkType the port does not have fails the sync, naming the PF and the field",
-          "[agent][integration]") {
-  OneNode one("linktype", "a100", {"nic", "cx6"}, "a100-reference");
+TEST_CASE(
+    "Mellanox firmware: more VFs and another link type are set for the next boot, the node asks "
+    "for a reboot, and after it the VFs come",
+    "[agent][firmware][integration]") {
+  OneNode one("firmware", "a100", {"nic", "cx6"}, "a100-reference");
+  auto& env = one.env;
   one.env.applyObject(testing::yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkNodePolicy
 metadata: {name: cx6-eth}
-spec: {resourceName: cx6, numVfs: 1, linkType: eth, nodeSelector: {nic: cx6},
+spec: {resourceName: cx6, numVfs: 16, linkType: eth, nodeSelector: {nic: cx6},
        nicSelector: {pfNames: [ibp14s0]}}
 )"));
+  auto describe = [&] { return env.kernelJournal(one.node) + one.agent->logs(); };
+  // The port offers 8 VFs and is InfiniBand: the firmware gets the next boot's values.
   eventually(
       [&] {
         auto s = one.env.nodeState(one.node);
-        return s && s->status.sync_status == "Failed" &&
-               s->status.last_sync_error.find("ibp14s0") != std::string::npos &&
-               s->status.last_sync_error.find("linkType eth is asked, the port is IB") !=
-                   std::string::npos;
+        auto reboot = s ? condition(*s, "RebootRequired") : nullptr;
+        return reboot != nullptr && reboot->status == "True" &&
+               s->status.sync_status == "InProgress";
       },
-      60s, [&] { return one.agent->logs(); });
-  auto state = one.env.nodeState(one.node);
-  REQUIRE(state);
-  auto degraded = condition(*state, "Degraded");
-  REQUIRE(degraded);
-  CHECK(degraded->status == "True");
+      60s, describe);
+  auto state = *env.nodeState(one.node);
+  CHECK(condition(state, "RebootRequired")->message ==
+        "NIC 0000:0e:00 (0000:0e:00.0): firmware LINK_TYPE_P1 IB -> ETH, NUM_OF_VFS 8 -> 16 "
+        "takes effect after a reboot; the node must reboot (drained first) for them");
+  CHECK(condition(state, "Blocked")->reason == "RebootRequired");
+  CHECK(condition(state, "Degraded")->status == "False");  // waiting, not failing
+  CHECK_THAT(env.kernelJournal(one.node),
+             Catch::Contains("mstconfig -d 0000:0e:00.0 set LINK_TYPE_P1=ETH NUM_OF_VFS=16 -> ok"));
+  CHECK(env.kernelJournal(one.node).find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
+
+  // The host reboots (the agent with it); the firmware's values are in effect afterwards.
+  one.agent.reset();
+  REQUIRE(host::SimulatedKernel(env.sysfsRoot(one.node)).reboot().isOk());
+  one.agent = env.startAgent(one.node, "a100-reference");
+  eventually(
+      [&] {
+        auto s = one.env.nodeState(one.node);
+        return s && s->status.sync_status == "Succeeded" &&
+               s->status.observed_generation == s->metadata.generation;
+      },
+      60s, describe);
+  state = *env.nodeState(one.node);
+  CHECK(condition(state, "RebootRequired")->status == "False");
+  for (const auto& pf : state.status.interfaces) {
+    if (pf.pci_address != "0000:0e:00.0") continue;
+    CHECK(pf.num_vfs == 16);
+    CHECK(pf.total_vfs == 16);
+    CHECK(pf.link_type == "ETH");
+  }
 }
 
 TEST_CASE("an IB GUID pool file that does not parse fails the sync, naming the file",

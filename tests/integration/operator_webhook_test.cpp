@@ -156,7 +156,7 @@ TEST_CASE(
   Status too_many;
   eventually(
       [&] {
-        auto obj = nodePolicy("too-many", 16, "ibp14s0");
+        auto obj = nodePolicy("too-many", 200, "ibp14s0");
         testing::retarget(obj, env.ns());
         auto created = env.admin().create(api::resources::kSriovNetworkNodePolicies, env.ns(), obj);
         if (created.ok()) {
@@ -168,7 +168,7 @@ TEST_CASE(
       },
       30s, [&] { return op->logs(); });
   CHECK_THAT(too_many.message(),
-             Catch::Contains("numVfs(16) in CR too-many exceed the maximum allowed value(8) "
+             Catch::Contains("numVfs(200) in CR too-many exceed the maximum allowed value(128) "
                              "interface(ibp14s0) node(" +
                              node + ")"));
 
@@ -320,7 +320,7 @@ TEST_CASE("sriov-dra validate decides as the webhook does, given what kubectl sh
       {"range past numVfs",
        policy("past", "  numVfs: 4\n  nicSelector: {pfNames: ['ibp17s0#2-9']}\n")},
       {"more VFs than the PF has",
-       policy("too-many", "  numVfs: 16\n  nicSelector: {pfNames: [ibp17s0]}\n")},
+       policy("too-many", "  numVfs: 200\n  nicSelector: {pfNames: [ibp17s0]}\n")},
       {"overlap through an altName",
        policy("alias", "  numVfs: 8\n  nicSelector: {pfNames: ['enp14s0np0#3-5']}\n")},
       {"externally managed above the PF's MTU",

@@ -155,8 +155,8 @@ TEST_CASE("sriov-dra validate checks policies against node reports and networks,
   int code = cli::runValidate(args, {in, out, err});
   CHECK(code == 1);
   std::string text = out.str();
-  CHECK_THAT(text, Catch::Contains("SriovNetworkNodePolicy/too-many: error: numVfs(16) in CR "
-                                   "too-many exceed the maximum allowed value(8) "
+  CHECK_THAT(text, Catch::Contains("SriovNetworkNodePolicy/too-many: error: numVfs(200) in CR "
+                                   "too-many exceed the maximum allowed value(128) "
                                    "interface(ibp14s0) node(a100-04)"));
   CHECK_THAT(text, Catch::Contains("SriovNetworkNodePolicy/external-mtu: error: MTU(9000) in CR "
                                    "external-mtu is higher than the MTU for the PF externally "

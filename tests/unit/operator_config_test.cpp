@@ -138,6 +138,12 @@ TEST_CASE("the operator's settings come from the config, else from its flags",
   CHECK_FALSE(api::matchesLabelSelector(both, {{"sriov", "no"}}));
   CHECK(applied.log_level == 2);
   CHECK_FALSE(applied.drain);
+
+  // Agents change Mellanox firmware unless the mellanox plugin is disabled.
+  CHECK(none.firmware);
+  CHECK(applied.firmware);
+  auto no_mellanox = config("{disablePlugins: [mellanox]}");
+  CHECK_FALSE(policy::operatorSettings(&no_mellanox, flag).firmware);
 }
 
 TEST_CASE("maxUnavailable is computed as upstream computes it", "[policy][config][unit]") {

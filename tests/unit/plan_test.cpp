@@ -355,3 +355,125 @@ TEST_CASE("IB GUID pools in the SR-IOV network operator's format", "[host][plan]
   host::GuidAssigner broken("node-a", Status(Code::kInvalidArgument, "guids: not a JSON list"));
   CHECK(broken.guidFor(by_pci, 0).status().message() == "guids: not a JSON list");
 }
+
+TEST_CASE(
+    "Mellanox firmware: what the spec needs is set for the next boot; its PFs await the reboot",
+    "[host][plan][firmware][unit]") {
+  auto t = topology(0);  // ConnectX-6 ports, sriov_totalvfs 8, InfiniBand
+  host::MlxFirmware eight{{true, 8, "IB", ""}, {true, 8, "IB", ""}};
+  const std::map<std::string, host::MlxFirmware> read = {{"0000:0e:00", eight}};
+  api::SriovNodeStateSpec spec{{itf("0000:0e:00.0", 16)}, {}};
+  CHECK(host::firmwareToRead(spec, t) ==
+        std::map<std::string, std::string>{{"0000:0e:00", "0000:0e:00.0"}});
+  auto fw = host::planFirmware(spec, t, read);
+  CHECK(fw.changes ==
+        std::map<std::string, host::MlxChanges>{{"0000:0e:00.0", {{"NUM_OF_VFS", "16"}}}});
+  CHECK(fw.awaiting_reboot == std::set<std::string>{"0000:0e:00.0"});
+  REQUIRE(fw.reboot_reasons.size() == 1);
+  CHECK(fw.reboot_reasons[0] ==
+        "NIC 0000:0e:00 (0000:0e:00.0): firmware NUM_OF_VFS 8 -> 16 takes effect after a reboot");
+  CHECK(fw.errors.empty());
+  // The PF waits: no "exceeds sriov_totalvfs" error, no action, still configured by the agent.
+  auto plan = host::planHost(spec, t, {}, {}, nullptr, fw.awaiting_reboot);
+  CHECK(plan.errors.empty());
+  CHECK(plan.actions.empty());
+  CHECK(plan.configured.count("0000:0e:00.0") == 1);
+
+  // Written already: not again, and still waiting. After the reboot: nothing.
+  host::MlxFirmware written{eight.current, {true, 16, "IB", ""}};
+  auto again = host::planFirmware(spec, t, {{"0000:0e:00", written}});
+  CHECK(again.changes.empty());
+  CHECK(again.awaiting_reboot.size() == 1);
+  host::MlxFirmware rebooted{written.next, written.next};
+  auto after = host::planFirmware(spec, t, {{"0000:0e:00", rebooted}});
+  CHECK(after.changes.empty());
+  CHECK(after.awaiting_reboot.empty());
+  CHECK(after.reboot_reasons.empty());
+
+  // Never lowered: a NIC that offers more keeps it.
+  host::MlxFirmware many{{true, 64, "IB", ""}, {true, 64, "IB", ""}};
+  CHECK(host::planFirmware({{itf("0000:0e:00.0", 4)}, {}}, t, {{"0000:0e:00", many}})
+            .changes.empty());
+}
+
+TEST_CASE("Mellanox firmware: SR-IOV off, another link type, a NIC that cannot change it",
+          "[host][plan][firmware][unit]") {
+  auto t = topology(0);
+  host::MlxFirmware off{{false, 0, "IB", ""}, {false, 0, "IB", ""}};
+  auto eth = itf("0000:0e:00.0", 4);
+  eth.link_type = "eth";
+  auto fw = host::planFirmware({{eth}, {}}, t, {{"0000:0e:00", off}});
+  CHECK(fw.changes == std::map<std::string, host::MlxChanges>{
+                          {"0000:0e:00.0",
+                           {{"LINK_TYPE_P1", "ETH"}, {"NUM_OF_VFS", "4"}, {"SRIOV_EN", "True"}}}});
+  REQUIRE(fw.reboot_reasons.size() == 1);
+  CHECK_THAT(fw.reboot_reasons[0], Catch::Contains("LINK_TYPE_P1 IB -> ETH, SRIOV_EN False -> "
+                                                   "True, NUM_OF_VFS 0 -> 4"));
+  // Firmware without LINK_TYPE_P1 (an Ethernet-only or fixed-protocol card): upstream's words.
+  host::MlxFirmware fixed{{true, 8, "", ""}, {true, 8, "", ""}};
+  auto refused = host::planFirmware({{eth}, {}}, t, {{"0000:0e:00", fixed}});
+  REQUIRE(refused.errors.size() == 1);
+  CHECK_THAT(refused.errors[0], Catch::Contains("does not support link type change") &&
+                                    Catch::Contains("no LINK_TYPE_P1"));
+  CHECK(refused.awaiting_reboot.empty());
+
+  // Never read: other vendors, externally managed PFs, PFs the firmware already serves.
+  auto intel = host::Topology{testing::fixture::e810Status(0).interfaces, {}, {}, {}};
+  CHECK(host::firmwareToRead({{itf(intel.pfs[0].pci_address, 65)}, {}}, intel).empty());
+  auto external = itf("0000:0e:00.0", 16);
+  external.externally_managed = true;
+  CHECK(host::firmwareToRead({{external}, {}}, t).empty());
+  CHECK(host::firmwareToRead({{itf("0000:0e:00.0", 8)}, {}}, t).empty());
+}
+
+TEST_CASE("Mellanox firmware: both ports of a NIC share NUM_OF_VFS, the larger count wins",
+          "[host][plan][firmware][unit]") {
+  auto t = topology(0);
+  auto second = t.pfs[0];
+  second.pci_address = "0000:0e:00.1";
+  second.name = "ibp14s0f1";
+  t.pfs.push_back(second);
+  api::SriovNodeStateSpec spec{{itf("0000:0e:00.0", 4), itf("0000:0e:00.1", 12)}, {}};
+  CHECK(host::firmwareToRead(spec, t).size() == 1);  // one NIC, read once
+  host::MlxFirmware eight{{true, 8, "IB", "IB"}, {true, 8, "IB", "IB"}};
+  auto fw = host::planFirmware(spec, t, {{"0000:0e:00", eight}});
+  CHECK(fw.changes ==
+        std::map<std::string, host::MlxChanges>{{"0000:0e:00.0", {{"NUM_OF_VFS", "12"}}}});
+  CHECK(fw.awaiting_reboot == std::set<std::string>{"0000:0e:00.0", "0000:0e:00.1"});
+}
+
+TEST_CASE("mstconfig's query output, as upstream's tests show it", "[host][firmware][unit]") {
+  const std::string out = R"(
+Device #1:
+----------
+
+Device type:        ConnectX4LX
+Device:             19:00.0
+
+Configurations:                                     Default              Current              Next Boot
+        MEMIC_BAR_SIZE                              0                    0                    0
+*       NUM_OF_VFS                                  8                    4                    16
+        NUM_OF_PF                                   2                    2                    2
+*       SRIOV_EN                                    True(1)              False(0)             True(1)
+        LINK_TYPE_P1                                ETH(2)               ETH(2)               IB(1)
+        LINK_TYPE_P2                                ETH(2)               ETH(2)               ETH(2)
+        PCI_ATOMIC_MODE                             PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0) PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0) PCI_ATOMIC_DISABLED_EXT_ATOMIC_ENABLED(0)
+)";
+  auto fw = host::parseMstconfigQuery(out);
+  REQUIRE(fw.ok());
+  CHECK(fw->current == host::MlxSettings{false, 4, "ETH", "ETH"});
+  CHECK(fw->next == host::MlxSettings{true, 16, "IB", "ETH"});
+  // No link type settings: a NIC whose protocol is fixed.
+  auto fixed = host::parseMstconfigQuery("NUM_OF_VFS 8 8 8\nSRIOV_EN True(1) True(1) True(1)\n");
+  REQUIRE(fixed.ok());
+  CHECK(fixed->current.link_type_p1.empty());
+  for (const char* bad :
+       {"", "NUM_OF_VFS 8 8 8\n", "NUM_OF_VFS 8 x 8\nSRIOV_EN True True True\n",
+        "NUM_OF_VFS 8 8\nSRIOV_EN True True True\n", "NUM_OF_VFS 8 8 8\nSRIOV_EN True Maybe True\n",
+        "NUM_OF_VFS 8 -1 8\nSRIOV_EN True True True\n"}) {
+    INFO(bad);
+    auto r = host::parseMstconfigQuery(bad);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == Code::kInvalidArgument);
+  }
+}

@@ -70,6 +70,14 @@ TEST_CASE("the status after a pass says Succeeded, Failed or InProgress, with it
        "False AsExpected",
        "True InUseUnknown",
        "Warning InUseUnknown"},
+      {"firmware changes wait for a reboot",
+       {{}, {}, 1, "", {"NIC 0000:0e:00 (0000:0e:00.0): firmware NUM_OF_VFS 8 -> 16"}},
+       "InProgress",
+       3,
+       "False Blocked",
+       "False AsExpected",
+       "True RebootRequired",
+       "Warning RebootRequired"},
   };
   api::SriovNodeStateSpec spec;
   spec.devices.push_back({"0000-0e-00-1", "0000:0e:00.1", {}});
@@ -95,4 +103,22 @@ TEST_CASE("the status after a pass says Succeeded, Failed or InProgress, with it
     CHECK(again == after);
     CHECK_FALSE(host::syncEvent(after, again, row.outcome, 7).has_value());
   }
+}
+
+TEST_CASE("RebootRequired appears when firmware waits for a reboot and turns False after it",
+          "[host][firmware][unit]") {
+  api::SriovNodeStateSpec spec;
+  host::SyncOutcome fine{{}, {}, 1};
+  host::SyncOutcome reboot{
+      {}, {}, 1, "", {"NIC 0000:0e:00 (0000:0e:00.0): firmware NUM_OF_VFS 8 -> 16"}};
+  auto never = host::syncedStatus({}, spec, 1, oneVf(), fine, "2026-12-01T00:00:00Z");
+  CHECK(api::findCondition(never.conditions, "RebootRequired") == nullptr);
+  auto waiting = host::syncedStatus(never, spec, 2, oneVf(), reboot, "2026-12-01T00:01:00Z");
+  CHECK(conditionOf(waiting, "RebootRequired") == "True FirmwareChanged");
+  CHECK(api::findCondition(waiting.conditions, "RebootRequired")->message ==
+        "NIC 0000:0e:00 (0000:0e:00.0): firmware NUM_OF_VFS 8 -> 16; the node must reboot "
+        "(drained first) for them");
+  auto rebooted = host::syncedStatus(waiting, spec, 2, oneVf(), fine, "2026-12-01T00:09:00Z");
+  CHECK(conditionOf(rebooted, "RebootRequired") == "False FirmwareInEffect");
+  CHECK(rebooted.sync_status == "Succeeded");
 }

@@ -146,8 +146,10 @@ TEST_CASE("overlapping ranges are refused before any node carries the labels",
   CHECK(errors(other).empty());  // different labels: no node selects both yet
 }
 
-TEST_CASE("numVfs is checked against the totalvfs nodes report, in upstream's words",
-          "[policy][validate][unit]") {
+TEST_CASE(
+    "numVfs is checked against the totalvfs nodes report (Mellanox: what its firmware can "
+    "give), in upstream's words",
+    "[policy][validate][unit]") {
   auto n1 = node("n1", {{"sriov", "true"}});
   auto n2 = node("n2", {{"sriov", "false"}});
   api::SriovNodeState s1, s2;
@@ -162,11 +164,20 @@ TEST_CASE("numVfs is checked against the totalvfs nodes report, in upstream's wo
     return NodePolicy("cx6").pf("ibp14s0").numVfs(vfs).nodeSelector({{"sriov", "true"}});
   };
   CHECK(check(policy(8).get()).empty());
+  // ConnectX: the agent raises the firmware's NUM_OF_VFS (with a reboot), up to upstream's 128.
+  CHECK(check(policy(128).get()).empty());
+  CHECK(check(policy(129).get()) ==
+        std::vector<std::string>{"numVfs(129) in CR cx6 exceed the maximum allowed value(128) "
+                                 "interface(ibp14s0) node(n1); lower numVfs or leave this PF out "
+                                 "of nicSelector"});
+  CHECK(check(policy(129).nodeSelector({{"sriov", "none"}}).get()).empty());  // no node selected
+  // Other vendors offer what sriov_totalvfs says.
+  for (auto& pf : s1.status.interfaces) pf.vendor = "8086";
   CHECK(check(policy(9).get()) ==
         std::vector<std::string>{"numVfs(9) in CR cx6 exceed the maximum allowed value(8) "
                                  "interface(ibp14s0) node(n1); lower numVfs or leave this PF out "
                                  "of nicSelector"});
-  CHECK(check(policy(9).nodeSelector({{"sriov", "none"}}).get()).empty());  // no node selected
+  s1.status = a100Status(1);
   // externallyManaged: the VFs must exist already (a100Status(1): one per PF).
   auto external = policy(1).get();
   external.spec.externally_managed = true;
@@ -250,11 +261,12 @@ TEST_CASE(
   s1.metadata.name = "n1";
   s1.status = a100Status(1);
   auto other = NodePolicy("other").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
-  auto p = NodePolicy("p").pf("ibp14s0#3-8").numVfs(9).nodeSelector({{"sriov", "true"}}).get();
+  auto p =
+      NodePolicy("p").pf("ibp14s0#3-129").numVfs(130).nodeSelector({{"sriov", "true"}}).get();
   auto f = policy::validateNodePolicyInCluster(p, {{&other}, {&n1}, {&s1}});
   std::string all = joined(f.errors);
   CHECK_THAT(all, Catch::Contains("is overlapped with existing policy \"other\""));
-  CHECK_THAT(all, Catch::Contains("numVfs(9) in CR p exceed the maximum allowed value(8)"));
+  CHECK_THAT(all, Catch::Contains("numVfs(130) in CR p exceed the maximum allowed value(128)"));
   CHECK(f.errors.size() == 2);
   CHECK(policy::validateNodePolicyInCluster(p, {}).ok());  // alone it is valid
 }
