@@ -105,25 +105,39 @@ oci_image() {
   echo "$out/$name.tar $ref"
 }
 
-# binary_image NAME REF BINARY USER [PROGRAM]: the build's PROGRAM (default BINARY) as
-# /usr/bin/BINARY, its libraries, /tmp, and the users of the manifests.
+# binary_image NAME REF BINARY USER [PROGRAM [EXTRA...]]: the build's PROGRAM (default BINARY)
+# as /usr/bin/BINARY, its libraries, /tmp, and the users of the manifests; each EXTRA host file
+# at its path, with the libraries it loads when it is a program.
 binary_image() {
   local name="$1" ref="$2" binary="$3" user="$4" program="${5:-$3}" rootfs="$work/$1-rootfs" lib
+  local extra
   mkdir -p "$rootfs/usr/bin" "$rootfs/tmp" "$rootfs/etc"
   chmod 1777 "$rootfs/tmp"
   strip --strip-unneeded -o "$rootfs/usr/bin/$binary" "$build_dir/bin/$program"
   for lib in $(libraries_of "$build_dir/bin/$program"); do copy_in "$rootfs" "$lib"; done
+  for extra in "${@:6}"; do
+    copy_in "$rootfs" "$extra"
+    [[ -x "$extra" ]] || continue
+    for lib in $(libraries_of "$extra"); do copy_in "$rootfs" "$lib"; done
+  done
   printf 'root:x:0:0:root:/:/usr/sbin/nologin\nnonroot:x:65532:65532:nonroot:/:/usr/sbin/nologin\n' \
     >"$rootfs/etc/passwd"
   printf 'root:x:0:\nnonroot:x:65532:\n' >"$rootfs/etc/group"
   oci_image "$name" "$ref" "$rootfs" "$user" "/usr/bin/$binary"
 }
 # A product image, named as manifests/install.yaml names it.
-product_image() { binary_image "$1" "$registry/$1:$tag" "$2" "$3"; }
+product_image() { binary_image "$1" "$registry/$1:$tag" "$2" "$3" "$2" "${@:4}"; }
+
+# What the agent runs to read and set Mellanox firmware (Debian's mstflint): mstconfig and the
+# parameter database it opens.
+mstconfig=(/usr/bin/mstconfig /usr/share/mstflint/mlxconfig_dbs/mlxconfig_host.db)
+for f in "${mstconfig[@]}"; do
+  [[ -e "$f" ]] || { echo "build-images: $f is missing (install-deps.sh installs mstflint)" >&2; exit 1; }
+done
 
 product_image sriov-dra-operator sriov-dra-operator 65532:65532
 # The agent runs as root (it writes sysfs and runs CNI plugins); see config/agent/daemonset.yaml.
-product_image sriov-dra-agent sriov-dra-agent 0:0
+product_image sriov-dra-agent sriov-dra-agent 0:0 "${mstconfig[@]}"
 product_image sriov-dra sriov-dra 65532:65532
 
 if ((test_images)); then

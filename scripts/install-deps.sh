@@ -24,6 +24,8 @@ packages=(
   # images (scripts/build-images.sh --test-images), iptables for the kubernetes Service's one NAT
   # rule (no kube-proxy)
   runc busybox-static iptables
+  # mstconfig, which the agent image carries to change Mellanox firmware (docs/agent.md)
+  mstflint
 )
 
 missing=()
