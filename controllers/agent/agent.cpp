@@ -312,15 +312,18 @@ std::set<std::string> Agent::configureFirmware(const api::SriovNodeStateSpec& sp
   outcome.errors.insert(outcome.errors.end(), plan.errors.begin(), plan.errors.end());
   outcome.reboot = plan.reboot_reasons;
   for (const auto& [pci, values] : plan.changes) {
-    std::string change;
-    for (const auto& [k, v] : values) change += " " + k + "=" + v;
+    std::string change = host::describeChanges(values);
     Status st = timed("firmware",
                       [&, &pci = pci, &values = values] { return firmware_->set(pci, values); });
-    SDRA_LOG_INFO << "firmware of " << pci << ":" << change << " at the next boot"
+    SDRA_LOG_INFO << "firmware of " << pci << ": " << change << " at the next boot"
                   << (st.isOk() ? "" : ": " + st.message());
     if (!st.isOk()) {
-      outcome.errors.push_back("setting the firmware of " + pci + " (" + change.substr(1) +
-                               "): " + st.message());
+      outcome.errors.push_back(std::string("setting the firmware of ")
+                                   .append(pci)
+                                   .append(" (")
+                                   .append(change)
+                                   .append("): ") +
+                               st.message());
       std::string nic = "NIC " + pci.substr(0, pci.rfind('.')) + " ";
       std::erase_if(outcome.reboot, [&](const std::string& r) { return r.rfind(nic, 0) == 0; });
     }

@@ -46,7 +46,7 @@ class Mstconfig : public Firmware {
 
   Status set(std::string_view pci, const MlxChanges& values) override {
     std::vector<std::string> argv = {program_, "-d", std::string(pci), "-y", "set"};
-    for (const auto& [k, v] : values) argv.push_back(k + "=" + v);
+    for (const auto& [k, v] : values) argv.push_back(std::string(k).append("=").append(v));
     return run(std::move(argv)).status();
   }
 
@@ -74,6 +74,13 @@ class Mstconfig : public Firmware {
 };
 
 }  // namespace
+
+std::string describeChanges(const MlxChanges& values) {
+  std::string out;
+  for (const auto& [k, v] : values)
+    out.append(out.empty() ? "" : " ").append(k).append("=").append(v);
+  return out;
+}
 
 Result<MlxFirmware> parseMstconfigQuery(std::string_view output) {
   MlxFirmware fw;

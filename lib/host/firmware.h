@@ -48,6 +48,8 @@ Result<MlxFirmware> parseMstconfigQuery(std::string_view output);
 
 // Next-boot values to write, by mstconfig name ("NUM_OF_VFS" -> "16").
 using MlxChanges = std::map<std::string, std::string>;
+// "LINK_TYPE_P1=ETH NUM_OF_VFS=16": the changes as mstconfig's arguments, space-separated.
+std::string describeChanges(const MlxChanges& values);
 
 class Firmware {
  public:

@@ -254,14 +254,16 @@ FirmwarePlan planFirmware(const api::SriovNodeStateSpec& spec, const Topology& d
       const std::string& next = p1 ? fw.next.link_type_p1 : fw.next.link_type_p2;
       std::string want = asciiUpper(itf.link_type);
       if (now.empty() || (now != "ETH" && now != "IB")) {
-        plan.errors.push_back(api::describePf(*pf) + ": linkType " + itf.link_type +
-                              " is asked, the port is " + pf->link_type + "; network card " + nic +
-                              " does not support link type change (its firmware has " +
-                              (now.empty() ? "no " + key : key + " " + now) + ")");
+        plan.errors.push_back(
+            api::describePf(*pf) + ": linkType " + itf.link_type + " is asked, the port is " +
+            pf->link_type + "; network card " + nic +
+            " does not support link type change (its firmware has " +
+            (now.empty() ? "no " + key : std::string(key).append(" ").append(now)) + ")");
         continue;
       }
       if (next != want) changes[key] = want;
-      if (now != want) reboot_for.push_back(key + " " + now + " -> " + want);
+      if (now != want)
+        reboot_for.push_back(std::string(key).append(" ").append(now).append(" -> ").append(want));
     }
     if (need > 0 && !fw.next.sriov_en) changes["SRIOV_EN"] = "True";
     if (need > fw.next.num_of_vfs) changes["NUM_OF_VFS"] = std::to_string(need);

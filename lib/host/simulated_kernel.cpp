@@ -322,8 +322,7 @@ Result<MlxFirmware> SimulatedKernel::query(std::string_view pci_address) {
 
 Status SimulatedKernel::set(std::string_view pci_address, const MlxChanges& values) {
   std::lock_guard lock(mu_);
-  std::string line = "mstconfig -d " + std::string(pci_address) + " set";
-  for (const auto& [k, v] : values) line += " " + k + "=" + v;
+  std::string line = "mstconfig -d " + std::string(pci_address) + " set " + describeChanges(values);
   Status st = [&]() -> Status {
     auto nic = mlxNic(pci_address);
     if (!nic.ok()) return nic.status();

@@ -261,8 +261,7 @@ TEST_CASE(
   s1.metadata.name = "n1";
   s1.status = a100Status(1);
   auto other = NodePolicy("other").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
-  auto p =
-      NodePolicy("p").pf("ibp14s0#3-129").numVfs(130).nodeSelector({{"sriov", "true"}}).get();
+  auto p = NodePolicy("p").pf("ibp14s0#3-129").numVfs(130).nodeSelector({{"sriov", "true"}}).get();
   auto f = policy::validateNodePolicyInCluster(p, {{&other}, {&n1}, {&s1}});
   std::string all = joined(f.errors);
   CHECK_THAT(all, Catch::Contains("is overlapped with existing policy \"other\""));
