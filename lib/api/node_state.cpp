@@ -49,7 +49,7 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
   }
   for (const auto& d : r.array("devices")) {
     s.devices.push_back({d.str("name"), d.str("pciAddress"), decodeAttributes(d, "attributes"),
-                         d.boolean("excludeTopology"), d.strings("drivers")});
+                         d.boolean("excludeTopology"), d.strings("drivers"), d.boolean("noRdma")});
   }
   return s;
 }
@@ -84,6 +84,7 @@ void SriovNodeStateSpec::encode(Writer w) const {
                o.nonEmpty("attributes", encodeAttributes(d.attributes, a));
                o.trueOnly("excludeTopology", d.exclude_topology);
                o.strings("drivers", d.drivers);
+               o.trueOnly("noRdma", d.no_rdma);
              }));
 }
 

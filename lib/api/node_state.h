@@ -53,6 +53,9 @@ struct Device {
   // The drivers a claim may use the VF with (the winning resource filter's `drivers`; the first
   // when the claim names none); empty: as its VfConfig says.
   std::vector<std::string> drivers;
+  // From a node policy whose isRdma is false: published with rdmaCapable false, so it is
+  // prepared without its RDMA devices (the device plugin gave them only with isRdma: true).
+  bool no_rdma = false;
   bool operator==(const Device&) const = default;
 };
 

@@ -64,6 +64,8 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     }
     api::SliceDevice dev{d.name, discoveryAttributes(*it->second.first, *it->second.second), {}};
     if (d.exclude_topology) dev.attributes.erase(std::string(api::attr::kNumaNode));
+    if (d.no_rdma)
+      dev.attributes[std::string(api::attr::kRdmaCapable)] = api::AttributeValue::ofBool(false);
     for (const auto& [k, v] : d.attributes) dev.attributes.emplace(k, v);  // built-ins win
     if (auto problems = api::sliceDeviceProblems(dev); !problems.empty()) {
       out.refused.push_back("device " + d.name + ": " + join(problems, "; "));

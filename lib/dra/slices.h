@@ -3,7 +3,8 @@
 // Devices: the VFs of SriovNodeState.spec.devices that exist on the node, named like the
 // reference driver (0000-c7-00-1), with every discovery attribute of the reference driver (same
 // names, types and value formats) plus the spec's attributes; discovery attributes win. A device
-// marked exclude_topology is published without dra.net/numaNode.
+// marked exclude_topology is published without dra.net/numaNode, one marked no_rdma with
+// rdmaCapable false (so prepare gives it no RDMA devices).
 // A device the API server would refuse (api::sliceDeviceProblems: too many attributes, a value
 // over 64 characters, ...) is left out and named in SliceSet::refused with the reasons, so the
 // rest of the node's devices are still published.

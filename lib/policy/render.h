@@ -14,7 +14,8 @@
 //   (without one, the node's ResourceSlices stay empty), unless advertise_node_policy_vfs also
 //   advertises every VF of a node policy's VF group. VFs of a VF group carry
 //   sriovnetwork.k8snetworkplumbingwg.io/resourceName (and k8s.cni.cncf.io/resourceName =
-//   <prefix>/<resourceName> when a resource prefix is set). SriovResourcePolicies (by name, then
+//   <prefix>/<resourceName> when a resource prefix is set), and those of a policy whose isRdma
+//   is false are marked no_rdma (published rdmaCapable false). SriovResourcePolicies (by name, then
 //   configs in order; the first match wins a VF) may advertise any discovered VF and stamp the
 //   attributes of the DeviceAttributes their selector picks (merged by name, the later name
 //   wins a key). Where both apply, DeviceAttributes win a key and a differing resourceName is

@@ -68,6 +68,7 @@ struct VfSources {
   std::map<std::string, Source> sources;
   std::map<std::string, api::Attributes> attrs;
   std::set<std::string> exclude_topology;  // VFs of node policies with excludeTopology
+  std::set<std::string> no_rdma;           // VFs of node policies whose isRdma is false
 };
 
 // 1. VFs in node-policy VF groups get their resourceName (and the Multus name).
@@ -79,6 +80,7 @@ void addNodePolicyGroups(const RenderInput& in, const std::vector<api::Interface
       const api::VfGroup* g = itf.groupOf(c.vf->vf_id);
       if (g == nullptr) continue;
       vfs.sources[c.vf->pci_address].node_policy = g->policy_name;
+      if (!g->is_rdma) vfs.no_rdma.insert(c.vf->pci_address);
       for (const auto* p : in.node_policies) {
         if (p->metadata.name == g->policy_name && p->spec.exclude_topology) {
           vfs.exclude_topology.insert(c.vf->pci_address);
@@ -246,9 +248,12 @@ void emitDevices(const RenderOptions& options, const std::vector<Candidate>& can
     auto it = vfs.sources.find(c.vf->pci_address);
     if (it == vfs.sources.end()) continue;
     if (it->second.rp == nullptr && !options.advertise_node_policy_vfs) continue;
-    api::Device d{api::deviceName(c.vf->pci_address), c.vf->pci_address,
-                  vfs.attrs[c.vf->pci_address], vfs.exclude_topology.count(c.vf->pci_address) > 0,
-                  it->second.filter ? it->second.filter->drivers : std::vector<std::string>{}};
+    api::Device d{api::deviceName(c.vf->pci_address),
+                  c.vf->pci_address,
+                  vfs.attrs[c.vf->pci_address],
+                  vfs.exclude_topology.count(c.vf->pci_address) > 0,
+                  it->second.filter ? it->second.filter->drivers : std::vector<std::string>{},
+                  vfs.no_rdma.count(c.vf->pci_address) > 0};
     size_t budget = api::kMaxAttributesAndCapacitiesPerDevice - api::attr::kReserved.size();
     while (d.attributes.size() > budget) {
       auto last = std::prev(d.attributes.end());

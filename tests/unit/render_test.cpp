@@ -329,6 +329,25 @@ TEST_CASE("excludeTopology marks the policy's VFs, whoever advertises them",
   CHECK(excluded_by_pf.at("0000:11:00") == false);
 }
 
+TEST_CASE("isRdma false marks the policy's VFs no_rdma; true and resource policies alone do not",
+          "[policy][render][unit]") {
+  Scenario s;
+  auto rdma = NodePolicy("rdma").pf("ibp14s0").numVfs(1).resource("a").get();
+  rdma.spec.is_rdma = true;
+  auto plain = NodePolicy("plain").pf("ibp17s0").numVfs(1).resource("b").get();
+  plain.spec.is_rdma = false;
+  plain.spec.link_type = "eth";  // not defaulted to true, as it would be for InfiniBand
+  s.node_policies = {rdma, plain};
+  s.resource_policies = {ResourcePolicy("all").config({}).get()};
+  std::map<std::string, bool> no_rdma_by_pf;
+  for (const auto& d : s.run().spec.devices) no_rdma_by_pf[d.pci_address.substr(0, 10)] = d.no_rdma;
+  CHECK(no_rdma_by_pf.at("0000:0e:00") == false);
+  CHECK(no_rdma_by_pf.at("0000:11:00") == true);
+  // Outside every VF group: the DRA driver's rule, RDMA devices whenever the VF has them.
+  s.node_policies = {};
+  for (const auto& d : s.run().spec.devices) CHECK_FALSE(d.no_rdma);
+}
+
 TEST_CASE("render is deterministic whatever the input order", "[policy][render][unit]") {
   Scenario s = referenceScenario();
   s.status = a100Status(8);

@@ -122,6 +122,21 @@ TEST_CASE("a device the API server would refuse is left out and named; the other
                               "longer than 64 characters");
 }
 
+TEST_CASE("a device of an isRdma: false policy is published rdmaCapable false",
+          "[dra][slices][unit]") {
+  auto status = testing::fixture::a100Status(1);
+  for (auto& pf : status.interfaces) pf.vfs[0].rdma_device = "mlx5_9";  // every VF has one
+  auto devices = devicesOf(status.interfaces, "cx6_vfs");
+  devices[0].no_rdma = true;
+  auto set = dra::buildSlices("n", devices, status.interfaces, {});
+  REQUIRE(set.slices.size() == 1);
+  const std::string rdma(api::attr::kRdmaCapable);
+  for (const auto& d : set.slices[0].spec.devices) {
+    INFO(d.name);
+    CHECK(d.attributes.at(rdma) == api::AttributeValue::ofBool(d.name != devices[0].name));
+  }
+}
+
 TEST_CASE("a device of an excludeTopology policy is published without dra.net/numaNode",
           "[dra][slices][unit]") {
   auto status = testing::fixture::a100Status(1);
