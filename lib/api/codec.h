@@ -76,4 +76,16 @@ class Writer {
   json::Allocator& a_;
 };
 
+// A JSON array with one object per item, each written by fn(item, Writer).
+template <typename T, typename Fn>
+json::Value encodeList(const std::vector<T>& items, json::Allocator& a, Fn fn) {
+  json::Value arr(rapidjson::kArrayType);
+  for (const auto& item : items) {
+    json::Value o(rapidjson::kObjectType);
+    fn(item, Writer(o, a));
+    arr.PushBack(o, a);
+  }
+  return arr;
+}
+
 }  // namespace sriovdra::api

@@ -3,22 +3,6 @@
 #include "api/vf_range.h"
 
 namespace sriovdra::api {
-namespace {
-
-json::Value objectArray(json::Allocator& a) { return json::Value(rapidjson::kArrayType); }
-
-template <typename T, typename Fn>
-json::Value encodeList(const std::vector<T>& items, json::Allocator& a, Fn fn) {
-  json::Value arr = objectArray(a);
-  for (const auto& item : items) {
-    json::Value o(rapidjson::kObjectType);
-    fn(item, Writer(o, a));
-    arr.PushBack(o, a);
-  }
-  return arr;
-}
-
-}  // namespace
 
 const VfGroup* Interface::groupOf(int64_t vf_id) const {
   if (vf_id >= num_vfs) return nullptr;

@@ -84,23 +84,15 @@ json::Document cdiSpec(const std::vector<CdiDevice>& devices, const std::string&
     dw.strAlways("name", d.name);
     api::Writer edits = dw.object("containerEdits");
     edits.strings("env", d.env);
-    json::Value nodes(rapidjson::kArrayType);
-    for (const auto& n : d.device_nodes) {
-      json::Value node(rapidjson::kObjectType);
-      api::Writer(node, a).strAlways("path", n.path).str("hostPath", n.host_path);
-      nodes.PushBack(node, a);
-    }
-    edits.nonEmpty("deviceNodes", std::move(nodes));
-    json::Value mounts(rapidjson::kArrayType);
-    for (const auto& m : d.mounts) {
-      json::Value mount(rapidjson::kObjectType);
-      api::Writer(mount, a)
-          .strAlways("hostPath", m.host_path)
-          .strAlways("containerPath", m.container_path)
-          .strings("options", m.options);
-      mounts.PushBack(mount, a);
-    }
-    edits.nonEmpty("mounts", std::move(mounts));
+    edits.nonEmpty("deviceNodes",
+                   api::encodeList(d.device_nodes, a, [](const auto& n, api::Writer o) {
+                     o.strAlways("path", n.path).str("hostPath", n.host_path);
+                   }));
+    edits.nonEmpty("mounts", api::encodeList(d.mounts, a, [](const auto& m, api::Writer o) {
+                     o.strAlways("hostPath", m.host_path)
+                         .strAlways("containerPath", m.container_path)
+                         .strings("options", m.options);
+                   }));
     list.PushBack(dev, a);
   }
   w.value("devices", std::move(list));
