@@ -1,7 +1,8 @@
 // sriov-dra-agent-simulated: sriov-dra-agent on the simulated kernel, for the demo and the tests
 // (never shipped in the product's images): writes under --sysfs-root and netlink calls behave as
 // Linux's do (host/simulated_kernel.h), so a fixture server's VFs can be created on a machine
-// without SR-IOV hardware. Same flags as sriov-dra-agent.
+// without SR-IOV hardware. Same flags as sriov-dra-agent; with a --reboot-command it reboots the
+// simulated host instead of running the command.
 #include "base/log.h"
 #include "host/simulated_kernel.h"
 #include "sriov-dra-agent/agent_main.h"
@@ -12,7 +13,7 @@ sriovdra::process::HostKernel simulated(const std::string& sysfs_root) {
   SDRA_LOG_WARN << "SIMULATION: writes under " << sysfs_root
                 << " and netlink behave like the kernel; no hardware is touched";
   auto kernel = std::make_shared<sriovdra::host::SimulatedKernel>(sysfs_root);
-  return {kernel, kernel, kernel};
+  return {kernel, kernel, kernel, kernel};
 }
 
 }  // namespace

@@ -90,6 +90,11 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
                  "InfiniBand VF GUIDs per PF (the SR-IOV network operator's JSON); without the "
                  "file, GUIDs derived from the node, PF and VF")
       ->capture_default_str();
+  app.add_option("--reboot-command", o.reboot_command,
+                 "reboot the node with this command (comma-separated argv, run without a shell) "
+                 "once the operator grants a reboot for firmware changes; none: the node waits "
+                 "for a person or a reboot tool")
+      ->delimiter(',');
   addKubeletFlags(app, o);
   app.add_option("--resync-period", resync_seconds, "seconds between rediscoveries")
       ->capture_default_str();

@@ -96,15 +96,23 @@ Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::
   return Pool(std::move(*entries));
 }
 
+// The operator's reboot grant on the state ("" = none).
+std::string grantOf(const api::SriovNodeState& state) {
+  auto it = state.metadata.annotations.find(api::kRebootGrantAnnotation);
+  return it == state.metadata.annotations.end() ? std::string() : it->second;
+}
+
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
              std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::Firmware> firmware,
-             node::LocalState& local, AgentOptions options, kube::EventRecorder& events)
+             std::shared_ptr<host::Rebooter> rebooter, node::LocalState& local,
+             AgentOptions options, kube::EventRecorder& events)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       netlink_(std::move(netlink)),
       firmware_(std::move(firmware)),
+      rebooter_(std::move(rebooter)),
       local_(local),
       options_(std::move(options)),
       guids_(options_.node_name, loadGuidPool(options_.ib_guid_pool)),
@@ -116,7 +124,9 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
   state_.addHandlers({.on_add = [kick](const auto&) { kick(); },
                       .on_update =
                           [kick](const auto& o, const auto& n) {
-                            if (o->metadata.generation != n->metadata.generation) kick();
+                            if (o->metadata.generation != n->metadata.generation ||
+                                grantOf(*o) != grantOf(*n))
+                              kick();
                           },
                       .on_delete = [kick](const auto&, bool) { kick(); }});
   // Our own writes come back here; only someone else's matter (a slice another writer created,
@@ -217,9 +227,12 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   host_hold.unlock();
   if (!topology.ok()) return topology.status();
   std::string unknown = outcome.in_use_unknown;
+  bool rebooting = outcome.reboot_step == host::RebootStep::kReboot;
   SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(outcome)));
   // Retried with backoff until the VFs in use can be known.
   if (!unknown.empty()) return Status(Code::kUnavailable, host::inUseUnknownMessage(unknown));
+  // The host is about to change under the agent (or is gone with it): look again soon.
+  if (rebooting) return ReconcileResult::after(std::chrono::seconds(1));
   return ReconcileResult::after(options_.resync_period);
 }
 
@@ -237,7 +250,10 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
   };
   Result<host::Topology> topology = discover();
   std::set<std::string> awaiting;
-  if (topology.ok()) awaiting = configureFirmware(spec, *topology, outcome);
+  if (topology.ok()) {
+    awaiting = configureFirmware(spec, *topology, outcome);
+    rebootIfGranted(state, outcome);
+  }
   const size_t firmware_errors = outcome.errors.size();
   auto replan = [&] {
     return timed(
@@ -329,6 +345,53 @@ std::set<std::string> Agent::configureFirmware(const api::SriovNodeStateSpec& sp
     }
   }
   return plan.awaiting_reboot;
+}
+
+void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome& outcome) {
+  const std::string path = options_.state_dir + "/reboot.json";
+  auto text = readFile(path, 1u << 16);
+  std::optional<host::RebootRecord> record;
+  if (text.ok()) {
+    record = host::decodeRebootRecord(*text);
+    if (!record) SDRA_LOG_ERROR << "ignoring a corrupt " << path;
+  }
+  std::error_code ec;
+  if (outcome.reboot.empty()) {
+    if (text.ok()) std::filesystem::remove(path, ec);
+    return;
+  }
+  auto boot = sysfs_->read(host::kBootIdPath);
+  if (!boot.ok()) {
+    outcome.errors.push_back("reading this boot's id (" + std::string(host::kBootIdPath) +
+                             "): " + boot.status().message());
+    return;
+  }
+  host::RebootInput in{.awaiting = true,
+                       .grant = grantOf(state),
+                       .generation = std::to_string(state.metadata.generation),
+                       .boot_id = *boot,
+                       .record = record,
+                       .can_reboot = rebooter_ != nullptr};
+  outcome.reboot_step = host::rebootStep(in);
+  if (outcome.reboot_step == host::RebootStep::kNotInEffect) {
+    outcome.errors.push_back("the node rebooted for generation " + in.grant + " (from boot " +
+                             record->boot_id +
+                             ") and the firmware values still wait for a "
+                             "reboot: power-cycle the node, or check the NIC with mstconfig");
+    return;
+  }
+  if (outcome.reboot_step != host::RebootStep::kReboot) return;
+  const std::string why = "the firmware changes (reboot granted for generation " + in.grant + ")";
+  Status st = writeFileAtomic(path, host::encodeRebootRecord({in.grant, *boot}));
+  if (st.isOk()) st = rebooter_->reboot();
+  if (!st.isOk()) {
+    std::filesystem::remove(path, ec);  // the next pass tries again
+    outcome.errors.push_back("rebooting the node for " + why + ": " + st.message());
+    return;
+  }
+  SDRA_LOG_INFO << "rebooting the node for " << why;
+  events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state.metadata),
+                 "Rebooting", "rebooting the node for " + why);
 }
 
 Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,

@@ -9,13 +9,14 @@
 //      Progressing, Degraded, Blocked, observedGeneration;
 //   3. publish the node's ResourceSlices (dra/slices.h), writing only slices that changed and
 //      recreating slices someone deleted.
-// Runs again on every spec change, slice change and every --resync-period, so VFs created or
-// removed by anyone are noticed. PFs it configured are remembered in --state-dir, so only those
-// are ever reset. A VF a pod uses is never destroyed or rebound: in use is what the node's
-// checkpoint, the API server's claims and the CDI specs on disk say (node/local_state.h); while
-// that cannot be known, the changes wait (Blocked=True, reason InUseUnknown, Event) and retry.
-// Its SriovNodeState and slices come from the node's caches (LocalState), which the process
-// starts before the agent.
+// Runs again on every spec change, reboot grant, slice change and every --resync-period, so VFs
+// created or removed by anyone are noticed. PFs it configured are remembered in --state-dir, so
+// only those are ever reset. Firmware changes that need a reboot are written for the next boot, and
+// the node is rebooted only when the operator grants it (host/reboot.h). A VF a pod uses is never
+// destroyed or rebound: in use is what the node's checkpoint, the API server's claims and the CDI
+// specs on disk say (node/local_state.h); while that cannot be known, the changes wait
+// (Blocked=True, reason InUseUnknown, Event) and retry. Its SriovNodeState and slices come from the
+// node's caches (LocalState), which the process starts before the agent.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -28,6 +29,7 @@
 #include "dra/slices.h"
 #include "host/netlink.h"
 #include "host/plan.h"
+#include "host/reboot.h"
 #include "host/sync_status.h"
 #include "host/sysfs.h"
 #include "kube/controller.h"
@@ -53,9 +55,11 @@ struct AgentOptions {
 
 class Agent {
  public:
+  // `rebooter` null: the agent never reboots the node (a person or a reboot tool does).
   Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
         std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::Firmware> firmware,
-        node::LocalState& local, AgentOptions options, kube::EventRecorder& events);
+        std::shared_ptr<host::Rebooter> rebooter, node::LocalState& local, AgentOptions options,
+        kube::EventRecorder& events);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -86,6 +90,9 @@ class Agent {
   std::set<std::string> configureFirmware(const api::SriovNodeStateSpec& spec,
                                           const host::Topology& topology,
                                           host::SyncOutcome& outcome);
+  // While firmware values wait for a reboot (outcome.reboot), reboots the node once the operator
+  // granted it (host/reboot.h; the record is <state-dir>/reboot.json); the step goes to `outcome`.
+  void rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome& outcome);
   // Publishes the slices, then writes the status (and its Event) when it changed.
   Status report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
                 const host::Topology& topology, host::SyncOutcome outcome);
@@ -100,6 +107,7 @@ class Agent {
   std::shared_ptr<host::Sysfs> sysfs_;
   std::shared_ptr<host::Netlink> netlink_;
   std::shared_ptr<host::Firmware> firmware_;
+  std::shared_ptr<host::Rebooter> rebooter_;
   node::LocalState& local_;
   const AgentOptions options_;
   const host::GuidAssigner guids_;

@@ -1,5 +1,6 @@
 #include "operator/drain_reconciler.h"
 
+#include <algorithm>
 #include <set>
 
 #include "api/names.h"
@@ -30,6 +31,29 @@ std::vector<PodRef> podsUsingDevicesOn(const std::string& node, std::string_view
   return {pods.begin(), pods.end()};
 }
 
+std::vector<NodePod> podsToDrainForReboot(const json::Value& pod_list) {
+  std::vector<NodePod> out;
+  auto items = pod_list.FindMember("items");
+  if (items == pod_list.MemberEnd() || !items->value.IsArray()) return out;
+  for (const auto& pod : items->value.GetArray()) {
+    if (!pod.IsObject() || !pod.HasMember("metadata")) continue;
+    auto meta = kube::ObjectMeta::decode(pod);
+    bool daemon = false;
+    for (const auto& owner : meta.owner_references) daemon = daemon || owner.kind == "DaemonSet";
+    if (daemon || meta.annotations.count("kubernetes.io/config.mirror") != 0) continue;
+    std::string phase;
+    if (auto st = pod.FindMember("status"); st != pod.MemberEnd() && st->value.IsObject()) {
+      if (auto p = st->value.FindMember("phase"); p != st->value.MemberEnd() && p->value.IsString())
+        phase = p->value.GetString();
+    }
+    if (phase == "Succeeded" || phase == "Failed") continue;
+    out.push_back({{meta.namespace_, meta.name}, !meta.deletion_timestamp.empty()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const NodePod& a, const NodePod& b) { return a.pod < b.pod; });
+  return out;
+}
+
 Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
   auto state = caches_.states.get(options_.namespace_, name);
   auto node = caches_.nodes.get("", name);
@@ -48,40 +72,96 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
     if (auto it = marks_.find(name); it != marks_.end()) marked = it->second;
   }
   auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
-  bool needed = node != nullptr && currentSettings(caches_, options_).drain &&
-                annotation(kDisruptiveAnnotation) == "true" && isReconfiguring(*state);
-  if (!needed) {
-    if (marked.empty()) return ReconcileResult::done();
+  // The node holds a rollout slot (node_state_reconciler.h) until its agent is done.
+  bool slot =
+      node != nullptr && annotation(kDisruptiveAnnotation) == "true" && isReconfiguring(*state);
+  bool drain = slot && currentSettings(caches_, options_).drain;
+  bool reboot = slot && rebootRequested(*state);
+  if (!drain && !marked.empty()) {
     // Not "if the cache shows it cordoned": the cache may not have seen the cordon yet.
     if (marked == "cordoned" && node != nullptr) SDRA_RETURN_IF_ERROR(cordon(name, false));
-    SDRA_RETURN_IF_ERROR(mark(name, ""));
+    SDRA_RETURN_IF_ERROR(annotate(name, kDrainAnnotation, ""));
     events_.normal(ref, "DrainComplete",
                    marked == "cordoned" ? "the node is reconfigured and uncordoned"
                                         : "the node is reconfigured; it stays cordoned as it "
                                           "was before the drain");
-    return ReconcileResult::done();
   }
-  bool first = marked.empty();
-  if (first) {
+  if (drain && marked.empty()) {
     // The mark first: a cordon that is not remembered would never be undone.
     marked = node->unschedulable ? "draining" : "cordoned";
-    SDRA_RETURN_IF_ERROR(mark(name, marked));
+    SDRA_RETURN_IF_ERROR(annotate(name, kDrainAnnotation, marked));
     events_.normal(
         ref, "Draining",
         std::string(marked == "cordoned" ? "cordoning the node" : "the node is cordoned already") +
-            "; evicting the pods that use its VFs before they are recreated");
-  }
-  if (marked == "cordoned" && (first || !node->unschedulable)) {
+            (reboot ? "; evicting its pods before it reboots"
+                    : "; evicting the pods that use its VFs before they are "
+                      "recreated"));
+    if (marked == "cordoned") SDRA_RETURN_IF_ERROR(cordon(name, true));
+  } else if (drain && marked == "cordoned" && !node->unschedulable) {
     SDRA_RETURN_IF_ERROR(cordon(name, true));
   }
-  SDRA_RETURN_IF_ERROR(evictPods(name, ref));
-  return ReconcileResult::after(options_.rollout_retry);
+  std::vector<NodePod> in_the_way;
+  if (drain || reboot) {
+    auto pods = podsInTheWay(name, drain && reboot);
+    if (!pods.ok()) return pods.status();
+    in_the_way = std::move(*pods);
+  }
+  if (drain) SDRA_RETURN_IF_ERROR(evictPods(in_the_way, ref));
+  SDRA_RETURN_IF_ERROR(grantReboot(*state, reboot, drain, in_the_way, ref));
+  return drain || reboot ? ReconcileResult::after(options_.rollout_retry) : ReconcileResult::done();
 }
 
-Status DrainReconciler::evictPods(const std::string& node, const kube::ObjectReference& state) {
+Result<std::vector<NodePod>> DrainReconciler::podsInTheWay(const std::string& node, bool all) {
+  if (all) {
+    auto list =
+        client_.listAll(kube::resources::kPods, "", {.field_selector = "spec.nodeName=" + node});
+    if (!list.ok()) return Status(list.status()).prepend("listing the pods of node " + node);
+    return podsToDrainForReboot(*list);
+  }
   auto claims = caches_.claims.list();
+  std::vector<NodePod> out;
+  for (auto& pod : podsUsingDevicesOn(node, api::kDriverName, pointers(claims))) {
+    out.push_back({std::move(pod), false});
+  }
+  return out;
+}
+
+Status DrainReconciler::grantReboot(const CachedNodeState& state, bool reboot, bool drain,
+                                    const std::vector<NodePod>& in_the_way,
+                                    const kube::ObjectReference& ref) {
+  const std::string& name = state.metadata.name;
+  auto it = state.metadata.annotations.find(api::kRebootGrantAnnotation);
+  std::string granted = it == state.metadata.annotations.end() ? "" : it->second;
+  std::string want = reboot ? std::to_string(state.metadata.generation) : "";
+  if (granted == want) return Status::ok();
+  if (!reboot) return annotate(name, api::kRebootGrantAnnotation, "");
+  if (!in_the_way.empty()) {
+    if (!drain) {
+      std::vector<std::string> names;
+      names.reserve(in_the_way.size());
+      for (const auto& p : in_the_way) names.push_back(p.pod.namespace_ + "/" + p.pod.name);
+      events_.normal(ref, "RebootWaiting",
+                     "the node's reboot waits for the pods using its VFs to end (drains are "
+                     "off: SriovOperatorConfig disableDrain): " +
+                         join(names, ", "));
+    }
+    return Status::ok();
+  }
+  SDRA_RETURN_IF_ERROR(annotate(name, api::kRebootGrantAnnotation, want));
+  SDRA_LOG_INFO << "node " << name << ": reboot granted for generation " << want;
+  events_.normal(ref, "RebootGranted",
+                 std::string(drain ? "the node is drained"
+                                   : "no pod uses the node's VFs (drains are off, other pods "
+                                     "restart with the node)") +
+                     "; its agent may reboot it for its firmware changes");
+  return Status::ok();
+}
+
+Status DrainReconciler::evictPods(const std::vector<NodePod>& pods,
+                                  const kube::ObjectReference& state) {
   std::vector<std::string> blocked;
-  for (const auto& pod : podsUsingDevicesOn(node, api::kDriverName, pointers(claims))) {
+  for (const auto& [pod, terminating] : pods) {
+    if (terminating) continue;
     Status st = client_.evict(pod.namespace_, pod.name);
     if (st.isOk() || st.code() == Code::kNotFound) continue;
     if (st.code() != Code::kTooManyRequests)
@@ -109,21 +189,23 @@ Status DrainReconciler::cordon(const std::string& node, bool unschedulable) {
   return Status::ok();
 }
 
-Status DrainReconciler::mark(const std::string& node, const std::string& value) {
+Status DrainReconciler::annotate(const std::string& node, const char* key,
+                                 const std::string& value) {
   // A merge patch, not an apply: it never creates a SriovNodeState that went away meanwhile.
   json::Document patch(rapidjson::kObjectType);
   auto& a = patch.GetAllocator();
   json::Value annotations(rapidjson::kObjectType);
-  annotations.AddMember(json::str(kDrainAnnotation, a),
-                        value.empty() ? json::Value() : json::str(value, a), a);
+  annotations.AddMember(json::str(key, a), value.empty() ? json::Value() : json::str(value, a), a);
   json::Value meta(rapidjson::kObjectType);
   meta.AddMember("annotations", annotations, a);
   patch.AddMember("metadata", meta, a);
   auto patched = client_.patch(api::resources::kSriovNodeStates, options_.namespace_, node,
                                kube::PatchType::kMerge, json::dump(patch), {.metadata_only = true});
   if (!patched.ok() && patched.status().code() != Code::kNotFound) return patched.status();
-  std::lock_guard lock(mu_);
-  marks_[node] = value;
+  if (std::string_view(key) == kDrainAnnotation) {
+    std::lock_guard lock(mu_);
+    marks_[node] = value;
+  }
   return Status::ok();
 }
 

@@ -1,18 +1,26 @@
 #pragma once
 // Drains a node before its agent recreates VFs that pods use, when SriovOperatorConfig "default"
 // asks for it (disableDrain: false; without the config, or with disableDrain: true, the agent
-// waits for the pods to go, as always). Per node, keyed by node name:
-//   a disruptive change in progress (kDisruptiveAnnotation "true" and the agent not done):
+// waits for the pods to go, as always), and grants the reboots agents ask for. Per node, keyed
+// by node name, while the node holds a rollout slot (kDisruptiveAnnotation "true", the agent not
+// done; node_state_reconciler.h):
+//   with drains on:
 //     1. cordon the Node, unless it is cordoned already, and mark the SriovNodeState
 //        (kDrainAnnotation: "cordoned" or "draining");
 //     2. evict, through the Eviction API, every pod that holds a device of this driver on the
 //        node (the pods its allocated ResourceClaims are reserved for), as upstream's partial
-//        drain evicts only the pods using SR-IOV resources; a PodDisruptionBudget that forbids
-//        an eviction is reported (DrainBlocked Warning Event naming pod and budget) and retried,
-//        never overridden: no pod is deleted directly;
+//        drain evicts only the pods using SR-IOV resources; before a reboot, every pod of the
+//        node but DaemonSets', static (mirror) and finished ones, as upstream's full drain. A
+//        PodDisruptionBudget that forbids an eviction is reported (DrainBlocked Warning Event
+//        naming pod and budget) and retried, never overridden: no pod is deleted directly;
 //     3. again every rollout_retry until the agent has applied the change;
+//   a reboot the agent asks for (rollout.h rebootRequested) is granted, api::kRebootGrantAnnotation
+//   = the state's generation (host/reboot.h), once no pod of step 2 is left on the node (gone,
+//   not merely terminating); with drains off, once no pod uses the node's VFs (RebootWaiting
+//   Event naming them until then);
 //   otherwise, a marked node is done: it is uncordoned if the operator cordoned it, and the mark
-//   is removed (also when the drain is switched off meanwhile, so no node stays cordoned).
+//   is removed (also when the drain is switched off meanwhile, so no node stays cordoned); a
+//   grant is removed.
 // How many nodes drain at once is the rollout's limit (node_state_reconciler.h: pools).
 // Thread-safety: reconcile() runs on several workers, one node each.
 #include <map>
@@ -22,6 +30,7 @@
 #include <vector>
 
 #include "api/resource.h"
+#include "base/json.h"
 #include "kube/controller.h"
 #include "kube/events.h"
 #include "operator/caches.h"
@@ -41,6 +50,14 @@ struct PodRef {
 std::vector<PodRef> podsUsingDevicesOn(const std::string& node, std::string_view driver,
                                        const std::vector<const api::ResourceClaim*>& claims);
 
+struct NodePod {
+  PodRef pod;
+  bool terminating = false;  // deleted already, waiting for its containers to stop
+};
+// The pods of a PodList (one node's) that a drain before a reboot evicts (pure): all but those a
+// DaemonSet owns, static pods' mirrors and pods that have finished; sorted.
+std::vector<NodePod> podsToDrainForReboot(const json::Value& pod_list);
+
 class DrainReconciler {
  public:
   DrainReconciler(kube::Client& client, const OperatorOptions& options, kube::EventRecorder& events,
@@ -50,8 +67,16 @@ class DrainReconciler {
 
  private:
   Status cordon(const std::string& node, bool unschedulable);
-  Status mark(const std::string& node, const std::string& value);  // "" removes the mark
-  Status evictPods(const std::string& node, const kube::ObjectReference& state);
+  // Sets (or, with "", removes) an annotation of the node's SriovNodeState.
+  Status annotate(const std::string& node, const char* key, const std::string& value);
+  // The pods a drain evicts: with `all`, those podsToDrainForReboot keeps (read from the API
+  // server), else those using the node's VFs.
+  Result<std::vector<NodePod>> podsInTheWay(const std::string& node, bool all);
+  Status evictPods(const std::vector<NodePod>& pods, const kube::ObjectReference& state);
+  // Grants the reboot (`reboot`: the agent asks, the node holds a slot) once `in_the_way` is
+  // empty, or removes a grant that no request stands behind.
+  Status grantReboot(const CachedNodeState& state, bool reboot, bool drain,
+                     const std::vector<NodePod>& in_the_way, const kube::ObjectReference& ref);
 
   kube::Client& client_;
   const OperatorOptions& options_;

@@ -13,6 +13,22 @@ namespace sriovdra::op {
 
 using kube::ReconcileResult;
 
+namespace {
+
+bool markedDisruptive(const api::SriovNodeState& s) {
+  auto a = s.metadata.annotations.find(kDisruptiveAnnotation);
+  return a != s.metadata.annotations.end() && a->second == "true";
+}
+
+// Whether the cached state shows a disruptive write that had `generation` (a reboot's write
+// keeps the spec, and with it the generation: then only the annotation tells).
+bool caughtUp(const api::SriovNodeState& s, int64_t generation) {
+  return s.metadata.generation > generation ||
+         (s.metadata.generation == generation && markedDisruptive(s));
+}
+
+}  // namespace
+
 NodeStateReconciler::NodeStateReconciler(
     kube::Client& client, const OperatorOptions& options, kube::EventRecorder& events,
     const Caches& caches, PolicySnapshots& policies, NodeFactsStore& facts,
@@ -38,10 +54,9 @@ int NodeStateReconciler::disruptiveInFlight(
     const std::string& name = s->metadata.name;
     seen.insert(name);
     if (name == except || !counts(name)) continue;
-    auto a = s->metadata.annotations.find(kDisruptiveAnnotation);
-    bool busy = a != s->metadata.annotations.end() && a->second == "true" && isReconfiguring(*s);
+    bool busy = markedDisruptive(*s) && isReconfiguring(*s);
     auto w = disruptive_written_.find(name);
-    bool cache_behind = w != disruptive_written_.end() && s->metadata.generation < w->second;
+    bool cache_behind = w != disruptive_written_.end() && !caughtUp(*s, w->second);
     if (busy || cache_behind) ++n;
   }
   for (const auto& [name, gen] : disruptive_written_) {
@@ -51,7 +66,8 @@ int NodeStateReconciler::disruptiveInFlight(
 }
 
 std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& node,
-                                                            const kube::ObjectReference& state) {
+                                                            const kube::ObjectReference& state,
+                                                            const std::string& why) {
   auto all = caches_.pool_configs.list();
   std::vector<const api::SriovNetworkPoolConfig*> pools;
   for (const auto& p : all) {
@@ -65,9 +81,8 @@ std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& nod
     for (const auto* p : mine) names.push_back(p->metadata.name);
     std::sort(names.begin(), names.end());
     events_.warning(state, "InSeveralPools",
-                    "the new configuration recreates VFs on this node, which is in the "
-                    "SriovNetworkPoolConfigs " +
-                        join(names, ", ") + ": it waits until their nodeSelectors put it in one");
+                    why + "; the node is in the SriovNetworkPoolConfigs " + join(names, ", ") +
+                        ": it waits until their nodeSelectors put it in one");
     return std::nullopt;
   }
   RolloutSlot slot;
@@ -126,8 +141,17 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   }
   setFacts(name, std::move(facts));
 
-  if (state && state->spec_digest == specDigest(result.spec)) return ReconcileResult::done();
-  auto why = state ? disruption(state->spec, result.spec, state->status) : std::nullopt;
+  // What takes a rollout slot, for people: a change that recreates VFs, or a reboot the agent
+  // asks for to apply the spec it has.
+  std::optional<std::string> why;
+  if (state && state->spec_digest == specDigest(result.spec)) {
+    if (!rebootRequested(*state) || markedDisruptive(*state)) return ReconcileResult::done();
+    why = "the node must reboot for its firmware changes";
+  } else if (state) {
+    if (auto d = disruption(state->spec, result.spec, state->status)) {
+      why = "the new configuration recreates VFs on this node (" + *d + ")";
+    }
+  }
   bool disruptive = why.has_value();
   bool written_meanwhile = false;
   if (!disruptive) {
@@ -137,12 +161,11 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   } else {
     std::lock_guard lock(rollout_mu_);
     auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
-    auto slot = rolloutSlot(*node, ref);
+    auto slot = rolloutSlot(*node, ref, *why);
     if (!slot) return ReconcileResult::after(options_.rollout_retry);
     if (slot->limit >= 0 && slot->busy >= slot->limit) {
       events_.normal(ref, "WaitingForRollout",
-                     "the new configuration recreates VFs on this node (" + *why +
-                         "); waiting because " + std::to_string(slot->busy) +
+                     *why + "; waiting because " + std::to_string(slot->busy) +
                          " node(s) of its pool are being reconfigured and " + slot->limit_text);
       return ReconcileResult::after(options_.rollout_retry);
     }
@@ -156,16 +179,15 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     std::lock_guard lock(rollout_mu_);
     for (auto it = disruptive_written_.begin(); it != disruptive_written_.end();) {
       auto cached = caches_.states.get(options_.namespace_, it->first);
-      bool caught_up = cached && cached->metadata.generation >= it->second;
+      bool caught_up = cached && caughtUp(*cached, it->second);
       bool node_gone = caches_.nodes.get("", it->first) == nullptr;
       it = caught_up || node_gone ? disruptive_written_.erase(it) : std::next(it);
     }
   }
   if (disruptive) {
-    SDRA_LOG_INFO << "node " << name << ": the new configuration recreates VFs (" << *why << ")";
+    SDRA_LOG_INFO << "node " << name << ": " << *why;
     events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
-                   "Reconfiguring",
-                   "the new configuration recreates VFs on this node (" + *why + ")");
+                   "Reconfiguring", *why);
   }
   SDRA_VLOG(1) << "node " << name << ": wrote spec with " << result.spec.interfaces.size()
                << " interface(s) and " << result.spec.devices.size() << " device(s)";

@@ -4,7 +4,8 @@
 // when it changes, owned by the Node; a node that goes away or is no longer selected loses it.
 // A change that tears down existing VFs (rollout.h) waits while as many nodes of the node's
 // SriovNetworkPoolConfig as its maxUnavailable allows (--max-unavailable for nodes in no pool)
-// are being reconfigured (a WaitingForRollout Event), and is marked with kDisruptiveAnnotation.
+// are being reconfigured (a WaitingForRollout Event), and is marked with kDisruptiveAnnotation;
+// so is a reboot the agent asks for (rollout.h rebootRequested), with the spec as it is.
 // The nodes are those SriovOperatorConfig and --agent-node-selector select (currentSettings()).
 // What the render said about the policies goes to the NodeFactsStore. A spec larger than the API
 // server stores gets a Warning Event and a slow retry. Thread-safety: reconcile() runs on several
@@ -63,7 +64,8 @@ class NodeStateReconciler {
       const std::function<bool(const std::string&)>& counts) const;  // rollout_mu_ held
   // The node's pool limit and how much of it is in use; nullopt (with a Warning Event) when the
   // node is in several pools. rollout_mu_ held.
-  std::optional<RolloutSlot> rolloutSlot(const api::Node& node, const kube::ObjectReference& state);
+  std::optional<RolloutSlot> rolloutSlot(const api::Node& node, const kube::ObjectReference& state,
+                                         const std::string& why);
   void setFacts(const std::string& node, std::optional<NodeFacts> facts);
 
   kube::Client& client_;

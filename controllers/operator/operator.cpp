@@ -1,5 +1,6 @@
 #include "operator/operator.h"
 
+#include "api/names.h"
 #include "base/log.h"
 #include "operator/rollout.h"
 
@@ -98,8 +99,9 @@ Operator::~Operator() { stop(); }
 //   SriovOperatorConfig (any change)               -> the config, every node, every drain, the
 //                                                     agent DaemonSet
 //   SriovNetworkPoolConfig (any change)            -> every node (its rollout limit)
-//   SriovNodeState with a disruptive change or a   -> the drain of that node
-//   drain mark; Node cordoned or uncordoned
+//   SriovNodeState with a disruptive change, a     -> the drain of that node
+//   drain mark or a reboot grant; Node cordoned
+//   or uncordoned
 //   SriovNetwork, SriovIBNetwork (any change)      -> that network
 //   NetworkAttachmentDefinition (any change)       -> the networks it concerns (keysForNad)
 //   Namespace added                                -> the networks whose NAD belongs there
@@ -117,7 +119,8 @@ void Operator::wire() {
   auto drain = [this](const auto& s) {
     const auto& a = s->metadata.annotations;
     auto d = a.find(kDisruptiveAnnotation);
-    if ((d != a.end() && d->second == "true") || a.count(kDrainAnnotation) != 0) {
+    if ((d != a.end() && d->second == "true") || a.count(kDrainAnnotation) != 0 ||
+        a.count(api::kRebootGrantAnnotation) != 0) {
       drain_controller_.queue().add(s->metadata.name);
     }
   };

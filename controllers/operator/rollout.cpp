@@ -43,4 +43,9 @@ bool isReconfiguring(const api::SriovNodeState& state) {
          state.status.observed_generation < state.metadata.generation;
 }
 
+bool rebootRequested(const api::SriovNodeState& state) {
+  const api::Condition* c = api::findCondition(state.status.conditions, "RebootRequired");
+  return c != nullptr && c->status == "True" && c->observed_generation == state.metadata.generation;
+}
+
 }  // namespace sriovdra::op

@@ -31,9 +31,13 @@ Status resolve(AgentProcessOptions& o, const kube::RestConfig& config) {
 }
 
 HostKernel kernel(const AgentProcessOptions& o) {
-  if (o.kernel) return o.kernel(o.sysfs_root);
-  return {std::make_shared<host::RealSysfs>(o.sysfs_root), std::make_shared<host::KernelNetlink>(),
-          host::mstconfigFirmware()};
+  HostKernel k =
+      o.kernel ? o.kernel(o.sysfs_root)
+               : HostKernel{std::make_shared<host::RealSysfs>(o.sysfs_root),
+                            std::make_shared<host::KernelNetlink>(), host::mstconfigFirmware(),
+                            host::commandRebooter(o.reboot_command)};
+  if (o.reboot_command.empty()) k.rebooter = nullptr;
+  return k;
 }
 
 // The checkpoint is read before anything serves; one that cannot be read is reported as an
@@ -141,7 +145,7 @@ void addOperatorConfigWatch(kube::Manager& manager, const AgentProcessOptions& o
 int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   auto client = connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
   if (!client.ok()) return exitCode(client.status());
-  auto [sysfs, netlink, firmware] = kernel(o);
+  auto [sysfs, netlink, firmware, rebooter] = kernel(o);
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
   const std::string metadata_dir =
       o.device_metadata ? o.plugins_dir + "/" + std::string(api::kDriverName) : "";
@@ -151,7 +155,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                                    .state_dir = o.state_dir,
                                    .cdi_root = o.cdi_root,
                                    .metadata_dir = metadata_dir});
-  agent::Agent agent(*client, sysfs, netlink, firmware, local,
+  agent::Agent agent(*client, sysfs, netlink, firmware, rebooter, local,
                      {.node_name = o.node,
                       .namespace_ = o.namespace_,
                       .state_dir = o.state_dir,

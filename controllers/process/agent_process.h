@@ -17,21 +17,25 @@
 #include "base/signals.h"
 #include "host/firmware.h"
 #include "host/netlink.h"
+#include "host/reboot.h"
 #include "host/sysfs.h"
 #include "kube/config.h"
 #include "serving/metrics_endpoint.h"
 
 namespace sriovdra::process {
 
-// The kernel as the agent sees it: sysfs under --sysfs-root, netlink, and Mellanox firmware.
+// The kernel as the agent sees it: sysfs under --sysfs-root, netlink, Mellanox firmware, and a
+// way to reboot the host (used only with a --reboot-command).
 struct HostKernel {
   std::shared_ptr<host::Sysfs> sysfs;
   std::shared_ptr<host::Netlink> netlink;
   std::shared_ptr<host::Firmware> firmware;
+  std::shared_ptr<host::Rebooter> rebooter;
 };
 // Gives the agent its kernel for a sysfs root. Production binaries use none (the real kernel:
 // RealSysfs and KernelNetlink); the demo's and the tests' sriov-dra-agent-simulated gives the
-// simulated one (host/simulated_kernel.h), which only that binary links.
+// simulated one (host/simulated_kernel.h), which only that binary links; it reboots the
+// simulated host instead of running the --reboot-command.
 using KernelFactory = std::function<HostKernel(const std::string& sysfs_root)>;
 
 struct AgentProcessOptions {
@@ -50,6 +54,9 @@ struct AgentProcessOptions {
   std::string device_info_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
   std::set<std::string> allowed_vf_drivers;  // beyond vfio-pci and the VF's own
   std::string ib_guid_pool = "/etc/sriov-operator/infiniband/guids";  // agent/agent.h
+  // Run (no shell) to reboot the node once the operator grants a reboot for firmware changes;
+  // empty: the agent never reboots (a person or a reboot tool does).
+  std::vector<std::string> reboot_command;
   std::chrono::seconds resync_period{30};
   // standalone: an NRI plugin attaches prepared VFs with CNI (with the kubelet plugin only);
   // multus: Multus does, from the device-info files.

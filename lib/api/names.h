@@ -14,6 +14,10 @@ inline constexpr std::string_view kDriverName = "sriovnetwork.k8snetworkplumbing
 inline constexpr const char* kAgentFieldManager = "sriov-dra-agent";
 inline constexpr std::string_view kDraGroup = "sriovnetwork.k8snetworkplumbingwg.io";
 inline constexpr std::string_view kOperatorGroup = "sriovnetwork.openshift.io";
+// On SriovNodeState: the operator lets the agent reboot the node for firmware changes; the value
+// is the generation the grant is for (host/reboot.h).
+inline constexpr const char* kRebootGrantAnnotation =
+    "sriovnetwork.k8snetworkplumbingwg.io/reboot-granted";
 
 namespace resources {
 extern const kube::ResourceType kSriovNetworkNodePolicies;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -336,6 +337,23 @@ bool ChildProcess::exited(int* status) {
     return true;
   }
   return false;
+}
+
+Result<std::string> runTool(std::vector<std::string> argv, std::chrono::milliseconds timeout,
+                            std::string_view what, std::string_view missing) {
+  auto r = runProcess({.argv = std::move(argv)}, timeout);
+  // A path that does not exist fails the spawn; a name not in PATH exits 127 in the child.
+  if ((!r.ok() && r.status().sysErrno() == ENOENT) ||
+      (r.ok() && r->exit_code == 127 && r->err.empty()))
+    return Status(Code::kNotFound, std::string(missing));
+  if (!r.ok()) return Status(Code::kUnavailable, std::string(what) + ": " + r.status().message());
+  if (r->exit_code != 0) {
+    std::string said = r->err.empty() ? r->out : r->err;
+    while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
+    return Status(Code::kInternal,
+                  std::string(what) + " exited with " + std::to_string(r->exit_code) + ": " + said);
+  }
+  return std::move(r->out);
 }
 
 void trimHeap() { malloc_trim(0); }

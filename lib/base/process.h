@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -45,6 +46,13 @@ struct ProcessOutput {
 // holding them open is not waited for.
 Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseconds timeout,
                                  size_t max_output = 1 << 20);
+
+// runProcess for a tool the host must have, its failures as a Status for people: kUnavailable
+// when it could not run or finish in time, kNotFound with `missing` when argv[0] is not installed,
+// kInternal "<what> exited with N: <what it printed>" when it fails. `what` names the call in
+// messages. Returns its standard output.
+Result<std::string> runTool(std::vector<std::string> argv, std::chrono::milliseconds timeout,
+                            std::string_view what, std::string_view missing);
 
 // A background child; the destructor kills it (SIGKILL) and reaps it.
 class ChildProcess {

@@ -53,20 +53,10 @@ class Mstconfig : public Firmware {
  private:
   Result<std::string> run(std::vector<std::string> argv) {
     std::string what = argv[0] + " " + argv[1] + " " + argv[2] + " " + argv[3];
-    auto r = runProcess({.argv = std::move(argv)}, timeout_);
-    if (!r.ok()) return Status(Code::kUnavailable, what + ": " + r.status().message());
-    if (r->exit_code == 127 && r->err.empty()) {  // what the child says when execvp fails
-      return Status(Code::kNotFound, program_ +
-                                         " is not installed (Debian's mstflint package): it "
-                                         "changes Mellanox firmware settings");
-    }
-    if (r->exit_code != 0) {
-      std::string said = r->err.empty() ? r->out : r->err;
-      while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
-      return Status(Code::kInternal,
-                    what + " exited with " + std::to_string(r->exit_code) + ": " + said);
-    }
-    return std::move(r->out);
+    return runTool(std::move(argv), timeout_, what,
+                   program_ +
+                       " is not installed (Debian's mstflint package): it changes "
+                       "Mellanox firmware settings");
   }
 
   std::string program_;

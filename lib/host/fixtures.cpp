@@ -6,6 +6,7 @@
 
 #include "base/strings.h"
 #include "host/pci.h"
+#include "host/reboot.h"
 #include "host/tree.h"
 
 namespace sriovdra::host {
@@ -59,6 +60,7 @@ class Builder {
     SDRA_RETURN_IF_ERROR(t_.mkdirs("sys/class/infiniband"));
     SDRA_RETURN_IF_ERROR(t_.mkdirs("sys/kernel/iommu_groups"));
     SDRA_RETURN_IF_ERROR(t_.mkdirs("dev/vfio"));
+    SDRA_RETURN_IF_ERROR(t_.file(kBootIdPath, kFirstBootId));
     for (const auto& r : roots) {
       std::string rc = "sys/devices/" + r.name;
       SDRA_RETURN_IF_ERROR(t_.mkdirs(rc));

@@ -14,13 +14,16 @@
 //   many-pfs        eight dual-port E810 NICs on eight roots: 16 PFs x 256 VFs (benchmarks).
 //   igb-qemu        the real-kernel test's guest (tests/kernel): one Intel 82576 (8086:10c9, VF
 //                   10ca, igb/igbvf, 7 VFs at offset 128, stride 2), eth0, on pci0000:00.
-// PFs start with 0 VFs; writing sriov_numvfs through the simulated kernel creates them.
+// PFs start with 0 VFs; writing sriov_numvfs through the simulated kernel creates them. Each
+// fixture is a host in its first boot: proc/sys/kernel/random/boot_id is kFirstBootId.
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 
 namespace sriovdra::host {
+
+inline constexpr const char* kFirstBootId = "00000000-0000-4000-8000-000000000001";
 
 std::vector<std::string> fixtureTopologies();
 

@@ -1,15 +1,30 @@
 #include "host/simulated_kernel.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 
 #include "api/names.h"
+#include "host/fixtures.h"
 #include "host/pci.h"
 
 namespace sriovdra::host {
 namespace {
+
+// The boot id after `id`: its last group of 12 hex digits counts the boots.
+std::string nextBootId(const std::string& id) {
+  uint64_t boots = 0;
+  if (id.size() >= 12)
+    std::from_chars(id.data() + id.size() - 12, id.data() + id.size(), boots, 16);
+  char digits[16];
+  auto end = std::to_chars(digits, digits + sizeof(digits), boots + 1, 16).ptr;
+  std::string last(digits, end);
+  // The first 24 characters ("00000000-0000-4000-8000-") stay.
+  return std::string(kFirstBootId, 24) + std::string(12 - std::min<size_t>(12, last.size()), '0') +
+         last;
+}
 
 std::string parentOf(const std::string& path) {
   auto slash = path.rfind('/');
@@ -365,7 +380,7 @@ Status SimulatedKernel::reboot() {
       SDRA_RETURN_IF_ERROR(
           tree_.file("simulated/firmware/" + nic + "/current", formatSettings(fw.next)));
     }
-    return Status::ok();
+    return tree_.file(kBootIdPath, nextBootId(fs_.read(kBootIdPath).valueOr(kFirstBootId)));
   }();
   journal("reboot", st);
   return st;

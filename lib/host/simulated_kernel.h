@@ -40,10 +40,13 @@
 //   set(PCI, values)   next-boot values: SRIOV_EN True/False, NUM_OF_VFS 0..128 (the most
 //                      a policy may ask), LINK_TYPE_P1/P2 ETH or IB (P2 on a dual-port NIC only);
 //                      any other name or value is kInternal naming it, and nothing is written.
+// It is the Rebooter of that machine too (reboot.h):
 //   reboot()           SIMULATION of a host reboot: every PF loses its VFs, and each NIC's
 //                      next-boot values become current: its PFs' sriov_totalvfs is NUM_OF_VFS
 //                      (0 with SRIOV_EN False), each port's netdev type its LINK_TYPE (IB 32,
-//                      ETH 1). The agent is not running meanwhile (a reboot stops it).
+//                      ETH 1); the boot id (proc/sys/kernel/random/boot_id, kFirstBootId in a
+//                      fixture) is a new one. Unlike a real reboot, an agent calling it goes on
+//                      running and finds a rebooted host on its next pass.
 // Held to Linux: tests/kernel runs one scenario (VF counts, EBUSY and ERANGE, the agent's plan,
 // vfio-pci and back, MTUs, devlink) on the kernel of a QEMU VM (igb, fixture "igb-qemu") and here,
 // and compares result and state step by step. Known deviations, left out of that comparison on
@@ -56,12 +59,13 @@
 
 #include "host/firmware.h"
 #include "host/netlink.h"
+#include "host/reboot.h"
 #include "host/sysfs.h"
 #include "host/tree.h"
 
 namespace sriovdra::host {
 
-class SimulatedKernel : public Sysfs, public Netlink, public Firmware {
+class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Rebooter {
  public:
   explicit SimulatedKernel(std::string root);
   Result<std::string> read(std::string_view path) const override { return fs_.read(path); }
@@ -83,7 +87,7 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware {
 
   Result<MlxFirmware> query(std::string_view pci_address) override;
   Status set(std::string_view pci_address, const MlxChanges& values) override;
-  Status reboot();
+  Status reboot() override;
 
  private:
   // The NIC (the PCI address without its function) of a Mellanox PF, or mstconfig's refusal.

@@ -13,8 +13,10 @@ std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked) 
   return out;
 }
 
-std::string rebootMessage(const std::vector<std::string>& reasons) {
-  return join(reasons, "; ") + "; the node must reboot (drained first) for them";
+std::string rebootMessage(const SyncOutcome& outcome) {
+  std::string out = join(outcome.reboot, "; ") + "; the node must reboot (drained first) for them";
+  std::string step = rebootStepMessage(outcome.reboot_step);
+  return step.empty() ? out : out + ": " + step;
 }
 
 std::string inUseUnknownMessage(const std::string& why) {
@@ -56,7 +58,7 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
     waiting = inUseUnknownMessage(outcome.in_use_unknown);
     blocked_reason = "InUseUnknown";
   } else if (waiting.empty() && !outcome.reboot.empty()) {
-    waiting = rebootMessage(outcome.reboot);
+    waiting = rebootMessage(outcome);
     blocked_reason = "RebootRequired";
   }
   api::setCondition(status.conditions,
@@ -76,7 +78,7 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
   if (!outcome.reboot.empty()) {
     api::setCondition(
         status.conditions,
-        {"RebootRequired", "True", "FirmwareChanged", rebootMessage(outcome.reboot), "", gen}, now);
+        {"RebootRequired", "True", "FirmwareChanged", rebootMessage(outcome), "", gen}, now);
   } else if (api::findCondition(status.conditions, "RebootRequired") != nullptr) {
     api::setCondition(status.conditions,
                       {"RebootRequired", "False", "FirmwareInEffect",
@@ -112,8 +114,7 @@ std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
   if (!outcome.blocked.empty()) {
     return SyncEvent{true, "Blocked", join(blockedMessages(outcome.blocked), "; ")};
   }
-  if (!outcome.reboot.empty())
-    return SyncEvent{true, "RebootRequired", rebootMessage(outcome.reboot)};
+  if (!outcome.reboot.empty()) return SyncEvent{true, "RebootRequired", rebootMessage(outcome)};
   if (after.sync_status == "Succeeded") {
     return SyncEvent{false, "Synced",
                      "the host matches generation " + std::to_string(gen) + "; " +

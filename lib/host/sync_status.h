@@ -7,7 +7,8 @@
 // (observedGeneration = the spec's generation); and the conditions Progressing=False, Degraded,
 // Blocked and Ready, each with the generation. While firmware changes wait for a reboot
 // (`reboot`), syncStatus is InProgress, Blocked says RebootRequired unless VFs in use block too,
-// and the condition RebootRequired is True with the reasons; once none is needed, a
+// and the condition RebootRequired is True with the reasons and where the reboot
+// stands (reboot.h); once none is needed, a
 // RebootRequired condition turns False (it is absent on nodes that never needed one). Conditions
 // keep their lastTransitionTime unless their status changes.
 //
@@ -21,6 +22,7 @@
 #include "api/node_state.h"
 #include "host/discovery.h"
 #include "host/plan.h"
+#include "host/reboot.h"
 
 namespace sriovdra::host {
 
@@ -33,6 +35,7 @@ struct SyncOutcome {
   std::string in_use_unknown;
   // Why the host must reboot: firmware changes written for the next boot (FirmwarePlan).
   std::vector<std::string> reboot;
+  RebootStep reboot_step = RebootStep::kNone;  // where the reboot stands
   bool waiting() const { return !blocked.empty() || !in_use_unknown.empty() || !reboot.empty(); }
 };
 
@@ -50,8 +53,9 @@ std::optional<SyncEvent> syncEvent(const api::SriovNodeStateStatus& before,
                                    const api::SriovNodeStateStatus& after,
                                    const SyncOutcome& outcome, int64_t generation);
 
-// What the status and the Event say while firmware changes wait for a reboot.
-std::string rebootMessage(const std::vector<std::string>& reasons);
+// What the status and the Event say while firmware changes wait for a reboot: the reasons, then
+// where the reboot stands.
+std::string rebootMessage(const SyncOutcome& outcome);
 
 // What the status and the Event say while the VFs in use cannot be known (`why`).
 std::string inUseUnknownMessage(const std::string& why);

@@ -174,7 +174,9 @@ TEST_CASE("Mellanox firmware: next-boot values, mstconfig's refusals, and a rebo
   CHECK(read(k, kPf + "/sriov_totalvfs") == "8");
   CHECK(read(k, kPf + "/sriov_numvfs") == "4");
 
+  CHECK(read(k, std::string(host::kBootIdPath)) == host::kFirstBootId);
   REQUIRE(k.reboot().isOk());
+  CHECK(read(k, std::string(host::kBootIdPath)) == "00000000-0000-4000-8000-000000000002");
   CHECK(read(k, kPf + "/sriov_numvfs") == "0");  // VFs do not survive a reboot
   CHECK_FALSE(k.exists(kPf + "/virtfn0"));
   CHECK(read(k, kPf + "/sriov_totalvfs") == "16");

@@ -355,37 +355,53 @@ metadata: {name: cx6-eth}
 spec: {resourceName: cx6, numVfs: 16, linkType: eth, nodeSelector: {nic: cx6},
        nicSelector: {pfNames: [ibp14s0]}}
 )"));
-  auto describe = [&] { return env.kernelJournal(one.node) + one.agent->logs(); };
-  // The port offers 8 VFs and is InfiniBand: the firmware gets the next boot's values.
+  auto describe = [&] { return env.kernelJournal(one.node) + one.agent->logs() + one.op->logs(); };
+  auto grant = [&](const api::SriovNodeState& s) {
+    auto it = s.metadata.annotations.find(api::kRebootGrantAnnotation);
+    return it == s.metadata.annotations.end() ? std::string() : it->second;
+  };
+  // The port offers 8 VFs and is InfiniBand: the firmware gets the next boot's values, the node
+  // asks for a reboot, and the operator grants it (no pod uses a VF; drains are off). This agent
+  // has no --reboot-command: a person must reboot.
   eventually(
       [&] {
         auto s = one.env.nodeState(one.node);
         auto reboot = s ? condition(*s, "RebootRequired") : nullptr;
         return reboot != nullptr && reboot->status == "True" &&
-               s->status.sync_status == "InProgress";
+               s->status.sync_status == "InProgress" &&
+               reboot->message.find("no --reboot-command") != std::string::npos;
       },
       60s, describe);
   auto state = *env.nodeState(one.node);
   CHECK(condition(state, "RebootRequired")->message ==
         "NIC 0000:0e:00 (0000:0e:00.0): firmware LINK_TYPE_P1 IB -> ETH, NUM_OF_VFS 8 -> 16 "
-        "takes effect after a reboot; the node must reboot (drained first) for them");
+        "takes effect after a reboot; the node must reboot (drained first) for them: granted; "
+        "the agent has no --reboot-command, so a person or a reboot tool reboots the node");
+  CHECK(grant(state) == std::to_string(state.metadata.generation));
   CHECK(condition(state, "Blocked")->reason == "RebootRequired");
   CHECK(condition(state, "Degraded")->status == "False");  // waiting, not failing
   CHECK_THAT(env.kernelJournal(one.node),
              Catch::Contains("mstconfig -d 0000:0e:00.0 set LINK_TYPE_P1=ETH NUM_OF_VFS=16 -> ok"));
   CHECK(env.kernelJournal(one.node).find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
+  CHECK(env.kernelJournal(one.node).find("reboot") == std::string::npos);
 
-  // The host reboots (the agent with it); the firmware's values are in effect afterwards.
+  // With a reboot command the agent reboots the host for the grant (the simulated agent reboots
+  // its simulated host), once; the firmware's values are in effect afterwards.
   one.agent.reset();
-  REQUIRE(host::SimulatedKernel(env.sysfsRoot(one.node)).reboot().isOk());
-  one.agent = env.startAgent(one.node, "a100-reference");
+  one.agent =
+      env.startAgent(one.node, "a100-reference", "", "", {"--reboot-command=systemctl,reboot"});
   eventually(
       [&] {
         auto s = one.env.nodeState(one.node);
         return s && s->status.sync_status == "Succeeded" &&
-               s->status.observed_generation == s->metadata.generation;
+               s->status.observed_generation == s->metadata.generation && grant(*s).empty();
       },
       60s, describe);
+  CHECK_THAT(env.kernelJournal(one.node), Catch::Contains("reboot -> ok"));
+  auto journal = env.kernelJournal(one.node);
+  CHECK(journal.find("reboot -> ok") == journal.rfind("reboot -> ok"));  // once
+  CHECK_THAT(env.findEvent("Rebooting", "Normal", one.node).value_or(""),
+             Catch::Contains("reboot granted for generation"));
   state = *env.nodeState(one.node);
   CHECK(condition(state, "RebootRequired")->status == "False");
   for (const auto& pf : state.status.interfaces) {

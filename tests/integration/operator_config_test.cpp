@@ -296,3 +296,127 @@ TEST_CASE("a node cordoned by someone else stays cordoned after the drain",
   CHECK(unschedulable(env, a));
   CHECK(drainMark(env, a).empty());
 }
+
+namespace {
+
+// What the agent reports while firmware changes wait for a reboot: InProgress, RebootRequired
+// True for the state's generation.
+void reportRebootRequired(OperatorEnv& env, const std::string& node) {
+  auto status = testing::fixture::a100Status(1);
+  status.sync_status = "InProgress";
+  status.conditions.push_back({"RebootRequired", "True", "FirmwareChanged",
+                               "NIC 0000:0e:00 (0000:0e:00.0): firmware NUM_OF_VFS 8 -> 16",
+                               "2026-12-03T00:00:00Z", env.nodeState(node)->metadata.generation});
+  env.reportStatus(node, status);
+}
+
+std::string rebootGrant(const OperatorEnv& env, const std::string& node) {
+  auto s = env.nodeState(node);
+  if (!s) return "";
+  auto it = s->metadata.annotations.find(api::kRebootGrantAnnotation);
+  return it == s->metadata.annotations.end() ? "" : it->second;
+}
+
+// Evicted (deleted, gracefully: no kubelet finishes it here) or gone.
+bool evicted(OperatorEnv& env, const std::string& name) {
+  auto p = env.admin().get(kube::resources::kPods, env.ns(), name);
+  return !p.ok() || !kube::ObjectMeta::decode(*p).deletion_timestamp.empty();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a reboot for firmware changes takes a rollout slot and a full drain before it is granted; "
+    "the next node waits for the slot",
+    "[operator][drain][reboot][config][integration]") {
+  OperatorEnv env("reboot");
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 2);
+  applyOperatorConfig(env, "{disableDrain: false}");
+  // Pods that use no VF: a VF change would leave them alone, a reboot would not.
+  for (const auto& n : nodes) runningPod(env, "web-" + n, n);
+
+  auto describe = [&] {
+    std::string out;
+    for (const auto& n : nodes) out += n + ": grant \"" + rebootGrant(env, n) + "\"\n";
+    return out + drainState(env, nodes, *op);
+  };
+  for (const auto& n : nodes) reportRebootRequired(env, n);
+  // --max-unavailable 1: one node drains; the other waits, saying why.
+  std::string first, second;
+  eventually(
+      [&] {
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          if (unschedulable(env, nodes[i])) {
+            first = nodes[i];
+            second = nodes[1 - i];
+          }
+        }
+        return !first.empty();
+      },
+      30s, describe);
+  eventually([&] { return env.findEvent("WaitingForRollout", "Normal", second).has_value(); }, 30s,
+             describe);
+  CHECK_THAT(*env.findEvent("WaitingForRollout", "Normal", second),
+             Catch::StartsWith("the node must reboot for its firmware changes; waiting because 1 "
+                               "node(s)"));
+  CHECK_FALSE(unschedulable(env, second));
+  CHECK(drainMark(env, first) == "cordoned");
+
+  // The full drain evicts the pod that uses no VF; the grant waits until the pod is gone.
+  eventually([&] { return evicted(env, "web-" + first); }, 30s, describe);
+  CHECK(rebootGrant(env, first).empty());
+  REQUIRE(env.admin()
+              .remove(kube::resources::kPods, env.ns(), "web-" + first, {.grace_period_seconds = 0})
+              .isOk());
+  const std::string generation = std::to_string(env.nodeState(first)->metadata.generation);
+  eventually([&] { return rebootGrant(env, first) == generation; }, 30s, describe);
+  CHECK(env.findEvent("RebootGranted", "Normal", first).has_value());
+  CHECK(rebootGrant(env, second).empty());
+  CHECK_FALSE(evicted(env, "web-" + second));
+
+  // After the reboot the agent reports the firmware in effect: the node is uncordoned, the grant
+  // removed, and the second node gets the slot.
+  auto done = testing::fixture::a100Status(1);
+  done.conditions.push_back({"RebootRequired", "False", "FirmwareInEffect", "in effect",
+                             "2026-12-03T00:10:00Z", std::stoll(generation)});
+  env.reportStatus(first, done);
+  eventually([&] { return !unschedulable(env, first) && rebootGrant(env, first).empty(); }, 30s,
+             describe);
+  eventually([&] { return unschedulable(env, second); }, 30s, describe);
+  eventually([&] { return evicted(env, "web-" + second); }, 30s, describe);
+  REQUIRE(
+      env.admin()
+          .remove(kube::resources::kPods, env.ns(), "web-" + second, {.grace_period_seconds = 0})
+          .isOk());
+  eventually([&] { return !rebootGrant(env, second).empty(); }, 30s, describe);
+}
+
+TEST_CASE("without drains, a reboot is granted once no pod uses the node's VFs",
+          "[operator][drain][reboot][config][integration]") {
+  OperatorEnv env("reboot-nodrain");
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 1);
+  const auto& a = nodes[0];
+  std::string pod_uid = runningPod(env, "rdma-worker", a);
+  testing::createAllocatedClaim(env.admin(),
+                                {.ns = env.ns(),
+                                 .name = "rdma-worker-vf",
+                                 .node = a,
+                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-1"}},
+                                 .pod_name = "rdma-worker",
+                                 .pod_uid = pod_uid});
+  reportRebootRequired(env, a);
+  auto describe = [&] { return "grant \"" + rebootGrant(env, a) + "\"\n" + op->logs(); };
+  eventually([&] { return env.findEvent("RebootWaiting", "Normal", a).has_value(); }, 30s,
+             describe);
+  CHECK_THAT(*env.findEvent("RebootWaiting", "Normal", a),
+             Catch::Contains(env.ns() + "/rdma-worker"));
+  CHECK(rebootGrant(env, a).empty());
+  CHECK_FALSE(unschedulable(env, a));  // no drain: nothing is cordoned or evicted
+  CHECK_FALSE(evicted(env, "rdma-worker"));
+
+  testing::releaseClaim(env.admin(), env.ns(), "rdma-worker-vf");
+  eventually([&] { return !rebootGrant(env, a).empty(); }, 30s, describe);
+  CHECK_THAT(*env.findEvent("RebootGranted", "Normal", a), Catch::Contains("drains are off"));
+}

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "base/base64.h"
+#include "base/json.h"
 #include "operator/admission.h"
 #include "operator/drain_reconciler.h"
 #include "operator/policy_status.h"
@@ -70,6 +71,19 @@ TEST_CASE("a node is reconfiguring until the agent reports the latest generation
   CHECK_FALSE(op::isReconfiguring(s));
   s.status.sync_status = "InProgress";
   CHECK(op::isReconfiguring(s));
+}
+
+TEST_CASE("a reboot is requested while the agent's RebootRequired is True for the latest spec",
+          "[operator][rollout][unit]") {
+  api::SriovNodeState s;
+  s.metadata.generation = 3;
+  CHECK_FALSE(op::rebootRequested(s));
+  s.status.conditions.push_back({"RebootRequired", "True", "FirmwareChanged", "", "", 3});
+  CHECK(op::rebootRequested(s));
+  s.metadata.generation = 4;  // a new spec: the agent has not said yet
+  CHECK_FALSE(op::rebootRequested(s));
+  s.status.conditions[0] = {"RebootRequired", "False", "FirmwareInEffect", "", "", 4};
+  CHECK_FALSE(op::rebootRequested(s));
 }
 
 TEST_CASE("policy status conditions say why", "[operator][status][unit]") {
@@ -230,4 +244,33 @@ TEST_CASE("a drain evicts the pods holding this driver's devices on the node, ea
   CHECK(op::podsUsingDevicesOn("node-a", ours, claims) ==
         std::vector<op::PodRef>{{"batch", "job-1"}, {"batch", "job-2"}, {"llm", "worker-0"}});
   CHECK(op::podsUsingDevicesOn("node-c", ours, claims).empty());
+}
+
+TEST_CASE("a drain before a reboot evicts every pod but DaemonSets', static and finished ones",
+          "[operator][drain][unit]") {
+  auto list = json::parse(R"({"kind":"PodList","items":[
+    {"metadata":{"namespace":"llm","name":"worker-1"},"status":{"phase":"Running"}},
+    {"metadata":{"namespace":"kube-system","name":"kube-proxy-x",
+      "ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"kube-proxy",
+                          "uid":"u"}]},"status":{"phase":"Running"}},
+    {"metadata":{"namespace":"kube-system","name":"etcd-node-a",
+      "annotations":{"kubernetes.io/config.mirror":"abc"}},"status":{"phase":"Running"}},
+    {"metadata":{"namespace":"batch","name":"done"},"status":{"phase":"Succeeded"}},
+    {"metadata":{"namespace":"batch","name":"crashed"},"status":{"phase":"Failed"}},
+    {"metadata":{"namespace":"batch","name":"leaving","deletionTimestamp":"2026-12-03T10:00:00Z"},
+     "status":{"phase":"Running"}},
+    {"metadata":{"namespace":"app","name":"pending"}},
+    {"metadata":{"namespace":"app","name":"rs-owned",
+      "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"r","uid":"v"}]},
+     "status":{"phase":"Running"}},
+    "not a pod", {"status":{}}]})");
+  REQUIRE(list.ok());
+  auto pods = op::podsToDrainForReboot(*list);
+  std::vector<std::string> names;
+  for (const auto& p : pods) {
+    names.push_back(p.pod.namespace_ + "/" + p.pod.name + (p.terminating ? " (terminating)" : ""));
+  }
+  CHECK(names == std::vector<std::string>{"app/pending", "app/rs-owned",
+                                          "batch/leaving (terminating)", "llm/worker-1"});
+  CHECK(op::podsToDrainForReboot(*json::parse("{}")).empty());
 }

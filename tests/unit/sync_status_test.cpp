@@ -118,6 +118,17 @@ TEST_CASE("RebootRequired appears when firmware waits for a reboot and turns Fal
   CHECK(api::findCondition(waiting.conditions, "RebootRequired")->message ==
         "NIC 0000:0e:00 (0000:0e:00.0): firmware NUM_OF_VFS 8 -> 16; the node must reboot "
         "(drained first) for them");
+  // Where the reboot stands follows the reasons, in the condition and in Blocked.
+  reboot.reboot_step = host::RebootStep::kAwaitGrant;
+  auto asked = host::syncedStatus(waiting, spec, 2, oneVf(), reboot, "2026-12-01T00:02:00Z");
+  CHECK_THAT(api::findCondition(asked.conditions, "RebootRequired")->message,
+             Catch::EndsWith("for them: waiting for the operator to grant it (a rollout slot of "
+                             "the node's pool, then the drain)"));
+  CHECK(api::findCondition(asked.conditions, "Blocked")->message ==
+        api::findCondition(asked.conditions, "RebootRequired")->message);
+  auto said = host::syncEvent(waiting, asked, reboot, 2);
+  REQUIRE(said.has_value());
+  CHECK(said->reason == "RebootRequired");
   auto rebooted = host::syncedStatus(waiting, spec, 2, oneVf(), fine, "2026-12-01T00:09:00Z");
   CHECK(conditionOf(rebooted, "RebootRequired") == "False FirmwareInEffect");
   CHECK(rebooted.sync_status == "Succeeded");
