@@ -4,7 +4,8 @@
 // makes) plus the webhook's certificate; each value changes what it says; helm (built from its
 // Go module by scripts/build-helm.sh, $SRIOV_DRA_HELM) installs, upgrades and uninstalls it on
 // a real API server.
-#include <cstdlib>
+#include "support/helm.h"
+
 #include <filesystem>
 #include <map>
 #include <set>
@@ -33,27 +34,18 @@ const std::string kChart = "deployment/sriov-dra-operator";
 
 // $SRIOV_DRA_HELM/bin/helm, or "" (the test is skipped) when the variable is unset.
 std::string helmBinary() {
-  const char* env = std::getenv("SRIOV_DRA_HELM");
-  if (env == nullptr || *env == '\0') {
+  std::string helm = testing::helmBinary();
+  if (helm.empty()) {
     testing::skip(
         "SRIOV_DRA_HELM is not set: run scripts/test.sh, or scripts/build-helm.sh and set "
         "SRIOV_DRA_HELM to the directory it printed");
-    return "";
   }
-  return std::string(env) + "/bin/helm";
+  return helm;
 }
 
-// helm with its caches and configuration in `home`, against `kubeconfig` when one is given.
 ProcessOutput helm(const std::string& home, std::vector<std::string> args,
                    const std::string& kubeconfig = "") {
-  ProcessSpec spec;
-  spec.argv = {helmBinary()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.env = {{"HELM_CACHE_HOME", home + "/cache"},
-              {"HELM_CONFIG_HOME", home + "/config"},
-              {"HELM_DATA_HOME", home + "/data"},
-              {"KUBECONFIG", kubeconfig.empty() ? home + "/no-cluster" : kubeconfig}};
-  auto run = runProcess(spec, std::chrono::seconds(120), size_t{64} << 20);
+  auto run = testing::runHelm(home, args, kubeconfig);
   REQUIRE(run.ok());
   return std::move(*run);
 }
@@ -256,7 +248,13 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
        "--set-string", "agent.nodeSelector.feature\\.node\\.kubernetes\\.io/sriov-capable=true",
        "--set",        "agent.cniBinDir=/usr/libexec/cni",
        "--set",        "agent.extraArgs={--resync-period=1m}",
-       "--set",        "agent.deviceMetadata=true"});
+       "--set",        "agent.deviceMetadata=true",
+       "--set",        "agent.hostPaths.kubeletPlugins=/var/lib/k0s/kubelet/plugins",
+       "--set",        "agent.hostPaths.cdi=/etc/cdi",
+       "--set",        "agent.extraVolumes[0].name=extra",
+       "--set",        "agent.extraVolumes[0].hostPath.path=/opt/extra",
+       "--set",        "agent.extraVolumeMounts[0].name=extra",
+       "--set",        "agent.extraVolumeMounts[0].mountPath=/extra"});
   const auto& op = custom.at(deployment);
   const auto& agent = custom.at(daemonset);
   CHECK(containerField(op, "image") == "\"registry.example/op:v0.1.0\"");
@@ -288,6 +286,22 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
   CHECK(std::find(agent_args.begin(), agent_args.end(), "--resync-period=1m") != agent_args.end());
   CHECK(std::find(agent_args.begin(), agent_args.end(), "--enable-device-metadata") !=
         agent_args.end());
+  // A kubelet elsewhere: its plugin directory is mounted at its host path, and the agent told.
+  CHECK(std::find(agent_args.begin(), agent_args.end(),
+                  "--plugins-dir=/var/lib/k0s/kubelet/plugins") != agent_args.end());
+  CHECK_THAT(containerField(agent, "volumeMounts"),
+             Catch::Contains("{mountPath:\"/var/lib/k0s/kubelet/plugins\",name:\"plugins\"}") &&
+                 Catch::Contains("{mountPath:\"/extra\",name:\"extra\"}"));
+  auto volumes = testing::canonical(*json::at(agent, {"spec", "template", "spec", "volumes"}));
+  CHECK_THAT(volumes,
+             Catch::Contains("{hostPath:{path:\"/var/lib/k0s/kubelet/plugins\",type:"
+                             "\"DirectoryOrCreate\"},name:\"plugins\"}") &&
+                 Catch::Contains("{hostPath:{path:\"/etc/cdi\",type:\"DirectoryOrCreate\"},"
+                                 "name:\"cdi\"}") &&
+                 Catch::Contains("{hostPath:{path:\"/opt/extra\"},name:\"extra\"}"));
+  auto default_args = argsOf(rendered(home.path()).at(daemonset));
+  CHECK(std::none_of(default_args.begin(), default_args.end(),
+                     [](const std::string& a) { return a.starts_with("--plugins-dir"); }));
 
   // Multus mode, as the DRA driver's chart spells it: no SYS_ADMIN, no NRI, CNI or netns mounts.
   auto multus = rendered(home.path(), {"--set", "agent.configurationMode=MULTUS"});
@@ -346,7 +360,9 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
            {"operator.replicas=0", "replicas"},
            {"operator.resourcePrefix=acme.io/x", "resourcePrefix"},
            {"operator.extraArgs={workers}", "extraArgs"},
-           {"agent.nodeSlector.a=b", "nodeSlector"}}) {
+           {"agent.nodeSlector.a=b", "nodeSlector"},
+           {"agent.hostPaths.cdi=var/run/cdi", "cdi"},
+           {"agent.hostPaths.kubletPlugins=/x", "kubletPlugins"}}) {
     INFO(set);
     auto out = helm(home.path(), {"template", "sriov-dra", source(kChart), "--set", set});
     CHECK(out.exit_code != 0);

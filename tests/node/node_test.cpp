@@ -3,7 +3,8 @@
 // reference gpu-nic-aligned template. Checked through the API and inside the pod (`kubectl exec`):
 // the kubelet called our DRA plugin, containerd applied our CDI edits and called our NRI plugin,
 // the pod has its VF; restarts and upgrades of the agent leave it so; the pod's end and the
-// product's uninstall leave nothing behind.
+// product's uninstall leave nothing behind. The same with the Helm chart: install, a pod's VF,
+// helm upgrade, helm uninstall.
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -12,6 +13,7 @@
 #include "api/resource.h"
 #include "base/files.h"
 #include "support/eventually.h"
+#include "support/helm.h"
 #include "support/product_on_node.h"
 #include "support/skip.h"
 
@@ -164,12 +166,60 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
       60s, [&] { return "CDI specs of claim " + rc->metadata.uid + " are still there"; });
 
   // Uninstall removes everything the install created.
-  p.kubectl({"delete", "namespace", kWorkloads, "--wait=true", "--timeout=120s"});
-  p.kubectl({"delete", "-k", testing::sourceDir() + "/tests/node/overlay", "--wait=true",
-             "--timeout=180s"});
+  p.uninstall();
   CHECK(p.cp().kubectl({"get", "namespace", "sriov-dra"}).exit_code != 0);
   CHECK(p.cp()
             .kubectl({"get", "crd", "sriovnetworknodepolicies.sriovnetwork.openshift.io"})
             .exit_code != 0);
   CHECK(p.cp().kubectl({"get", "clusterrole", "sriov-dra-agent"}).exit_code != 0);
+}
+
+TEST_CASE(
+    "installed with helm, the product runs as pods, a pod gets an aligned VF and keeps it "
+    "through an upgrade",
+    "[node][helm]") {
+  if (!sriovdra::testing::rootOr("the real node")) return;
+  if (sriovdra::testing::helmBinary().empty()) {
+    sriovdra::testing::skip("SRIOV_DRA_HELM is not set: run scripts/build-helm.sh and set it");
+    return;
+  }
+  auto product = ProductOnNode::install({}, ProductOnNode::Installer::kHelm);
+  auto& p = *product;
+  CHECK(p.helm({"status", "sriov-dra", "-n", "sriov-dra"}).find("STATUS: deployed") !=
+        std::string::npos);
+  // The values reached the agent: the kubelet found its plugin at the node's own directories.
+  CHECK(fs::exists(p.node().pluginsRegistryDir() + "/" + kDriver + "-reg.sock"));
+  CHECK(p.jsonpath("sriov-dra", kAgentPods, "{.items[0].spec.containers[0].image}")
+            .starts_with(kAgentImage + ":test"));
+
+  p.cp().applyYaml(p.podYaml("inference-0", true));
+  p.kubectl(
+      {"wait", "-n", kWorkloads, "--for=condition=Ready", "pod/inference-0", "--timeout=120s"});
+  std::string devices = p.jsonpath(kWorkloads, {"resourceclaims"},
+                                   "{.items[0].status.allocation.devices.results[*].driver}");
+  CHECK_THAT(devices, Catch::Contains(kDriver));
+  // The VF is in the pod with the NAD's address: our NRI plugin ran CNI.
+  CHECK_THAT(p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}),
+             Catch::Contains(ProductOnNode::kNadAddress));
+
+  // helm upgrade with a changed value rolls the agent; the pod keeps its VF.
+  std::string before = p.jsonpath("sriov-dra", kAgentPods, "{.items[0].metadata.name}");
+  p.helm({"upgrade", "sriov-dra", testing::sourceDir() + "/deployment/sriov-dra-operator", "-n",
+          "sriov-dra", "--reuse-values", "--set", "agent.resources.limits.memory=300Mi"});
+  p.kubectl(
+      {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
+  CHECK(p.jsonpath("sriov-dra", kAgentPods,
+                   "{.items[0].spec.containers[0].resources.limits.memory}") == "300Mi");
+  CHECK(p.jsonpath("sriov-dra", kAgentPods, "{.items[0].metadata.name}") != before);
+  CHECK_THAT(p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}),
+             Catch::Contains(ProductOnNode::kNadAddress));
+
+  // helm uninstall removes what the chart installed; the CRDs stay (crds.keep, the default),
+  // and with them the policies.
+  p.uninstall();
+  CHECK(p.cp().kubectl({"get", "namespace", "sriov-dra"}).exit_code != 0);
+  CHECK(p.cp().kubectl({"get", "clusterrole", "sriov-dra-agent"}).exit_code != 0);
+  CHECK(p.cp()
+            .kubectl({"get", "crd", "sriovnetworknodepolicies.sriovnetwork.openshift.io"})
+            .exit_code == 0);
 }

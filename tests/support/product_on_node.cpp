@@ -11,8 +11,10 @@
 #include "api/names.h"
 #include "api/node_state.h"
 #include "base/process.h"
+#include "base/strings.h"
 #include "host/fixtures.h"
 #include "support/dra_objects.h"
+#include "support/helm.h"
 #include "support/poll.h"
 
 namespace sriovdra::testing {
@@ -102,12 +104,16 @@ class ProductOnNode::StandIns {
 std::string ProductOnNode::fixtureRoot() { return std::string(RealNode::kRoot) + "/fixture"; }
 
 std::unique_ptr<ProductOnNode> ProductOnNode::install(
-    const std::function<void(const std::string&)>& progress) {
+    const std::function<void(const std::string&)>& progress, Installer installer) {
   if (::geteuid() != 0) throw std::runtime_error("a real node needs root");
   auto step = [&](const std::string& what) {
     if (progress) progress(what);
   };
   std::unique_ptr<ProductOnNode> p(new ProductOnNode());
+  p->installer_ = installer;
+  if (installer == Installer::kHelm && helmBinary().empty()) {
+    throw std::runtime_error("SRIOV_DRA_HELM is not set: run scripts/build-helm.sh and set it");
+  }
   step("control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler");
   p->cp_ = ControlPlane::start({.install_product_crds = false,
                                 .controller_manager = true,
@@ -123,8 +129,15 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
 
   // The user's first step, then the reference policies. The agent is Ready once the kubelet
   // registered its DRA plugin (its /readyz says so).
-  step("kubectl apply -k tests/node/overlay (manifests/install.yaml with the fixture mounts)");
-  p->kubectl({"apply", "-k", source + "/tests/node/overlay"});
+  if (installer == Installer::kKubectl) {
+    step("kubectl apply -k tests/node/overlay (manifests/install.yaml with the fixture mounts)");
+    p->kubectl({"apply", "-k", source + "/tests/node/overlay"});
+  } else {
+    step("helm install deployment/sriov-dra-operator -f tests/node/helm-values.yaml");
+    p->helm_home_ = std::string(RealNode::kRoot) + "/helm";
+    p->helm({"install", "sriov-dra", source + "/deployment/sriov-dra-operator", "-n", "sriov-dra",
+             "--create-namespace", "-f", source + "/tests/node/helm-values.yaml"});
+  }
   p->kubectl(
       {"-n", "sriov-dra", "rollout", "status", "deployment/sriov-dra-operator", "--timeout=180s"});
   p->kubectl(
@@ -180,6 +193,26 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
       "[{\"address\":\"" +
       kNadAddress + "\"}]}}'\n");
   return p;
+}
+
+void ProductOnNode::uninstall() {
+  kubectl({"delete", "namespace", kWorkloads, "--wait=true", "--timeout=120s"});
+  if (installer_ == Installer::kKubectl) {
+    kubectl({"delete", "-k", sourceDir() + "/tests/node/overlay", "--wait=true", "--timeout=180s"});
+    return;
+  }
+  helm({"uninstall", "sriov-dra", "-n", "sriov-dra", "--wait", "--timeout=180s"});
+  kubectl({"delete", "namespace", "sriov-dra", "--wait=true", "--timeout=120s"});
+}
+
+std::string ProductOnNode::helm(const std::vector<std::string>& args) const {
+  auto out = runHelm(helm_home_, args, cp_->kubeconfig());
+  if (!out.ok() || out->exit_code != 0) {
+    throw std::runtime_error("helm " + join(args, " ") + ":\n" +
+                             (out.ok() ? out->out + out->err : out.status().toString()) + "\n" +
+                             diagnostics());
+  }
+  return out->out;
 }
 
 ProductOnNode::~ProductOnNode() {

@@ -3,7 +3,8 @@
 // `node` tests and the pod start benchmark: a control plane with controller-manager and
 // scheduler, a RealNode (kubelet + containerd) with our images, `kubectl apply -k
 // tests/node/overlay` (config/default, what manifests/install.yaml holds, with the agent's fixture
-// mounts), the reference policies, and a workload namespace with the reference
+// mounts) or `helm install` of the chart with tests/node/helm-values.yaml (the same changes as
+// values), the reference policies, and a workload namespace with the reference
 // `gpu-nic-aligned` ResourceClaimTemplate and the NAD `cx6-vf` it names.
 //
 // Only the hardware is simulated: the agent's sysfs is a simulated A100 server's, an ifb
@@ -29,18 +30,29 @@ class ProductOnNode {
   static constexpr const char* kWorkloads = "llm";  // the workload namespace
   static constexpr const char* kNadAddress = "10.56.217.10/24";
 
+  enum class Installer {
+    kKubectl,  // kubectl apply -k tests/node/overlay
+    kHelm,     // helm install with tests/node/helm-values.yaml (needs SRIOV_DRA_HELM)
+  };
+
   // Needs root, SRIOV_DRA_IMAGES (scripts/build-images.sh --test-images) and
   // SRIOV_DRA_CONTAINERD; waits until the operator and the agent are Ready and the node's VFs
   // are published. progress, when given, hears each step as it starts (the demo prints them).
   static std::unique_ptr<ProductOnNode> install(
-      const std::function<void(const std::string&)>& progress = {});
+      const std::function<void(const std::string&)>& progress = {},
+      Installer installer = Installer::kKubectl);
   ~ProductOnNode();
+  // Removes the product as it was installed (kubectl delete -k, or helm uninstall and the
+  // namespace), waiting until its objects are gone; the workload namespace goes first.
+  void uninstall();
 
   ControlPlane& cp() { return *cp_; }
   RealNode& node() { return *node_; }
   // The fixture root of the agent's sysfs (sys/ below it).
   static std::string fixtureRoot();
 
+  // Runs helm against the control plane (kHelm); throws with diagnostics() when it fails.
+  std::string helm(const std::vector<std::string>& args) const;
   // Runs kubectl (200 s at most); throws with diagnostics() when it fails.
   std::string kubectl(const std::vector<std::string>& args) const;
   // `kubectl get -n NS WHAT... -o jsonpath=PATH`, "" when it fails.
@@ -59,6 +71,8 @@ class ProductOnNode {
   ProductOnNode() = default;
   class StandIns;
 
+  Installer installer_ = Installer::kKubectl;
+  std::string helm_home_;  // helm's caches and configuration (kHelm)
   std::unique_ptr<ControlPlane> cp_;
   std::unique_ptr<RealNode> node_;
   std::unique_ptr<StandIns> standins_;
