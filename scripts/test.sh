@@ -34,8 +34,9 @@ SRIOV_DRA_OLM="$(scripts/build-olm.sh)"
 SRIOV_DRA_CONTAINERD="$(scripts/build-containerd.sh)"
 SRIOV_DRA_KERNEL_VM="$(scripts/build-kernel-vm.sh)"
 SRIOV_DRA_HELM="$(scripts/build-helm.sh)"
+SRIOV_DRA_SNO="$(scripts/build-sriov-network-operator.sh)"
 export SRIOV_DRA_KUBERNETES SRIOV_DRA_NRI_RUNTIME SRIOV_DRA_OLM SRIOV_DRA_CONTAINERD SRIOV_DRA_KERNEL_VM
-export SRIOV_DRA_HELM
+export SRIOV_DRA_HELM SRIOV_DRA_SNO
 
 build_dir="${SRIOV_DRA_BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${CMAKE_BUILD_TYPE:-RelWithDebInfo}" >/dev/null

@@ -1,5 +1,7 @@
 // The admission webhook through the real API server's admission chain, and the same invalid
 // object with the webhook off: Degraded status, everything else keeps reconciling.
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -8,12 +10,15 @@
 #include "api/networks.h"
 #include "base/base64.h"
 #include "base/files.h"
+#include "base/process.h"
 #include "http/pki.h"
+#include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/https_get.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
@@ -598,4 +603,192 @@ TEST_CASE(
              [&] { return w.op->logs(); });
   CHECK(nad_uid() == uid);
   CHECK(owner() == ours);
+}
+
+namespace {
+
+// The SR-IOV network operator's own controller (scripts/build-sriov-network-operator.sh,
+// $SRIOV_DRA_SNO), run as its Deployment runs it on Kubernetes: in `ns`, with its manifests in
+// its working directory and its Deployment's environment (placeholder images: nothing here runs
+// its DaemonSets).
+std::optional<ChildProcess> startUpstreamOperator(testing::ControlPlane& cp, const std::string& ns,
+                                                  const std::string& log) {
+  const char* dir = std::getenv("SRIOV_DRA_SNO");
+  if (dir == nullptr || *dir == '\0') return std::nullopt;
+  ProcessSpec spec;
+  spec.argv = {"env",
+               "-C",
+               dir,
+               std::string(dir) + "/bin/sriov-network-operator",
+               "--metrics-bind-address=0",
+               "--health-probe-bind-address=127.0.0.1:0"};
+  spec.env = {{"KUBECONFIG", cp.kubeconfig()},
+              {"NAMESPACE", ns},
+              {"CLUSTER_TYPE", "kubernetes"},
+              {"RESOURCE_PREFIX", "openshift.io"},
+              {"OPERATOR_NAME", "sriov-network-operator"},
+              {"RELEASE_VERSION", "4.7.0"},
+              {"ADMISSION_CONTROLLERS_ENABLED", "false"},
+              {"SRIOV_CNI_IMAGE", "registry.invalid/sriov-cni:test"},
+              {"SRIOV_INFINIBAND_CNI_IMAGE", "registry.invalid/ib-sriov-cni:test"},
+              {"OVS_CNI_IMAGE", "registry.invalid/ovs-cni:test"},
+              {"RDMA_CNI_IMAGE", "registry.invalid/rdma-cni:test"},
+              {"SRIOV_DEVICE_PLUGIN_IMAGE", "registry.invalid/sriov-device-plugin:test"},
+              {"NETWORK_RESOURCES_INJECTOR_IMAGE", "registry.invalid/injector:test"},
+              {"SRIOV_NETWORK_CONFIG_DAEMON_IMAGE", "registry.invalid/config-daemon:test"},
+              {"SRIOV_NETWORK_WEBHOOK_IMAGE", "registry.invalid/webhook:test"},
+              {"METRICS_EXPORTER_IMAGE", "registry.invalid/metrics-exporter:test"}};
+  spec.stdout_path = log;
+  spec.stderr_path = log;
+  spec.kill_with_parent = true;
+  auto child = ChildProcess::spawn(spec);
+  REQUIRE(child.ok());
+  return std::move(*child);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "migration from the SR-IOV network operator, walked with its own operator: its network's NAD "
+    "becomes ours in place, it goes, and the pod that uses the network keeps its VF",
+    "[operator][webhook][networks][migration][integration]") {
+  if (std::getenv("SRIOV_DRA_SNO") == nullptr) {
+    testing::skip("SRIOV_DRA_SNO is not set: run scripts/build-sriov-network-operator.sh");
+    return;
+  }
+  auto cp = testing::ControlPlane::start(OperatorEnv::controlPlaneOptions());
+  OperatorEnv env("migrate", *cp);
+  const std::string upstream = cp->newNamespace("sriov-network-operator");
+  const std::string app = cp->newNamespace("app");
+  const std::string sno_dir = std::getenv("SRIOV_DRA_SNO");
+  const auto& kNetworks = api::resources::kSriovNetworks;
+  const auto& kNads = api::resources::kNetworkAttachmentDefinitions;
+  cp->applyYaml(
+      readFile(testing::sourceDir() + "/tests/fixtures/crds/network-attachment-definitions.yaml")
+          .valueOr(""));
+  // Its kinds that are not ours; the shared ones are served by our CRDs, with upstream's schemas.
+  for (const char* crd : {"sriovnetwork.openshift.io_sriovnetworknodestates.yaml",
+                          "sriovnetwork.openshift.io_ovsnetworks.yaml"}) {
+    cp->applyYamlFile(sno_dir + "/crds/" + crd);
+  }
+
+  // The SR-IOV network operator as installed: its supported NICs, its config (webhooks off, as
+  // step 1 of docs/migration.md leaves them), its controller.
+  cp->applyYaml("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: supported-nic-ids, namespace: " +
+                upstream +
+                "}\ndata: {Mellanox_ConnectX_6: '15b3 101b 101c'}\n---\n"
+                "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovOperatorConfig\n"
+                "metadata: {name: default, namespace: " +
+                upstream +
+                "}\nspec: {enableInjector: false, enableOperatorWebhook: false, logLevel: 2}\n");
+  const std::string log = cp->dir() + "/sriov-network-operator.log";
+  auto sno = startUpstreamOperator(*cp, upstream, log);
+  REQUIRE(sno.has_value());
+  auto sno_log = [&] { return readFile(log).valueOr("(no log)"); };
+
+  // Its network for `app`, rendered by it into a NAD (v1.6.0 writes no owner-ref annotation; its
+  // later versions do, see the side-by-side test), and its finalizer on the network.
+  cp->applyYaml(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetwork\nmetadata: {name: rdma-net, "
+      "namespace: " +
+      upstream + "}\nspec:\n  resourceName: cx6_vfs\n  networkNamespace: " + app +
+      "\n  vlan: 100\n  ipam: '{\"type\":\"dhcp\"}'\n");
+  auto annotation = [&](const std::string& key) {
+    auto got = env.admin().get(kNads, app, "rdma-net");
+    if (!got.ok()) return std::string("(no NAD)");
+    auto meta = kube::ObjectMeta::decode(*got);
+    auto it = meta.annotations.find(key);
+    return it == meta.annotations.end() ? std::string() : it->second;
+  };
+  auto owner = [&] { return annotation("sriovnetwork.openshift.io/owner-ref"); };
+  auto nad_uid = [&] {
+    auto got = env.admin().get(kNads, app, "rdma-net");
+    return got.ok() ? kube::ObjectMeta::decode(*got).uid : std::string();
+  };
+  eventually([&] { return !nad_uid().empty(); }, 60s, sno_log);
+  const std::string uid = nad_uid();
+  CHECK(annotation("k8s.v1.cni.cncf.io/resourceName") == "openshift.io/cx6_vfs");
+  CHECK(owner().empty());
+  auto finalizers = [&] {
+    auto got = env.admin().get(kNetworks, upstream, "rdma-net");
+    return got.ok() ? kube::ObjectMeta::decode(*got).finalizers : std::vector<std::string>{};
+  };
+  CHECK(finalizers() == std::vector<std::string>{"netattdef.finalizers.sriovnetwork.openshift.io"});
+
+  // A pod that uses the network and one of our VFs (no kubelet here: what the API server holds
+  // for it is what must not change).
+  auto pod = yamlObject(
+      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: inference-0\n"
+      "  annotations: {k8s.v1.cni.cncf.io/networks: rdma-net}\n"
+      "spec:\n  nodeName: node-a\n"
+      "  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n");
+  Result<json::Document> created = Status(Code::kUnavailable, "not tried");
+  eventually([&] { return (created = env.admin().create(kube::resources::kPods, app, pod)).ok(); },
+             30s, [&] { return created.status().toString(); });
+  const std::string pod_uid = kube::ObjectMeta::decode(*created).uid;
+  testing::createAllocatedClaim(env.admin(),
+                                {.ns = app,
+                                 .name = "inference-0-vf",
+                                 .node = "node-a",
+                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-1"}},
+                                 .pod_name = "inference-0",
+                                 .pod_uid = pod_uid});
+
+  // Ours installed beside it, told where it runs.
+  auto w = startWithWebhook(env, {"--upstream-namespace=" + upstream});
+  REQUIRE(env.admin()
+              .patch(kube::resources::kNamespaces, "", upstream, kube::PatchType::kMerge,
+                     R"({"metadata":{"labels":{"sriov-dra-webhook-test":")" + env.ns() + "\"}}}")
+              .ok());
+  CHECK(owner().empty());  // ours leaves its NAD alone while it runs
+
+  // Step 2: stop it. Its graceful stop clears its finalizer from its SriovNetworks.
+  sno->stop(SIGTERM, 30s);
+  CHECK(finalizers().empty());
+
+  // Step 3: the network copied into our namespace takes the NAD over in place.
+  auto copy = yamlObject(
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetwork\n"
+      "metadata: {name: rdma-net}\nspec:\n  resourceName: cx6_vfs\n  networkNamespace: " +
+      app + "\n  vlan: 100\n  ipam: '{\"type\":\"dhcp\"}'\n");
+  testing::retarget(copy, env.ns());
+  REQUIRE(env.admin().create(kNetworks, env.ns(), copy).ok());
+  const std::string ours = "SriovNetwork.sriovnetwork.openshift.io/" + env.ns() + "/rdma-net";
+  eventually([&] { return owner() == ours; }, 30s, [&] { return owner() + "\n" + w.op->logs(); });
+  CHECK(nad_uid() == uid);
+
+  // Step 4: its network goes; step 5: so does it (its namespace, its own kinds' CRDs).
+  REQUIRE(env.admin().remove(kNetworks, upstream, "rdma-net").isOk());
+  eventually([&] { return !env.admin().get(kNetworks, upstream, "rdma-net").ok(); }, 30s,
+             [&] { return w.op->logs(); });
+  REQUIRE(env.admin().remove(kube::resources::kNamespaces, "", upstream).isOk());
+  CHECK(cp->kubectl({"delete", "crd", "sriovnetworknodestates.sriovnetwork.openshift.io",
+                     "ovsnetworks.sriovnetwork.openshift.io"})
+            .exit_code == 0);
+
+  // The NAD is the same object, ours; the network is Ready; the pod and its VF are untouched.
+  CHECK(nad_uid() == uid);
+  CHECK(owner() == ours);
+  eventually(
+      [&] {
+        auto got = env.admin().get(kNetworks, env.ns(), "rdma-net");
+        if (!got.ok()) return false;
+        auto n = api::SriovNetwork::decode(*got);
+        const api::Condition* ready =
+            n.ok() ? api::findCondition(n->status.conditions, "Ready") : nullptr;
+        return ready != nullptr && ready->status == "True";
+      },
+      30s, [&] { return w.op->logs(); });
+  auto still = env.admin().get(kube::resources::kPods, app, "inference-0");
+  REQUIRE(still.ok());
+  CHECK(kube::ObjectMeta::decode(*still).uid == pod_uid);
+  CHECK(kube::ObjectMeta::decode(*still).deletion_timestamp.empty());
+  auto claim = env.admin().get(api::resources::kResourceClaims, app, "inference-0-vf");
+  REQUIRE(claim.ok());
+  auto rc = api::ResourceClaim::decode(*claim);
+  REQUIRE(rc.ok());
+  REQUIRE(rc->status.allocation.has_value());
+  CHECK(rc->status.allocation->results.at(0).device == "0000-0e-00-1");
+  REQUIRE(rc->status.reserved_for.size() == 1);
+  CHECK(rc->status.reserved_for[0].uid == pod_uid);
 }
