@@ -72,7 +72,9 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       config_controller_("operatorconfig",
                          [this](const std::string& k) { return operator_config_.reconcile(k); }),
       drain_controller_("drain", [this](const std::string& k) { return drain_.reconcile(k); },
-                        {.workers = 4}) {
+                        {.workers = 4}),
+      settle_(options_.policy_settle, options_.policy_settle * kSettleMaxFactor),
+      settle_controller_("policysettle", [this](const std::string&) { return settled(); }) {
   wire();
   wireNetworks();
 }
@@ -84,8 +86,9 @@ Operator::~Operator() { stop(); }
 //   SriovNodeState (added, deleted, spec/status)   -> node state of that node (not when it
 //                                                     is this operator's own write coming back)
 //   SriovNodeState finished reconfiguring          -> node state of every node (a rollout slot)
-//   policy (added, deleted, generation/labels)     -> every node and the device classes after
-//                                                     policy_settle; its status once the
+//   policy (added, deleted, generation/labels)     -> every node and the device classes once
+//                                                     the policies were quiet for policy_settle
+//                                                     (operator/settle.h); its status once the
 //                                                     render queue drains (or after
 //                                                     busy_status_interval)
 //   the facts of a node's render changed           -> status of the policies concerned, once
@@ -220,6 +223,7 @@ void Operator::startControllers() {
   if (options_.agent_daemonset) agent_controller_.start();
   config_controller_.start();
   drain_controller_.start();
+  settle_controller_.start();
   network_starter_ =
       std::jthread([this](const std::stop_token& stop) { startNetworkController(stop); });
 }
@@ -247,6 +251,7 @@ void Operator::stop() {
   agent_controller_.stop();
   config_controller_.stop();
   drain_controller_.stop();
+  settle_controller_.stop();
   caches_.stop();
   network_caches_.stop();
 }
@@ -259,14 +264,22 @@ void Operator::enqueueAllNodes(std::chrono::milliseconds delay) {
 
 void Operator::policiesChanged(const std::string& kind, const std::string& name) {
   policies_.invalidate();
-  class_controller_.queue().addAfter(DeviceClassReconciler::kKey, options_.policy_settle);
   std::string key = policyStatusKey(kind, name);
   if (caches_.nodes.size() == 0 && caches_.states.size() == 0) {
     status_controller_.queue().addAfter(key, options_.policy_settle);  // no render will follow
   } else {
     deferStatus({key});  // written once the nodes it concerns are rendered
   }
-  enqueueAllNodes(options_.policy_settle);
+  settle_.changed(std::chrono::steady_clock::now());
+  settle_controller_.queue().addAfter(kSettleKey, options_.policy_settle);
+}
+
+Result<kube::ReconcileResult> Operator::settled() {
+  auto wait = settle_.wait(std::chrono::steady_clock::now());
+  if (wait.count() > 0) return kube::ReconcileResult::after(wait);
+  class_controller_.queue().add(DeviceClassReconciler::kKey);
+  enqueueAllNodes(std::chrono::milliseconds(0));
+  return kube::ReconcileResult::done();
 }
 
 // Called by a node reconcile, so the render queue's on_drained follows.

@@ -33,6 +33,7 @@
 #include "operator/options.h"
 #include "operator/policy_snapshot.h"
 #include "operator/policy_status_reconciler.h"
+#include "operator/settle.h"
 #include "operator/webhook.h"
 
 namespace sriovdra::op {
@@ -62,6 +63,9 @@ class Operator {
  private:
   void wire();
   void policiesChanged(const std::string& kind, const std::string& name);
+  // The policies' burst of changes is over (settle_): every node and the device classes are
+  // rendered; otherwise looks again when it may be.
+  Result<kube::ReconcileResult> settled();
   void enqueueAllNodes(std::chrono::milliseconds delay);
   // The policy status keys whose facts a render changed: kept until the render queue drains
   // (its on_drained event calls flushStatusKeys) or busy_status_interval passes.
@@ -96,6 +100,12 @@ class Operator {
   kube::Controller network_controller_;
   kube::Controller config_controller_;
   kube::Controller drain_controller_;
+  // A burst of policy changes renders the nodes once: at most this many times policy_settle
+  // after its first change.
+  static constexpr int kSettleMaxFactor = 10;
+  static constexpr const char* kSettleKey = "policies";
+  Settle settle_;
+  kube::Controller settle_controller_;  // the one key kSettleKey
   std::jthread network_starter_;
   std::mutex status_mu_;
   std::set<std::string> pending_status_;  // guarded by status_mu_

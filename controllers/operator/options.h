@@ -34,7 +34,8 @@ struct OperatorOptions {
   int verbosity = 0;
   int workers = 4;
   // A policy set usually arrives as several objects in a row (kubectl apply -f dir/): nodes are
-  // rendered this long after the first change, so none gets a configuration made of a part.
+  // rendered once no policy changed for this long (at most ten times this long after the first
+  // change; operator/settle.h), so none gets a configuration made of a part.
   std::chrono::milliseconds policy_settle{500};
   // While nodes are being rendered, every node changes the counts in the policies' status:
   // status is written at most this often then, and at once when no render is waiting.

@@ -7,6 +7,7 @@
 #include "operator/drain_reconciler.h"
 #include "operator/policy_status.h"
 #include "operator/rollout.h"
+#include "operator/settle.h"
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
@@ -273,4 +274,30 @@ TEST_CASE("a drain before a reboot evicts every pod but DaemonSets', static and 
   CHECK(names == std::vector<std::string>{"app/pending", "app/rs-owned",
                                           "batch/leaving (terminating)", "llm/worker-1"});
   CHECK(op::podsToDrainForReboot(*json::parse("{}")).empty());
+}
+
+TEST_CASE(
+    "nodes are rendered once a burst of policy changes is quiet, or at the latest max after it "
+    "began",
+    "[operator][settle][unit]") {
+  using std::chrono::milliseconds;
+  const auto t0 = std::chrono::steady_clock::time_point{} + std::chrono::hours(1);
+  auto at = [&](int ms) { return t0 + milliseconds(ms); };
+  op::Settle settle(milliseconds(500), milliseconds(5000));
+  CHECK(settle.wait(at(0)) == milliseconds(0));  // no burst: nothing to wait for
+
+  settle.changed(at(0));
+  CHECK(settle.wait(at(100)) == milliseconds(400));
+  settle.changed(at(300));  // the burst goes on: quiet from 300 ms
+  CHECK(settle.wait(at(500)) == milliseconds(300));
+  CHECK(settle.wait(at(800)) == milliseconds(0));  // quiet: render, and the burst is over
+  CHECK(settle.wait(at(900)) == milliseconds(0));
+
+  // A change every 400 ms never lets it be quiet: rendered 5 s after the first.
+  settle.changed(at(1000));
+  for (int t = 1400; t < 6000; t += 400) {
+    settle.changed(at(t));
+    CHECK(settle.wait(at(t)) > milliseconds(0));
+  }
+  CHECK(settle.wait(at(6000)) == milliseconds(0));
 }
