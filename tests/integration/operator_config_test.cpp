@@ -90,6 +90,19 @@ std::string runningPod(OperatorEnv& env, const std::string& name, const std::str
   return kube::ObjectMeta::decode(*created).uid;
 }
 
+// The running pod "rdma-worker" on `node`, holding the VF 0000:0e:00.1 there through its
+// allocated claim "rdma-worker-vf".
+void podHoldingVf(OperatorEnv& env, const std::string& node) {
+  std::string pod_uid = runningPod(env, "rdma-worker", node);
+  testing::createAllocatedClaim(env.admin(),
+                                {.ns = env.ns(),
+                                 .name = "rdma-worker-vf",
+                                 .node = node,
+                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-1"}},
+                                 .pod_name = "rdma-worker",
+                                 .pod_uid = pod_uid});
+}
+
 std::string drainMark(const OperatorEnv& env, const std::string& node) {
   auto s = env.nodeState(node);
   if (!s) return "";
@@ -207,14 +220,7 @@ TEST_CASE(
   applyOperatorConfig(env, "{disableDrain: false}");
 
   // A pod on node a holds one of its VFs; its budget allows no disruption.
-  std::string pod_uid = runningPod(env, "rdma-worker", a);
-  testing::createAllocatedClaim(env.admin(),
-                                {.ns = env.ns(),
-                                 .name = "rdma-worker-vf",
-                                 .node = a,
-                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-1"}},
-                                 .pod_name = "rdma-worker",
-                                 .pod_uid = pod_uid});
+  podHoldingVf(env, a);
   env.applyObject(yamlObject(R"(
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -398,14 +404,7 @@ TEST_CASE("without drains, a reboot is granted once no pod uses the node's VFs",
   auto op = env.startOperator();
   auto nodes = configuredNodes(env, *op, 1);
   const auto& a = nodes[0];
-  std::string pod_uid = runningPod(env, "rdma-worker", a);
-  testing::createAllocatedClaim(env.admin(),
-                                {.ns = env.ns(),
-                                 .name = "rdma-worker-vf",
-                                 .node = a,
-                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-1"}},
-                                 .pod_name = "rdma-worker",
-                                 .pod_uid = pod_uid});
+  podHoldingVf(env, a);
   reportRebootRequired(env, a);
   auto describe = [&] { return "grant \"" + rebootGrant(env, a) + "\"\n" + op->logs(); };
   eventually([&] { return env.findEvent("RebootWaiting", "Normal", a).has_value(); }, 30s,

@@ -16,6 +16,7 @@
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/https_get.h"
+#include "support/logged_process.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
 #include "support/skip.h"
@@ -615,35 +616,30 @@ std::optional<ChildProcess> startUpstreamOperator(testing::ControlPlane& cp, con
                                                   const std::string& log) {
   const char* dir = std::getenv("SRIOV_DRA_SNO");
   if (dir == nullptr || *dir == '\0') return std::nullopt;
-  ProcessSpec spec;
-  spec.argv = {"env",
-               "-C",
-               dir,
-               std::string(dir) + "/bin/sriov-network-operator",
-               "--metrics-bind-address=0",
-               "--health-probe-bind-address=127.0.0.1:0"};
-  spec.env = {{"KUBECONFIG", cp.kubeconfig()},
-              {"NAMESPACE", ns},
-              {"CLUSTER_TYPE", "kubernetes"},
-              {"RESOURCE_PREFIX", "openshift.io"},
-              {"OPERATOR_NAME", "sriov-network-operator"},
-              {"RELEASE_VERSION", "4.7.0"},
-              {"ADMISSION_CONTROLLERS_ENABLED", "false"},
-              {"SRIOV_CNI_IMAGE", "registry.invalid/sriov-cni:test"},
-              {"SRIOV_INFINIBAND_CNI_IMAGE", "registry.invalid/ib-sriov-cni:test"},
-              {"OVS_CNI_IMAGE", "registry.invalid/ovs-cni:test"},
-              {"RDMA_CNI_IMAGE", "registry.invalid/rdma-cni:test"},
-              {"SRIOV_DEVICE_PLUGIN_IMAGE", "registry.invalid/sriov-device-plugin:test"},
-              {"NETWORK_RESOURCES_INJECTOR_IMAGE", "registry.invalid/injector:test"},
-              {"SRIOV_NETWORK_CONFIG_DAEMON_IMAGE", "registry.invalid/config-daemon:test"},
-              {"SRIOV_NETWORK_WEBHOOK_IMAGE", "registry.invalid/webhook:test"},
-              {"METRICS_EXPORTER_IMAGE", "registry.invalid/metrics-exporter:test"}};
-  spec.stdout_path = log;
-  spec.stderr_path = log;
-  spec.kill_with_parent = true;
-  auto child = ChildProcess::spawn(spec);
-  REQUIRE(child.ok());
-  return std::move(*child);
+  std::vector<std::string> argv = {"env",
+                                   "-C",
+                                   dir,
+                                   std::string(dir) + "/bin/sriov-network-operator",
+                                   "--metrics-bind-address=0",
+                                   "--health-probe-bind-address=127.0.0.1:0"};
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"KUBECONFIG", cp.kubeconfig()},
+      {"NAMESPACE", ns},
+      {"CLUSTER_TYPE", "kubernetes"},
+      {"RESOURCE_PREFIX", "openshift.io"},
+      {"OPERATOR_NAME", "sriov-network-operator"},
+      {"RELEASE_VERSION", "4.7.0"},
+      {"ADMISSION_CONTROLLERS_ENABLED", "false"},
+      {"SRIOV_CNI_IMAGE", "registry.invalid/sriov-cni:test"},
+      {"SRIOV_INFINIBAND_CNI_IMAGE", "registry.invalid/ib-sriov-cni:test"},
+      {"OVS_CNI_IMAGE", "registry.invalid/ovs-cni:test"},
+      {"RDMA_CNI_IMAGE", "registry.invalid/rdma-cni:test"},
+      {"SRIOV_DEVICE_PLUGIN_IMAGE", "registry.invalid/sriov-device-plugin:test"},
+      {"NETWORK_RESOURCES_INJECTOR_IMAGE", "registry.invalid/injector:test"},
+      {"SRIOV_NETWORK_CONFIG_DAEMON_IMAGE", "registry.invalid/config-daemon:test"},
+      {"SRIOV_NETWORK_WEBHOOK_IMAGE", "registry.invalid/webhook:test"},
+      {"METRICS_EXPORTER_IMAGE", "registry.invalid/metrics-exporter:test"}};
+  return testing::spawnLogged(std::move(argv), std::move(env), log);
 }
 
 }  // namespace

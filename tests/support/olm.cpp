@@ -10,6 +10,7 @@
 
 #include "base/files.h"
 #include "base/yaml.h"
+#include "support/logged_process.h"
 #include "support/ports.h"
 
 namespace sriovdra::testing {
@@ -39,20 +40,6 @@ bool accepts(int port) {
   bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return ok;
-}
-
-ChildProcess spawnLogged(std::vector<std::string> argv,
-                         std::vector<std::pair<std::string, std::string>> env,
-                         const std::string& log) {
-  ProcessSpec spec;
-  spec.argv = std::move(argv);
-  spec.env = std::move(env);
-  spec.stdout_path = log;
-  spec.stderr_path = log;
-  spec.kill_with_parent = true;
-  auto child = ChildProcess::spawn(spec);
-  REQUIRE(child.ok());
-  return std::move(*child);
 }
 
 }  // namespace
