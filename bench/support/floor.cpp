@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -65,6 +66,21 @@ WriteSpan writesOf(const std::vector<testing::AuditEvent>& events, const std::st
     ++span.count;
   }
   return span;
+}
+
+std::string writesByResource(const std::vector<testing::AuditEvent>& events,
+                             const std::string& user, WallTime since) {
+  std::map<std::string, int> counts;
+  for (const auto& e : events) {
+    if (e.user == user && e.isWrite() && e.resource != "leases" && e.received >= since) {
+      ++counts[e.resource];
+    }
+  }
+  std::string out;
+  for (const auto& [resource, count] : counts) {
+    out.append(out.empty() ? "" : ", ").append(resource).append(" ").append(std::to_string(count));
+  }
+  return out;
 }
 
 size_t listJsonBytes(kube::Client& client, const kube::ResourceType& rt, const std::string& ns,

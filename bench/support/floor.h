@@ -43,6 +43,10 @@ struct WriteSpan {
 WriteSpan writesOf(const std::vector<testing::AuditEvent>& events, const std::string& user,
                    const std::string& resource, WallTime since);
 
+// The same writes counted by resource (Lease renewals aside): "sriovnodestates 1000, events 16".
+std::string writesByResource(const std::vector<testing::AuditEvent>& events,
+                             const std::string& user, WallTime since);
+
 // The compact JSON size of every object a list returns (all pages), as the API server sends it.
 size_t listJsonBytes(kube::Client& client, const kube::ResourceType& rt, const std::string& ns,
                      const kube::ListOptions& options = {});
