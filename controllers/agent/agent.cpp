@@ -193,12 +193,16 @@ std::set<std::string> Agent::loadRecord() const {
 }
 
 Status Agent::saveRecord(const std::set<std::string>& record) const {
-  std::error_code ec;
-  std::filesystem::create_directories(options_.state_dir, ec);
   json::Document doc(rapidjson::kArrayType);
   for (const auto& pci : record)
     doc.PushBack(json::str(pci, doc.GetAllocator()), doc.GetAllocator());
-  return writeFileAtomic(options_.state_dir + "/configured-pfs.json", json::dump(doc) + "\n");
+  return writeStateFile("configured-pfs.json", json::dump(doc) + "\n");
+}
+
+Status Agent::writeStateFile(const std::string& name, std::string_view content) const {
+  std::error_code ec;
+  std::filesystem::create_directories(options_.state_dir, ec);
+  return writeFileAtomic(options_.state_dir + "/" + name, content);
 }
 
 Result<ReconcileResult> Agent::reconcile(const std::string&) {
@@ -348,7 +352,8 @@ std::set<std::string> Agent::configureFirmware(const api::SriovNodeStateSpec& sp
 }
 
 void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome& outcome) {
-  const std::string path = options_.state_dir + "/reboot.json";
+  const std::string name = "reboot.json";
+  const std::string path = options_.state_dir + "/" + name;
   auto text = readFile(path, 1u << 16);
   std::optional<host::RebootRecord> record;
   if (text.ok()) {
@@ -382,7 +387,7 @@ void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome&
   }
   if (outcome.reboot_step != host::RebootStep::kReboot) return;
   const std::string why = "the firmware changes (reboot granted for generation " + in.grant + ")";
-  Status st = writeFileAtomic(path, host::encodeRebootRecord({in.grant, *boot}));
+  Status st = writeStateFile(name, host::encodeRebootRecord({in.grant, *boot}));
   if (st.isOk()) st = rebooter_->reboot();
   if (!st.isOk()) {
     std::filesystem::remove(path, ec);  // the next pass tries again

@@ -23,6 +23,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "api/node_state.h"
 #include "api/resource.h"
@@ -102,6 +103,8 @@ class Agent {
                  int64_t* advertised, std::vector<std::string>* refused);
   std::set<std::string> loadRecord() const;
   Status saveRecord(const std::set<std::string>& record) const;
+  // Writes <state-dir>/<name> atomically, making the directory first.
+  Status writeStateFile(const std::string& name, std::string_view content) const;
 
   std::shared_ptr<kube::Client> client_;
   std::shared_ptr<host::Sysfs> sysfs_;
