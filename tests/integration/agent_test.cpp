@@ -400,7 +400,9 @@ spec: {resourceName: cx6, numVfs: 16, linkType: eth, nodeSelector: {nic: cx6},
   CHECK_THAT(env.kernelJournal(one.node), Catch::Contains("reboot -> ok"));
   auto journal = env.kernelJournal(one.node);
   CHECK(journal.find("reboot -> ok") == journal.rfind("reboot -> ok"));  // once
-  CHECK_THAT(env.findEvent("Rebooting", "Normal", one.node).value_or(""),
+  eventually([&] { return env.findEvent("Rebooting", "Normal", one.node).has_value(); }, 30s,
+             describe);
+  CHECK_THAT(*env.findEvent("Rebooting", "Normal", one.node),
              Catch::Contains("reboot granted for generation"));
   state = *env.nodeState(one.node);
   CHECK(condition(state, "RebootRequired")->status == "False");
