@@ -96,12 +96,6 @@ Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::
   return Pool(std::move(*entries));
 }
 
-// The operator's reboot grant on the state ("" = none).
-std::string grantOf(const api::SriovNodeState& state) {
-  auto it = state.metadata.annotations.find(api::kRebootGrantAnnotation);
-  return it == state.metadata.annotations.end() ? std::string() : it->second;
-}
-
 }  // namespace
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
@@ -125,7 +119,8 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
                       .on_update =
                           [kick](const auto& o, const auto& n) {
                             if (o->metadata.generation != n->metadata.generation ||
-                                grantOf(*o) != grantOf(*n))
+                                o->metadata.annotation(api::kRebootGrantAnnotation) !=
+                                    n->metadata.annotation(api::kRebootGrantAnnotation))
                               kick();
                           },
                       .on_delete = [kick](const auto&, bool) { kick(); }});
@@ -368,11 +363,13 @@ void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome&
   auto boot = sysfs_->read(host::kBootIdPath);
   if (!boot.ok()) {
     outcome.errors.push_back("reading this boot's id (" + std::string(host::kBootIdPath) +
-                             "): " + boot.status().message());
+                             " under --sysfs-root), which a granted reboot is recorded against: " +
+                             boot.status().message() +
+                             "; give the agent the host's /proc or the right --sysfs-root");
     return;
   }
   host::RebootInput in{.awaiting = true,
-                       .grant = grantOf(state),
+                       .grant = state.metadata.annotation(api::kRebootGrantAnnotation),
                        .generation = std::to_string(state.metadata.generation),
                        .boot_id = *boot,
                        .record = record,

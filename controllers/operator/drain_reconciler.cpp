@@ -62,19 +62,15 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
     marks_.erase(name);
     return ReconcileResult::done();
   }
-  auto annotation = [&](const char* key) {
-    auto it = state->metadata.annotations.find(key);
-    return it == state->metadata.annotations.end() ? std::string() : it->second;
-  };
-  std::string marked = annotation(kDrainAnnotation);
+  std::string marked = state->metadata.annotation(kDrainAnnotation);
   {
     std::lock_guard lock(mu_);
     if (auto it = marks_.find(name); it != marks_.end()) marked = it->second;
   }
   auto ref = kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata);
   // The node holds a rollout slot (node_state_reconciler.h) until its agent is done.
-  bool slot =
-      node != nullptr && annotation(kDisruptiveAnnotation) == "true" && isReconfiguring(*state);
+  bool slot = node != nullptr && state->metadata.annotation(kDisruptiveAnnotation) == "true" &&
+              isReconfiguring(*state);
   bool drain = slot && currentSettings(caches_, options_).drain;
   bool reboot = slot && rebootRequested(*state);
   if (!drain && !marked.empty()) {
@@ -130,8 +126,7 @@ Status DrainReconciler::grantReboot(const CachedNodeState& state, bool reboot, b
                                     const std::vector<NodePod>& in_the_way,
                                     const kube::ObjectReference& ref) {
   const std::string& name = state.metadata.name;
-  auto it = state.metadata.annotations.find(api::kRebootGrantAnnotation);
-  std::string granted = it == state.metadata.annotations.end() ? "" : it->second;
+  std::string granted = state.metadata.annotation(api::kRebootGrantAnnotation);
   std::string want = reboot ? std::to_string(state.metadata.generation) : "";
   if (granted == want) return Status::ok();
   if (!reboot) return annotate(name, api::kRebootGrantAnnotation, "");

@@ -16,8 +16,7 @@ using kube::ReconcileResult;
 namespace {
 
 bool markedDisruptive(const api::SriovNodeState& s) {
-  auto a = s.metadata.annotations.find(kDisruptiveAnnotation);
-  return a != s.metadata.annotations.end() && a->second == "true";
+  return s.metadata.annotation(kDisruptiveAnnotation) == "true";
 }
 
 // Whether the cached state shows a disruptive write that had `generation` (a reboot's write

@@ -98,6 +98,11 @@ json::Document newObject(const ResourceType& rt, std::string_view ns, std::strin
   return doc;
 }
 
+std::string ObjectMeta::annotation(const std::string& key) const {
+  auto it = annotations.find(key);
+  return it == annotations.end() ? std::string() : it->second;
+}
+
 std::string ObjectMeta::key() const { return objectKey(namespace_, name); }
 
 std::string objectKey(std::string_view ns, std::string_view name) {

@@ -41,6 +41,8 @@ struct ObjectMeta {
   // Writes the set fields into a metadata object (server-owned fields only when set).
   void encode(json::Value& metadata, json::Allocator& a) const;
   std::string key() const;
+  // The annotation's value, "" when there is none.
+  std::string annotation(const std::string& key) const;
   bool operator==(const ObjectMeta&) const = default;
 };
 

@@ -357,8 +357,7 @@ spec: {resourceName: cx6, numVfs: 16, linkType: eth, nodeSelector: {nic: cx6},
 )"));
   auto describe = [&] { return env.kernelJournal(one.node) + one.agent->logs() + one.op->logs(); };
   auto grant = [&](const api::SriovNodeState& s) {
-    auto it = s.metadata.annotations.find(api::kRebootGrantAnnotation);
-    return it == s.metadata.annotations.end() ? std::string() : it->second;
+    return s.metadata.annotation(api::kRebootGrantAnnotation);
   };
   // The port offers 8 VFs and is InfiniBand: the firmware gets the next boot's values, the node
   // asks for a reboot, and the operator grants it (no pod uses a VF; drains are off). This agent

@@ -105,9 +105,7 @@ void podHoldingVf(OperatorEnv& env, const std::string& node) {
 
 std::string drainMark(const OperatorEnv& env, const std::string& node) {
   auto s = env.nodeState(node);
-  if (!s) return "";
-  auto it = s->metadata.annotations.find("sriovnetwork.k8snetworkplumbingwg.io/drain");
-  return it == s->metadata.annotations.end() ? "" : it->second;
+  return s ? s->metadata.annotation("sriovnetwork.k8snetworkplumbingwg.io/drain") : "";
 }
 
 // What a failed wait in a drain test shows: each node's VFs, cordon and drain mark, and the end of
@@ -318,9 +316,7 @@ void reportRebootRequired(OperatorEnv& env, const std::string& node) {
 
 std::string rebootGrant(const OperatorEnv& env, const std::string& node) {
   auto s = env.nodeState(node);
-  if (!s) return "";
-  auto it = s->metadata.annotations.find(api::kRebootGrantAnnotation);
-  return it == s->metadata.annotations.end() ? "" : it->second;
+  return s ? s->metadata.annotation(api::kRebootGrantAnnotation) : "";
 }
 
 // Evicted (deleted, gracefully: no kubelet finishes it here) or gone.
