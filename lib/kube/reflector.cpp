@@ -1,5 +1,6 @@
 #include "kube/reflector.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <random>
 
@@ -25,6 +26,15 @@ bool sleepFor(const std::stop_token& stop, std::chrono::milliseconds d) {
 }
 
 }  // namespace
+
+int64_t nextPageLimit(size_t objects, size_t bytes, size_t page_bytes, int64_t max_objects) {
+  if (max_objects <= 1) return 1;
+  if (objects == 0 || bytes == 0) return max_objects;
+  double per_object = static_cast<double>(bytes) / static_cast<double>(objects);
+  double fit = static_cast<double>(page_bytes) / per_object;
+  if (fit >= static_cast<double>(max_objects)) return max_objects;
+  return std::max<int64_t>(1, static_cast<int64_t>(fit));
+}
 
 Reflector::Reflector(std::shared_ptr<Client> client, ResourceType resource, InformerOptions options,
                      ReflectorSink& sink)
@@ -112,9 +122,10 @@ Status Reflector::list() {
   ListOptions opts;
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
-  opts.limit = options_.page_size;
+  opts.limit = std::min(options_.page_size, kFirstPageLimit);
   std::string list_rv;
   size_t listed = 0;
+  size_t listed_bytes = 0;  // decoded JSON of the pages so far
   for (;;) {
     auto page = client_->list(resource_, options_.namespace_, opts);
     if (!page.ok()) {
@@ -129,9 +140,11 @@ Status Reflector::list() {
       for (const auto& item : list->GetArray()) items.push_back(&item);
     }
     listed += items.size();
+    listed_bytes += page->GetAllocator().Size();
     sink_.listPage(items);
     if (next.empty()) break;
     opts.continue_token = next;  // it pins the snapshot of the first page
+    opts.limit = nextPageLimit(listed, listed_bytes, options_.page_bytes, options_.page_size);
   }
   sink_.listDone();
   trimHeap();

@@ -1,6 +1,7 @@
 #pragma once
 // The list+watch loop behind an informer (client-go's Reflector), independent of the object
-// type. It lists (consistent reads, paging with `limit`/`continue`), hands the full state to a
+// type. It lists (consistent reads, paging with `limit`/`continue`, pages sized by bytes as well
+// as by count), hands the full state to a
 // ReflectorSink page by page (and gives the freed list memory back to the system: a large list
 // otherwise leaves its size in the heap; so do a watch event over 1 MiB and every 16 MiB of
 // smaller ones), then watches from the list's resourceVersion with
@@ -26,12 +27,23 @@ struct InformerOptions {
   std::string namespace_;  // "" = all namespaces / cluster-scoped
   std::string label_selector;
   std::string field_selector;
+  // Lists come in pages of at most page_size objects and about page_bytes of decoded JSON: the
+  // first page holds kFirstPageLimit objects, each later one as many as fit page_bytes at the
+  // size of those seen so far, so a list of large objects (a SriovNodeState with thousands of
+  // VFs, a ResourceSlice of 128 devices) never holds hundreds of them in memory at once.
   int64_t page_size = 500;
+  size_t page_bytes = 4 << 20;
   std::chrono::milliseconds resync_period{0};  // 0 = never replay the cache to handlers
   // A watch that delivers nothing (not even the ~1/min bookmarks) for this long is restarted.
   std::chrono::milliseconds watch_idle_timeout{std::chrono::minutes(3)};
   BackoffPolicy backoff;
 };
+
+inline constexpr int64_t kFirstPageLimit = 16;
+
+// The limit of a list's next page: as many objects as fit `page_bytes` at the mean size of the
+// `objects` that took `bytes` so far, within [1, max_objects]. Pure.
+int64_t nextPageLimit(size_t objects, size_t bytes, size_t page_bytes, int64_t max_objects);
 
 // Receives what the reflector learns; called only from the reflector's thread.
 // A list (the initial one and every relist) arrives page by page: listPage() with each page's
