@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/pointers.h"
 #include "metrics/registry.h"
 #include "scheduling/alignment.h"
 
@@ -25,26 +26,17 @@ prometheus::Family<prometheus::Gauge>& sharedPfGauge() {
   return f;
 }
 
-// The cached objects (kept alive by `keep`) as plain pointers to As (T or a base of it).
-template <typename T, typename As = T>
-std::vector<const As*> cached(const kube::Informer<T>& informer,
-                              std::vector<std::shared_ptr<const void>>& keep) {
-  std::vector<const As*> out;
-  for (auto& item : informer.list()) {
-    out.push_back(item.get());
-    keep.push_back(std::move(item));
-  }
-  return out;
-}
-
 }  // namespace
 
 Result<kube::ReconcileResult> AlignmentReconciler::reconcile(const std::string&) {
-  std::vector<std::shared_ptr<const void>> keep;
-  scheduling::ClusterTopology topology(
-      cached(caches_.slices, keep),
-      cached<CachedNodeState, api::SriovNodeState>(caches_.states, keep));
-  auto report = scheduling::alignmentReport(cached(caches_.claims, keep), topology);
+  auto slices = caches_.slices.list();
+  auto states = caches_.states.list();
+  auto claims = caches_.claims.list();
+  std::vector<api::NodeReport> reports;
+  reports.reserve(states.size());
+  for (const auto& s : states) reports.push_back(s->report());
+  scheduling::ClusterTopology topology(pointers(slices), reports);
+  auto report = scheduling::alignmentReport(pointers(claims), topology);
   for (const auto& [alignment, n] : scheduling::countPairs(report)) {
     pairsGauge()
         .Add({{"alignment", std::string(scheduling::alignmentLabel(alignment))}})

@@ -1,7 +1,6 @@
 #include "operator/caches.h"
 
 #include "api/names.h"
-#include "base/digest.h"
 #include "kube/manager.h"
 #include "operator/options.h"
 #include "scheduling/alignment.h"
@@ -21,32 +20,6 @@ Result<ObjectOnly> ObjectOnly::decode(const json::Value& v) {
   return ObjectOnly{kube::ObjectMeta::decode(v)};
 }
 
-std::string specDigest(const api::SriovNodeStateSpec& spec) {
-  json::Document doc(rapidjson::kObjectType);
-  spec.encode(api::Writer(doc, doc.GetAllocator()));
-  return sha256Hex(json::dump(doc));
-}
-
-std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices) {
-  std::map<std::string, int64_t> out;
-  for (const auto& d : devices) {
-    auto it = d.attributes.find(std::string(api::attr::kResourceName));
-    out[it == d.attributes.end() ? "" : it->second.toString()]++;
-  }
-  return out;
-}
-
-Result<CachedNodeState> CachedNodeState::decode(const json::Value& v) {
-  auto state = api::SriovNodeState::decode(v);
-  if (!state.ok()) return state.status();
-  CachedNodeState out{std::move(*state), "", {}};
-  out.spec_digest = specDigest(out.spec);
-  out.devices_by_resource = devicesByResource(out.spec.devices);
-  out.spec.devices.clear();
-  out.spec.devices.shrink_to_fit();
-  return out;
-}
-
 Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
                const std::string& agent_daemonset)
     : nodes(client, kube::resources::kNodes, {.name = "nodes"}),
@@ -63,13 +36,20 @@ Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& n
       pool_configs(client, api::resources::kSriovNetworkPoolConfigs, inNamespace(ns)) {
   // Each cache keeps what its readers use (kube::Informer::setTransform): Nodes their name, uid
   // and labels (the render and the webhook); ResourceClaims and ResourceSlices of the whole
-  // cluster only what the alignment metrics read (slices as scheduling::SlicePlacements).
+  // cluster only what the alignment metrics read (slices as scheduling::SlicePlacements, with
+  // their name and resourceVersion of all their metadata).
   nodes.setTransform([](api::Node& n) {
     n.metadata.annotations.clear();
     n.metadata.owner_references.clear();
     n.metadata.finalizers.clear();
   });
   claims.setTransform([](api::ResourceClaim& c) { scheduling::trimForAlignment(c); });
+  slices.setTransform([](scheduling::SlicePlacements& s) {
+    kube::ObjectMeta identity;  // what the informer itself reads
+    identity.name = std::move(s.metadata.name);
+    identity.resource_version = std::move(s.metadata.resource_version);
+    s.metadata = std::move(identity);
+  });
   if (!agent_daemonset.empty()) {
     kube::InformerOptions o = inNamespace(ns);
     o.name = "daemonsets";

@@ -16,6 +16,7 @@
 #include "api/policies.h"
 #include "api/resource.h"
 #include "kube/informer.h"
+#include "operator/cached_node_state.h"
 #include "scheduling/alignment.h"
 
 namespace sriovdra::op {
@@ -27,19 +28,6 @@ struct ObjectOnly {
 };
 
 inline const kube::ResourceType kDaemonSets{"apps", "v1", "daemonsets", "DaemonSet", true};
-
-// A SriovNodeState as the operator caches it: everything but spec.devices, which are most of a
-// state's size and which only the node-state reconciler reads, to compare the spec with its
-// render and to count the VFs advertised per resourceName. Those two answers are kept instead:
-// spec_digest (specDigest() of the whole spec as received) and devices_by_resource.
-struct CachedNodeState : api::SriovNodeState {
-  std::string spec_digest;
-  std::map<std::string, int64_t> devices_by_resource;  // "" = devices without a resourceName
-  static Result<CachedNodeState> decode(const json::Value& v);
-};
-// SHA-256 of the spec's encoding: equal digests, equal writes.
-std::string specDigest(const api::SriovNodeStateSpec& spec);
-std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices);
 
 struct Caches {
   // Policies, the operator and pool configs, SriovNodeStates and the agent's DaemonSet (named

@@ -1,5 +1,6 @@
 #include "operator/node_facts.h"
 
+#include "base/interner.h"
 #include "metrics/registry.h"
 
 namespace sriovdra::op {
@@ -39,10 +40,13 @@ std::string policyStatusKey(const std::string& kind, const std::string& name) {
 
 std::set<std::string> NodeFactsStore::set(const std::string& node, std::optional<NodeFacts> facts) {
   std::set<std::string> changed;
+  // Nodes alike have equal facts: each distinct one is kept once.
+  std::shared_ptr<const NodeFacts> shared;
+  if (facts) shared = Interner<NodeFacts>::global().intern(std::move(*facts));
   std::lock_guard lock(mu_);
   auto it = facts_.find(node);
-  const NodeFacts* old = it == facts_.end() ? nullptr : &it->second;
-  if (old != nullptr && facts && *old == *facts) return changed;
+  const NodeFacts* old = it == facts_.end() ? nullptr : it->second.get();
+  if (old != nullptr && shared && *old == *shared) return changed;
   auto collect = [&](const NodeFacts* f) {
     if (f == nullptr) return;
     for (const auto& [ref, n] : f->matches) changed.insert(policyStatusKey(ref.kind, ref.name));
@@ -50,11 +54,11 @@ std::set<std::string> NodeFactsStore::set(const std::string& node, std::optional
     for (const auto& w : f->warnings) changed.insert(policyStatusKey(w.policy.kind, w.policy.name));
   };
   collect(old);
-  collect(facts ? &*facts : nullptr);
+  collect(shared.get());
   if (old != nullptr) count(*old, -1);
-  if (facts) count(*facts, +1);
-  if (facts) {
-    facts_[node] = std::move(*facts);
+  if (shared) count(*shared, +1);
+  if (shared) {
+    facts_[node] = std::move(shared);
   } else if (it != facts_.end()) {
     facts_.erase(it);
   }
@@ -65,7 +69,8 @@ std::set<std::string> NodeFactsStore::set(const std::string& node, std::optional
 void NodeFactsStore::addTo(const policy::PolicyRef& ref, PolicyFacts& facts,
                            std::set<std::string>& warnings) const {
   std::lock_guard lock(mu_);
-  for (const auto& [node, f] : facts_) {
+  for (const auto& [node, shared] : facts_) {
+    const NodeFacts& f = *shared;
     auto m = f.matches.find(ref);
     if (m != f.matches.end()) {
       if (ref.kind != policy::kDeviceAttributesKind || m->second > 0) ++facts.matched_nodes;

@@ -4,6 +4,7 @@
 // reconciler, read by the policy-status reconciler, summed into the gauges sriov_dra_nodes,
 // sriov_dra_vfs{state,resource} and sriov_dra_policy_conflicts. Thread-safe.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -22,6 +23,7 @@ struct NodeFacts {
   std::map<std::string, int64_t> desired;     // by resourceName
   std::map<std::string, int64_t> advertised;  // by resourceName
   bool operator==(const NodeFacts&) const = default;
+  auto operator<=>(const NodeFacts&) const = default;
 };
 
 // The key of a policy in the policy-status reconciler's queue: "<kind>/<name>".
@@ -43,7 +45,7 @@ class NodeFactsStore {
   void publishMetricsLocked();
 
   mutable std::mutex mu_;
-  std::map<std::string, NodeFacts> facts_;                           // guarded by mu_
+  std::map<std::string, std::shared_ptr<const NodeFacts>> facts_;    // guarded by mu_; interned
   std::map<std::string, int64_t> desired_total_, advertised_total_;  // guarded by mu_
   int64_t conflicts_total_ = 0;                                      // guarded by mu_
 };

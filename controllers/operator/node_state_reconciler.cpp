@@ -125,8 +125,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     return ReconcileResult::done();
   }
   auto snapshot = policies_.get();
-  static const api::SriovNodeStateStatus kNothingDiscovered;
-  const api::SriovNodeStateStatus& discovered = state ? state->status : kNothingDiscovered;
+  auto discovered = state ? state->discovered() : api::SriovNodeStateStatus{};
   auto result = policy::render(*node, snapshot->validated.valid, discovered,
                                {options_.resource_prefix, options_.advertise_node_policy_vfs});
 
@@ -147,7 +146,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     if (!rebootRequested(*state) || markedDisruptive(*state)) return ReconcileResult::done();
     why = "the node must reboot for its firmware changes";
   } else if (state) {
-    if (auto d = disruption(state->spec, result.spec, state->status)) {
+    if (auto d = disruption(state->specWithoutDevices(), result.spec, discovered)) {
       why = "the new configuration recreates VFs on this node (" + *d + ")";
     }
   }

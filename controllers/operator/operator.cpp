@@ -127,29 +127,28 @@ void Operator::wire() {
       drain_controller_.queue().add(s->metadata.name);
     }
   };
-  caches_.states.addHandlers(
-      {.on_add =
-           [node, drain](const auto& s) {
-             node(s);
-             drain(s);
-           },
-       .on_update =
-           [this, node, drain](const auto& o, const auto& n) {
-             // The status is the agent's; the spec is ours unless
-             // someone else wrote it.
-             if (o->status != n->status ||
-                 (o->spec_digest != n->spec_digest && !node_states_.isOwnWrite(*n)))
-               node(n);
-             if (isReconfiguring(*o) && !isReconfiguring(*n))
-               enqueueAllNodes(std::chrono::milliseconds(0));
-             drain(o);
-             drain(n);
-           },
-       .on_delete =
-           [node, drain](const auto& s, bool) {
-             node(s);
-             drain(s);  // forgets the marks it wrote
-           }});
+  caches_.states.addHandlers({.on_add =
+                                  [node, drain](const auto& s) {
+                                    node(s);
+                                    drain(s);
+                                  },
+                              .on_update =
+                                  [this, node, drain](const auto& o, const auto& n) {
+                                    // The status is the agent's; the spec is ours unless
+                                    // someone else wrote it.
+                                    if (!o->sameStatus(*n) || (o->spec_digest != n->spec_digest &&
+                                                               !node_states_.isOwnWrite(*n)))
+                                      node(n);
+                                    if (isReconfiguring(*o) && !isReconfiguring(*n))
+                                      enqueueAllNodes(std::chrono::milliseconds(0));
+                                    drain(o);
+                                    drain(n);
+                                  },
+                              .on_delete =
+                                  [node, drain](const auto& s, bool) {
+                                    node(s);
+                                    drain(s);  // forgets the marks it wrote
+                                  }});
 
   auto config = [this](const auto&) {
     config_controller_.queue().add(OperatorConfigReconciler::kKey);

@@ -214,4 +214,11 @@ std::string describePf(const InterfaceExt& pf) {
   return pf.name.empty() ? pf.pci_address : pf.name + " (" + pf.pci_address + ")";
 }
 
+std::vector<NodeReport> reportsOf(const std::vector<const SriovNodeState*>& states) {
+  std::vector<NodeReport> out;
+  out.reserve(states.size());
+  for (const auto* s : states) out.push_back(NodeReport::of(*s));
+  return out;
+}
+
 }  // namespace sriovdra::api

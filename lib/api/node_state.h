@@ -5,7 +5,9 @@
 // (Vfs, totalvfs, vfRange "a-b", ...) so SR-IOV operator users and tools read them unchanged;
 // spec.devices, GPUs, the PCIe tree and the alignment summary are this project's additions.
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/meta.h"
@@ -24,6 +26,7 @@ struct VfGroup {
   std::string vdpa_type;
   bool need_vhost_net = false;  // its VFs get /dev/vhost-net and /dev/net/tun when prepared
   bool operator==(const VfGroup&) const = default;
+  auto operator<=>(const VfGroup&) const = default;
 };
 
 struct Interface {
@@ -36,6 +39,7 @@ struct Interface {
   bool externally_managed = false;
   std::vector<VfGroup> vf_groups;
   bool operator==(const Interface&) const = default;
+  auto operator<=>(const Interface&) const = default;
   // The VF group whose range holds VF `vf_id` (ranges on one PF are disjoint), or nullptr when
   // none does or the VF is past numVfs.
   const VfGroup* groupOf(int64_t vf_id) const;
@@ -80,6 +84,7 @@ struct VirtualFunction {
   std::string iommu_group;  // ours
   std::string guid;         // an InfiniBand VF's port GUID, as its PF's driver reports it
   bool operator==(const VirtualFunction&) const = default;
+  auto operator<=>(const VirtualFunction&) const = default;
 };
 
 struct InterfaceExt {
@@ -107,6 +112,7 @@ struct InterfaceExt {
   std::string rdma_device;
   std::string vf_device_id;  // the device id its VFs carry
   bool operator==(const InterfaceExt&) const = default;
+  auto operator<=>(const InterfaceExt&) const = default;
 };
 
 // "ibp14s0 (0000:0e:00.0)", or the PCI address of a PF without a netdev: how messages name a PF.
@@ -121,6 +127,7 @@ struct Gpu {
   int64_t numa_node = -1;
   std::string pcie_switch;
   bool operator==(const Gpu&) const = default;
+  auto operator<=>(const Gpu&) const = default;
 };
 
 struct PcieSwitch {
@@ -175,5 +182,19 @@ struct SriovNodeState {
   SriovNodeStateStatus status;
   static Result<SriovNodeState> decode(const json::Value& v);
 };
+
+// A node's report as the readers of many nodes take it (the webhook's checks, the alignment): its
+// name, PFs and GPUs, as views (whoever holds them keeps them alive), from a SriovNodeState or
+// from a cache that keeps them apart (operator/cached_node_state.h).
+struct NodeReport {
+  std::string_view node;
+  std::span<const InterfaceExt> pfs;
+  std::span<const Gpu> gpus;
+  static NodeReport of(const SriovNodeState& s) {
+    return {s.metadata.name, s.status.interfaces, s.status.gpus};
+  }
+};
+// NodeReport::of each state.
+std::vector<NodeReport> reportsOf(const std::vector<const SriovNodeState*>& states);
 
 }  // namespace sriovdra::api

@@ -35,7 +35,8 @@ int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) 
   std::vector<scheduling::SlicePlacements> placements;
   for (const auto& s : bundle.resource_slices)
     placements.push_back(scheduling::SlicePlacements::of(s));
-  scheduling::ClusterTopology topology(pointers(placements), pointers(bundle.node_states));
+  scheduling::ClusterTopology topology(pointers(placements),
+                                       api::reportsOf(pointers(bundle.node_states)));
   auto report = scheduling::alignmentReport(pointers(bundle.resource_claims), topology);
   if (!args.namespace_.empty()) {
     std::erase_if(report, [&](const auto& c) { return c.namespace_ != args.namespace_; });

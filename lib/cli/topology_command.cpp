@@ -186,8 +186,9 @@ int runTopologyWith(const TopologyArgs& args, const ObjectBundle& bundle, Stream
   std::vector<scheduling::SlicePlacements> placements;
   for (const auto& s : bundle.resource_slices)
     placements.push_back(scheduling::SlicePlacements::of(s));
-  auto devices =
-      scheduling::ClusterTopology(pointers(placements), pointers(bundle.node_states)).devices();
+  auto devices = scheduling::ClusterTopology(pointers(placements),
+                                             api::reportsOf(pointers(bundle.node_states)))
+                     .devices();
   std::map<scheduling::DeviceId, std::string> claim_of;
   for (const auto& c : bundle.resource_claims) {
     if (!c.status.allocation) continue;

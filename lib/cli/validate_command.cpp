@@ -32,7 +32,7 @@ int runValidate(const ValidateArgs& args, Streams io) {
     for (const auto& w : f.warnings) lines.push_back({object, "warning", w});
   };
   policy::ClusterView cluster{pointers(bundle->node_policies), pointers(bundle->nodes),
-                              pointers(bundle->node_states)};
+                              api::reportsOf(pointers(bundle->node_states))};
   for (const auto& p : bundle->node_policies) {
     report("SriovNetworkNodePolicy/" + p.metadata.name,
            policy::validateNodePolicyInCluster(p, cluster));

@@ -38,6 +38,52 @@ std::string PciAddress::toString() const {
   return buf;
 }
 
+namespace {
+
+// The address when `bdf` is its canonical spelling.
+std::optional<PciAddress> canonical(std::string_view bdf) {
+  auto a = PciAddress::parse(bdf);
+  if (!a || a->toString() != bdf) return std::nullopt;
+  return a;
+}
+
+}  // namespace
+
+bool PciRun::extend(std::string_view bdf) {
+  auto a = canonical(bdf);
+  if (!a) return false;
+  uint32_t rid = a->routingId();
+  if (count_ == 0) {
+    domain_ = a->domain;
+    first_ = rid;
+  } else {
+    uint32_t last = first_ + (count_ - 1) * stride_;
+    if (a->domain != domain_ || rid <= last) return false;
+    if (count_ == 1) {
+      stride_ = rid - first_;
+    } else if (rid - last != stride_) {
+      return false;
+    }
+  }
+  ++count_;
+  return true;
+}
+
+std::string PciRun::at(uint32_t i) const {
+  return PciAddress::fromRoutingId(domain_, first_ + i * stride_).toString();
+}
+
+std::optional<uint32_t> PciRun::indexOf(std::string_view bdf) const {
+  auto a = canonical(bdf);
+  if (!a || count_ == 0 || a->domain != domain_) return std::nullopt;
+  uint32_t rid = a->routingId();
+  if (rid < first_) return std::nullopt;
+  uint32_t offset = rid - first_;
+  if (count_ == 1 || stride_ == 0) return offset == 0 ? std::optional<uint32_t>(0) : std::nullopt;
+  if (offset % stride_ != 0 || offset / stride_ >= count_) return std::nullopt;
+  return offset / stride_;
+}
+
 bool isPciAddress(std::string_view s) { return PciAddress::parse(s).has_value(); }
 
 bool isUserspaceDriver(std::string_view driver) {

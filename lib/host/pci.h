@@ -1,5 +1,6 @@
 #pragma once
-// PCI addresses: "0000:0e:00.1" <-> (domain, bus, device, function) and routing ids.
+// PCI addresses: "0000:0e:00.1" <-> (domain, bus, device, function) and routing ids, and runs of
+// evenly spaced addresses.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,28 @@ struct PciAddress {
   static PciAddress fromRoutingId(uint32_t domain, uint32_t rid);
   std::string toString() const;  // "0000:0e:00.1"
   bool operator==(const PciAddress&) const = default;
+};
+
+// Addresses whose routing ids step evenly within one domain, as the VFs of a PF do: VF n sits at
+// the PF's routing id + First VF Offset + n x VF Stride (PCIe SR-IOV capability), so a PF's VFs
+// are one run however many there are. Only canonical addresses (toString() of themselves: lower
+// case, zero padded) join a run, so at(i) gives back the very string that was added.
+class PciRun {
+ public:
+  // Adds the address when it continues the run (any address starts an empty run; the second
+  // fixes the stride); false when it does not, and the run is unchanged.
+  bool extend(std::string_view bdf);
+  uint32_t size() const { return count_; }
+  std::string at(uint32_t i) const;  // i < size()
+  // The index of the address in the run, nullopt when it is not in it.
+  std::optional<uint32_t> indexOf(std::string_view bdf) const;
+  auto operator<=>(const PciRun&) const = default;
+
+ private:
+  uint32_t domain_ = 0;
+  uint32_t first_ = 0;   // routing id of at(0)
+  uint32_t stride_ = 0;  // routing ids from one address to the next; 0 until size() > 1
+  uint32_t count_ = 0;
 };
 
 // True for a string shaped like a PCI address.

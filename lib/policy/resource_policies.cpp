@@ -250,7 +250,7 @@ void emitDevices(const RenderOptions& options, const std::vector<Candidate>& can
     if (it->second.rp == nullptr && !options.advertise_node_policy_vfs) continue;
     api::Device d{api::deviceName(c.vf->pci_address),
                   c.vf->pci_address,
-                  vfs.attrs[c.vf->pci_address],
+                  std::move(vfs.attrs[c.vf->pci_address]),  // each VF is emitted once
                   vfs.exclude_topology.count(c.vf->pci_address) > 0,
                   it->second.filter ? it->second.filter->drivers : std::vector<std::string>{},
                   vfs.no_rdma.count(c.vf->pci_address) > 0};

@@ -58,12 +58,12 @@ SharedNodes sharedNodes(const api::SriovNetworkNodePolicy& a, const api::SriovNe
 }
 
 // The PFs the agents report on the shared nodes (every reported PF when any node may be shared).
-std::vector<const api::InterfaceExt*> reportedPfs(
-    const SharedNodes& shared, const std::vector<const api::SriovNodeState*>& states) {
+std::vector<const api::InterfaceExt*> reportedPfs(const SharedNodes& shared,
+                                                  const std::vector<api::NodeReport>& states) {
   std::vector<const api::InterfaceExt*> out;
-  for (const auto* st : states) {
-    if (!shared.node_names.empty() && shared.node_names.count(st->metadata.name) == 0) continue;
-    for (const auto& pf : st->status.interfaces) out.push_back(&pf);
+  for (const auto& st : states) {
+    if (!shared.node_names.empty() && shared.node_names.count(std::string(st.node)) == 0) continue;
+    for (const auto& pf : st.pfs) out.push_back(&pf);
   }
   return out;
 }
@@ -205,7 +205,7 @@ Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
 Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
                                    const std::vector<const api::Node*>& nodes,
-                                   const std::vector<const api::SriovNodeState*>& states) {
+                                   const std::vector<api::NodeReport>& states) {
   Findings f;
   // Conflicts with other policies: the first kMaxConflictsListed are spelled out, the rest
   // counted (10,000 overlapping policies must not make 10,000 messages for each).
@@ -312,15 +312,15 @@ int64_t maxVfsOf(const api::InterfaceExt& pf) {
 
 Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
                                          const std::vector<const api::Node*>& nodes,
-                                         const std::vector<const api::SriovNodeState*>& states) {
+                                         const std::vector<api::NodeReport>& states) {
   Findings f;
-  std::map<std::string, const api::SriovNodeState*> by_node;
-  for (const auto* st : states) by_node[st->metadata.name] = st;
+  std::map<std::string_view, const api::NodeReport*> by_node;
+  for (const auto& st : states) by_node[st.node] = &st;
   for (const auto* n : nodes) {
     if (!api::matchesLabelMap(p.spec.node_selector, n->metadata.labels)) continue;
     auto st = by_node.find(n->metadata.name);
     if (st == by_node.end()) continue;
-    for (const auto& pf : st->second->status.interfaces) {
+    for (const auto& pf : st->second->pfs) {
       if (!nicSelected(p.spec.nic_selector, pf)) continue;
       std::string e = "numVfs(" + std::to_string(p.spec.num_vfs) + ") in CR " + p.metadata.name;
       std::string where = ") interface(" + pf.name + ") node(" + n->metadata.name + "); ";

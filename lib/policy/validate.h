@@ -35,7 +35,7 @@ inline constexpr size_t kMaxConflictsListed = 10;
 Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
                                    const std::vector<const api::SriovNetworkNodePolicy*>& others,
                                    const std::vector<const api::Node*>& nodes,
-                                   const std::vector<const api::SriovNodeState*>& states = {});
+                                   const std::vector<api::NodeReport>& states = {});
 // Rules against what nodes report (their SriovNodeStates), as the upstream webhook checks, with
 // its wording: on every node the policy selects, a PF it selects must offer numVfs VFs
 // ("numVfs(N) in CR X exceed the maximum allowed value(T) ..."); an externallyManaged policy
@@ -45,7 +45,7 @@ Findings validateNodePolicyAgainst(const api::SriovNetworkNodePolicy& p,
 // to the LinkType for the PF externally value(V) ...").
 Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
                                          const std::vector<const api::Node*>& nodes,
-                                         const std::vector<const api::SriovNodeState*>& states);
+                                         const std::vector<api::NodeReport>& states);
 
 // Everything the webhook checks for a policy in the operator namespace, and `sriov-dra validate`
 // for the files it is given: the policy alone, against the other policies, against the nodes'
@@ -53,7 +53,7 @@ Findings validateNodePolicyAgainstStates(const api::SriovNetworkNodePolicy& p,
 struct ClusterView {
   std::vector<const api::SriovNetworkNodePolicy*> node_policies;
   std::vector<const api::Node*> nodes;
-  std::vector<const api::SriovNodeState*> states;
+  std::vector<api::NodeReport> states;
 };
 Findings validateNodePolicyInCluster(const api::SriovNetworkNodePolicy& p, const ClusterView& c);
 Findings validateResourcePolicy(const api::SriovResourcePolicy& p);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/names.h"
+#include "base/interner.h"
 
 namespace sriovdra::scheduling {
 namespace {
@@ -62,10 +63,13 @@ PairAlignment classify(const DevicePlacement& gpu, const DevicePlacement& vf) {
 }
 
 SlicePlacements SlicePlacements::of(const api::ResourceSlice& slice) {
-  SlicePlacements out{
-      slice.metadata, slice.spec.driver, slice.spec.pool.name, slice.spec.node_name, {}};
+  SlicePlacements out;
+  out.metadata = slice.metadata;
+  out.driver = slice.spec.driver;
+  out.pool = slice.spec.pool.name;
+  out.node = slice.spec.node_name;
   const std::string& driver = slice.spec.driver;
-  out.devices.reserve(slice.spec.devices.size());
+  Devices devices;
   for (const auto& d : slice.spec.devices) {
     PublishedDevice p{d.name, stringOrEmpty(d, driver, api::attr::kPcieRoot), "", "", "", -1};
     if (driver == api::kDriverName) {
@@ -80,8 +84,11 @@ SlicePlacements SlicePlacements::of(const api::ResourceSlice& slice) {
       p.pci_address = stringOrEmpty(d, driver, api::attr::kPciBusId);
       if (p.pci_address.empty()) p.pci_address = stringOrEmpty(d, driver, kNvidiaPcieBusId);
     }
-    out.devices.push_back(std::move(p));
+    devices.add(std::move(p));
   }
+  devices.locations.shrink_to_fit();
+  devices.entries.shrink_to_fit();
+  out.devices_ = Interner<Devices>::global().intern(std::move(devices));
   return out;
 }
 
@@ -91,16 +98,77 @@ Result<SlicePlacements> SlicePlacements::decode(const json::Value& v) {
   return of(*slice);
 }
 
+void SlicePlacements::Devices::add(PublishedDevice d) {
+  Location loc{std::move(d.pcie_root), std::move(d.pf), std::move(d.pf_name), d.numa};
+  auto found = std::find(locations.begin(), locations.end(), loc);
+  auto index = static_cast<uint32_t>(found - locations.begin());
+  if (found == locations.end()) locations.push_back(std::move(loc));
+  bool named_by_address = d.name == api::deviceName(d.pci_address);
+  if (named_by_address && !entries.empty()) {
+    Entry& last = entries.back();
+    if (!last.single && last.location == index && last.addresses.extend(d.pci_address)) return;
+  }
+  Entry e;
+  e.location = index;
+  if (!named_by_address || !e.addresses.extend(d.pci_address)) {
+    e.single = Named{std::move(d.name), std::move(d.pci_address)};
+  }
+  entries.push_back(std::move(e));
+}
+
+PublishedDevice SlicePlacements::Devices::at(const Entry& e, const std::string& name,
+                                             const std::string& pci) const {
+  const Location& l = locations[e.location];
+  return {name, l.pcie_root, pci, l.pf, l.pf_name, l.numa};
+}
+
+std::vector<PublishedDevice> SlicePlacements::devices() const {
+  std::vector<PublishedDevice> out;
+  if (!devices_) return out;
+  for (const auto& e : devices_->entries) {
+    if (e.single) {
+      out.push_back(devices_->at(e, e.single->name, e.single->pci_address));
+      continue;
+    }
+    for (uint32_t i = 0; i < e.addresses.size(); ++i) {
+      std::string pci = e.addresses.at(i);
+      out.push_back(devices_->at(e, api::deviceName(pci), pci));
+    }
+  }
+  return out;
+}
+
+size_t SlicePlacements::runs() const { return devices_ ? devices_->entries.size() : 0; }
+
+std::optional<PublishedDevice> SlicePlacements::device(std::string_view name) const {
+  // A run's device names are their addresses with ':' and '.' written as '-'.
+  std::string pci(name);
+  if (pci.size() == 12 && pci[4] == '-' && pci[7] == '-' && pci[10] == '-') {
+    pci[4] = ':';
+    pci[7] = ':';
+    pci[10] = '.';
+  }
+  if (!devices_) return std::nullopt;
+  for (const auto& e : devices_->entries) {
+    if (e.single) {
+      if (e.single->name == name) return devices_->at(e, e.single->name, e.single->pci_address);
+    } else if (e.addresses.indexOf(pci)) {
+      return devices_->at(e, std::string(name), pci);
+    }
+  }
+  return std::nullopt;
+}
+
 ClusterTopology::ClusterTopology(const std::vector<const SlicePlacements*>& slices,
-                                 const std::vector<const api::SriovNodeState*>& states) {
-  for (const auto* s : states) states_[s->metadata.name] = s;
+                                 const std::vector<api::NodeReport>& states) {
+  for (const auto& s : states) states_[s.node] = s;
   for (const auto* slice : slices) pools_[{slice->driver, slice->pool}].push_back(slice);
 }
 
 DevicePlacement ClusterTopology::place(const SlicePlacements& slice,
                                        const PublishedDevice& d) const {
   auto state_it = states_.find(slice.node);
-  const api::SriovNodeState* state = state_it == states_.end() ? nullptr : state_it->second;
+  const api::NodeReport* state = state_it == states_.end() ? nullptr : &state_it->second;
   DevicePlacement p;
   p.id = {slice.driver, slice.pool, d.name};
   p.node = slice.node;
@@ -111,7 +179,7 @@ DevicePlacement ClusterTopology::place(const SlicePlacements& slice,
     p.pf = d.pf;
     p.pf_name = d.pf_name;
     p.numa = d.numa;
-    for (const auto& pf : state ? state->status.interfaces : std::vector<api::InterfaceExt>{}) {
+    for (const auto& pf : state ? state->pfs : std::span<const api::InterfaceExt>{}) {
       if (pf.pci_address != p.pf) continue;
       p.pcie_switch = pf.pcie_switch;
       if (p.numa < 0) p.numa = pf.numa_node;
@@ -120,7 +188,7 @@ DevicePlacement ClusterTopology::place(const SlicePlacements& slice,
     return p;
   }
   bool known_gpu = false;
-  for (const auto& g : state ? state->status.gpus : std::vector<api::Gpu>{}) {
+  for (const auto& g : state ? state->gpus : std::span<const api::Gpu>{}) {
     if (g.pci_address != p.pci_address || p.pci_address.empty()) continue;
     known_gpu = true;
     p.pcie_switch = g.pcie_switch;
@@ -135,9 +203,7 @@ std::optional<DevicePlacement> ClusterTopology::placement(const DeviceId& id) co
   auto pool = pools_.find({id.driver, id.pool});
   if (pool == pools_.end()) return std::nullopt;
   for (const auto* slice : pool->second) {
-    for (const auto& d : slice->devices) {
-      if (d.name == id.device) return place(*slice, d);
-    }
+    if (auto d = slice->device(id.device)) return place(*slice, *d);
   }
   return std::nullopt;
 }
@@ -146,7 +212,7 @@ std::map<DeviceId, DevicePlacement> ClusterTopology::devices() const {
   std::map<DeviceId, DevicePlacement> out;
   for (const auto& [pool, slices] : pools_) {
     for (const auto* slice : slices) {
-      for (const auto& d : slice->devices) {
+      for (const auto& d : slice->devices()) {
         auto p = place(*slice, d);
         out[p.id] = std::move(p);
       }

@@ -4,7 +4,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/names.h"
 #include "api/node_state.h"
+#include "dra/slices.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
@@ -56,6 +58,58 @@ TEST_CASE("pairs are classified best first", "[alignment][unit]") {
   CHECK(scheduling::classify(at("", "", 0), at("pci0000:b9", "", 1)) == PairAlignment::kUnknown);
   CHECK(scheduling::classify(at("pci0000:00", "", -1), at("pci0000:b9", "", 1)) ==
         PairAlignment::kUnknown);
+}
+
+TEST_CASE("a slice's placements are kept as one run per PF and read back unchanged",
+          "[alignment][host]") {
+  // The a100-reference server with 8 VFs on each of its 8 PFs, its slice as the agent builds it.
+  testing::TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel kernel(dir.path());
+  auto before = host::discover(kernel, kernel);
+  REQUIRE(before.ok());
+  for (const auto& pf : before->pfs) {
+    REQUIRE(kernel.write("sys/bus/pci/devices/" + pf.pci_address + "/sriov_numvfs", "8").isOk());
+  }
+  auto topology = host::discover(kernel, kernel);
+  REQUIRE(topology.ok());
+  std::vector<api::Device> devices;
+  for (const auto& pf : topology->pfs) {
+    for (const auto& vf : pf.vfs)
+      devices.push_back({api::deviceName(vf.pci_address), vf.pci_address});
+  }
+  auto set = dra::buildSlices("a100-06", devices, topology->pfs, {});
+  REQUIRE(set.slices.size() == 1);
+  api::ResourceSlice slice;
+  slice.metadata.name = set.slices[0].name;
+  slice.spec = set.slices[0].spec;
+  // A GPU-like device of our driver's slice that is not named after its address stays as it is.
+  slice.spec.devices.push_back(slice.spec.devices.back());
+  slice.spec.devices.back().name = "odd-one";
+
+  auto placements = scheduling::SlicePlacements::of(slice);
+  CHECK(placements.runs() == 9);  // one per PF, and the odd one
+  auto got = placements.devices();
+  REQUIRE(got.size() == slice.spec.devices.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const auto& d = slice.spec.devices[i];
+    const std::string driver(api::kDriverName);
+    INFO(d.name);
+    CHECK(got[i].name == d.name);
+    CHECK(got[i].pci_address == *api::stringAttribute(d, driver, api::attr::kPciAddress));
+    CHECK(got[i].pf == *api::stringAttribute(d, driver, api::attr::kPfPciAddress));
+    CHECK(got[i].pf_name == *api::stringAttribute(d, driver, api::attr::kPfName));
+    CHECK(got[i].pcie_root == *api::stringAttribute(d, driver, api::attr::kPcieRoot));
+    CHECK(got[i].numa == api::findAttribute(d, driver, api::attr::kNumaNode)->int_value);
+    CHECK(placements.device(d.name) == got[i]);
+  }
+  CHECK_FALSE(placements.device("0000-0e-01-7"));  // past the PF's 8 VFs
+  CHECK_FALSE(placements.device("gpu-0"));
+  // The slice of another node of the same shape shares the kept devices.
+  slice.spec.node_name = slice.spec.pool.name = "a100-07";
+  auto other = scheduling::SlicePlacements::of(slice);
+  CHECK(other.node == "a100-07");
+  CHECK(other.devices() == got);
 }
 
 TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[alignment][unit]") {
@@ -113,7 +167,8 @@ TEST_CASE("the reference claim's GPU and VF are reported on the same root", "[al
   pf.numa_node = 0;
   pf.pcie_switch = "0000:03:00.0";
   state.status.interfaces.push_back(pf);
-  scheduling::ClusterTopology with_state({&gpu_placements, &vf_placements}, {&state});
+  scheduling::ClusterTopology with_state({&gpu_placements, &vf_placements},
+                                         {api::NodeReport::of(state)});
   CHECK(scheduling::alignmentReport({&*claim}, with_state)[0].pairs[0].alignment ==
         PairAlignment::kSameSwitch);
 }

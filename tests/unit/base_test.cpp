@@ -1,9 +1,11 @@
+#include <atomic>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "base/base64.h"
 #include "base/files.h"
+#include "base/interner.h"
 #include "base/json.h"
 #include "base/names.h"
 #include "base/process.h"
@@ -373,4 +375,42 @@ TEST_CASE("JSON: a surrogate pair escape decodes to UTF-8 that reads back", "[ba
   std::string text = json::dump(*parsed);
   CHECK(text == "{\"a\":\"\xF0\x9F\x98\x80\"}");
   CHECK(json::parse(text).ok());
+}
+
+TEST_CASE("interned equal values share one copy until nobody holds it", "[interner][unit]") {
+  Interner<std::string> interner;
+  auto a = interner.intern("pci0000:3a");
+  auto b = interner.intern("pci0000:3a");
+  auto c = interner.intern("pci0000:80");
+  CHECK(a == b);
+  CHECK(a != c);
+  CHECK(*a == "pci0000:3a");
+  CHECK(interner.size() == 2);
+  a.reset();
+  CHECK(interner.size() == 2);  // b still holds it
+  b.reset();
+  CHECK(interner.size() == 1);
+  auto again = interner.intern("pci0000:3a");
+  CHECK(*again == "pci0000:3a");
+  CHECK(interner.size() == 2);
+}
+
+TEST_CASE("threads interning and letting go of the same values agree on one copy",
+          "[interner][unit]") {
+  Interner<std::string> interner;
+  auto kept = interner.intern("kept");
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        auto v = interner.intern("value-" + std::to_string((i + t) % 7));
+        auto k = interner.intern("kept");
+        if (k != kept || *v != "value-" + std::to_string((i + t) % 7)) ++mismatches;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(mismatches == 0);
+  CHECK(interner.size() == 1);  // only "kept" is still held
 }

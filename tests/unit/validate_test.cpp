@@ -158,7 +158,8 @@ TEST_CASE(
   s2.metadata.name = "n2";
   s2.status = a100Status(1);
   auto check = [&](const api::SriovNetworkNodePolicy& p) {
-    return policy::validateNodePolicyAgainstStates(p, {&n1, &n2}, {&s1, &s2}).errors;
+    return policy::validateNodePolicyAgainstStates(p, {&n1, &n2}, api::reportsOf({&s1, &s2}))
+        .errors;
   };
   auto policy = [](int vfs) {
     return NodePolicy("cx6").pf("ibp14s0").numVfs(vfs).nodeSelector({{"sriov", "true"}});
@@ -205,7 +206,7 @@ TEST_CASE("an externally managed policy may not ask for a higher MTU or another 
     return p;
   };
   auto check = [&](const api::SriovNetworkNodePolicy& p) {
-    return policy::validateNodePolicyAgainstStates(p, {&n1}, {&s1}).errors;
+    return policy::validateNodePolicyAgainstStates(p, {&n1}, api::reportsOf({&s1})).errors;
   };
   CHECK(check(external(4092, "ib")).empty());  // link types compare without case, as upstream
   CHECK(check(external(std::nullopt, "")).empty());
@@ -233,7 +234,8 @@ TEST_CASE("a PF named by one policy and by its altName in another is one PF",
   auto by_name = NodePolicy("a").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
   auto by_alt = NodePolicy("b").pf("enp14s0np0#2-5").nodeSelector({{"sriov", "true"}}).get();
   auto disjoint = NodePolicy("c").pf("enp14s0np0#6-7").nodeSelector({{"sriov", "true"}}).get();
-  auto f = policy::validateNodePolicyAgainst(by_alt, {&by_name, &disjoint}, {&n1, &n2}, {&s1});
+  auto f = policy::validateNodePolicyAgainst(by_alt, {&by_name, &disjoint}, {&n1, &n2},
+                                             api::reportsOf({&s1}));
   REQUIRE(f.errors.size() == 1);
   CHECK(f.errors[0] ==
         "policy \"b\": VF index range in enp14s0np0#2-5 is overlapped with existing policy \"a\" "
@@ -248,7 +250,7 @@ TEST_CASE("a PF named by one policy and by its altName in another is one PF",
   s3.metadata.name = "n3";
   auto on_n3 = NodePolicy("d").pf("ibp14s0#0-3").nodeSelector({{"pool", "b"}}).get();
   auto on_n1 = NodePolicy("e").pf("enp14s0np0#0-3").nodeSelector({{"sriov", "true"}}).get();
-  CHECK(policy::validateNodePolicyAgainst(on_n1, {&on_n3}, {&n1, &n3}, {&s1, &s3})
+  CHECK(policy::validateNodePolicyAgainst(on_n1, {&on_n3}, {&n1, &n3}, api::reportsOf({&s1, &s3}))
             .errors.empty());  // no node has both
 }
 
@@ -262,7 +264,7 @@ TEST_CASE(
   s1.status = a100Status(1);
   auto other = NodePolicy("other").pf("ibp14s0#0-3").nodeSelector({{"sriov", "true"}}).get();
   auto p = NodePolicy("p").pf("ibp14s0#3-129").numVfs(130).nodeSelector({{"sriov", "true"}}).get();
-  auto f = policy::validateNodePolicyInCluster(p, {{&other}, {&n1}, {&s1}});
+  auto f = policy::validateNodePolicyInCluster(p, {{&other}, {&n1}, api::reportsOf({&s1})});
   std::string all = joined(f.errors);
   CHECK_THAT(all, Catch::Contains("is overlapped with existing policy \"other\""));
   CHECK_THAT(all, Catch::Contains("numVfs(130) in CR p exceed the maximum allowed value(128)"));
