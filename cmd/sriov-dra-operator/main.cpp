@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/log.h"
+#include "base/process.h"
 #include "base/signals.h"
 #include "policy/render.h"
 #include "process/operator_process.h"
@@ -10,6 +11,7 @@
 using namespace sriovdra;
 
 int main(int argc, char** argv) {
+  useOneHeapArena();  // before any thread: its threads mostly wait on the API server
   ShutdownSignals signals;
   CLI::App app{
       "sriov-dra-operator: SR-IOV policies -> per-node device configuration and DRA "

@@ -358,4 +358,6 @@ Result<std::string> runTool(std::vector<std::string> argv, std::chrono::millisec
 
 void trimHeap() { malloc_trim(0); }
 
+void useOneHeapArena() { mallopt(M_ARENA_MAX, 1); }
+
 }  // namespace sriovdra

@@ -80,4 +80,10 @@ class ChildProcess {
 // size would otherwise keep; call after such work, not in hot loops.
 void trimHeap();
 
+// Has every thread allocate from one glibc arena (M_ARENA_MAX 1) instead of one per thread, so
+// memory one thread frees (an informer decoding a large object) serves the others' next
+// allocations instead of staying stranded in its arena. For processes whose threads mostly wait
+// on the network; call first thing in main, before any thread starts.
+void useOneHeapArena();
+
 }  // namespace sriovdra
