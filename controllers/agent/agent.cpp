@@ -7,6 +7,7 @@
 #include "api/names.h"
 #include "base/files.h"
 #include "base/log.h"
+#include "base/parallel.h"
 #include "base/process.h"
 #include "base/strings.h"
 #include "base/time.h"
@@ -469,11 +470,18 @@ Status Agent::publish(const std::vector<api::Device>& devices,
   *refused = set.refused;
   *advertised = 0;
   std::set<std::string> wanted;
+  std::vector<const dra::PublishedSlice*> changed;
   for (const auto& slice : set.slices) {
     *advertised += static_cast<int64_t>(slice.spec.devices.size());
     wanted.insert(slice.name);
     auto current = slices_.get("", slice.name);
-    if (current && current->spec == slice.spec) continue;
+    if (!current || current->spec != slice.spec) changed.push_back(&slice);
+  }
+  // The changed slices go out kSliceWriters at a time, so the scheduler also sees the pool's new
+  // generation complete sooner.
+  std::vector<Status> written(changed.size());
+  forEachConcurrently(changed.size(), kSliceWriters, [&](size_t i) {
+    const dra::PublishedSlice& slice = *changed[i];
     written_slices_.start(slice.name);
     auto applied = client_->apply(
         api::resources::kResourceSlices, "",
@@ -481,10 +489,12 @@ Status Agent::publish(const std::vector<api::Device>& devices,
         {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true});
     std::string rv = applied.ok() ? kube::ObjectMeta::decode(*applied).resource_version : "";
     if (written_slices_.finish(slice.name, rv)) controller_.queue().add(kKey);
-    if (!applied.ok()) return applied.status();
+    written[i] = applied.status();
+    if (!applied.ok()) return;
     SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
                   << " devices, pool generation " << slice.spec.pool.generation << ")";
-  }
+  });
+  for (const auto& st : written) SDRA_RETURN_IF_ERROR(st);
   for (const auto& s : slices_.list()) {
     if (wanted.count(s->metadata.name) != 0) continue;
     Status st = client_->remove(api::resources::kResourceSlices, "", s->metadata.name);

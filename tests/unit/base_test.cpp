@@ -8,6 +8,7 @@
 #include "base/interner.h"
 #include "base/json.h"
 #include "base/names.h"
+#include "base/parallel.h"
 #include "base/process.h"
 #include "base/time.h"
 #include "base/yaml.h"
@@ -413,4 +414,26 @@ TEST_CASE("threads interning and letting go of the same values agree on one copy
   for (auto& t : threads) t.join();
   CHECK(mismatches == 0);
   CHECK(interner.size() == 1);  // only "kept" is still held
+}
+
+TEST_CASE("forEachConcurrently runs every index once on at most the threads given",
+          "[parallel][unit]") {
+  for (size_t threads : {size_t{1}, size_t{4}}) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{3}, size_t{50}}) {
+      INFO("threads " << threads << ", n " << n);
+      std::vector<std::atomic<int>> runs(n);
+      std::atomic<int> running{0};
+      std::atomic<int> most{0};
+      forEachConcurrently(n, threads, [&](size_t i) {
+        int now = ++running;
+        for (int seen = most; now > seen && !most.compare_exchange_weak(seen, now);) {
+        }
+        ++runs[i];
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        --running;
+      });
+      for (size_t i = 0; i < n; ++i) CHECK(runs[i] == 1);
+      CHECK(most <= static_cast<int>(threads));
+    }
+  }
 }
