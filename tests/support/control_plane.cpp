@@ -151,9 +151,9 @@ std::unique_ptr<ControlPlane> ControlPlane::start(ControlPlaneOptions options) {
 ControlPlane::ControlPlane(ControlPlaneOptions options) : options_(std::move(options)) {
   const char* tmp = std::getenv("TMPDIR");
   dir_ = makeTempDir(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", "sriov-dra-cp-");
-  etcd_dir_ = fs::is_directory("/dev/shm") && ::access("/dev/shm", W_OK) == 0
-                  ? makeTempDir("/dev/shm", "sriov-dra-etcd-")
-                  : makeTempDir(dir_, "etcd-");
+  bool shm = fs::is_directory("/dev/shm") && ::access("/dev/shm", W_OK) == 0;
+  etcd_dir_ = shm ? makeTempDir("/dev/shm", "sriov-dra-etcd-") : makeTempDir(dir_, "etcd-");
+  memory_dir_ = shm ? makeTempDir("/dev/shm", "sriov-dra-mem-") : makeTempDir(dir_, "mem-");
   port_ = freePort();
   etcd_port_ = freePort();
 
@@ -205,7 +205,10 @@ ControlPlane::~ControlPlane() {
   std::error_code ec;
   fs::remove_all(etcd_dir_, ec);
   const char* keep = std::getenv("SRIOV_DRA_KEEP_TEST_DIRS");
-  if (keep == nullptr || *keep == '\0') fs::remove_all(dir_, ec);
+  if (keep == nullptr || *keep == '\0') {
+    fs::remove_all(memory_dir_, ec);
+    fs::remove_all(dir_, ec);
+  }
 }
 
 std::string ControlPlane::server() const { return "https://127.0.0.1:" + std::to_string(port_); }

@@ -77,6 +77,9 @@ class ControlPlane {
   ControlPlane& operator=(const ControlPlane&) = delete;
 
   const std::string& dir() const { return dir_; }
+  // A directory in memory (in /dev/shm when it is writable, else below dir()), removed with the
+  // control plane: for fixture sysfs trees, which the real kernel keeps in memory too.
+  const std::string& memoryDir() const { return memory_dir_; }
   std::string server() const;
   int port() const { return port_; }
   const http::Pem& ca() const { return ca_; }
@@ -165,6 +168,7 @@ class ControlPlane {
   ControlPlaneOptions options_;
   std::string dir_;
   std::string etcd_dir_;
+  std::string memory_dir_;
   int port_ = 0;
   int second_port_ = 0;
   int etcd_port_ = 0;

@@ -39,7 +39,7 @@ OperatorEnv::OperatorEnv(const std::string& prefix, ControlPlane& cp)
 }
 
 std::string OperatorEnv::sysfsRoot(const std::string& node) const {
-  return cp_.dir() + "/sysfs-" + node;
+  return cp_.memoryDir() + "/sysfs-" + node;
 }
 std::string OperatorEnv::stateDir(const std::string& node) const {
   return cp_.dir() + "/state-" + node;
