@@ -15,11 +15,22 @@ using std::chrono::milliseconds;
 
 constexpr size_t kMaxWatchEventBytes = 64u << 20;
 constexpr size_t kMaxWatchErrorBody = 1u << 20;
+constexpr std::string_view kApplyContentType = "application/apply-patch+yaml";
+// WriteOptions::metadata_only: the object's metadata as a PartialObjectMetadata, or the whole
+// object from a server that cannot convert it.
+constexpr std::string_view kMetadataOnlyAccept =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
 
 void countRequest(const std::string& code, const std::string& method, const std::string& host) {
   metrics::restClientRequests()
       .Add({{"code", code}, {"method", method}, {"host", host}})
       .Increment();
+}
+
+void countResponseSize(const std::string& method, const std::string& host, size_t bytes) {
+  metrics::restClientResponseSize()
+      .Add({{"verb", method}, {"host", host}}, metrics::responseSizeBuckets())
+      .Observe(static_cast<double>(bytes));
 }
 
 std::string encode(std::string_view v) {
@@ -248,6 +259,7 @@ Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout,
       return resp;
     }
     countRequest(std::to_string(resp->status), req.method, transport_->hostPort());
+    countResponseSize(req.method, transport_->hostPort(), resp->body.size());
     if (resp->status == 401 && !refreshed && credentials_ &&
         credentials_->refreshAfterUnauthorized()) {
       refreshed = true;
@@ -362,21 +374,28 @@ Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view 
   return first;
 }
 
+Result<json::Document> Client::write(std::string method, std::string path, std::string body,
+                                     std::string_view content_type, const WriteOptions& options) {
+  HttpRequest req;
+  req.method = std::move(method);
+  req.target = path + writeQuery(options, content_type == kApplyContentType);
+  req.body = std::move(body);
+  req.content_type = std::string(content_type);
+  if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
+  return expectObject(send(req, options.timeout.value_or(config_.timeout)), req.method, path,
+                      options.metadata_only);
+}
+
 Result<json::Document> Client::create(const ResourceType& rt, std::string_view ns,
                                       const json::Value& object, const WriteOptions& options) {
-  std::string path = rt.collectionPath(ns);
-  return expectObject(raw("POST", path + writeQuery(options, false), json::dump(object),
-                          "application/json", options.timeout),
-                      "POST", path, options.metadata_only);
+  return write("POST", rt.collectionPath(ns), json::dump(object), "application/json", options);
 }
 
 Result<json::Document> Client::update(const ResourceType& rt, std::string_view ns,
                                       const json::Value& object, const WriteOptions& options,
                                       std::string_view subresource) {
-  std::string path = rt.objectPath(ns, objectName(object), subresource);
-  return expectObject(raw("PUT", path + writeQuery(options, false), json::dump(object),
-                          "application/json", options.timeout),
-                      "PUT", path, options.metadata_only);
+  return write("PUT", rt.objectPath(ns, objectName(object), subresource), json::dump(object),
+               "application/json", options);
 }
 
 Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns,
@@ -395,15 +414,13 @@ Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns
       content_type = "application/strategic-merge-patch+json";
       break;
     case PatchType::kApply:
-      content_type = "application/apply-patch+yaml";
+      content_type = kApplyContentType;
       break;
   }
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return Status(Code::kInvalidArgument, "server-side apply needs a field manager");
   }
-  return expectObject(raw("PATCH", path + writeQuery(options, type == PatchType::kApply), body,
-                          content_type, options.timeout),
-                      "PATCH", path, options.metadata_only);
+  return write("PATCH", path, std::string(body), content_type, options);
 }
 
 Result<json::Document> Client::apply(const ResourceType& rt, std::string_view ns,

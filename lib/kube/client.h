@@ -46,9 +46,12 @@ struct WriteOptions {
   bool force = false;         // apply: take ownership of conflicting fields
   bool dry_run = false;
   std::optional<std::chrono::milliseconds> timeout;  // unset: the config's request timeout
-  // The answer (the written object) is read only up to its metadata, and the returned document
-  // holds just {"metadata": ...}: for writers of large objects that need only their
-  // resourceVersion or generation back (json::parseMember).
+  // The answer holds only the written object's metadata, and the returned document just
+  // {"metadata": ...}: for writers of large objects that need only their resourceVersion or
+  // generation back. The API server is asked for a PartialObjectMetadata answer (as kubectl and
+  // client-go's metadata client ask), so it neither encodes nor sends the rest; a server that
+  // cannot answer so sends the whole object, which is read only up to its metadata
+  // (json::parseMember).
   bool metadata_only = false;
 };
 
@@ -139,6 +142,9 @@ class Client {
                             bool wait_retry_after = true);
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path, bool metadata_only = false);
+  // A write (POST, PUT, PATCH) of `body` to `path`, its answer read as WriteOptions say.
+  Result<json::Document> write(std::string method, std::string path, std::string body,
+                               std::string_view content_type, const WriteOptions& options);
 
   const RestConfig config_;
   const ClientOptions options_;

@@ -26,6 +26,15 @@ CounterFamily& restClientRequests() {
   return f;
 }
 
+HistogramFamily& restClientResponseSize() {
+  static auto& f = histogram("rest_client_response_size_bytes",
+                             "Response size in bytes. Broken down by verb and host.");
+  return f;
+}
+prometheus::Histogram::BucketBoundaries responseSizeBuckets() {
+  return {64, 256, 1024, 4096, 16384, 65536, 262144, 1048576};  // client-go's: 64 x 4^n
+}
+
 GaugeFamily& workqueueDepth() {
   static auto& f = gauge("workqueue_depth", "Current depth of workqueue");
   return f;

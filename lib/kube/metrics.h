@@ -12,7 +12,9 @@ using CounterFamily = prometheus::Family<prometheus::Counter>;
 using GaugeFamily = prometheus::Family<prometheus::Gauge>;
 using HistogramFamily = prometheus::Family<prometheus::Histogram>;
 
-CounterFamily& restClientRequests();  // {code, method, host}
+CounterFamily& restClientRequests();        // {code, method, host}
+HistogramFamily& restClientResponseSize();  // {verb, host}, bytes of each answer's body
+prometheus::Histogram::BucketBoundaries responseSizeBuckets();
 
 GaugeFamily& workqueueDepth();                    // {name, controller}
 CounterFamily& workqueueAdds();                   // {name, controller}

@@ -337,3 +337,47 @@ TEST_CASE("requests are counted in rest_client_requests_total", "[kube][metrics]
   CHECK(testing::sampleValue(text, series("404", "GET")) ==
         (std::isnan(before_404) ? 0 : before_404) + 1);
 }
+
+TEST_CASE("a metadata-only write is answered with the object's metadata alone",
+          "[kube][metrics][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("metaonly");
+  // What the API server sent for PATCH so far: its sum and count.
+  auto sent = [&] {
+    std::string text = metrics::renderText();
+    std::string labels = "{host=\"" + client->host() + "\",verb=\"PATCH\"}";
+    auto value = [&](const std::string& name) {
+      double v = testing::sampleValue(text, name + labels);
+      return std::isnan(v) ? 0.0 : v;
+    };
+    return std::make_pair(value("rest_client_response_size_bytes_sum"),
+                          value("rest_client_response_size_bytes_count"));
+  };
+  auto doc = configMap(ns, "big", {{"payload", std::string(200 * 1024, 'x')}});
+  kube::WriteOptions options{.field_manager = "test", .force = true};
+
+  auto before_whole = sent();
+  auto whole = client->apply(kube::resources::kConfigMaps, ns, doc, options);
+  REQUIRE(whole.ok());
+  auto after_whole = sent();
+  CHECK(dataOf(*whole, "payload").size() == 200 * 1024);
+  CHECK(after_whole.second == before_whole.second + 1);
+  CHECK(after_whole.first - before_whole.first > 200 * 1024);
+
+  doc["data"]["payload"].SetString(std::string(200 * 1024, 'y').c_str(), 200 * 1024,
+                                   doc.GetAllocator());
+  options.metadata_only = true;
+  auto meta_only = client->apply(kube::resources::kConfigMaps, ns, doc, options);
+  REQUIRE(meta_only.ok());
+  auto after_meta = sent();
+  CHECK_FALSE(meta_only->HasMember("data"));
+  auto meta = kube::ObjectMeta::decode(*meta_only);
+  CHECK(meta.name == "big");
+  CHECK(meta.resource_version != kube::ObjectMeta::decode(*whole).resource_version);
+  CHECK(after_meta.second == after_whole.second + 1);
+  CHECK(after_meta.first - after_whole.first < 4096);  // the metadata, not the 200 KiB
+  auto got = client->get(kube::resources::kConfigMaps, ns, "big");
+  REQUIRE(got.ok());
+  CHECK(dataOf(*got, "payload") == std::string(200 * 1024, 'y'));
+}
