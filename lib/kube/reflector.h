@@ -32,7 +32,7 @@ struct InformerOptions {
   // size of those seen so far, so a list of large objects (a SriovNodeState with thousands of
   // VFs, a ResourceSlice of 128 devices) never holds hundreds of them in memory at once.
   int64_t page_size = 500;
-  size_t page_bytes = 4 << 20;
+  size_t page_bytes = 1 << 20;
   std::chrono::milliseconds resync_period{0};  // 0 = never replay the cache to handlers
   // A watch that delivers nothing (not even the ~1/min bookmarks) for this long is restarted.
   std::chrono::milliseconds watch_idle_timeout{std::chrono::minutes(3)};
