@@ -32,10 +32,7 @@ Result<kube::ReconcileResult> AlignmentReconciler::reconcile(const std::string&)
   auto slices = caches_.slices.list();
   auto states = caches_.states.list();
   auto claims = caches_.claims.list();
-  std::vector<api::NodeReport> reports;
-  reports.reserve(states.size());
-  for (const auto& s : states) reports.push_back(s->report());
-  scheduling::ClusterTopology topology(pointers(slices), reports);
+  scheduling::ClusterTopology topology(pointers(slices), reportsOf(states));
   auto report = scheduling::alignmentReport(pointers(claims), topology);
   for (const auto& [alignment, n] : scheduling::countPairs(report)) {
     pairsGauge()

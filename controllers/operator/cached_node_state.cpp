@@ -58,6 +58,14 @@ api::SriovNodeStateStatus CachedNodeState::discovered() const {
   return out;
 }
 
+std::vector<api::NodeReport> reportsOf(
+    const std::vector<std::shared_ptr<const CachedNodeState>>& states) {
+  std::vector<api::NodeReport> out;
+  out.reserve(states.size());
+  for (const auto& s : states) out.push_back(s->report());
+  return out;
+}
+
 std::string specDigest(const api::SriovNodeStateSpec& spec) {
   json::Document doc(rapidjson::kObjectType);
   spec.encode(api::Writer(doc, doc.GetAllocator()));
@@ -88,11 +96,14 @@ Result<CachedNodeState> CachedNodeState::decode(const json::Value& v) {
   hw.vfs.reserve(status.interfaces.size());
   for (auto& pf : status.interfaces) {
     hw.vfs.push_back(CompactVfs::of(pf.vfs));
-    pf.vfs = {};
+    std::vector<api::VirtualFunction>().swap(pf.vfs);  // its memory too, not only its VFs
     pf.mac.clear();
   }
   hw.pfs = std::move(status.interfaces);
   hw.gpus = std::move(status.gpus);
+  hw.pfs.shrink_to_fit();
+  hw.vfs.shrink_to_fit();
+  hw.gpus.shrink_to_fit();
   out.hardware = Interner<ReportedHardware>::global().intern(std::move(hw));
   out.status.sync_status = std::move(status.sync_status);
   out.status.last_sync_error = std::move(status.last_sync_error);

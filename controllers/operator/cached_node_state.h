@@ -76,6 +76,10 @@ struct CachedNodeState : api::SriovNodeState {
   static Result<CachedNodeState> decode(const json::Value& v);
 };
 
+// The report() of each state (kept alive by `states`).
+std::vector<api::NodeReport> reportsOf(
+    const std::vector<std::shared_ptr<const CachedNodeState>>& states);
+
 // SHA-256 of the spec's encoding: equal digests, equal writes.
 std::string specDigest(const api::SriovNodeStateSpec& spec);
 std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices);

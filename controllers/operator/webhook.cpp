@@ -19,12 +19,9 @@ http::Response Webhook::handleValidate(const http::Request& req) {
   auto policies_list = caches_.node_policies.list();
   auto node_list = caches_.nodes.list();
   auto state_list = caches_.states.list();
-  std::vector<api::NodeReport> reports;
-  reports.reserve(state_list.size());
-  for (const auto& s : state_list) reports.push_back(s->report());
   ValidationContext ctx{namespace_,
                         upstream_namespace_,
-                        {pointers(policies_list), pointers(node_list), std::move(reports)}};
+                        {pointers(policies_list), pointers(node_list), reportsOf(state_list)}};
   std::shared_ptr<const api::SriovOperatorConfig> config;
   if (review->kind == "SriovOperatorConfig") {
     config = caches_.operator_configs.get(namespace_, api::kDefaultOperatorConfigName);

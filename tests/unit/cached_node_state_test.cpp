@@ -118,6 +118,7 @@ TEST_CASE("a cached state keeps what the operator reads and shares the hardware 
   CHECK(a->devices_by_resource == std::map<std::string, int64_t>{{"", 1}});
   CHECK(a->specWithoutDevices() == api::SriovNodeStateSpec{spec.interfaces, {}});
 
+  for (const auto& pf : a->hardware->pfs) CHECK(pf.vfs.capacity() == 0);  // nothing left behind
   auto discovered = a->discovered();
   REQUIRE(discovered.interfaces.size() == 2);
   CHECK(discovered.interfaces[0].mac.empty());
