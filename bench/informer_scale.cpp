@@ -15,6 +15,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "base/yaml.h"
 #include "kube/informer.h"
 #include "support/control_plane.h"
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
 
   auto create_start = Steady::now();
   std::atomic<size_t> failures{0};
-  bench::parallel(n, 4, [&](size_t i) {
+  forEachConcurrently(n, 4, [&](size_t i) {
     std::string yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-";
     yaml.append(std::to_string(i)).append(", namespace: ").append(ns);
     yaml.append(", labels: {app: bench, shard: s").append(std::to_string(i % 16));
@@ -127,7 +128,7 @@ int main(int argc, char** argv) {
   inf.start();
   inf.waitForSync(std::chrono::minutes(5));
   auto watch_start = Steady::now();
-  bench::parallel(n, 4, [&](size_t i) {
+  forEachConcurrently(n, 4, [&](size_t i) {
     (void)client->patch(kube::resources::kConfigMaps, ns, "cm-" + std::to_string(i),
                         kube::PatchType::kMerge, R"({"data":{"index":"patched"}})");
   });

@@ -27,6 +27,7 @@
 #include "agent/agent.h"
 #include "api/names.h"
 #include "api/policies.h"
+#include "base/parallel.h"
 #include "base/yaml.h"
 #include "dra/slices.h"
 #include "host/discovery.h"
@@ -272,7 +273,7 @@ int main(int argc, char** argv) {
   cp->applyYaml(templateYaml("aligned", true) + "---\n" + templateYaml("unaligned", false), ns);
 
   auto setup_start = Steady::now();
-  bench::parallel(n, kWorkers, [&](size_t i) {
+  forEachConcurrently(n, kWorkers, [&](size_t i) {
     cp->createNode(names[i], {{"dra-sriov-cx6", "true"}});
     auto node = admin.get(kube::resources::kNodes, "", names[i]);
     bench::mustBeOk(node.status(), "reading node");

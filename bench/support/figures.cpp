@@ -31,7 +31,8 @@ std::string formatValue(double v, Unit unit) {
     case Unit::kSeconds:
       return v < 1 ? printf1("%.0f ms", v * 1000) : printf1("%.2f s", v);
     case Unit::kBytes:
-      return printf1("%.1f MiB", v / (1024.0 * 1024.0));
+      return v < 1024 * 1024 ? printf1("%.1f KiB", v / 1024.0)
+                             : printf1("%.1f MiB", v / (1024.0 * 1024.0));
     case Unit::kCount:
       break;
   }

@@ -44,7 +44,7 @@ class Report {
   std::vector<std::string> notes_;
 };
 
-// "1.234 s", "105.2 MiB", "1,021" as the table prints them.
+// "1.234 s", "105.2 MiB", "17.3 KiB" (under 1 MiB), "1,021" as the table prints them.
 std::string formatValue(double v, Unit unit);
 
 }  // namespace sriovdra::bench

@@ -1,5 +1,6 @@
 #include "support/floor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "base/parallel.h"
 #include "metrics/registry.h"
 #include "support/metrics_text.h"
 
@@ -23,21 +25,37 @@ void mustBeOk(const Status& st, const std::string& doing) {
   std::exit(2);
 }
 
-void parallel(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(threads));
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t i = next++; i < n; i = next++) fn(i);
-    });
+int fewestWriters(const std::vector<std::pair<int, double>>& times) {
+  double fastest = 0;
+  for (const auto& [writers, t] : times) fastest = fastest == 0 ? t : std::min(fastest, t);
+  int fewest = 0;
+  for (const auto& [writers, t] : times) {
+    if (t <= 1.05 * fastest && (fewest == 0 || writers < fewest)) fewest = writers;
   }
-  for (auto& t : pool) t.join();
+  return fewest;
+}
+
+Round medianRound(std::vector<Round> rounds) {
+  if (rounds.empty()) return {};
+  std::sort(rounds.begin(), rounds.end(), [](const Round& a, const Round& b) {
+    return a.ours * b.floor < b.ours * a.floor;  // a.ours / a.floor < b.ours / b.floor
+  });
+  return rounds[rounds.size() / 2];
+}
+
+std::string roundRatios(const std::vector<Round>& rounds) {
+  std::string out;
+  for (const auto& r : rounds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", r.floor > 0 ? r.ours / r.floor : 0);
+    out.append(out.empty() ? "" : ", ").append(buf);
+  }
+  return out;
 }
 
 double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int concurrency) {
   auto start = std::chrono::steady_clock::now();
-  parallel(writes.size(), concurrency, [&](size_t i) {
+  forEachConcurrently(writes.size(), static_cast<size_t>(concurrency), [&](size_t i) {
     const Apply& w = writes[i];
     auto applied = client.apply(
         *w.resource, w.namespace_, w.doc,
@@ -68,6 +86,26 @@ WriteSpan writesOf(const std::vector<testing::AuditEvent>& events, const std::st
   return span;
 }
 
+const std::vector<testing::AuditEvent>& AuditLog::poll() {
+  auto more = cp_.auditEventsFrom(offset_);
+  events_.insert(events_.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  return events_;
+}
+
+namespace {
+
+// "a 2, b 1" for {a: 2, b: 1}.
+std::string countsText(const std::map<std::string, int>& counts) {
+  std::string out;
+  for (const auto& [what, count] : counts) {
+    out.append(out.empty() ? "" : ", ").append(what).append(" ").append(std::to_string(count));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string writesByResource(const std::vector<testing::AuditEvent>& events,
                              const std::string& user, WallTime since) {
   std::map<std::string, int> counts;
@@ -76,11 +114,18 @@ std::string writesByResource(const std::vector<testing::AuditEvent>& events,
       ++counts[e.resource];
     }
   }
-  std::string out;
-  for (const auto& [resource, count] : counts) {
-    out.append(out.empty() ? "" : ", ").append(resource).append(" ").append(std::to_string(count));
+  return countsText(counts);
+}
+
+std::string readsByResource(const std::vector<testing::AuditEvent>& events, const std::string& user,
+                            WallTime since) {
+  std::map<std::string, int> counts;
+  for (const auto& e : events) {
+    if (e.user == user && !e.isWrite() && e.resource != "leases" && e.completed >= since) {
+      ++counts[e.verb + " " + e.resource];
+    }
   }
-  return out;
+  return counts.empty() ? "none" : countsText(counts);
 }
 
 size_t listJsonBytes(kube::Client& client, const kube::ResourceType& rt, const std::string& ns,

@@ -22,14 +22,27 @@ struct Apply {
   std::string field_manager;
 };
 
+// One round of a figure measured in turns: ours, then the floor, on the same server.
+struct Round {
+  double ours = 0;
+  double floor = 0;
+};
+// The round whose ours/floor is the median (of an even count, the higher of the middle two): on
+// a shared 2-core machine one round in four or five is slowed by the API server's own work (its
+// garbage collector, etcd compaction) on one side only, which a mean of the times passes on.
+Round medianRound(std::vector<Round> rounds);
+// "1.21, 0.99, 1.32" (each round's ours/floor, in order).
+std::string roundRatios(const std::vector<Round>& rounds);
+
+// The fewest writers whose time (writers, seconds) is within 5 % of the fastest: more writers than
+// the server rewards only cost the writer memory and the server queueing.
+int fewestWriters(const std::vector<std::pair<int, double>>& times);
+
 // Issues every apply from `concurrency` threads, which take them in list order, one request at a
 // time each, reading each answer only up to its metadata; returns the seconds from the first
 // request to the last answer. A failed write ends the bench with its message: a floor that
 // includes errors measures nothing.
 double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int concurrency);
-
-// Calls fn(i) for i in [0, n) from `threads` threads.
-void parallel(size_t n, int threads, const std::function<void(size_t)>& fn);
 
 // The writes of `user` (of `resource` when not empty, Lease renewals never) that the API server
 // received at or after `since`: how many, and when the first arrived and the last was answered.
@@ -43,9 +56,28 @@ struct WriteSpan {
 WriteSpan writesOf(const std::vector<testing::AuditEvent>& events, const std::string& user,
                    const std::string& resource, WallTime since);
 
+// The API server's audit log as it grows: poll() reads only what was appended since the last
+// poll (ControlPlane::auditEventsFrom), so a bench can wait on it without reading the whole log
+// again, keeping its own cost off the machine that both sides of a figure share.
+class AuditLog {
+ public:
+  explicit AuditLog(const testing::ControlPlane& cp) : cp_(cp) {}
+  // Every request recorded so far.
+  const std::vector<testing::AuditEvent>& poll();
+
+ private:
+  const testing::ControlPlane& cp_;
+  size_t offset_ = 0;
+  std::vector<testing::AuditEvent> events_;
+};
+
 // The same writes counted by resource (Lease renewals aside): "sriovnodestates 1000, events 16".
 std::string writesByResource(const std::vector<testing::AuditEvent>& events,
                              const std::string& user, WallTime since);
+// The reads of `user` that ended at or after `since` (watches: those that ended), counted by
+// verb and resource: "list sriovnodestates 2, watch resourceslices 1"; "none" when there were none.
+std::string readsByResource(const std::vector<testing::AuditEvent>& events, const std::string& user,
+                            WallTime since);
 
 // The compact JSON size of every object a list returns (all pages), as the API server sends it.
 size_t listJsonBytes(kube::Client& client, const kube::ResourceType& rt, const std::string& ns,

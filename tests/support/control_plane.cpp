@@ -557,15 +557,20 @@ std::string ControlPlane::grantAgentRbac(const std::string& ns) {
 }
 
 std::vector<AuditEvent> ControlPlane::auditEvents() const {
+  size_t offset = 0;
+  return auditEventsFrom(offset);
+}
+
+std::vector<AuditEvent> ControlPlane::auditEventsFrom(size_t& offset) const {
   std::vector<AuditEvent> out;
-  auto text = readFile(dir_ + "/audit.log", 1u << 30);
-  if (!text.ok()) return out;
-  size_t start = 0;
-  while (start < text->size()) {
-    size_t end = text->find('\n', start);
-    if (end == std::string::npos) end = text->size();
-    auto doc = json::parse(std::string_view(*text).substr(start, end - start));
-    start = end + 1;
+  std::ifstream in(dir_ + "/audit.log", std::ios::binary);
+  if (!in) return out;
+  in.seekg(static_cast<std::streamoff>(offset));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (in.eof()) break;  // a line the API server is still writing: read it next time
+    offset += line.size() + 1;
+    auto doc = json::parse(line);
     if (!doc.ok() || json::stringOr(*doc, "stage") != "ResponseComplete") continue;
     AuditEvent e;
     if (const json::Value* u = json::objectMember(*doc, "user"))

@@ -154,6 +154,9 @@ class ControlPlane {
                 const std::string& ns);
   // Requests recorded so far (audit_log must be on).
   std::vector<AuditEvent> auditEvents() const;
+  // Those recorded after `offset` bytes of the log, which is moved past them: a poll of what is
+  // new that does not read the whole log again.
+  std::vector<AuditEvent> auditEventsFrom(size_t& offset) const;
 
  private:
   explicit ControlPlane(ControlPlaneOptions options);

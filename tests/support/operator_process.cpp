@@ -108,14 +108,23 @@ std::string OperatorProcess::metrics() const {
   return resp.ok() && resp->status == 200 ? resp->body : "";
 }
 
-long OperatorProcess::residentKiB() const {
-  std::ifstream status("/proc/" + std::to_string(pid()) + "/status");
+namespace {
+
+// A "Vm...:" line of /proc/<pid>/status in KiB, -1 when it cannot be read.
+long statusKiB(pid_t pid, const std::string& field) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(field.size()));
   }
   return -1;
 }
+
+}  // namespace
+
+long OperatorProcess::residentKiB() const { return statusKiB(pid(), "VmRSS:"); }
+
+long OperatorProcess::peakResidentKiB() const { return statusKiB(pid(), "VmHWM:"); }
 
 bool OperatorProcess::healthy() const { return probeStatus("/healthz") == 200; }
 

@@ -73,6 +73,8 @@ class OperatorProcess {
   pid_t pid() const { return process_.pid(); }
   // Resident memory (VmRSS) in KiB, -1 when it cannot be read.
   long residentKiB() const;
+  // The most it has been resident so far (VmHWM) in KiB, -1 when it cannot be read.
+  long peakResidentKiB() const;
 
  private:
   OperatorProcess() = default;
