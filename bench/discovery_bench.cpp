@@ -8,6 +8,7 @@
 // Usage: discovery_bench [runs=20]
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -92,10 +93,11 @@ class RecordingSysfs : public host::Sysfs {
 };
 
 // The recorded calls as bare system calls: open+read+close, readlink, realpath,
-// open+getdents64+close (one batch: these directories are small), stat.
+// open+getdents64+close, stat.
 void replay(const std::vector<std::pair<Call, std::string>>& calls) {
   char buf[PATH_MAX];
   alignas(dirent64) char dents[32768];
+  constexpr size_t kLargestEntry = offsetof(dirent64, d_name) + NAME_MAX + 1 + alignof(dirent64);
   for (const auto& [call, path] : calls) {
     switch (call) {
       case Call::kRead: {
@@ -115,7 +117,12 @@ void replay(const std::vector<std::pair<Call, std::string>>& calls) {
       case Call::kList: {
         int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) {
-          (void)!::getdents64(fd, dents, sizeof dents);
+          // The whole directory (sys/bus/pci/devices holds every VF): batches until one has room
+          // for another entry.
+          ssize_t n = 0;
+          do {
+            n = ::getdents64(fd, dents, sizeof dents);
+          } while (n > 0 && static_cast<size_t>(n) + kLargestEntry > sizeof dents);
           ::close(fd);
         }
         break;
