@@ -136,7 +136,7 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
                            },
                        .on_update =
                            [own, kick](const auto& o, const auto& n) {
-                             if (!(o->spec == n->spec) && !own(n)) kick();
+                             if (o->summary != n->summary && !own(n)) kick();
                            },
                        .on_delete = [kick](const auto&, bool) { kick(); }});
 }
@@ -462,8 +462,8 @@ Status Agent::publish(const std::vector<api::Device>& devices,
                       const std::vector<api::InterfaceExt>& pfs, int64_t* advertised,
                       std::vector<std::string>* refused) {
   auto set = timed("slices_build", [&] {
-    std::vector<dra::PublishedSlice> previous;
-    for (const auto& s : slices_.list()) previous.push_back({s->metadata.name, s->spec});
+    std::vector<dra::SliceSummary> previous;
+    for (const auto& s : slices_.list()) previous.push_back(s->summary);
     return dra::buildSlices(options_.node_name, devices, pfs, previous);
   });
   PhaseTimer timer("slices_write");
@@ -475,7 +475,7 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     *advertised += static_cast<int64_t>(slice.spec.devices.size());
     wanted.insert(slice.name);
     auto current = slices_.get("", slice.name);
-    if (!current || current->spec != slice.spec) changed.push_back(&slice);
+    if (!current || current->summary.digest != slice.digest) changed.push_back(&slice);
   }
   // The changed slices go out kSliceWriters at a time, so the scheduler also sees the pool's new
   // generation complete sooner.

@@ -121,7 +121,7 @@ class Agent {
   std::string node_uid_;
 
   kube::Informer<api::SriovNodeState>& state_;  // local_'s caches
-  kube::Informer<api::ResourceSlice>& slices_;
+  kube::Informer<node::CachedSlice>& slices_;
   kube::Controller controller_;
   mutable std::mutex mu_;
   bool ready_ = false;            // guarded by mu_

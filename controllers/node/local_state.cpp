@@ -52,12 +52,36 @@ bool LocalState::waitForSync(std::chrono::milliseconds timeout, const std::stop_
   return kube::waitUntil([this] { return synced(); }, timeout, stop);
 }
 
+Result<CachedSlice> CachedSlice::decode(const json::Value& v) {
+  auto slice = api::ResourceSlice::decode(v);
+  if (!slice.ok()) return slice.status();
+  auto summary = dra::SliceSummary::of(slice->metadata.name, slice->spec);
+  return CachedSlice{std::move(slice->metadata), std::move(summary)};
+}
+
+namespace {
+
+// The device as the agent publishes it from the state (dra::buildSlices of one device).
+std::optional<api::SliceDevice> buildOne(const std::string& node, const api::Device& device,
+                                         const api::SriovNodeState& state) {
+  auto built = dra::buildSlices(node, {device}, state.status.interfaces, {});
+  if (built.slices.empty() || built.slices[0].spec.devices.empty()) return std::nullopt;
+  return std::move(built.slices[0].spec.devices[0]);
+}
+
+}  // namespace
+
 std::optional<api::SliceDevice> LocalState::advertised(const std::string& device) const {
+  bool published = false;
   for (const auto& s : slices_.list()) {
-    if (s->spec.pool.name != options_.node_name) continue;
-    for (const auto& d : s->spec.devices) {
-      if (d.name == device) return d;
-    }
+    if (s->summary.pool != options_.node_name) continue;
+    const auto& names = s->summary.devices;
+    published = published || std::find(names.begin(), names.end(), device) != names.end();
+  }
+  auto state = states_.get(options_.namespace_, options_.node_name);
+  if (!published || !state) return std::nullopt;
+  for (const auto& d : state->spec.devices) {
+    if (d.name == device) return buildOne(options_.node_name, d, *state);
   }
   return std::nullopt;
 }
@@ -66,10 +90,7 @@ std::optional<api::SliceDevice> LocalState::discovered(const std::string& device
   std::string pci = dra::pciAddressOfDevice(device);
   auto state = states_.get(options_.namespace_, options_.node_name);
   if (pci.empty() || !state) return std::nullopt;
-  auto built = dra::buildSlices(options_.node_name, {{.name = device, .pci_address = pci}},
-                                state->status.interfaces, {});
-  if (built.slices.empty() || built.slices[0].spec.devices.empty()) return std::nullopt;
-  return built.slices[0].spec.devices[0];
+  return buildOne(options_.node_name, {.name = device, .pci_address = pci}, *state);
 }
 
 std::vector<std::string> LocalState::driversOf(const std::string& device) const {

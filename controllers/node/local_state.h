@@ -31,6 +31,7 @@
 #include "api/resource.h"
 #include "dra/attach.h"
 #include "dra/checkpoint.h"
+#include "dra/slices.h"
 #include "host/prepared.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -41,6 +42,14 @@ class Gauge;
 }  // namespace prometheus
 
 namespace sriovdra::node {
+
+// One of this node's ResourceSlices as the node keeps it: its metadata and dra::SliceSummary (not
+// its devices' attributes, which the node's SriovNodeState gives).
+struct CachedSlice {
+  kube::ObjectMeta metadata;
+  dra::SliceSummary summary;
+  static Result<CachedSlice> decode(const json::Value& v);
+};
 
 struct LocalStateOptions {
   std::string driver_name;
@@ -66,8 +75,10 @@ class LocalState : public host::PreparedSource {
   // Waits until synced, the timeout passes or stop is requested; returns synced().
   bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) const;
   kube::Informer<api::SriovNodeState>& nodeStates() { return states_; }
-  kube::Informer<api::ResourceSlice>& slices() { return slices_; }
-  // The device as published in this node's ResourceSlices, if it is.
+  kube::Informer<CachedSlice>& slices() { return slices_; }
+  // The device as this node publishes it, if one of its ResourceSlices lists it: with the
+  // attributes its SriovNodeState gives it, from which the agent built that slice
+  // (dra::buildSlices of the spec's device over the status's PFs).
   std::optional<api::SliceDevice> advertised(const std::string& device) const;
   // A VF of this node as its SriovNodeState's status says it was discovered, with the built-in
   // attributes only (what an allocated VF that is no longer advertised is prepared with).
@@ -111,7 +122,7 @@ class LocalState : public host::PreparedSource {
   std::shared_ptr<kube::Client> client_;
   const LocalStateOptions options_;
   kube::Informer<api::SriovNodeState> states_;
-  kube::Informer<api::ResourceSlice> slices_;
+  kube::Informer<CachedSlice> slices_;
   AttachRecords records_;
   std::mutex host_mu_;
   mutable std::mutex mu_;

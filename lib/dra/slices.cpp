@@ -4,6 +4,8 @@
 #include <set>
 
 #include "api/names.h"
+#include "base/digest.h"
+#include "base/json.h"
 #include "base/strings.h"
 
 namespace sriovdra::dra {
@@ -43,12 +45,39 @@ std::string sliceName(const std::string& node, size_t index) {
   return node + "-sriovnetwork-" + std::to_string(index);
 }
 
+std::string sliceDigest(const api::ResourceSliceSpec& spec) {
+  json::Document doc(rapidjson::kObjectType);
+  spec.encode(api::Writer(doc, doc.GetAllocator()));
+  return sha256Hex(json::dump(doc));
+}
+
+SliceSummary SliceSummary::of(const std::string& name, const api::ResourceSliceSpec& spec) {
+  SliceSummary out{name, spec.pool.name, spec.pool.generation, {}, sliceDigest(spec)};
+  out.devices.reserve(spec.devices.size());
+  for (const auto& d : spec.devices) out.devices.push_back(d.name);
+  return out;
+}
+
+SliceSummary SliceSummary::of(const PublishedSlice& slice) {
+  SliceSummary out{slice.name, slice.spec.pool.name, slice.spec.pool.generation, {}, slice.digest};
+  out.devices.reserve(slice.spec.devices.size());
+  for (const auto& d : slice.spec.devices) out.devices.push_back(d.name);
+  return out;
+}
+
+std::vector<SliceSummary> summaries(const std::vector<PublishedSlice>& slices) {
+  std::vector<SliceSummary> out;
+  out.reserve(slices.size());
+  for (const auto& s : slices) out.push_back(SliceSummary::of(s));
+  return out;
+}
+
 // Long on purpose: the three steps of a publication in order (the devices that exist, their
 // split into slices of at most 128, which slices differ from what is published), sharing the
 // maps built in the first.
 SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
                      const std::vector<api::InterfaceExt>& discovered,
-                     const std::vector<PublishedSlice>& previous) {
+                     const std::vector<SliceSummary>& previous) {
   SliceSet out;
   std::map<std::string, std::pair<const api::InterfaceExt*, const api::VirtualFunction*>> vfs;
   for (const auto& pf : discovered) {
@@ -77,12 +106,12 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
   size_t needed = std::max<size_t>(
       1, (present.size() + api::kMaxDevicesPerSlice - 1) / api::kMaxDevicesPerSlice);
   std::map<std::string, size_t> was;  // device -> previous slice index
-  std::map<size_t, const PublishedSlice*> prev_by_index;
+  std::map<size_t, const SliceSummary*> prev_by_index;
   for (const auto& p : previous) {
     for (size_t i = 0; i < needed + previous.size(); ++i) {
       if (p.name != sliceName(node, i)) continue;
       prev_by_index[i] = &p;
-      for (const auto& d : p.spec.devices) was[d.name] = i;
+      for (const auto& d : p.devices) was[d] = i;
     }
   }
   std::vector<std::vector<std::string>> members(needed);
@@ -106,7 +135,7 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
   }
 
   int64_t generation = 0;
-  for (const auto& p : previous) generation = std::max(generation, p.spec.pool.generation);
+  for (const auto& p : previous) generation = std::max(generation, p.generation);
   for (size_t i = 0; i < needed; ++i) {
     api::ResourceSliceSpec spec;
     spec.driver = std::string(api::kDriverName);
@@ -117,7 +146,8 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     for (const auto& name : members[i]) spec.devices.push_back(std::move(present.at(name)));
     out.slices.push_back({sliceName(node, i), std::move(spec)});
   }
-  // Which slices differ from what is published (ignoring the generation)?
+  // Which slices differ from what is published (ignoring the generation)? Each is compared as
+  // if of its old generation; that digest is its final one when the generation stays.
   size_t changed = previous.size() > needed ? previous.size() - needed : 0;
   for (size_t i = 0; i < needed; ++i) {
     auto it = prev_by_index.find(i);
@@ -125,13 +155,19 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
       ++changed;
       continue;
     }
-    api::ResourceSliceSpec& now = out.slices[i].spec;  // compared as if of the old generation
-    now.pool.generation = it->second->spec.pool.generation;
-    if (!(it->second->spec == now)) ++changed;
-    now.pool.generation = generation;
+    PublishedSlice& now = out.slices[i];
+    now.spec.pool.generation = it->second->generation;
+    std::string digest = sliceDigest(now.spec);
+    if (digest != it->second->digest) ++changed;
+    now.spec.pool.generation = generation;
+    if (it->second->generation == generation) now.digest = std::move(digest);
   }
-  if (changed > 1) {
-    for (auto& s : out.slices) s.spec.pool.generation = generation + 1;
+  for (auto& s : out.slices) {
+    if (changed > 1) {
+      s.spec.pool.generation = generation + 1;
+      s.digest.clear();
+    }
+    if (s.digest.empty()) s.digest = sliceDigest(s.spec);
   }
   return out;
 }

@@ -29,7 +29,27 @@ api::Attributes discoveryAttributes(const api::InterfaceExt& pf, const api::Virt
 struct PublishedSlice {
   std::string name;
   api::ResourceSliceSpec spec;
+  std::string digest;  // sliceDigest(spec), set by buildSlices
 };
+
+// SHA-256 of the spec's JSON encoding (generation included): equal digests, equal specs.
+std::string sliceDigest(const api::ResourceSliceSpec& spec);
+
+// What a node keeps of a slice it published: its name and pool, the names of its devices and the
+// digest of its spec. That is all the next build needs (which slice each device is in, which
+// slices it changes), without the devices' attributes: about 2 KiB per device decoded, 8 MiB for
+// 4,096 VFs.
+struct SliceSummary {
+  std::string name;
+  std::string pool;  // spec.pool.name
+  int64_t generation = 0;
+  std::vector<std::string> devices;  // their names, in the slice's order
+  std::string digest;                // sliceDigest(spec)
+  static SliceSummary of(const std::string& name, const api::ResourceSliceSpec& spec);
+  static SliceSummary of(const PublishedSlice& slice);  // with the digest buildSlices computed
+  bool operator==(const SliceSummary&) const = default;
+};
+std::vector<SliceSummary> summaries(const std::vector<PublishedSlice>& slices);
 
 struct SliceSet {
   std::vector<PublishedSlice> slices;  // index i is named sliceName(node, i)
@@ -42,6 +62,6 @@ std::string sliceName(const std::string& node, size_t index);
 // `previous`: the node's slices as published now (any order; may be empty).
 SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
                      const std::vector<api::InterfaceExt>& discovered,
-                     const std::vector<PublishedSlice>& previous);
+                     const std::vector<SliceSummary>& previous);
 
 }  // namespace sriovdra::dra

@@ -68,21 +68,53 @@ TEST_CASE("300 devices become 3 slices of one complete pool", "[dra][slices][uni
   SECTION("one device's attributes change one slice and keep the generation") {
     auto changed = devices;
     changed[200].attributes["example.com/tier"] = api::AttributeValue::ofString("gold");
-    auto next = dra::buildSlices("n1", changed, status.interfaces, first.slices);
+    auto next = dra::buildSlices("n1", changed, status.interfaces, dra::summaries(first.slices));
     int differing = 0;
     for (size_t i = 0; i < 3; ++i) differing += !(next.slices[i].spec == first.slices[i].spec);
     CHECK(differing == 1);
     CHECK(next.slices[1].spec.pool.generation == first.slices[1].spec.pool.generation);
+    // The digests tell the same: the node compares them, not the specs it no longer keeps.
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(next.slices[i].digest == dra::sliceDigest(next.slices[i].spec));
+      CHECK((next.slices[i].digest == first.slices[i].digest) ==
+            (next.slices[i].spec == first.slices[i].spec));
+    }
   }
   SECTION("removing devices keeps the others where they were, and bumps the generation") {
     auto fewer = devices;
     fewer.erase(fewer.begin(), fewer.begin() + 100);  // 200 left: 2 slices needed
-    auto next = dra::buildSlices("n1", fewer, status.interfaces, first.slices);
+    auto next = dra::buildSlices("n1", fewer, status.interfaces, dra::summaries(first.slices));
     REQUIRE(next.slices.size() == 2);
     CHECK(next.slices[1].spec.devices == first.slices[1].spec.devices);
     CHECK(next.slices[0].spec.pool.generation == first.slices[0].spec.pool.generation + 1);
     CHECK(next.slices[0].spec.pool.resource_slice_count == 2);
+    // A new generation is a new digest, whatever the devices.
+    CHECK(next.slices[1].digest != first.slices[1].digest);
+    CHECK(next.slices[1].digest == dra::sliceDigest(next.slices[1].spec));
   }
+}
+
+TEST_CASE("a slice summary keeps the names, the pool and the digest of its slice",
+          "[dra][slices][unit]") {
+  auto status = testing::fixture::ethernetStatus(1, 3);
+  auto set = dra::buildSlices("n1", devicesOf(status.interfaces, "e810"), status.interfaces, {});
+  REQUIRE(set.slices.size() == 1);
+  const auto& slice = set.slices[0];
+  auto summary = dra::SliceSummary::of(slice.name, slice.spec);
+  CHECK(summary == dra::SliceSummary::of(slice));
+  CHECK(summary.name == "n1-sriovnetwork-0");
+  CHECK(summary.pool == "n1");
+  CHECK(summary.generation == slice.spec.pool.generation);
+  REQUIRE(summary.devices.size() == 3);
+  CHECK(summary.devices[0] == slice.spec.devices[0].name);
+  CHECK(summary.digest == slice.digest);
+
+  auto retiered = slice.spec;
+  retiered.devices[0].attributes["example.com/tier"] = api::AttributeValue::ofString("gold");
+  CHECK(dra::sliceDigest(retiered) != summary.digest);
+  auto newer = slice.spec;
+  ++newer.pool.generation;
+  CHECK(dra::sliceDigest(newer) != summary.digest);
 }
 
 TEST_CASE("spec devices that do not exist are reported, not published", "[dra][slices][unit]") {
