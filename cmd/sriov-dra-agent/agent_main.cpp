@@ -7,6 +7,7 @@
 #include "api/names.h"
 #include "attach/flags.h"
 #include "base/log.h"
+#include "base/process.h"
 #include "base/signals.h"
 #include "dra/vf_config.h"
 
@@ -62,6 +63,7 @@ void addKubeletFlags(CLI::App& app, process::AgentProcessOptions& o) {
 }  // namespace
 
 int agentMain(int argc, char** argv, process::KernelFactory kernel) {
+  useOneHeapArena();  // before any thread: its threads mostly wait on the API server
   ShutdownSignals signals;
   CLI::App app{"sriov-dra-agent: SR-IOV VFs on this node as DRA devices"};
   process::AgentProcessOptions o;
