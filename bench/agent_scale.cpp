@@ -250,18 +250,11 @@ int main(int argc, char** argv) {
   timeOne(admin, specWrite(env, floor_node, docs.spec_gold));
   timeOne(*floor_client, statusWrite(env, floor_node.metadata.name, docs.discovered));
   bench::timeApplies(*floor_client, sliceWrites(floor_node, floor_gold), 4);
-  std::string sweep;
-  std::vector<std::pair<int, double>> times;
-  std::string sweep_tier = "silver";
-  for (int c : {1, 2, 4, 8}) {
-    double t =
-        bench::timeApplies(*floor_client, sliceWrites(floor_node, floor_slices[sweep_tier]), c);
-    sweep += (sweep.empty() ? "" : ", ") + std::to_string(c) + " writers " +
-             bench::formatValue(t, bench::Unit::kSeconds);
-    times.emplace_back(c, t);
-    sweep_tier = sweep_tier == "gold" ? "silver" : "gold";
-  }
-  int writers = bench::fewestWriters(times);
+  auto sweep = bench::sweepWriters({1, 2, 4, 8}, [&](int c, size_t round) {
+    const char* tier = round % 2 == 0 ? "silver" : "gold";
+    return bench::timeApplies(*floor_client, sliceWrites(floor_node, floor_slices[tier]), c);
+  });
+  int writers = sweep.writers;
   bench::timeApplies(*floor_client, sliceWrites(floor_node, floor_gold), writers);
 
   // Ours: the agent on node-a, the bench writing its spec as the operator would: first empty (a
@@ -391,24 +384,25 @@ int main(int argc, char** argv) {
   report.note("agent memory: " + bench::formatValue(rss, bench::Unit::kBytes) + " resident, " +
               bench::formatValue(base_bytes, bench::Unit::kBytes) +
               " of it before any VF (after its first pass over the node's 16 PFs)");
-  report.note("floor slice writers (one republish each): " + sweep + "; the floor uses " +
+  report.note("floor slice writers (one republish each): " + sweep.text + "; the floor uses " +
               std::to_string(writers) + ", the agent " + std::to_string(agent::kSliceWriters));
   report.note("initial pass: " + secs(initial.total) +
               " from the spec written to the agent's last write; the simulated kernel takes " +
               secs(docs.kernel_seconds) + " offline for the same VFs; agent writes: " +
               std::to_string(initial.pass.status.count) + " status, " +
               std::to_string(initial.pass.slices.count) + " ResourceSlice");
-  report.note("  where the time goes: " + initial.where);
-  report.note("  ours " + initial.ours_cpu.describe("agent"));
-  report.note("  floor " + initial.floor_cpu.describe("agent"));
+  auto noteWhere = [&](const Step& step) {
+    report.note("  where the time goes: " + step.where);
+    report.note("  ours " + step.ours_cpu.describe("agent"));
+    report.note("  floor " + step.floor_cpu.describe("agent"));
+  };
+  noteWhere(initial);
   for (const auto& r : republish) {
     report.note(r.what + ": the slices " + secs(r.ours) + " from the spec written, floor " +
                 secs(r.floor) + "; the pass " + secs(r.total) + " to the agent's last write (" +
                 std::to_string(r.pass.status.count) + " status, " +
                 std::to_string(r.pass.slices.count) + " ResourceSlice writes)");
-    report.note("  where the time goes: " + r.where);
-    report.note("  ours " + r.ours_cpu.describe("agent"));
-    report.note("  floor " + r.floor_cpu.describe("agent"));
+    noteWhere(r);
   }
   report.note("republish, ours / floor by round: " + bench::roundRatios(republish_rounds));
   report.note("floor with watches like the agent's open: " + secs(watched.floor) + ", " +

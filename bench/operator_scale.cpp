@@ -383,17 +383,10 @@ int main(int argc, char** argv) {
 
   // The floor's writers: as many as the server rewards, the fewest within 5 % of the fastest
   // policy change (gold, silver, gold, ...) at each concurrency.
-  std::string sweep;
-  std::vector<std::pair<int, double>> times;
-  std::string sweep_tier = "gold";
-  for (int c : {4, 8, 16, 32}) {
-    double t = bench::timeApplies(floor, writesOfTier(floor_ns, sweep_tier), c);
-    sweep += (sweep.empty() ? "" : ", ") + std::to_string(c) + " writers " +
-             bench::formatValue(t, bench::Unit::kSeconds);
-    times.emplace_back(c, t);
-    sweep_tier = sweep_tier == "gold" ? "silver" : "gold";
-  }
-  int writers = bench::fewestWriters(times);
+  auto sweep = bench::sweepWriters({4, 8, 16, 32}, [&](int c, size_t round) {
+    return bench::timeApplies(floor, writesOfTier(floor_ns, round % 2 == 0 ? "gold" : "silver"), c);
+  });
+  int writers = sweep.writers;
   bench::timeApplies(floor, writesOfTier(floor_ns, ""), writers);
 
   // The operator with as many workers as the floor's writers.
@@ -544,8 +537,8 @@ int main(int argc, char** argv) {
       "setup (nodes, states in both namespaces, statuses, slices, claims, three rounds of "
       "history): " +
       bench::formatValue(setup_seconds, bench::Unit::kSeconds));
-  report.note("floor writers (one change each): " + sweep + "; the floor and the operator use " +
-              std::to_string(writers));
+  report.note("floor writers (one change each): " + sweep.text +
+              "; the floor and the operator use " + std::to_string(writers));
   auto secs = [](double s) { return bench::formatValue(s, bench::Unit::kSeconds); };
   for (const auto& step : steps) {
     report.note(step.what + ": ours " + secs(step.ours) + " (first SriovNodeState write " +

@@ -15,6 +15,7 @@
 
 #include "base/parallel.h"
 #include "metrics/registry.h"
+#include "support/figures.h"
 #include "support/metrics_text.h"
 
 namespace sriovdra::bench {
@@ -25,14 +26,22 @@ void mustBeOk(const Status& st, const std::string& doing) {
   std::exit(2);
 }
 
-int fewestWriters(const std::vector<std::pair<int, double>>& times) {
-  double fastest = 0;
-  for (const auto& [writers, t] : times) fastest = fastest == 0 ? t : std::min(fastest, t);
-  int fewest = 0;
-  for (const auto& [writers, t] : times) {
-    if (t <= 1.05 * fastest && (fewest == 0 || writers < fewest)) fewest = writers;
+WriterSweep sweepWriters(const std::vector<int>& counts,
+                         const std::function<double(int writers, size_t round)>& round) {
+  WriterSweep out;
+  std::vector<double> times;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    times.push_back(round(counts[i], i));
+    out.text += (out.text.empty() ? "" : ", ") + std::to_string(counts[i]) + " writers " +
+                formatValue(times.back(), Unit::kSeconds);
   }
-  return fewest;
+  double fastest = times.empty() ? 0 : *std::min_element(times.begin(), times.end());
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (times[i] <= 1.05 * fastest && (out.writers == 0 || counts[i] < out.writers)) {
+      out.writers = counts[i];
+    }
+  }
+  return out;
 }
 
 Round medianRound(std::vector<Round> rounds) {

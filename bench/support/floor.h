@@ -34,9 +34,16 @@ Round medianRound(std::vector<Round> rounds);
 // "1.21, 0.99, 1.32" (each round's ours/floor, in order).
 std::string roundRatios(const std::vector<Round>& rounds);
 
-// The fewest writers whose time (writers, seconds) is within 5 % of the fastest: more writers than
-// the server rewards only cost the writer memory and the server queueing.
-int fewestWriters(const std::vector<std::pair<int, double>>& times);
+// How many writers the server rewards: `round(writers, i)` times round i with counts[i] writers;
+// the answer is the fewest whose time is within 5 % of the fastest (more only cost the writer
+// memory and the server queueing), with the times as the report prints them ("1 writers 1.52 s,
+// 2 writers 1.32 s").
+struct WriterSweep {
+  int writers = 0;
+  std::string text;
+};
+WriterSweep sweepWriters(const std::vector<int>& counts,
+                         const std::function<double(int writers, size_t round)>& round);
 
 // Issues every apply from `concurrency` threads, which take them in list order, one request at a
 // time each, reading each answer only up to its metadata; returns the seconds from the first
