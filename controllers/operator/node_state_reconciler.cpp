@@ -152,9 +152,12 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   }
   bool disruptive = why.has_value();
   bool written_meanwhile = false;
+  discovered = {};  // not needed while the API server takes the write
+  const size_t devices = result.spec.devices.size();
+  const size_t interfaces = result.spec.interfaces.size();
   if (!disruptive) {
-    auto written = apply(*node, result.spec, false);
-    if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
+    auto written = apply(*node, std::move(result.spec), false);
+    if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     written_meanwhile = written->written_meanwhile;
   } else {
     std::lock_guard lock(rollout_mu_);
@@ -167,8 +170,8 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
                          " node(s) of its pool are being reconfigured and " + slot->limit_text);
       return ReconcileResult::after(options_.rollout_retry);
     }
-    auto written = apply(*node, result.spec, true);
-    if (!written.ok()) return tooLargeOr(name, state.get(), result.spec, written.status());
+    auto written = apply(*node, std::move(result.spec), true);
+    if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     disruptive_written_[name] = written->generation;
     written_meanwhile = written->written_meanwhile;
   }
@@ -187,16 +190,15 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     events_.normal(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
                    "Reconfiguring", *why);
   }
-  SDRA_VLOG(1) << "node " << name << ": wrote spec with " << result.spec.interfaces.size()
-               << " interface(s) and " << result.spec.devices.size() << " device(s)";
+  SDRA_VLOG(1) << "node " << name << ": wrote spec with " << interfaces << " interface(s) and "
+               << devices << " device(s)";
   // Someone else wrote the spec during the apply, and the cache already holds both writes.
   return ReconcileResult{.requeue = written_meanwhile};
 }
 
 Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
                                                         const CachedNodeState* state,
-                                                        const api::SriovNodeStateSpec& spec,
-                                                        Status error) {
+                                                        size_t devices, Status error) {
   if (error.code() != Code::kTooLarge) return error;
   // Retrying at once cannot help: only a policy change (which requeues the node) or a larger
   // etcd limit can. Say so on the object that does not fit.
@@ -206,7 +208,7 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
   meta.name = node;
   events_.warning(
       kube::ObjectReference::of(api::resources::kSriovNodeStates, meta), "SriovNodeStateTooLarge",
-      "the spec for " + std::to_string(spec.devices.size()) +
+      "the spec for " + std::to_string(devices) +
           " VF(s) makes this object larger than the API server stores (" + error.message() +
           "); lower numVfs of the policies that select the node, or raise etcd's "
           "--max-request-bytes");
@@ -215,12 +217,15 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
 }
 
 Result<NodeStateReconciler::Applied> NodeStateReconciler::apply(const api::Node& node,
-                                                                const api::SriovNodeStateSpec& spec,
+                                                                api::SriovNodeStateSpec spec,
                                                                 bool disruptive) {
+  std::string body =
+      json::dump(nodeStateApplyDocument(options_.namespace_, node, spec, disruptive));
+  spec = {};  // its devices go now, not after the API server's answer
   written_.start(node.metadata.name);
   auto applied =
-      client_.apply(api::resources::kSriovNodeStates, options_.namespace_,
-                    nodeStateApplyDocument(options_.namespace_, node, spec, disruptive),
+      client_.patch(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name,
+                    kube::PatchType::kApply, body,
                     {.field_manager = kFieldManager, .force = true, .metadata_only = true});
   auto meta = applied.ok() ? kube::ObjectMeta::decode(*applied) : kube::ObjectMeta{};
   bool meanwhile = written_.finish(node.metadata.name, meta.resource_version);
