@@ -352,6 +352,7 @@ int main(int argc, char** argv) {
   }
 
   std::vector<bench::Round> republish_rounds;
+  republish_rounds.reserve(republish.size());
   for (const auto& r : republish) republish_rounds.push_back({r.ours, r.floor});
   bench::Round median = bench::medianRound(republish_rounds);
 

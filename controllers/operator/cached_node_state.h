@@ -36,7 +36,7 @@ class CompactVfs {
   std::vector<api::VirtualFunction> expand() const;
   size_t size() const;
   size_t runs() const { return runs_.size(); }
-  auto operator<=>(const CompactVfs&) const = default;
+  auto operator<=>(const CompactVfs&) const = default;  // NOLINT(modernize-use-nullptr)
 
  private:
   struct Run {
@@ -44,7 +44,7 @@ class CompactVfs {
     host::PciRun addresses;              // empty when `literal` is set
     std::optional<std::string> literal;  // one VF whose address is not canonical, as it came
     std::string device_id;
-    auto operator<=>(const Run&) const = default;
+    auto operator<=>(const Run&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   std::vector<Run> runs_;
 };
@@ -54,7 +54,7 @@ struct ReportedHardware {
   std::vector<api::InterfaceExt> pfs;  // without `mac` and `vfs`
   std::vector<CompactVfs> vfs;         // of pfs[i]
   std::vector<api::Gpu> gpus;
-  auto operator<=>(const ReportedHardware&) const = default;
+  auto operator<=>(const ReportedHardware&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 struct CachedNodeState : api::SriovNodeState {

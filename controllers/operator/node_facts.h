@@ -23,7 +23,7 @@ struct NodeFacts {
   std::map<std::string, int64_t> desired;     // by resourceName
   std::map<std::string, int64_t> advertised;  // by resourceName
   bool operator==(const NodeFacts&) const = default;
-  auto operator<=>(const NodeFacts&) const = default;
+  auto operator<=>(const NodeFacts&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 // The key of a policy in the policy-status reconciler's queue: "<kind>/<name>".

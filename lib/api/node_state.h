@@ -26,7 +26,7 @@ struct VfGroup {
   std::string vdpa_type;
   bool need_vhost_net = false;  // its VFs get /dev/vhost-net and /dev/net/tun when prepared
   bool operator==(const VfGroup&) const = default;
-  auto operator<=>(const VfGroup&) const = default;
+  auto operator<=>(const VfGroup&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 struct Interface {
@@ -39,7 +39,7 @@ struct Interface {
   bool externally_managed = false;
   std::vector<VfGroup> vf_groups;
   bool operator==(const Interface&) const = default;
-  auto operator<=>(const Interface&) const = default;
+  auto operator<=>(const Interface&) const = default;  // NOLINT(modernize-use-nullptr)
   // The VF group whose range holds VF `vf_id` (ranges on one PF are disjoint), or nullptr when
   // none does or the VF is past numVfs.
   const VfGroup* groupOf(int64_t vf_id) const;
@@ -84,7 +84,7 @@ struct VirtualFunction {
   std::string iommu_group;  // ours
   std::string guid;         // an InfiniBand VF's port GUID, as its PF's driver reports it
   bool operator==(const VirtualFunction&) const = default;
-  auto operator<=>(const VirtualFunction&) const = default;
+  auto operator<=>(const VirtualFunction&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 struct InterfaceExt {
@@ -112,7 +112,7 @@ struct InterfaceExt {
   std::string rdma_device;
   std::string vf_device_id;  // the device id its VFs carry
   bool operator==(const InterfaceExt&) const = default;
-  auto operator<=>(const InterfaceExt&) const = default;
+  auto operator<=>(const InterfaceExt&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 // "ibp14s0 (0000:0e:00.0)", or the PCI address of a PF without a netdev: how messages name a PF.
@@ -127,7 +127,7 @@ struct Gpu {
   int64_t numa_node = -1;
   std::string pcie_switch;
   bool operator==(const Gpu&) const = default;
-  auto operator<=>(const Gpu&) const = default;
+  auto operator<=>(const Gpu&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 struct PcieSwitch {

@@ -34,7 +34,7 @@ class PciRun {
   std::string at(uint32_t i) const;  // i < size()
   // The index of the address in the run, nullopt when it is not in it.
   std::optional<uint32_t> indexOf(std::string_view bdf) const;
-  auto operator<=>(const PciRun&) const = default;
+  auto operator<=>(const PciRun&) const = default;  // NOLINT(modernize-use-nullptr)
 
  private:
   uint32_t domain_ = 0;

@@ -374,7 +374,7 @@ Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view 
   return first;
 }
 
-Result<json::Document> Client::write(std::string method, std::string path, std::string body,
+Result<json::Document> Client::write(std::string method, const std::string& path, std::string body,
                                      std::string_view content_type, const WriteOptions& options) {
   HttpRequest req;
   req.method = std::move(method);

@@ -143,7 +143,7 @@ class Client {
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path, bool metadata_only = false);
   // A write (POST, PUT, PATCH) of `body` to `path`, its answer read as WriteOptions say.
-  Result<json::Document> write(std::string method, std::string path, std::string body,
+  Result<json::Document> write(std::string method, const std::string& path, std::string body,
                                std::string_view content_type, const WriteOptions& options);
 
   const RestConfig config_;

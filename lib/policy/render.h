@@ -51,14 +51,14 @@ struct Conflict {
   std::string target;  // "ibp14s0 (0000:0e:00.0)" or "3 VFs on ibp14s0"
   std::string reason;
   bool operator==(const Conflict&) const = default;
-  auto operator<=>(const Conflict&) const = default;
+  auto operator<=>(const Conflict&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 struct Warning {
   PolicyRef policy;
   std::string message;
   bool operator==(const Warning&) const = default;
-  auto operator<=>(const Warning&) const = default;
+  auto operator<=>(const Warning&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 // The default of --resource-prefix, as the SR-IOV network operator's RESOURCE_PREFIX: rendered NADs

@@ -84,23 +84,23 @@ struct SlicePlacements::Devices {
   struct Location {
     std::string pcie_root, pf, pf_name;
     int64_t numa = -1;
-    auto operator<=>(const Location&) const = default;
+    auto operator<=>(const Location&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   struct Named {
     std::string name, pci_address;
-    auto operator<=>(const Named&) const = default;
+    auto operator<=>(const Named&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   struct Entry {
     host::PciRun addresses;       // devices named api::deviceName(address), or
     std::optional<Named> single;  // one device named otherwise
     uint32_t location = 0;        // index into locations
-    auto operator<=>(const Entry&) const = default;
+    auto operator<=>(const Entry&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   std::vector<Location> locations;
   std::vector<Entry> entries;
   void add(PublishedDevice d);
   PublishedDevice at(const Entry& e, const std::string& name, const std::string& pci) const;
-  auto operator<=>(const Devices&) const = default;
+  auto operator<=>(const Devices&) const = default;  // NOLINT(modernize-use-nullptr)
 };
 
 // Indexes slices by pool and states by node (linear in their number); placements are computed

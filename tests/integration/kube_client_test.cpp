@@ -354,18 +354,20 @@ TEST_CASE("a metadata-only write is answered with the object's metadata alone",
     return std::make_pair(value("rest_client_response_size_bytes_sum"),
                           value("rest_client_response_size_bytes_count"));
   };
-  auto doc = configMap(ns, "big", {{"payload", std::string(200 * 1024, 'x')}});
+  constexpr size_t kPayload = 200 * 1024;
+  auto doc = configMap(ns, "big", {{"payload", std::string(kPayload, 'x')}});
   kube::WriteOptions options{.field_manager = "test", .force = true};
 
   auto before_whole = sent();
   auto whole = client->apply(kube::resources::kConfigMaps, ns, doc, options);
   REQUIRE(whole.ok());
   auto after_whole = sent();
-  CHECK(dataOf(*whole, "payload").size() == 200 * 1024);
+  CHECK(dataOf(*whole, "payload").size() == kPayload);
   CHECK(after_whole.second == before_whole.second + 1);
-  CHECK(after_whole.first - before_whole.first > 200 * 1024);
+  CHECK(after_whole.first - before_whole.first > kPayload);
 
-  doc["data"]["payload"].SetString(std::string(200 * 1024, 'y').c_str(), 200 * 1024,
+  std::string changed(kPayload, 'y');
+  doc["data"]["payload"].SetString(changed.c_str(), static_cast<rapidjson::SizeType>(kPayload),
                                    doc.GetAllocator());
   options.metadata_only = true;
   auto meta_only = client->apply(kube::resources::kConfigMaps, ns, doc, options);
@@ -379,5 +381,5 @@ TEST_CASE("a metadata-only write is answered with the object's metadata alone",
   CHECK(after_meta.first - after_whole.first < 4096);  // the metadata, not the 200 KiB
   auto got = client->get(kube::resources::kConfigMaps, ns, "big");
   REQUIRE(got.ok());
-  CHECK(dataOf(*got, "payload") == std::string(200 * 1024, 'y'));
+  CHECK(dataOf(*got, "payload") == changed);
 }

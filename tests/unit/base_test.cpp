@@ -401,6 +401,7 @@ TEST_CASE("threads interning and letting go of the same values agree on one copy
   Interner<std::string> interner;
   auto kept = interner.intern("kept");
   std::vector<std::thread> threads;
+  threads.reserve(4);
   std::atomic<int> mismatches{0};
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
