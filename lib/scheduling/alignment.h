@@ -91,9 +91,9 @@ struct SlicePlacements::Devices {
     auto operator<=>(const Named&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   struct Entry {
-    host::PciRun addresses;       // devices named api::deviceName(address), or
-    std::optional<Named> single;  // one device named otherwise
-    uint32_t location = 0;        // index into locations
+    host::PciRun addresses;                          // devices named api::deviceName(address), or
+    std::optional<Named> single;                     // one device named otherwise
+    uint32_t location = 0;                           // index into locations
     auto operator<=>(const Entry&) const = default;  // NOLINT(modernize-use-nullptr)
   };
   std::vector<Location> locations;
