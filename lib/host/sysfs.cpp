@@ -34,7 +34,8 @@ RealSysfs::RealSysfs(std::string root) : root_(std::move(root)) {
 }
 
 std::string RealSysfs::absolute(std::string_view path) const {
-  return root_ + "/" + std::string(path.front() == '/' ? path.substr(1) : path);
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);  // front() of "" is undefined
+  return root_ + "/" + std::string(path);
 }
 
 Result<std::string> RealSysfs::read(std::string_view path) const {
