@@ -39,13 +39,15 @@ std::string linkBase(const Sysfs& fs, const std::string& path) {
 // when `parents_known`: the kernel named the parent of at least one netdev.
 struct Netdevs {
   std::vector<LinkInfo> links;
-  std::unordered_map<std::string, const LinkInfo*> by_device;
-  std::unordered_map<std::string, const LinkInfo*> by_name;
+  std::unordered_map<std::string_view, const LinkInfo*> by_device;
+  std::unordered_map<std::string_view, const LinkInfo*> by_name;
   bool parents_known = false;
 
   Netdevs(const Netdevs&) = delete;  // the maps point into `links`
   Netdevs& operator=(const Netdevs&) = delete;
   explicit Netdevs(std::vector<LinkInfo> all) : links(std::move(all)) {
+    by_device.reserve(links.size());
+    by_name.reserve(links.size());
     for (const auto& l : links) {
       by_name[l.name] = &l;
       if (l.parent_bus != "pci" || l.parent_device.empty()) continue;
@@ -79,9 +81,14 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
   vf.pci_address = baseName(vf_dir);
   vf.vf_id = index;
   vf.vendor = pf.vendor;
+  std::string path = vf_dir;  // one buffer for the VF's files: 4,096 VFs make this loop hot
+  auto file = [&, base = vf_dir.size()](std::string_view leaf) -> const std::string& {
+    path.resize(base);
+    return path.append(leaf);
+  };
   vf.device_id =
-      pf.vf_device_id.empty() ? hexId(fs.read(vf_dir + "/device").valueOr("")) : pf.vf_device_id;
-  vf.driver = linkBase(fs, vf_dir + "/driver");
+      pf.vf_device_id.empty() ? hexId(fs.read(file("/device")).valueOr("")) : pf.vf_device_id;
+  vf.driver = linkBase(fs, file("/driver"));
   if (const LinkInfo* link = netdevs.of(fs, vf.pci_address, vf_dir, vf.name)) {
     vf.mac = link->mac;
     vf.mtu = link->mtu;
@@ -91,8 +98,8 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
     vf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
   }
   // The PF's driver makes its VFs' RDMA devices: without one on the PF, a VF has none either.
-  if (!pf.rdma_device.empty()) vf.rdma_device = firstEntry(fs, vf_dir + "/infiniband");
-  vf.iommu_group = linkBase(fs, vf_dir + "/iommu_group");
+  if (!pf.rdma_device.empty()) vf.rdma_device = firstEntry(fs, file("/infiniband"));
+  vf.iommu_group = linkBase(fs, file("/iommu_group"));
   return vf;
 }
 
@@ -210,6 +217,7 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
   };
   std::map<std::string, RootInfo> roots;
   std::unordered_set<std::string> vfs_seen;
+  vfs_seen.reserve(bdfs->size());
   auto links = nl.links();
   if (!links.ok()) {
     t.warnings.push_back("listing the network interfaces over rtnetlink: " +
@@ -297,7 +305,9 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
       if (speed > 0) pf.link_speed = std::to_string(speed) + " Mb/s";
     }
     pf.rdma_device = firstEntry(fs, dir + "/infiniband");
-    for (const auto& [index, vf_dir] : vfDirs(fs, where->dir)) {
+    auto vf_dirs = vfDirs(fs, where->dir);
+    pf.vfs.reserve(vf_dirs.size());
+    for (const auto& [index, vf_dir] : vf_dirs) {
       pf.vfs.push_back(readVf(fs, pf, vf_dir, index, netdevs));
       vfs_seen.insert(pf.vfs.back().pci_address);
     }
