@@ -354,7 +354,7 @@ TEST_CASE("a metadata-only write is answered with the object's metadata alone",
     return std::make_pair(value("rest_client_response_size_bytes_sum"),
                           value("rest_client_response_size_bytes_count"));
   };
-  constexpr size_t kPayload = 200 * 1024;
+  constexpr size_t kPayload = size_t{200} * 1024;
   auto doc = configMap(ns, "big", {{"payload", std::string(kPayload, 'x')}});
   kube::WriteOptions options{.field_manager = "test", .force = true};
 
