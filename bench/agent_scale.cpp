@@ -61,6 +61,7 @@ std::string attributesYaml(const std::string& tier) {
 // own: what the operator writes for each tier, what the agent reports and publishes.
 struct Offline {
   double kernel_seconds = 0;             // the simulated kernel creating the VFs, uncontended
+  double netlink_seconds = 0;            // its rtnetlink answer for the node's netdevs
   api::SriovNodeStateStatus discovered;  // the status the agent reports once the VFs exist
   api::SriovNodeStateStatus in_progress;
   api::SriovNodeStateSpec spec_gold, spec_silver;
@@ -78,6 +79,7 @@ Offline computeOffline(const api::Node& node, int vfs, const std::string& root) 
   Offline o;
   auto host = bench::discoverFixture("many-pfs", vfs, root);
   o.kernel_seconds = host.kernel_seconds;
+  o.netlink_seconds = host.netlink_seconds;
   auto first = bench::agentStatus(host.topology, {}, {});
   auto render = [&](const std::string& tier) {
     return bench::renderFromYaml(node, policiesYaml(vfs) + "---\n" + attributesYaml(tier), first);
@@ -406,6 +408,9 @@ int main(int argc, char** argv) {
     noteWhere(r);
   }
   report.note("republish, ours / floor by round: " + bench::roundRatios(republish_rounds));
+  report.note("discover includes the simulated kernel's rtnetlink answer, read from its files: " +
+              secs(docs.netlink_seconds) +
+              " offline (this kernel dumps as many interfaces in about 30 ms: discovery_bench)");
   report.note("floor with watches like the agent's open: " + secs(watched.floor) + ", " +
               watched.floor_cpu.describe("agent"));
   auto per_slice = republish.back().floor_cpu;

@@ -571,10 +571,12 @@ int main(int argc, char** argv) {
               "other node shares: " +
               kib(distinct_state) + " (500 copies with renamed PFs)");
   double at_10k = base_bytes + 10000 * peak_per_node;
-  report.note("  at these per-node costs, 10,000 nodes x " + std::to_string(vfs) + " VFs take " +
-              kib(at_10k) + " at the peak: " +
+  report.note("  at this run's peak per node, 10,000 nodes x " + std::to_string(vfs) +
+              " VFs take at most " + kib(at_10k) + ", " +
               std::to_string(static_cast<int>(100 * at_10k / kOperatorMemoryLimit)) +
-              " % of install.yaml's 512 MiB limit");
+              " % of install.yaml's 512 MiB limit (an upper bound: the peak includes the "
+              "workers' render buffers, which do not grow with nodes; the slope between two runs "
+              "is in docs/operator.md)");
   report.note("listed JSON: " + cached_parts);
   auto floor_cpu = steps.back().floor_cpu;
   report.note("one SriovNodeState write (" + std::to_string(vfs) + " VFs, " +

@@ -29,6 +29,10 @@ FixtureHost discoverFixture(const std::string& fixture, int vfs_per_pf,
     }
     out.kernel_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t0 = std::chrono::steady_clock::now();
+    mustBeOk(kernel.links().status(), "dumping the fixture's netdevs");
+    out.netlink_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     auto topology = host::discover(kernel, kernel);
     mustBeOk(topology.status(), "discovering the fixture " + fixture + " with its VFs");
     out.topology = std::move(*topology);

@@ -10,8 +10,9 @@
 namespace sriovdra::bench {
 
 struct FixtureHost {
-  host::Topology topology;    // after `vfs_per_pf` VFs were created on every PF
-  double kernel_seconds = 0;  // the simulated kernel creating them, uncontended
+  host::Topology topology;     // after `vfs_per_pf` VFs were created on every PF
+  double kernel_seconds = 0;   // the simulated kernel creating them, uncontended
+  double netlink_seconds = 0;  // its rtnetlink dump of the host's netdevs, read from its files
 };
 
 // Writes `fixture` under `scratch` (removed before and after), creates `vfs_per_pf` VFs on every
