@@ -51,18 +51,24 @@ std::string sliceDigest(const api::ResourceSliceSpec& spec) {
   return sha256Hex(json::dump(doc));
 }
 
-SliceSummary SliceSummary::of(const std::string& name, const api::ResourceSliceSpec& spec) {
-  SliceSummary out{name, spec.pool.name, spec.pool.generation, {}, sliceDigest(spec)};
+namespace {
+
+SliceSummary summarize(const std::string& name, const api::ResourceSliceSpec& spec,
+                       std::string digest) {
+  SliceSummary out{name, spec.pool.name, spec.pool.generation, {}, std::move(digest)};
   out.devices.reserve(spec.devices.size());
   for (const auto& d : spec.devices) out.devices.push_back(d.name);
   return out;
 }
 
+}  // namespace
+
+SliceSummary SliceSummary::of(const std::string& name, const api::ResourceSliceSpec& spec) {
+  return summarize(name, spec, sliceDigest(spec));
+}
+
 SliceSummary SliceSummary::of(const PublishedSlice& slice) {
-  SliceSummary out{slice.name, slice.spec.pool.name, slice.spec.pool.generation, {}, slice.digest};
-  out.devices.reserve(slice.spec.devices.size());
-  for (const auto& d : slice.spec.devices) out.devices.push_back(d.name);
-  return out;
+  return summarize(slice.name, slice.spec, slice.digest);
 }
 
 std::vector<SliceSummary> summaries(const std::vector<PublishedSlice>& slices) {
@@ -147,9 +153,10 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     out.slices.push_back({sliceName(node, i), std::move(spec)});
   }
   // Which slices differ from what is published (ignoring the generation)? Each is compared as
-  // if of its old generation; that digest is its final one when the generation stays.
+  // if of its old generation; that digest is its final one when the generation stays. Once two
+  // differ, every slice takes the next generation and gets its digest below, so comparing stops.
   size_t changed = previous.size() > needed ? previous.size() - needed : 0;
-  for (size_t i = 0; i < needed; ++i) {
+  for (size_t i = 0; i < needed && changed <= 1; ++i) {
     auto it = prev_by_index.find(i);
     if (it == prev_by_index.end()) {
       ++changed;
