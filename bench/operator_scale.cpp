@@ -366,7 +366,7 @@ int main(int argc, char** argv) {
     auto set = dra::buildSlices(names[i], specs["gold"].devices, status.interfaces, {});
     for (const auto& s : set.slices) {
       auto applied = admin.apply(api::resources::kResourceSlices, "",
-                                 agent::sliceApplyDocument(names[i], nodes[i].metadata.uid, s),
+                                 agent::sliceDocument(names[i], nodes[i].metadata.uid, s),
                                  {.field_manager = api::kAgentFieldManager, .force = true});
       bench::mustBeOk(applied.status(), "publishing a node's slice");
     }

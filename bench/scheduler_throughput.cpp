@@ -279,12 +279,12 @@ int main(int argc, char** argv) {
     bench::mustBeOk(node.status(), "reading node");
     std::string uid = kube::ObjectMeta::decode(*node).uid;
     for (const auto& s : dra::buildSlices(names[i], spec.devices, status.interfaces, {}).slices) {
-      bench::mustBeOk(admin
-                          .apply(api::resources::kResourceSlices, "",
-                                 agent::sliceApplyDocument(names[i], uid, s),
-                                 {.field_manager = api::kAgentFieldManager, .force = true})
-                          .status(),
-                      "publishing a node's slice");
+      bench::mustBeOk(
+          admin
+              .apply(api::resources::kResourceSlices, "", agent::sliceDocument(names[i], uid, s),
+                     {.field_manager = api::kAgentFieldManager, .force = true})
+              .status(),
+          "publishing a node's slice");
     }
     testing::publishGpuSlice(admin, names[i], status.gpus);
   });

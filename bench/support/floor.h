@@ -4,7 +4,10 @@
 // recorded them (request received, response complete), so both sides are measured by the same
 // clock and neither includes the bench's polling.
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/time.h"
@@ -50,6 +53,25 @@ WriterSweep sweepWriters(const std::vector<int>& counts,
 // request to the last answer. A failed write ends the bench with its message: a floor that
 // includes errors measures nothing.
 double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int concurrency);
+
+// The cheapest writes of objects that one client alone writes: each is created the first time,
+// then replaced (an update) under the resourceVersion that its own last write was answered
+// with, so it never reads them back; answers are metadata only. Thread-safe.
+class Replacer {
+ public:
+  Replacer(kube::Client& client, const kube::ResourceType& resource, std::string field_manager)
+      : client_(client), resource_(resource), field_manager_(std::move(field_manager)) {}
+  // Writes every object (by its metadata.name and metadata.namespace) from `concurrency` threads
+  // as timeApplies does; returns the seconds from the first request to the last answer.
+  double time(std::vector<json::Document> objects, int concurrency);
+
+ private:
+  kube::Client& client_;
+  const kube::ResourceType& resource_;
+  const std::string field_manager_;
+  std::mutex mu_;
+  std::map<std::string, std::string> resource_versions_;  // by namespace/name; guarded by mu_
+};
 
 // The writes of `user` (of `resource` when not empty, Lease renewals never) that the API server
 // received at or after `since`: how many, and when the first arrived and the last was answered.

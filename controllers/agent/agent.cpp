@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <map>
+#include <utility>
 
 #include "api/names.h"
 #include "base/files.h"
@@ -217,6 +219,8 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
                  << " yet (the operator creates it)";
     return ReconcileResult::after(options_.resync_period);
   }
+  std::optional<Converged> last = std::exchange(converged_, std::nullopt);
+  auto ahead = publishAhead(*state, last);
   auto record = loadRecord();
   // No VF is prepared for a pod while this pass plans and changes the host.
   std::unique_lock<std::mutex> host_hold = local_.holdHost();
@@ -228,7 +232,7 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   if (!topology.ok()) return topology.status();
   std::string unknown = outcome.in_use_unknown;
   bool rebooting = outcome.reboot_step == host::RebootStep::kReboot;
-  SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(outcome)));
+  SDRA_RETURN_IF_ERROR(report(*state, std::move(status), *topology, std::move(outcome), ahead));
   // Retried with backoff until the VFs in use can be known.
   if (!unknown.empty()) return Status(Code::kUnavailable, host::inUseUnknownMessage(unknown));
   // The host is about to change under the agent (or is gone with it): look again soon.
@@ -397,16 +401,41 @@ void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome&
                  "Rebooting", "rebooting the node for " + why);
 }
 
-Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
-                     const host::Topology& topology, host::SyncOutcome outcome) {
-  const api::SriovNodeStateSpec& spec = state.spec;
-  int64_t advertised = 0;
-  std::vector<std::string> refused;
-  if (Status st = publish(spec.devices, topology.pfs, &advertised, &refused); !st.isOk()) {
-    outcome.errors.push_back("publishing ResourceSlices: " + st.message());
+std::optional<std::vector<dra::SliceSummary>> Agent::publishAhead(
+    const api::SriovNodeState& state, const std::optional<Converged>& last) {
+  if (!last || state.metadata.generation == last->generation) return std::nullopt;
+  if (state.status.observed_generation != last->generation ||
+      state.status.sync_status != "Succeeded" || state.spec.interfaces != last->interfaces) {
+    return std::nullopt;
   }
-  for (const auto& r : refused) outcome.errors.push_back("not advertised, " + r);
-  outcome.advertised = advertised;
+  auto previous = cachedSlices();
+  auto set = buildSlices(state.spec.devices, state.status.interfaces, previous);
+  if (Status st = writeSlices(set, previous); !st.isOk()) {
+    SDRA_LOG_WARN << "publishing the changed devices ahead of discovery: " << st.message()
+                  << "; the pass publishes them after it";
+    return std::nullopt;
+  }
+  return dra::summaries(set.slices);
+}
+
+Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus status,
+                     const host::Topology& topology, host::SyncOutcome outcome,
+                     const std::optional<std::vector<dra::SliceSummary>>& ahead) {
+  const api::SriovNodeStateSpec& spec = state.spec;
+  const std::vector<dra::SliceSummary> previous = ahead ? *ahead : cachedSlices();
+  auto set = buildSlices(spec.devices, topology.pfs, previous);
+  if (!ahead || dra::summaries(set.slices) != *ahead) {
+    if (Status st = writeSlices(set, previous); !st.isOk()) {
+      outcome.errors.push_back("publishing ResourceSlices: " + st.message());
+    }
+  }
+  for (const auto& r : set.refused) outcome.errors.push_back("not advertised, " + r);
+  outcome.advertised = 0;
+  for (const auto& slice : set.slices)
+    outcome.advertised += static_cast<int64_t>(slice.spec.devices.size());
+  if (!set.missing.empty()) {
+    SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";
+  }
   int64_t gen = state.metadata.generation;
   status = host::syncedStatus(status, spec, gen, topology, outcome, nowRfc3339());
   int64_t desired = 0;
@@ -415,7 +444,7 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
   for (const auto& pf : topology.pfs) present += static_cast<int64_t>(pf.vfs.size());
   nodeVfsGauge().Add({{"state", "desired"}}).Set(static_cast<double>(desired));
   nodeVfsGauge().Add({{"state", "present"}}).Set(static_cast<double>(present));
-  nodeVfsGauge().Add({{"state", "advertised"}}).Set(static_cast<double>(advertised));
+  nodeVfsGauge().Add({{"state", "advertised"}}).Set(static_cast<double>(outcome.advertised));
   for (const char* st : {"Succeeded", "InProgress", "Failed"}) {
     syncGauge().Add({{"status", st}}).Set(status.sync_status == st ? 1 : 0);
   }
@@ -431,6 +460,7 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
     }
     SDRA_RETURN_IF_ERROR(writeStatus(state, status));
   }
+  if (ok) converged_ = Converged{gen, spec.interfaces};
   {
     std::lock_guard lock(mu_);
     ready_ = ok;
@@ -458,24 +488,30 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
   return applied.status();
 }
 
-Status Agent::publish(const std::vector<api::Device>& devices,
-                      const std::vector<api::InterfaceExt>& pfs, int64_t* advertised,
-                      std::vector<std::string>* refused) {
-  auto set = timed("slices_build", [&] {
-    std::vector<dra::SliceSummary> previous;
-    for (const auto& s : slices_.list()) previous.push_back(s->summary);
-    return dra::buildSlices(options_.node_name, devices, pfs, previous);
-  });
+dra::SliceSet Agent::buildSlices(const std::vector<api::Device>& devices,
+                                 const std::vector<api::InterfaceExt>& pfs,
+                                 const std::vector<dra::SliceSummary>& previous) const {
+  return timed("slices_build",
+               [&] { return dra::buildSlices(options_.node_name, devices, pfs, previous); });
+}
+
+std::vector<dra::SliceSummary> Agent::cachedSlices() const {
+  std::vector<dra::SliceSummary> out;
+  for (const auto& s : slices_.list()) out.push_back(s->summary);
+  return out;
+}
+
+Status Agent::writeSlices(const dra::SliceSet& set,
+                          const std::vector<dra::SliceSummary>& previous) {
   PhaseTimer timer("slices_write");
-  *refused = set.refused;
-  *advertised = 0;
+  std::map<std::string_view, std::string_view> digests;
+  for (const auto& s : previous) digests.emplace(s.name, s.digest);
   std::set<std::string> wanted;
   std::vector<const dra::PublishedSlice*> changed;
   for (const auto& slice : set.slices) {
-    *advertised += static_cast<int64_t>(slice.spec.devices.size());
     wanted.insert(slice.name);
-    auto current = slices_.get("", slice.name);
-    if (!current || current->summary.digest != slice.digest) changed.push_back(&slice);
+    auto it = digests.find(slice.name);
+    if (it == digests.end() || it->second != slice.digest) changed.push_back(&slice);
   }
   // The changed slices go out kSliceWriters at a time, so the scheduler also sees the pool's new
   // generation complete sooner.
@@ -483,14 +519,10 @@ Status Agent::publish(const std::vector<api::Device>& devices,
   forEachConcurrently(changed.size(), kSliceWriters, [&](size_t i) {
     const dra::PublishedSlice& slice = *changed[i];
     written_slices_.start(slice.name);
-    auto applied = client_->apply(
-        api::resources::kResourceSlices, "",
-        sliceApplyDocument(options_.node_name, node_uid_, slice),
-        {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true});
-    std::string rv = applied.ok() ? kube::ObjectMeta::decode(*applied).resource_version : "";
-    if (written_slices_.finish(slice.name, rv)) controller_.queue().add(kKey);
-    written[i] = applied.status();
-    if (!applied.ok()) return;
+    auto rv = writeSlice(slice);
+    if (written_slices_.finish(slice.name, rv.ok() ? *rv : "")) controller_.queue().add(kKey);
+    written[i] = rv.status();
+    if (!rv.ok()) return;
     SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
                   << " devices, pool generation " << slice.spec.pool.generation << ")";
   });
@@ -501,18 +533,44 @@ Status Agent::publish(const std::vector<api::Device>& devices,
     if (!st.isOk() && st.code() != Code::kNotFound) return st;
     written_slices_.forget(s->metadata.name);
   }
-  if (!set.missing.empty()) {
-    SDRA_VLOG(1) << set.missing.size() << " device(s) of the spec do not exist on this node yet";
-  }
   return Status::ok();
 }
 
-json::Document sliceApplyDocument(const std::string& node, const std::string& node_uid,
-                                  const dra::PublishedSlice& slice) {
+Result<std::string> Agent::writeSlice(const dra::PublishedSlice& slice) {
+  const kube::WriteOptions options{.field_manager = api::kAgentFieldManager, .metadata_only = true};
+  auto send = [&](const kube::ObjectMeta* current) {
+    auto doc = sliceDocument(options_.node_name, node_uid_, slice, current);
+    return current ? client_->update(api::resources::kResourceSlices, "", doc, options)
+                   : client_->create(api::resources::kResourceSlices, "", doc, options);
+  };
+  auto cached = slices_.get("", slice.name);
+  auto written = send(cached ? &cached->metadata : nullptr);
+  Code code = written.status().code();
+  if (code == Code::kConflict || code == Code::kAlreadyExists || code == Code::kNotFound) {
+    auto now = client_->get(api::resources::kResourceSlices, "", slice.name);
+    if (!now.ok() && now.status().code() != Code::kNotFound) return now.status();
+    kube::ObjectMeta meta;
+    if (now.ok()) meta = kube::ObjectMeta::decode(*now);
+    written = send(now.ok() ? &meta : nullptr);
+  }
+  if (!written.ok()) return written.status();
+  return kube::ObjectMeta::decode(*written).resource_version;
+}
+
+json::Document sliceDocument(const std::string& node, const std::string& node_uid,
+                             const dra::PublishedSlice& slice, const kube::ObjectMeta* current) {
   auto doc = kube::newObject(api::resources::kResourceSlices, "", slice.name);
   kube::ObjectMeta meta;
-  meta.labels = {{kNodeLabel, node}, {"app.kubernetes.io/managed-by", "sriov-dra-agent"}};
-  if (!node_uid.empty()) meta.owner_references = {{"v1", "Node", node, node_uid}};
+  if (current) meta = *current;
+  meta.labels[kNodeLabel] = node;
+  meta.labels["app.kubernetes.io/managed-by"] = "sriov-dra-agent";
+  if (!node_uid.empty()) {
+    const kube::OwnerReference owner{"v1", "Node", node, node_uid};
+    std::erase_if(meta.owner_references, [&](const kube::OwnerReference& o) {
+      return o.kind == "Node" && o.api_version == "v1";
+    });
+    meta.owner_references.insert(meta.owner_references.begin(), owner);
+  }
   meta.encode(doc["metadata"], doc.GetAllocator());
   slice.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
   return doc;

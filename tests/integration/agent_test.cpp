@@ -41,6 +41,20 @@ std::vector<std::string> agentWrites(const OperatorEnv& env) {
   return out;
 }
 
+// How many ResourceSlice writes the agent made.
+size_t sliceWrites(const OperatorEnv& env) {
+  size_t n = 0;
+  for (const auto& w : agentWrites(env)) n += w.find(" resourceslices/") != std::string::npos;
+  return n;
+}
+
+// The agent's last pass applied the node's current spec and reported it.
+bool passDone(const OperatorEnv& env, const std::string& node) {
+  auto s = env.nodeState(node);
+  return s && s->status.sync_status == "Succeeded" &&
+         s->status.observed_generation == s->metadata.generation;
+}
+
 // The operator and one agent on a fixture server, in a namespace of the test's own; the node
 // carries `label`. `operator_args` go to the operator.
 struct OneNode {
@@ -163,6 +177,23 @@ TEST_CASE("on the a100-reference server the reference policies publish the refer
         env.admin().remove(api::resources::kResourceSlices, "", slices[0].metadata.name).isOk());
     eventually([&] { return env.deviceCount(node) == 8; }, 60s, describe);
   }
+  SECTION("a slice someone else changed is put back, with what else they gave it kept") {
+    const std::string name = slices[0].metadata.name;
+    REQUIRE(env.admin()
+                .patch(api::resources::kResourceSlices, "", name, kube::PatchType::kMerge,
+                       R"({"metadata":{"annotations":{"example.com/note":"kept"}},)"
+                       R"("spec":{"devices":[]}})")
+                .ok());
+    eventually([&] { return env.deviceCount(node) == 8; }, 60s, describe);
+    auto put_back = env.admin().get(api::resources::kResourceSlices, "", name);
+    REQUIRE(put_back.ok());
+    auto meta = kube::ObjectMeta::decode(*put_back);
+    CHECK(meta.annotation("example.com/note") == "kept");
+    CHECK(meta.labels.at("sriovnetwork.k8snetworkplumbingwg.io/node") == node);
+    REQUIRE(meta.owner_references.size() == 1);
+    CHECK(meta.owner_references[0].kind == "Node");
+    CHECK(api::ResourceSlice::decode(*put_back)->spec == slices[0].spec);
+  }
   SECTION("a stale slice of this driver on the node is deleted; another driver's is left alone") {
     // As the reference driver leaves them: no labels of ours, a generated name, an older pool.
     api::ResourceSliceSpec stale{.driver = std::string(api::kDriverName),
@@ -203,9 +234,11 @@ spec: {resourceName: e810_vfs, numVfs: 150, nodeSelector: {nic: e810}, nicSelect
     return std::to_string(env.deviceCount(node)) + " devices\n" + agent->logs();
   };
   eventually([&] { return env.deviceCount(node) == 300; }, 90s, describe);
+  eventually([&] { return passDone(env, node); }, 30s, describe);
   auto before = env.slicesOf(node);
   REQUIRE(before.size() == 3);
   for (const auto& s : before) CHECK(s.spec.pool.resource_slice_count == 3);
+  size_t writes_before = sliceWrites(env);
 
   // One VF gets an extra attribute through a resource policy and DeviceAttributes.
   env.applyObject(testing::yamlObject(R"(
@@ -233,6 +266,7 @@ spec:
         return false;
       },
       60s, describe);
+  eventually([&] { return passDone(env, node); }, 30s, describe);
   auto after = env.slicesOf(node);
   REQUIRE(after.size() == 3);
   int changed = 0;
@@ -241,6 +275,48 @@ spec:
     CHECK(after[i].spec.pool.generation == before[i].spec.pool.generation);
   }
   CHECK(changed == 1);
+  // Only what is advertised changed: the slice went out once, ahead of the pass's discovery, and
+  // the discovery found the host as the status reported it, so nothing more was written.
+  CHECK(sliceWrites(env) - writes_before == 1);
+
+  // A fact of the host that no spec sets changed meanwhile (PF ens1f0's NUMA node), then what is
+  // advertised changes again. The slices published ahead carry the NUMA node the status
+  // reported; the pass discovers the new one and publishes it, with the new attribute.
+  auto numa = std::filesystem::canonical(env.sysfsRoot(node) +
+                                         "/sys/bus/pci/devices/0000:3b:00.0/numa_node");
+  REQUIRE(writeFileAtomic(numa.string(), "1\n").isOk());
+  int64_t generation = env.nodeState(node)->metadata.generation;
+  REQUIRE(env.admin()
+              .patch(api::resources::kDeviceAttributes, env.ns(), "special",
+                     kube::PatchType::kMerge,
+                     R"({"spec":{"attributes":{"example.com/special":{"bool":false}}}})")
+              .ok());
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->metadata.generation > generation && passDone(env, node);
+      },
+      60s, describe);
+  // The pass publishes its slices before it reports.
+  auto attribute = [](const api::SliceDevice& d, std::string_view name) {
+    auto it = d.attributes.find(std::string(name));
+    return it == d.attributes.end() ? std::optional<api::AttributeValue>() : it->second;
+  };
+  int on_numa_1 = 0;
+  int special_false = 0;
+  for (const auto& s : env.slicesOf(node)) {
+    for (const auto& d : s.spec.devices) {
+      on_numa_1 += attribute(d, api::attr::kNumaNode) == api::AttributeValue::ofInt(1);
+      special_false += attribute(d, "example.com/special") == api::AttributeValue::ofBool(false);
+    }
+  }
+  CHECK(on_numa_1 == 150);
+  CHECK(special_false == 1);
+  auto state = env.nodeState(node);
+  REQUIRE(state);
+  for (const auto& pf : state->status.interfaces) {
+    CHECK(pf.numa_node == (pf.pci_address == "0000:3b:00.0" ? 1 : 0));
+  }
 }
 
 TEST_CASE("on the shared-root server the status says pcieRoot does not imply a shared switch",
