@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
       auto st = status;
       st.observed_generation = 1;
       auto applied = admin.apply(
-          api::resources::kSriovNodeStates, where, agent::statusApplyDocument(where, names[i], st),
+          api::resources::kSriovNodeStates, where, agent::statusDocument(where, names[i], st),
           {.field_manager = api::kAgentFieldManager, .force = true}, "status");
       bench::mustBeOk(applied.status(), "reporting a node's status");
     });

@@ -87,17 +87,22 @@ double Replacer::time(std::vector<json::Document> objects, int concurrency) {
     }
     const kube::WriteOptions options{.field_manager = field_manager_, .metadata_only = true};
     Result<json::Document> written = Status(Code::kInternal, "not written");
-    if (rv.empty()) {
+    if (rv.empty() && subresource_.empty()) {
       written = client_.create(resource_, meta.namespace_, object, options);
     } else {
       json::setString(object["metadata"], "resourceVersion", rv, object.GetAllocator());
-      written = client_.update(resource_, meta.namespace_, object, options);
+      written = client_.update(resource_, meta.namespace_, object, options, subresource_);
     }
     mustBeOk(written.status(), "floor write " + std::to_string(i) + " of " + resource_.plural);
     std::lock_guard lock(mu_);
     resource_versions_[key] = kube::ObjectMeta::decode(*written).resource_version;
   });
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Replacer::know(const std::string& key, std::string resource_version) {
+  std::lock_guard lock(mu_);
+  resource_versions_[key] = std::move(resource_version);
 }
 
 double WriteSpan::seconds() const {

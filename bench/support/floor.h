@@ -56,19 +56,27 @@ double timeApplies(kube::Client& client, const std::vector<Apply>& writes, int c
 
 // The cheapest writes of objects that one client alone writes: each is created the first time,
 // then replaced (an update) under the resourceVersion that its own last write was answered
-// with, so it never reads them back; answers are metadata only. Thread-safe.
+// with, so it never reads them back; answers are metadata only. With a subresource ("status")
+// every write is an update, the first under the version given to know(). Thread-safe.
 class Replacer {
  public:
-  Replacer(kube::Client& client, const kube::ResourceType& resource, std::string field_manager)
-      : client_(client), resource_(resource), field_manager_(std::move(field_manager)) {}
+  Replacer(kube::Client& client, const kube::ResourceType& resource, std::string field_manager,
+           std::string subresource = "")
+      : client_(client),
+        resource_(resource),
+        field_manager_(std::move(field_manager)),
+        subresource_(std::move(subresource)) {}
   // Writes every object (by its metadata.name and metadata.namespace) from `concurrency` threads
   // as timeApplies does; returns the seconds from the first request to the last answer.
   double time(std::vector<json::Document> objects, int concurrency);
+  // The object `key` (kube::objectKey) is at `resource_version` (someone else wrote it).
+  void know(const std::string& key, std::string resource_version);
 
  private:
   kube::Client& client_;
   const kube::ResourceType& resource_;
   const std::string field_manager_;
+  const std::string subresource_;
   std::mutex mu_;
   std::map<std::string, std::string> resource_versions_;  // by namespace/name; guarded by mu_
 };

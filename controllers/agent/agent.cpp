@@ -472,11 +472,15 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
 Status Agent::writeStatus(const api::SriovNodeState& state,
                           const api::SriovNodeStateStatus& status) {
   PhaseTimer timer("status_write");
-  auto doc = statusApplyDocument(options_.namespace_, state.metadata.name, status);
-  auto applied = client_->apply(
-      api::resources::kSriovNodeStates, options_.namespace_, doc,
-      {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true}, "status");
-  if (applied.ok()) return Status::ok();
+  auto applied = client_->writeStatus(
+      api::resources::kSriovNodeStates, options_.namespace_,
+      statusDocument(options_.namespace_, state.metadata.name, status),
+      kube::newerResourceVersion(state.metadata.resource_version, status_version_),
+      {.field_manager = api::kAgentFieldManager, .metadata_only = true});
+  if (applied.ok()) {
+    status_version_ = kube::ObjectMeta::decode(*applied).resource_version;
+    return Status::ok();
+  }
   if (applied.status().code() == Code::kTooLarge) {
     events_.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, state.metadata),
                     "StatusTooLarge",
@@ -576,8 +580,8 @@ json::Document sliceDocument(const std::string& node, const std::string& node_ui
   return doc;
 }
 
-json::Document statusApplyDocument(const std::string& ns, const std::string& node,
-                                   const api::SriovNodeStateStatus& status) {
+json::Document statusDocument(const std::string& ns, const std::string& node,
+                              const api::SriovNodeStateStatus& status) {
   auto doc = kube::newObject(api::resources::kSriovNodeStates, ns, node);
   status.encode(api::Writer(doc, doc.GetAllocator()).object("status"));
   return doc;

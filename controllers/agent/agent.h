@@ -6,7 +6,8 @@
 //      before their drivers can be set), at most a few passes;
 //   2. publish the node's ResourceSlices (dra/slices.h), writing only slices that changed
 //      (kSliceWriters at once) and recreating slices someone deleted;
-//   3. write status (server-side apply, field manager sriov-dra-agent, only when it changed):
+//   3. write status (an update of the status subresource, field manager sriov-dra-agent, only
+//      when it changed):
 //      PFs/VFs, GPUs, PCIe tree, alignment, syncStatus, lastSyncError, conditions Ready,
 //      Progressing, Degraded, Blocked, observedGeneration.
 // A spec change that leaves spec.interfaces as the last pass that succeeded left them changes
@@ -92,6 +93,8 @@ class Agent {
 
  private:
   Result<kube::ReconcileResult> reconcile(const std::string& key);
+  // Writes the status (kube::Client::writeStatus) under the newest resourceVersion the agent
+  // knows of its state: the cached one or its own last write's.
   Status writeStatus(const api::SriovNodeState& state, const api::SriovNodeStateStatus& status);
   // Plans and applies changes to the host until it matches the spec (or max_passes, or a
   // failure); the first change writes an InProgress status. Before the first change that
@@ -159,6 +162,9 @@ class Agent {
   // The last pass, when it left the host matching the spec and reported it (status written, or
   // unchanged). Only reconcile() touches it: the controller never runs its one key twice at once.
   std::optional<Converged> converged_;
+  // What the last status write was answered with; a status write is guarded by the newer of it
+  // and the cached state's. Only reconcile() touches it.
+  std::string status_version_;
 };
 
 // One ResourceSlice of the node as the agent writes it: labelled with the node, owned by the Node
@@ -170,9 +176,9 @@ class Agent {
 json::Document sliceDocument(const std::string& node, const std::string& node_uid,
                              const dra::PublishedSlice& slice,
                              const kube::ObjectMeta* current = nullptr);
-// The server-side apply document of the node's SriovNodeState status (field manager
-// sriov-dra-agent).
-json::Document statusApplyDocument(const std::string& ns, const std::string& node,
-                                   const api::SriovNodeStateStatus& status);
+// The node's SriovNodeState status as the agent writes it (kube::Client::writeStatus, field
+// manager sriov-dra-agent): apiVersion, kind, metadata.name and namespace, status.
+json::Document statusDocument(const std::string& ns, const std::string& node,
+                              const api::SriovNodeStateStatus& status);
 
 }  // namespace sriovdra::agent

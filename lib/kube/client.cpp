@@ -431,6 +431,18 @@ Result<json::Document> Client::apply(const ResourceType& rt, std::string_view ns
   return patch(rt, ns, name, PatchType::kApply, json::dump(object), options, subresource);
 }
 
+Result<json::Document> Client::writeStatus(const ResourceType& rt, std::string_view ns,
+                                           json::Document object, std::string_view resource_version,
+                                           WriteOptions options) {
+  auto& metadata = object["metadata"];
+  json::setString(metadata, "resourceVersion", resource_version, object.GetAllocator());
+  auto updated = update(rt, ns, object, options, "status");
+  if (updated.status().code() != Code::kConflict) return updated;
+  metadata.RemoveMember("resourceVersion");
+  options.force = true;
+  return apply(rt, ns, object, options, "status");
+}
+
 Status Client::remove(const ResourceType& rt, std::string_view ns, std::string_view name,
                       const DeleteOptions& options) {
   std::string path = rt.objectPath(ns, name);

@@ -115,6 +115,15 @@ class Client {
   Result<json::Document> apply(const ResourceType& rt, std::string_view ns,
                                const json::Value& object, const WriteOptions& options,
                                std::string_view subresource = {});
+  // The whole status of an object whose status this writer alone writes: an update of the
+  // status subresource guarded by `resource_version` (an update costs the API server less than a
+  // server-side apply of the same status, about half for a 1.5 MiB one); when the object changed
+  // since that version (409), a server-side apply of the same status under
+  // options.field_manager, forced, which needs no version. `object`: apiVersion, kind,
+  // metadata.name and status.
+  Result<json::Document> writeStatus(const ResourceType& rt, std::string_view ns,
+                                     json::Document object, std::string_view resource_version,
+                                     WriteOptions options);
   Status remove(const ResourceType& rt, std::string_view ns, std::string_view name,
                 const DeleteOptions& options = {});
   Result<std::unique_ptr<Watch>> watch(const ResourceType& rt, std::string_view ns,

@@ -1,5 +1,7 @@
 #include "kube/object_meta.h"
 
+#include <algorithm>
+
 namespace sriovdra::kube {
 
 std::map<std::string, std::string> decodeStringMap(const json::Value* v) {
@@ -84,6 +86,16 @@ void ObjectMeta::encode(json::Value& md, json::Allocator& a) const {
     for (const auto& f : finalizers) fins.PushBack(json::str(f, a), a);
     json::set(md, "finalizers", std::move(fins), a);
   }
+}
+
+std::string_view newerResourceVersion(std::string_view a, std::string_view b) {
+  auto comparable = [](std::string_view rv) {
+    return !rv.empty() && rv[0] != '0' &&
+           std::all_of(rv.begin(), rv.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!comparable(a) || !comparable(b)) return a;
+  if (a.size() != b.size()) return a.size() > b.size() ? a : b;
+  return b > a ? b : a;
 }
 
 json::Document newObject(const ResourceType& rt, std::string_view ns, std::string_view name) {

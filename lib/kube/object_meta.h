@@ -46,6 +46,12 @@ struct ObjectMeta {
   bool operator==(const ObjectMeta&) const = default;
 };
 
+// The newer of two resourceVersions of objects of one resource, compared as Kubernetes 1.35 and
+// later guarantee they compare (KEP-5504: decimal integers without leading zeros, so the longer
+// is newer and equal lengths compare as text). When either is not such an integer (an older or
+// another server), `a`.
+std::string_view newerResourceVersion(std::string_view a, std::string_view b);
+
 std::string objectKey(std::string_view ns, std::string_view name);
 // Splits a key into namespace and name (namespace "" for cluster-scoped keys).
 std::pair<std::string, std::string> splitKey(std::string_view key);

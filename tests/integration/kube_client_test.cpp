@@ -165,6 +165,52 @@ TEST_CASE("the status subresource writes only status", "[kube][integration]") {
   CHECK(json::stringOr(*json::at(*after_main, {"status"}), "phase") == "Ready");
 }
 
+TEST_CASE("writeStatus updates under a version and applies once the object moved on",
+          "[kube][metrics][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("writestatus");
+  auto created = client->create(kWidgets, ns, widget(ns, "w", 3));
+  REQUIRE(created.ok());
+  auto statusOf = [&](const char* phase) {
+    json::Document doc = kube::newObject(kWidgets, ns, "w");
+    json::Value status(rapidjson::kObjectType);
+    json::setString(status, "phase", phase, doc.GetAllocator());
+    json::set(doc, "status", std::move(status), doc.GetAllocator());
+    return doc;
+  };
+  auto count = [&](const std::string& code, const std::string& method) {
+    double v = testing::sampleValue(metrics::renderText(),
+                                    "rest_client_requests_total{code=\"" + code + "\",host=\"" +
+                                        client->host() + "\",method=\"" + method + "\"}");
+    return std::isnan(v) ? 0.0 : v;
+  };
+  const kube::WriteOptions options{.field_manager = "status-writer"};
+  double puts = count("200", "PUT");
+  auto first = client->writeStatus(kWidgets, ns, statusOf("Ready"),
+                                   kube::ObjectMeta::decode(*created).resource_version, options);
+  REQUIRE(first.ok());
+  CHECK(json::stringOr(*json::at(*first, {"status"}), "phase") == "Ready");
+  CHECK(count("200", "PUT") == puts + 1);
+
+  // Someone else changes the spec: the version the writer knows is old now.
+  json::Document bigger;
+  bigger.CopyFrom(*first, bigger.GetAllocator());
+  json::set(bigger["spec"], "size", json::Value(9), bigger.GetAllocator());
+  REQUIRE(client->update(kWidgets, ns, bigger).ok());
+  double conflicts = count("409", "PUT");
+  double patches = count("200", "PATCH");
+  auto second = client->writeStatus(kWidgets, ns, statusOf("Degraded"),
+                                    kube::ObjectMeta::decode(*first).resource_version, options);
+  REQUIRE(second.ok());
+  CHECK(count("409", "PUT") == conflicts + 1);
+  CHECK(count("200", "PATCH") == patches + 1);
+  auto now = client->get(kWidgets, ns, "w");
+  REQUIRE(now.ok());
+  CHECK(json::stringOr(*json::at(*now, {"status"}), "phase") == "Degraded");
+  CHECK(json::intOr(*json::at(*now, {"spec"}), "size", -1) == 9);
+}
+
 TEST_CASE("API errors are typed and carry the server's message", "[kube][integration]") {
   auto& cp = ControlPlane::shared();
   std::string ns = cp.newNamespace("errors");

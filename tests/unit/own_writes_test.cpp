@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "kube/object_meta.h"
+
 using sriovdra::kube::OwnWrites;
 
 namespace {
@@ -81,5 +83,28 @@ TEST_CASE("own writes are recognised whether the watch or the answer comes first
       }
     }
     CHECK_FALSE(writes.isOwn("node-b", "5"));  // keys do not mix
+  }
+}
+
+TEST_CASE("the newer of two resourceVersions, as KEP-5504 compares them", "[own_writes][unit]") {
+  using sriovdra::kube::newerResourceVersion;
+  struct Case {
+    const char* a;
+    const char* b;
+    const char* newer;
+  };
+  const std::vector<Case> cases = {
+      {"5", "7", "7"},
+      {"7", "5", "7"},
+      {"99", "100", "100"},  // longer is newer, not "99" > "100" as text
+      {"1234", "1234", "1234"},
+      {"", "5", ""},  // not comparable: the first
+      {"5", "", "5"},
+      {"05", "7", "05"},  // a leading zero is not a resourceVersion of this form
+      {"7", "abc", "7"},
+  };
+  for (const auto& c : cases) {
+    INFO(c.a << " vs " << c.b);
+    CHECK(newerResourceVersion(c.a, c.b) == c.newer);
   }
 }
