@@ -541,22 +541,13 @@ Status Agent::writeSlices(const dra::SliceSet& set,
 }
 
 Result<std::string> Agent::writeSlice(const dra::PublishedSlice& slice) {
-  const kube::WriteOptions options{.field_manager = api::kAgentFieldManager, .metadata_only = true};
-  auto send = [&](const kube::ObjectMeta* current) {
-    auto doc = sliceDocument(options_.node_name, node_uid_, slice, current);
-    return current ? client_->update(api::resources::kResourceSlices, "", doc, options)
-                   : client_->create(api::resources::kResourceSlices, "", doc, options);
-  };
   auto cached = slices_.get("", slice.name);
-  auto written = send(cached ? &cached->metadata : nullptr);
-  Code code = written.status().code();
-  if (code == Code::kConflict || code == Code::kAlreadyExists || code == Code::kNotFound) {
-    auto now = client_->get(api::resources::kResourceSlices, "", slice.name);
-    if (!now.ok() && now.status().code() != Code::kNotFound) return now.status();
-    kube::ObjectMeta meta;
-    if (now.ok()) meta = kube::ObjectMeta::decode(*now);
-    written = send(now.ok() ? &meta : nullptr);
-  }
+  auto written = client_->replace(
+      api::resources::kResourceSlices, "", slice.name, cached ? &cached->metadata : nullptr,
+      [&](const kube::ObjectMeta* current) {
+        return json::dump(sliceDocument(options_.node_name, node_uid_, slice, current));
+      },
+      {.field_manager = api::kAgentFieldManager, .metadata_only = true});
   if (!written.ok()) return written.status();
   return kube::ObjectMeta::decode(*written).resource_version;
 }
@@ -568,13 +559,7 @@ json::Document sliceDocument(const std::string& node, const std::string& node_ui
   if (current) meta = *current;
   meta.labels[kNodeLabel] = node;
   meta.labels["app.kubernetes.io/managed-by"] = "sriov-dra-agent";
-  if (!node_uid.empty()) {
-    const kube::OwnerReference owner{"v1", "Node", node, node_uid};
-    std::erase_if(meta.owner_references, [&](const kube::OwnerReference& o) {
-      return o.kind == "Node" && o.api_version == "v1";
-    });
-    meta.owner_references.insert(meta.owner_references.begin(), owner);
-  }
+  if (!node_uid.empty()) meta.setOwner({"v1", "Node", node, node_uid});
   meta.encode(doc["metadata"], doc.GetAllocator());
   slice.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
   return doc;

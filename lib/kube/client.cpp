@@ -443,6 +443,31 @@ Result<json::Document> Client::writeStatus(const ResourceType& rt, std::string_v
   return apply(rt, ns, object, options, "status");
 }
 
+Result<json::Document> Client::replace(
+    const ResourceType& rt, std::string_view ns, std::string_view name, const ObjectMeta* known,
+    const std::function<std::string(const ObjectMeta* current)>& body,
+    const WriteOptions& options) {
+  auto put = [&](const ObjectMeta* current) {
+    return current
+               ? write("PUT", rt.objectPath(ns, name), body(current), "application/json", options)
+               : write("POST", rt.collectionPath(ns), body(nullptr), "application/json", options);
+  };
+  auto written = put(known);
+  Code code = written.status().code();
+  if (code != Code::kConflict && code != Code::kAlreadyExists && code != Code::kNotFound) {
+    return written;
+  }
+  HttpRequest req;
+  req.method = "GET";
+  req.target = rt.objectPath(ns, name);
+  req.accept = std::string(kMetadataOnlyAccept);
+  auto now = expectObject(send(req, config_.timeout), "GET", req.target, true);
+  if (!now.ok() && now.status().code() != Code::kNotFound) return now.status();
+  if (!now.ok()) return put(nullptr);
+  ObjectMeta current = ObjectMeta::decode(*now);
+  return put(&current);
+}
+
 Status Client::remove(const ResourceType& rt, std::string_view ns, std::string_view name,
                       const DeleteOptions& options) {
   std::string path = rt.objectPath(ns, name);

@@ -7,6 +7,7 @@
 // Every request is counted in rest_client_requests_total{code,method,host}.
 // Thread-safe; share one Client per process.
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -124,6 +125,19 @@ class Client {
   Result<json::Document> writeStatus(const ResourceType& rt, std::string_view ns,
                                      json::Document object, std::string_view resource_version,
                                      WriteOptions options);
+  // An object that this writer alone writes whole (all but its status), written as the API
+  // server takes it cheapest: an update under `known` (the writer's last view of its metadata),
+  // a create when `known` is null. An update costs the server about a third less CPU than a
+  // server-side apply of the same object (a ResourceSlice of 128 devices, bench/agent_scale) and
+  // keeps the object's managedFields and status. When the server's object is not the one `known`
+  // describes (409: written since; AlreadyExists; NotFound: deleted), its metadata alone is read
+  // and the write made once more under it; a second failure is returned. `body(current)`: the
+  // object as JSON under that metadata (null: a create), which keeps what others set in it
+  // (labels, annotations, finalizers) beside the writer's own.
+  Result<json::Document> replace(const ResourceType& rt, std::string_view ns, std::string_view name,
+                                 const ObjectMeta* known,
+                                 const std::function<std::string(const ObjectMeta* current)>& body,
+                                 const WriteOptions& options);
   Status remove(const ResourceType& rt, std::string_view ns, std::string_view name,
                 const DeleteOptions& options = {});
   Result<std::unique_ptr<Watch>> watch(const ResourceType& rt, std::string_view ns,

@@ -115,6 +115,13 @@ std::string ObjectMeta::annotation(const std::string& key) const {
   return it == annotations.end() ? std::string() : it->second;
 }
 
+void ObjectMeta::setOwner(const OwnerReference& owner) {
+  std::erase_if(owner_references, [&](const OwnerReference& o) {
+    return o.kind == owner.kind && o.api_version == owner.api_version;
+  });
+  owner_references.insert(owner_references.begin(), owner);
+}
+
 std::string ObjectMeta::key() const { return objectKey(namespace_, name); }
 
 std::string objectKey(std::string_view ns, std::string_view name) {

@@ -43,6 +43,8 @@ struct ObjectMeta {
   std::string key() const;
   // The annotation's value, "" when there is none.
   std::string annotation(const std::string& key) const;
+  // `owner` becomes the first owner, in place of any other of its apiVersion and kind.
+  void setOwner(const OwnerReference& owner);
   bool operator==(const ObjectMeta&) const = default;
 };
 

@@ -211,6 +211,107 @@ TEST_CASE("writeStatus updates under a version and applies once the object moved
   CHECK(json::intOr(*json::at(*now, {"spec"}), "size", -1) == 9);
 }
 
+TEST_CASE(
+    "replace writes under the known version, and once more under the server's when it moved on",
+    "[kube][metrics][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("replace");
+  auto count = [&](const std::string& code, const std::string& method) {
+    double v = testing::sampleValue(metrics::renderText(),
+                                    "rest_client_requests_total{code=\"" + code + "\",host=\"" +
+                                        client->host() + "\",method=\"" + method + "\"}");
+    return std::isnan(v) ? 0.0 : v;
+  };
+  // The writer's object: its size and its label, under the metadata it is written over.
+  auto body = [&](int size) {
+    return [&ns, size](const kube::ObjectMeta* current) {
+      auto doc = widget(ns, "w", size);
+      kube::ObjectMeta meta;
+      if (current) meta = *current;
+      meta.labels["writer"] = "replace";
+      meta.encode(doc["metadata"], doc.GetAllocator());
+      return json::dump(doc);
+    };
+  };
+  const kube::WriteOptions options{.field_manager = "replacer", .metadata_only = true};
+  auto sizeOf = [&]() {
+    auto now = client->get(kWidgets, ns, "w");
+    REQUIRE(now.ok());
+    return json::intOr(*json::at(*now, {"spec"}), "size", -1);
+  };
+
+  double posts = count("201", "POST");
+  auto created = client->replace(kWidgets, ns, "w", nullptr, body(3), options);
+  REQUIRE(created.ok());
+  CHECK(count("201", "POST") == posts + 1);
+  auto known = kube::ObjectMeta::decode(*created);
+  CHECK(known.labels.at("writer") == "replace");
+  CHECK(sizeOf() == 3);
+
+  SECTION("an update under the known version keeps the status") {
+    REQUIRE(client
+                ->writeStatus(kWidgets, ns,
+                              [&] {
+                                auto doc = kube::newObject(kWidgets, ns, "w");
+                                json::Value status(rapidjson::kObjectType);
+                                json::setString(status, "phase", "Ready", doc.GetAllocator());
+                                json::set(doc, "status", std::move(status), doc.GetAllocator());
+                                return doc;
+                              }(),
+                              known.resource_version, {.field_manager = "status-writer"})
+                .ok());
+    auto now = client->get(kWidgets, ns, "w");
+    REQUIRE(now.ok());
+    known = kube::ObjectMeta::decode(*now);
+    double puts = count("200", "PUT");
+    auto updated = client->replace(kWidgets, ns, "w", &known, body(4), options);
+    REQUIRE(updated.ok());
+    CHECK(count("200", "PUT") == puts + 1);
+    CHECK(sizeOf() == 4);
+    auto after = client->get(kWidgets, ns, "w");
+    REQUIRE(after.ok());
+    CHECK(json::stringOr(*json::at(*after, {"status"}), "phase") == "Ready");
+  }
+  SECTION("someone else's label since the known version: read again, written over, kept") {
+    REQUIRE(client
+                ->patch(kWidgets, ns, "w", kube::PatchType::kMerge,
+                        R"({"metadata":{"labels":{"team":"net"}}})")
+                .ok());
+    double conflicts = count("409", "PUT");
+    double gets = count("200", "GET");
+    auto updated = client->replace(kWidgets, ns, "w", &known, body(5), options);
+    REQUIRE(updated.ok());
+    CHECK(count("409", "PUT") == conflicts + 1);
+    CHECK(count("200", "GET") == gets + 1);
+    auto meta = kube::ObjectMeta::decode(*updated);
+    CHECK(meta.labels.at("team") == "net");
+    CHECK(meta.labels.at("writer") == "replace");
+    CHECK(sizeOf() == 5);
+  }
+  SECTION("deleted since the known version: created again") {
+    REQUIRE(client->remove(kWidgets, ns, "w").isOk());
+    auto again = client->replace(kWidgets, ns, "w", &known, body(6), options);
+    REQUIRE(again.ok());
+    CHECK(kube::ObjectMeta::decode(*again).uid != known.uid);
+    CHECK(sizeOf() == 6);
+  }
+  SECTION("created by someone else while the writer knew of none: updated") {
+    double exists = count("409", "POST");
+    auto updated = client->replace(kWidgets, ns, "w", nullptr, body(7), options);
+    REQUIRE(updated.ok());
+    CHECK(count("409", "POST") == exists + 1);
+    CHECK(kube::ObjectMeta::decode(*updated).uid == known.uid);
+    CHECK(sizeOf() == 7);
+  }
+  SECTION("any other refusal is returned as the server gave it") {
+    auto refused = client->replace(kWidgets, ns, "w", &known, body(11), options);  // over 10
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.status().code() == Code::kInvalid);
+    CHECK(sizeOf() == 3);
+  }
+}
+
 TEST_CASE("API errors are typed and carry the server's message", "[kube][integration]") {
   auto& cp = ControlPlane::shared();
   std::string ns = cp.newNamespace("errors");
