@@ -107,8 +107,10 @@ api::Node nodeObject(const testing::OperatorEnv& env, const std::string& name) {
 
 bench::Apply specWrite(const testing::OperatorEnv& env, const api::Node& node,
                        const api::SriovNodeStateSpec& spec) {
-  return {&api::resources::kSriovNodeStates, env.ns(), "",
-          op::nodeStateApplyDocument(env.ns(), node, spec, false), op::kFieldManager};
+  auto doc =
+      json::parse(op::nodeStateDocument(env.ns(), node, op::encodeSpec(spec), false, nullptr));
+  bench::mustBeOk(doc.status(), "encoding a spec");
+  return {&api::resources::kSriovNodeStates, env.ns(), "", std::move(*doc), op::kFieldManager};
 }
 bench::Apply statusWrite(const testing::OperatorEnv& env, const std::string& node,
                          const api::SriovNodeStateStatus& status) {

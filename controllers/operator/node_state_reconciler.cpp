@@ -156,7 +156,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   const size_t devices = result.spec.devices.size();
   const size_t interfaces = result.spec.interfaces.size();
   if (!disruptive) {
-    auto written = apply(*node, std::move(result.spec), false);
+    auto written = write(*node, std::move(result.spec), false);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     written_meanwhile = written->written_meanwhile;
   } else {
@@ -170,7 +170,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
                          " node(s) of its pool are being reconfigured and " + slot->limit_text);
       return ReconcileResult::after(options_.rollout_retry);
     }
-    auto written = apply(*node, std::move(result.spec), true);
+    auto written = write(*node, std::move(result.spec), true);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     disruptive_written_[name] = written->generation;
     written_meanwhile = written->written_meanwhile;
@@ -216,20 +216,24 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
   return ReconcileResult::after(options_.too_large_retry);
 }
 
-Result<NodeStateReconciler::Applied> NodeStateReconciler::apply(const api::Node& node,
+Result<NodeStateReconciler::Applied> NodeStateReconciler::write(const api::Node& node,
                                                                 api::SriovNodeStateSpec spec,
                                                                 bool disruptive) {
-  std::string body =
-      json::dump(nodeStateApplyDocument(options_.namespace_, node, spec, disruptive));
+  const std::string spec_json = encodeSpec(spec);
   spec = {};  // its devices go now, not after the API server's answer
-  written_.start(node.metadata.name);
-  auto applied =
-      client_.patch(api::resources::kSriovNodeStates, options_.namespace_, node.metadata.name,
-                    kube::PatchType::kApply, body,
-                    {.field_manager = kFieldManager, .force = true, .metadata_only = true});
-  auto meta = applied.ok() ? kube::ObjectMeta::decode(*applied) : kube::ObjectMeta{};
-  bool meanwhile = written_.finish(node.metadata.name, meta.resource_version);
-  if (!applied.ok()) return applied.status();
+  const std::string& name = node.metadata.name;
+  auto cached = caches_.states.get(options_.namespace_, name);
+  written_.start(name);
+  auto written = client_.replace(api::resources::kSriovNodeStates, options_.namespace_, name,
+                                 cached ? &cached->metadata : nullptr,
+                                 [&](const kube::ObjectMeta* current) {
+                                   return nodeStateDocument(options_.namespace_, node, spec_json,
+                                                            disruptive, current);
+                                 },
+                                 {.field_manager = kFieldManager, .metadata_only = true});
+  auto meta = written.ok() ? kube::ObjectMeta::decode(*written) : kube::ObjectMeta{};
+  bool meanwhile = written_.finish(name, meta.resource_version);
+  if (!written.ok()) return written.status();
   return Applied{meta.generation, meanwhile};
 }
 
@@ -237,18 +241,27 @@ bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {
   return written_.isOwn(state.metadata.name, state.metadata.resource_version);
 }
 
-json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& node,
-                                      const api::SriovNodeStateSpec& spec, bool disruptive) {
+std::string encodeSpec(const api::SriovNodeStateSpec& spec) {
+  json::Document doc(rapidjson::kObjectType);
+  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
+  return json::dump(doc["spec"]);
+}
+
+std::string nodeStateDocument(const std::string& ns, const api::Node& node,
+                              std::string_view spec_json, bool disruptive,
+                              const kube::ObjectMeta* current) {
   auto doc = kube::newObject(api::resources::kSriovNodeStates, ns, node.metadata.name);
   kube::ObjectMeta meta;
-  meta.labels = {{kManagedByLabel, kManagedByValue}};
-  meta.annotations = {{kDisruptiveAnnotation, disruptive ? "true" : "false"}};
-  if (!node.metadata.uid.empty()) {
-    meta.owner_references = {{"v1", "Node", node.metadata.name, node.metadata.uid}};
-  }
+  if (current) meta = *current;
+  meta.labels[kManagedByLabel] = kManagedByValue;
+  meta.annotations[kDisruptiveAnnotation] = disruptive ? "true" : "false";
+  if (!node.metadata.uid.empty())
+    meta.setOwner({"v1", "Node", node.metadata.name, node.metadata.uid});
   meta.encode(doc["metadata"], doc.GetAllocator());
-  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
-  return doc;
+  std::string out = json::dump(doc);
+  out.pop_back();  // its closing brace: the spec follows as the last member
+  out.append(",\"spec\":").append(spec_json).push_back('}');
+  return out;
 }
 
 Status NodeStateReconciler::remove(const std::string& name) {

@@ -1,6 +1,6 @@
 #pragma once
 // Keeps one SriovNodeState per node the agent runs on (--agent-node-selector): its spec is the
-// render of the policies for that node (policy::render), written with server-side apply only
+// render of the policies for that node (policy::render), written (created, then updated) only
 // when it changes, owned by the Node; a node that goes away or is no longer selected loses it.
 // A change that tears down existing VFs (rollout.h) waits while as many nodes of the node's
 // SriovNetworkPoolConfig as its maxUnavailable allows (--max-unavailable for nodes in no pool)
@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "kube/controller.h"
 #include "kube/events.h"
@@ -49,12 +50,13 @@ class NodeStateReconciler {
  private:
   struct Applied {
     int64_t generation = 0;
-    bool written_meanwhile = false;  // someone else wrote the object during the apply
+    bool written_meanwhile = false;  // someone else wrote the object during the write
   };
-  // Applies the spec; remembers the answer's resourceVersion. The spec is encoded and let go
-  // before the request: the workers spend their time waiting on the API server, and what each
-  // holds then is the request's body, not the spec's devices (about 1 MiB at 256 VFs).
-  Result<Applied> apply(const api::Node& node, api::SriovNodeStateSpec spec, bool disruptive);
+  // Writes the spec (Client::replace under the cached metadata); remembers the answer's
+  // resourceVersion. The spec is encoded and let go before the request: the workers spend their
+  // time waiting on the API server, and what each holds then is the encoded spec, not its
+  // devices (about 1 MiB at 256 VFs).
+  Result<Applied> write(const api::Node& node, api::SriovNodeStateSpec spec, bool disruptive);
   // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            size_t devices, Status error);
@@ -85,10 +87,17 @@ class NodeStateReconciler {
   kube::OwnWrites written_;  // SriovNodeStates, by node name
 };
 
-// The server-side apply document of a node's SriovNodeState spec (field manager
-// sriov-dra-operator): managed-by label, the disruptive-change annotation, owned by the Node
-// (when its uid is known). Also what bench/ issues as the floor of the operator's writes.
-json::Document nodeStateApplyDocument(const std::string& ns, const api::Node& node,
-                                      const api::SriovNodeStateSpec& spec, bool disruptive);
+// A node's SriovNodeState spec encoded as JSON.
+std::string encodeSpec(const api::SriovNodeStateSpec& spec);
+// A node's SriovNodeState as the operator writes it (field manager sriov-dra-operator), as JSON:
+// the spec (encodeSpec) with the managed-by label, the disruptive-change annotation, owned by the
+// Node when its uid is known. Without `current`, the object to create (also a server-side apply
+// document); with it, the object that replaces `current` (an update guarded by its
+// resourceVersion, keeping the labels, annotations, finalizers and owners others gave it). The
+// operator updates the spec rather than applying it: the update costs the API server less
+// (bench/operator_scale). Also what bench/ writes as the operator's floor.
+std::string nodeStateDocument(const std::string& ns, const api::Node& node,
+                              std::string_view spec_json, bool disruptive,
+                              const kube::ObjectMeta* current);
 
 }  // namespace sriovdra::op

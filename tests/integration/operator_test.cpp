@@ -115,6 +115,25 @@ TEST_CASE("the reference policies configure the labelled node and create its Dev
         },
         30s, [&] { return describeState(env, labelled) + "\n" + op->logs(); });
   }
+  SECTION("what others put in the SriovNodeState outlives the operator's writes of its spec") {
+    REQUIRE(env.admin()
+                .patch(api::resources::kSriovNodeStates, env.ns(), labelled,
+                       kube::PatchType::kMerge,
+                       R"({"metadata":{"labels":{"team":"net"},"annotations":{"note":"kept"}}})")
+                .ok());
+    env.setNodeLabel(labelled, "dra-sriov-cx6", std::nullopt);
+    eventually(
+        [&] {
+          auto s = env.nodeState(labelled);
+          return s && s->spec.interfaces.empty() && s->spec.devices.empty();
+        },
+        30s, [&] { return describeState(env, labelled) + "\n" + op->logs(); });
+    auto s = *env.nodeState(labelled);
+    CHECK(s.metadata.labels.at("team") == "net");
+    CHECK(s.metadata.annotations.at("note") == "kept");
+    CHECK(s.metadata.labels.at("app.kubernetes.io/managed-by") == "sriov-dra-operator");
+    CHECK(s.status.interfaces.size() == 8);  // the agent's report
+  }
   SECTION("a deleted node loses its SriovNodeState") {
     REQUIRE(env.admin().remove(kube::resources::kNodes, "", labelled).isOk());
     eventually([&] { return !env.nodeState(labelled).has_value(); }, 30s,
