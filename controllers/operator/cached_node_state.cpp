@@ -66,11 +66,13 @@ std::vector<api::NodeReport> reportsOf(
   return out;
 }
 
-std::string specDigest(const api::SriovNodeStateSpec& spec) {
+std::string encodeSpec(const api::SriovNodeStateSpec& spec) {
   json::Document doc(rapidjson::kObjectType);
   spec.encode(api::Writer(doc, doc.GetAllocator()));
-  return sha256Hex(json::dump(doc));
+  return json::dump(doc);
 }
+
+std::string specDigest(std::string_view encoded_spec) { return sha256Hex(encoded_spec); }
 
 std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices) {
   std::map<std::string, int64_t> out;
@@ -88,7 +90,7 @@ Result<CachedNodeState> CachedNodeState::decode(const json::Value& v) {
   api::SriovNodeStateStatus& status = state->status;
   CachedNodeState out;
   out.metadata = std::move(state->metadata);
-  out.spec_digest = specDigest(spec);
+  out.spec_digest = specDigest(encodeSpec(spec));
   out.devices_by_resource = devicesByResource(spec.devices);
   out.spec_interfaces =
       Interner<std::vector<api::Interface>>::global().intern(std::move(spec.interfaces));

@@ -80,8 +80,11 @@ struct CachedNodeState : api::SriovNodeState {
 std::vector<api::NodeReport> reportsOf(
     const std::vector<std::shared_ptr<const CachedNodeState>>& states);
 
-// SHA-256 of the spec's encoding: equal digests, equal writes.
-std::string specDigest(const api::SriovNodeStateSpec& spec);
+// The spec as JSON: what the operator writes as a SriovNodeState's spec, and what specDigest
+// hashes.
+std::string encodeSpec(const api::SriovNodeStateSpec& spec);
+// SHA-256 of the spec's encoding (encodeSpec): equal digests, equal writes.
+std::string specDigest(std::string_view encoded_spec);
 std::map<std::string, int64_t> devicesByResource(const std::vector<api::Device>& devices);
 
 }  // namespace sriovdra::op

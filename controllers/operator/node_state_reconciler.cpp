@@ -108,6 +108,40 @@ std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& nod
   return slot;
 }
 
+std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
+    const api::Node& node, const CachedNodeState* state) {
+  auto snapshot = policies_.get();
+  auto discovered = state ? state->discovered() : api::SriovNodeStateStatus{};
+  auto result = policy::render(node, snapshot->validated.valid, discovered,
+                               {options_.resource_prefix, options_.advertise_node_policy_vfs});
+
+  NodeFacts facts;
+  facts.matches = result.matches;
+  facts.conflicts = result.conflicts;
+  facts.warnings = result.warnings;
+  facts.desired = devicesByResource(result.spec.devices);
+  if (state && !isReconfiguring(*state) && state->status.sync_status == "Succeeded") {
+    facts.advertised = state->devices_by_resource;
+  }
+  setFacts(node.metadata.name, std::move(facts));
+
+  Rendered out;
+  out.spec_json = encodeSpec(result.spec);
+  out.devices = result.spec.devices.size();
+  out.interfaces = result.spec.interfaces.size();
+  // What takes a rollout slot, for people: a change that recreates VFs, or a reboot the agent
+  // asks for to apply the spec it has.
+  if (state && state->spec_digest == specDigest(out.spec_json)) {
+    if (!rebootRequested(*state) || markedDisruptive(*state)) return std::nullopt;
+    out.why = "the node must reboot for its firmware changes";
+  } else if (state) {
+    if (auto d = disruption(state->specWithoutDevices(), result.spec, discovered)) {
+      out.why = "the new configuration recreates VFs on this node (" + *d + ")";
+    }
+  }
+  return out;
+}
+
 Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) {
   auto node = caches_.nodes.get("", name);
   auto state = caches_.states.get(options_.namespace_, name);
@@ -124,39 +158,15 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
     }
     return ReconcileResult::done();
   }
-  auto snapshot = policies_.get();
-  auto discovered = state ? state->discovered() : api::SriovNodeStateStatus{};
-  auto result = policy::render(*node, snapshot->validated.valid, discovered,
-                               {options_.resource_prefix, options_.advertise_node_policy_vfs});
-
-  NodeFacts facts;
-  facts.matches = result.matches;
-  facts.conflicts = result.conflicts;
-  facts.warnings = result.warnings;
-  facts.desired = devicesByResource(result.spec.devices);
-  if (state && !isReconfiguring(*state) && state->status.sync_status == "Succeeded") {
-    facts.advertised = state->devices_by_resource;
-  }
-  setFacts(name, std::move(facts));
-
-  // What takes a rollout slot, for people: a change that recreates VFs, or a reboot the agent
-  // asks for to apply the spec it has.
-  std::optional<std::string> why;
-  if (state && state->spec_digest == specDigest(result.spec)) {
-    if (!rebootRequested(*state) || markedDisruptive(*state)) return ReconcileResult::done();
-    why = "the node must reboot for its firmware changes";
-  } else if (state) {
-    if (auto d = disruption(state->specWithoutDevices(), result.spec, discovered)) {
-      why = "the new configuration recreates VFs on this node (" + *d + ")";
-    }
-  }
-  bool disruptive = why.has_value();
+  auto rendered = render(*node, state.get());
+  if (!rendered) return ReconcileResult::done();
+  const std::optional<std::string>& why = rendered->why;
+  const bool disruptive = why.has_value();
   bool written_meanwhile = false;
-  discovered = {};  // not needed while the API server takes the write
-  const size_t devices = result.spec.devices.size();
-  const size_t interfaces = result.spec.interfaces.size();
+  const size_t devices = rendered->devices;
+  const size_t interfaces = rendered->interfaces;
   if (!disruptive) {
-    auto written = write(*node, std::move(result.spec), false);
+    auto written = write(*node, rendered->spec_json, false);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     written_meanwhile = written->written_meanwhile;
   } else {
@@ -170,7 +180,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
                          " node(s) of its pool are being reconfigured and " + slot->limit_text);
       return ReconcileResult::after(options_.rollout_retry);
     }
-    auto written = write(*node, std::move(result.spec), true);
+    auto written = write(*node, rendered->spec_json, true);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     disruptive_written_[name] = written->generation;
     written_meanwhile = written->written_meanwhile;
@@ -217,10 +227,8 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
 }
 
 Result<NodeStateReconciler::Applied> NodeStateReconciler::write(const api::Node& node,
-                                                                api::SriovNodeStateSpec spec,
+                                                                const std::string& spec_json,
                                                                 bool disruptive) {
-  const std::string spec_json = encodeSpec(spec);
-  spec = {};  // its devices go now, not after the API server's answer
   const std::string& name = node.metadata.name;
   auto cached = caches_.states.get(options_.namespace_, name);
   written_.start(name);
@@ -239,12 +247,6 @@ Result<NodeStateReconciler::Applied> NodeStateReconciler::write(const api::Node&
 
 bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {
   return written_.isOwn(state.metadata.name, state.metadata.resource_version);
-}
-
-std::string encodeSpec(const api::SriovNodeStateSpec& spec) {
-  json::Document doc(rapidjson::kObjectType);
-  spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
-  return json::dump(doc["spec"]);
 }
 
 std::string nodeStateDocument(const std::string& ns, const api::Node& node,

@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -52,11 +53,21 @@ class NodeStateReconciler {
     int64_t generation = 0;
     bool written_meanwhile = false;  // someone else wrote the object during the write
   };
+  // What a reconcile writes: the node's spec, encoded, and why the write takes a rollout slot.
+  struct Rendered {
+    std::string spec_json;
+    size_t devices = 0;
+    size_t interfaces = 0;
+    std::optional<std::string> why;
+  };
+  // Renders the node, records what the render said of the policies, and encodes the spec (the
+  // encoding the digest compares is the one written); nullopt when it is the spec last written
+  // and no reboot waits for a slot. The rendered spec (about 1 MiB at 256 VFs) goes when this
+  // returns: a worker waiting on the API server holds only the encoded spec (about 60 KiB).
+  std::optional<Rendered> render(const api::Node& node, const CachedNodeState* state);
   // Writes the spec (Client::replace under the cached metadata); remembers the answer's
-  // resourceVersion. The spec is encoded and let go before the request: the workers spend their
-  // time waiting on the API server, and what each holds then is the encoded spec, not its
-  // devices (about 1 MiB at 256 VFs).
-  Result<Applied> write(const api::Node& node, api::SriovNodeStateSpec spec, bool disruptive);
+  // resourceVersion.
+  Result<Applied> write(const api::Node& node, const std::string& spec_json, bool disruptive);
   // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            size_t devices, Status error);
@@ -87,8 +98,6 @@ class NodeStateReconciler {
   kube::OwnWrites written_;  // SriovNodeStates, by node name
 };
 
-// A node's SriovNodeState spec encoded as JSON.
-std::string encodeSpec(const api::SriovNodeStateSpec& spec);
 // A node's SriovNodeState as the operator writes it (field manager sriov-dra-operator), as JSON:
 // the spec (encodeSpec) with the managed-by label, the disruptive-change annotation, owned by the
 // Node when its uid is known. Without `current`, the object to create (also a server-side apply

@@ -114,7 +114,7 @@ TEST_CASE("a cached state keeps what the operator reads and shares the hardware 
   CHECK(a->spec.devices.empty());
   CHECK(a->status.interfaces.empty());
   CHECK(a->status.pcie_roots.empty());
-  CHECK(a->spec_digest == op::specDigest(spec));
+  CHECK(a->spec_digest == op::specDigest(op::encodeSpec(spec)));
   CHECK(a->devices_by_resource == std::map<std::string, int64_t>{{"", 1}});
   CHECK(a->specWithoutDevices() == api::SriovNodeStateSpec{spec.interfaces, {}});
 
