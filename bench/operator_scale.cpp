@@ -15,7 +15,8 @@
 // can hold: the same binary's resident memory on the empty cluster plus the heap that the
 // operator's own caches (op::Caches, op::NetworkCaches) take when the bench fills them in its
 // own process from the same API server.
-// Usage: operator_scale [nodes=5000] [vfs-per-node=64, a multiple of 32]
+// Usage: operator_scale [nodes=5000] [vfs-per-node=64, a multiple of 32] [workers]
+// (workers: the floor's writers and the operator's workers, instead of the sweep's choice)
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -294,8 +295,13 @@ void createAllocatedClaim(kube::Client& admin, const std::string& ns, const std:
 int main(int argc, char** argv) {
   size_t n = argc > 1 ? std::stoul(argv[1]) : 5000;
   int vfs = argc > 2 ? std::stoi(argv[2]) : 64;
+  int forced_workers = argc > 3 ? std::stoi(argv[3]) : 0;
   if (vfs <= 0 || vfs % 32 != 0 || vfs > 16 * 256) {
     std::fprintf(stderr, "bench: vfs-per-node must be a multiple of 32 up to 4096\n");
+    return 2;
+  }
+  if (forced_workers < 0 || forced_workers > 64) {
+    std::fprintf(stderr, "bench: workers must be 1 to 64\n");
     return 2;
   }
   const size_t vfs_n = static_cast<size_t>(vfs);
@@ -400,7 +406,9 @@ int main(int argc, char** argv) {
 
   // The floor's writers: as many as the server rewards, the fewest within 5 % of the fastest
   // policy change (gold, silver, gold, ...) at each concurrency.
-  auto sweep = bench::sweepWriters({4, 8, 16, 32}, [&](int c, size_t round) {
+  std::vector<int> counts = {4, 8, 16, 32};
+  if (forced_workers > 0) counts = {forced_workers};
+  auto sweep = bench::sweepWriters(counts, [&](int c, size_t round) {
     return floor_writer.time(writesOfTier(floor_ns, round % 2 == 0 ? "gold" : "silver"), c);
   });
   int writers = sweep.writers;
