@@ -107,10 +107,8 @@ api::Node nodeObject(const testing::OperatorEnv& env, const std::string& name) {
 
 bench::Apply specWrite(const testing::OperatorEnv& env, const api::Node& node,
                        const api::SriovNodeStateSpec& spec) {
-  auto doc =
-      json::parse(op::nodeStateDocument(env.ns(), node, op::encodeSpec(spec), false, nullptr));
-  bench::mustBeOk(doc.status(), "encoding a spec");
-  return {&api::resources::kSriovNodeStates, env.ns(), "", std::move(*doc), op::kFieldManager};
+  return {&api::resources::kSriovNodeStates, env.ns(), "",
+          bench::nodeStateObject(env.ns(), node, op::encodeSpec(spec)), op::kFieldManager};
 }
 bench::Apply statusWrite(const testing::OperatorEnv& env, const std::string& node,
                          const api::SriovNodeStateStatus& status) {

@@ -253,16 +253,12 @@ double heapPerDistinctState(kube::Client& client, const std::string& ns, const s
   return after > before ? static_cast<double>(after - before) / static_cast<double>(copies) : 0;
 }
 
-// Each node's SriovNodeState with `spec` as the operator writes it (op::nodeStateDocument).
+// Each node's SriovNodeState with `spec_json` as the operator writes it.
 std::vector<json::Document> specDocs(const std::string& ns, const std::vector<api::Node>& nodes,
                                      const std::string& spec_json) {
   std::vector<json::Document> out;
   out.reserve(nodes.size());
-  for (const auto& node : nodes) {
-    auto doc = json::parse(op::nodeStateDocument(ns, node, spec_json, false, nullptr));
-    bench::mustBeOk(doc.status(), "encoding a SriovNodeState");
-    out.push_back(std::move(*doc));
-  }
+  for (const auto& node : nodes) out.push_back(bench::nodeStateObject(ns, node, spec_json));
   return out;
 }
 
@@ -365,14 +361,13 @@ int main(int argc, char** argv) {
   };
   // The states are written as the operator writes them: created, then updated under the version
   // of the last write, the floor's by the operator's user (which is the floor's writer).
-  std::map<std::string, std::unique_ptr<bench::Replacer>> spec_writers;
-  spec_writers[ns] =
-      std::make_unique<bench::Replacer>(admin, api::resources::kSriovNodeStates, op::kFieldManager);
-  spec_writers[floor_ns] =
-      std::make_unique<bench::Replacer>(floor, api::resources::kSriovNodeStates, op::kFieldManager);
-  bench::Replacer& floor_writer = *spec_writers[floor_ns];
+  bench::Replacer ours_writer(admin, api::resources::kSriovNodeStates, op::kFieldManager);
+  bench::Replacer floor_writer(floor, api::resources::kSriovNodeStates, op::kFieldManager);
+  auto writerOf = [&](const std::string& where) -> bench::Replacer& {
+    return where == floor_ns ? floor_writer : ours_writer;
+  };
   for (const std::string& where : {ns, floor_ns}) {
-    spec_writers.at(where)->time(writesOfTier(where, ""), kWorkers);
+    writerOf(where).time(writesOfTier(where, ""), kWorkers);
     forEachConcurrently(n, kWorkers, [&](size_t i) {
       auto st = status;
       st.observed_generation = 1;
@@ -381,8 +376,8 @@ int main(int argc, char** argv) {
           {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true},
           "status");
       bench::mustBeOk(applied.status(), "reporting a node's status");
-      spec_writers.at(where)->know(kube::objectKey(where, names[i]),
-                                   kube::ObjectMeta::decode(*applied).resource_version);
+      writerOf(where).know(kube::objectKey(where, names[i]),
+                           kube::ObjectMeta::decode(*applied).resource_version);
     });
   }
   forEachConcurrently(n, kWorkers, [&](size_t i) {
@@ -399,7 +394,7 @@ int main(int argc, char** argv) {
   // grows with it: about 4 % by the third round): a round of each spec, back to empty.
   for (const std::string& where : {ns, floor_ns}) {
     for (const char* tier : {"gold", "silver", ""}) {
-      spec_writers.at(where)->time(writesOfTier(where, tier), kWorkers);
+      writerOf(where).time(writesOfTier(where, tier), kWorkers);
     }
   }
   double setup_seconds = std::chrono::duration<double>(Steady::now() - setup_start).count();

@@ -1,6 +1,7 @@
 #include "support/render.h"
 
 #include "base/yaml.h"
+#include "operator/node_state_reconciler.h"
 #include "policy/policy_set.h"
 #include "support/floor.h"
 
@@ -39,6 +40,13 @@ api::SriovNodeStateSpec renderFromYaml(const api::Node& node, const std::string&
              "rendering");
   }
   return policy::render(node, validated.valid, discovered, {}).spec;
+}
+
+json::Document nodeStateObject(const std::string& ns, const api::Node& node,
+                               const std::string& spec_json) {
+  auto doc = json::parse(op::nodeStateDocument(ns, node, spec_json, false, nullptr));
+  mustBeOk(doc.status(), "encoding the SriovNodeState of " + node.metadata.name);
+  return std::move(*doc);
 }
 
 }  // namespace sriovdra::bench

@@ -5,6 +5,7 @@
 
 #include "api/node_state.h"
 #include "api/objects.h"
+#include "base/json.h"
 
 namespace sriovdra::bench {
 
@@ -13,5 +14,10 @@ namespace sriovdra::bench {
 // Exits with a message when the YAML does not decode.
 api::SriovNodeStateSpec renderFromYaml(const api::Node& node, const std::string& policies_yaml,
                                        const api::SriovNodeStateStatus& discovered);
+
+// The node's SriovNodeState in namespace `ns` with `spec_json` (op::encodeSpec) as the operator
+// creates it (op::nodeStateDocument): an object to create, update or apply.
+json::Document nodeStateObject(const std::string& ns, const api::Node& node,
+                               const std::string& spec_json);
 
 }  // namespace sriovdra::bench

@@ -226,7 +226,7 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
   return ReconcileResult::after(options_.too_large_retry);
 }
 
-Result<NodeStateReconciler::Applied> NodeStateReconciler::write(const api::Node& node,
+Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node& node,
                                                                 const std::string& spec_json,
                                                                 bool disruptive) {
   const std::string& name = node.metadata.name;
@@ -242,7 +242,7 @@ Result<NodeStateReconciler::Applied> NodeStateReconciler::write(const api::Node&
   auto meta = written.ok() ? kube::ObjectMeta::decode(*written) : kube::ObjectMeta{};
   bool meanwhile = written_.finish(name, meta.resource_version);
   if (!written.ok()) return written.status();
-  return Applied{meta.generation, meanwhile};
+  return Written{meta.generation, meanwhile};
 }
 
 bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {

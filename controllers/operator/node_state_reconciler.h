@@ -49,7 +49,7 @@ class NodeStateReconciler {
   bool isOwnWrite(const api::SriovNodeState& state);
 
  private:
-  struct Applied {
+  struct Written {
     int64_t generation = 0;
     bool written_meanwhile = false;  // someone else wrote the object during the write
   };
@@ -67,7 +67,7 @@ class NodeStateReconciler {
   std::optional<Rendered> render(const api::Node& node, const CachedNodeState* state);
   // Writes the spec (Client::replace under the cached metadata); remembers the answer's
   // resourceVersion.
-  Result<Applied> write(const api::Node& node, const std::string& spec_json, bool disruptive);
+  Result<Written> write(const api::Node& node, const std::string& spec_json, bool disruptive);
   // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            size_t devices, Status error);
