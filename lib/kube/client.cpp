@@ -223,11 +223,11 @@ Result<std::shared_ptr<Client>> Client::create(const RestConfig& config, ClientO
                                   makeCredentialProvider(config));
 }
 
-Result<HttpRequest> Client::prepare(
-    HttpRequest req) {  // NOLINT(performance-unnecessary-value-param): returned
-  if (!credentials_) return req;
+Status Client::authorize(HttpRequest& req) {
+  if (!credentials_) return Status::ok();
   auto creds = credentials_->get();
-  if (!creds.ok()) return std::move(creds).takeStatus();
+  if (!creds.ok()) return creds.status();
+  std::erase_if(req.headers, [](const auto& h) { return h.first == "Authorization"; });
   if (!creds->token.empty()) req.headers.emplace_back("Authorization", "Bearer " + creds->token);
   if (!creds->client_cert_pem.empty()) {
     std::lock_guard lock(cert_mu_);
@@ -237,23 +237,21 @@ Result<HttpRequest> Client::prepare(
       applied_cert_ = creds->client_cert_pem;
     }
   }
-  return req;
+  return Status::ok();
 }
 
-Result<HttpResponse> Client::send(const HttpRequest& req, milliseconds timeout,
-                                  bool wait_retry_after) {
+Result<HttpResponse> Client::send(HttpRequest req, milliseconds timeout, bool wait_retry_after) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   bool refreshed = false;
   int retries = 0;
   for (;;) {
-    auto prepared = prepare(req);
-    if (!prepared.ok()) return std::move(prepared).takeStatus();
+    SDRA_RETURN_IF_ERROR(authorize(req));
     auto left =
         std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       return Status(Code::kTimeout, req.method + " " + req.target + ": deadline exceeded");
     }
-    auto resp = transport_->send(*prepared, left);
+    auto resp = transport_->send(req, left);
     if (!resp.ok()) {
       countRequest("<error>", req.method, transport_->hostPort());
       return resp;
@@ -290,15 +288,16 @@ Status Client::evict(std::string_view ns, std::string_view pod) {
   json::setString(meta, "name", std::string(pod), a);
   json::setString(meta, "namespace", std::string(ns), a);
   eviction.AddMember("metadata", meta, a);
+  std::string path = resources::kPods.objectPath(ns, pod, "eviction");
   HttpRequest req;
   req.method = "POST";
-  req.target = resources::kPods.objectPath(ns, pod, "eviction");
+  req.target = path;
   req.body = json::dump(eviction);
   req.content_type = "application/json";
-  auto resp = send(req, config_.timeout, /*wait_retry_after=*/false);
+  auto resp = send(std::move(req), config_.timeout, /*wait_retry_after=*/false);
   if (!resp.ok()) return resp.status();
   if (resp->status >= 200 && resp->status <= 299) return Status::ok();
-  return apiError(resp->status, resp->body, "POST", req.target);
+  return apiError(resp->status, resp->body, "POST", path);
 }
 
 Result<HttpResponse> Client::raw(const std::string& method, const std::string& path,
@@ -309,7 +308,7 @@ Result<HttpResponse> Client::raw(const std::string& method, const std::string& p
   req.target = path;
   req.body = std::string(body);
   req.content_type = std::string(content_type);
-  return send(req, timeout.value_or(config_.timeout));
+  return send(std::move(req), timeout.value_or(config_.timeout));
 }
 
 Result<json::Document> Client::expectObject(const Result<HttpResponse>& resp, std::string_view verb,
@@ -374,16 +373,17 @@ Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view 
   return first;
 }
 
-Result<json::Document> Client::write(std::string method, const std::string& path, std::string body,
-                                     std::string_view content_type, const WriteOptions& options) {
+Result<json::Document> Client::write(std::string_view method, const std::string& path,
+                                     std::string body, std::string_view content_type,
+                                     const WriteOptions& options) {
   HttpRequest req;
-  req.method = std::move(method);
+  req.method = std::string(method);
   req.target = path + writeQuery(options, content_type == kApplyContentType);
   req.body = std::move(body);
   req.content_type = std::string(content_type);
   if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
-  return expectObject(send(req, options.timeout.value_or(config_.timeout)), req.method, path,
-                      options.metadata_only);
+  auto resp = send(std::move(req), options.timeout.value_or(config_.timeout));
+  return expectObject(resp, method, path, options.metadata_only);
 }
 
 Result<json::Document> Client::create(const ResourceType& rt, std::string_view ns,
@@ -457,11 +457,12 @@ Result<json::Document> Client::replace(
   if (code != Code::kConflict && code != Code::kAlreadyExists && code != Code::kNotFound) {
     return written;
   }
+  std::string path = rt.objectPath(ns, name);
   HttpRequest req;
   req.method = "GET";
-  req.target = rt.objectPath(ns, name);
+  req.target = path;
   req.accept = std::string(kMetadataOnlyAccept);
-  auto now = expectObject(send(req, config_.timeout), "GET", req.target, true);
+  auto now = expectObject(send(std::move(req), config_.timeout), "GET", path, true);
   if (!now.ok() && now.status().code() != Code::kNotFound) return now.status();
   if (!now.ok()) return put(nullptr);
   ObjectMeta current = ObjectMeta::decode(*now);
@@ -504,9 +505,8 @@ Result<std::unique_ptr<Watch>> Client::watch(const ResourceType& rt, std::string
   req.method = "GET";
   req.target = path + listQuery(options, true);
   for (int attempt = 0;; ++attempt) {
-    auto prepared = prepare(req);
-    if (!prepared.ok()) return std::move(prepared).takeStatus();
-    auto stream = transport_->openStream(*prepared, config_.timeout);
+    SDRA_RETURN_IF_ERROR(authorize(req));
+    auto stream = transport_->openStream(req, config_.timeout);
     if (!stream.ok()) {
       countRequest("<error>", "WATCH", transport_->hostPort());
       return std::move(stream).takeStatus();

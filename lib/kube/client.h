@@ -160,13 +160,16 @@ class Client {
          std::unique_ptr<CredentialProvider> credentials);
 
  private:
-  Result<HttpRequest> prepare(HttpRequest req);
-  Result<HttpResponse> send(const HttpRequest& req, std::chrono::milliseconds timeout,
+  // Sets the request's Authorization header (replacing an earlier one) and the transport's client
+  // certificate from the credentials as they are now.
+  Status authorize(HttpRequest& req);
+  // Takes the request whole (moved in by callers): a body is never copied on its way out.
+  Result<HttpResponse> send(HttpRequest req, std::chrono::milliseconds timeout,
                             bool wait_retry_after = true);
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path, bool metadata_only = false);
   // A write (POST, PUT, PATCH) of `body` to `path`, its answer read as WriteOptions say.
-  Result<json::Document> write(std::string method, const std::string& path, std::string body,
+  Result<json::Document> write(std::string_view method, const std::string& path, std::string body,
                                std::string_view content_type, const WriteOptions& options);
 
   const RestConfig config_;

@@ -29,6 +29,8 @@ using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
 using Deadline = SteadyClock::time_point;
+// A request as it goes out: its body is a view of the HttpRequest's (no copy of a large body).
+using OutgoingRequest = http::request<http::span_body<const char>>;
 
 constexpr size_t kStreamReadChunk = size_t{64} * 1024;
 constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
@@ -167,7 +169,7 @@ class Connection {
     return Status::ok();
   }
 
-  Status write(http::request<http::string_body>& req, Deadline deadline) {
+  Status write(OutgoingRequest& req, Deadline deadline) {
     ErrorCode ec = run(
         [&](auto handler) {
           if (tls_) {
@@ -496,19 +498,20 @@ class TransportImpl final : public Transport {
     }
   }
 
-  Result<http::request<http::string_body>> buildRequest(const HttpRequest& in) const {
+  // The body is not copied: the message refers to in.body, which must outlive it.
+  Result<OutgoingRequest> buildRequest(const HttpRequest& in) const {
     http::verb verb = http::string_to_verb(in.method);
     if (verb == http::verb::unknown) {
       return Status(Code::kInternal, "unknown HTTP method " + in.method);
     }
-    http::request<http::string_body> req{verb, server_.prefix + in.target, 11};
+    OutgoingRequest req{verb, server_.prefix + in.target, 11};
     req.set(http::field::host, server_.host_header);
     req.set(http::field::user_agent, "sriov-dra-operator/0.1");
     if (!in.accept.empty()) req.set(http::field::accept, in.accept);
     if (!in.content_type.empty()) req.set(http::field::content_type, in.content_type);
     for (const auto& [k, v] : in.headers) req.set(k, v);
     req.keep_alive(true);
-    req.body() = in.body;
+    req.body() = {in.body.data(), in.body.size()};
     req.prepare_payload();
     return req;
   }
