@@ -333,11 +333,24 @@ Result<json::Document> Client::get(const ResourceType& rt, std::string_view ns,
   return expectObject(raw("GET", path, {}, {}, timeout), "GET", path);
 }
 
+Result<json::Document> Client::getNotOlderThan(const ResourceType& rt, std::string_view ns,
+                                               std::string_view name,
+                                               std::string_view resource_version) {
+  std::string path = rt.objectPath(ns, name);
+  std::string query;
+  addParam(query, "resourceVersion", resource_version);
+  return expectObject(raw("GET", path + query, {}, {}, std::nullopt), "GET", path);
+}
+
 Result<json::Document> Client::list(const ResourceType& rt, std::string_view ns,
                                     const ListOptions& options) {
   std::string path = rt.collectionPath(ns);
+  HttpRequest req;
+  req.method = "GET";
+  req.target = path + listQuery(options, false);
+  if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
   auto timeout = std::max(config_.timeout, milliseconds(std::chrono::seconds(60)));
-  return expectObject(raw("GET", path + listQuery(options, false), {}, {}, timeout), "GET", path);
+  return expectObject(send(std::move(req), timeout), "GET", path);
 }
 
 Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view ns,
@@ -504,6 +517,7 @@ Result<std::unique_ptr<Watch>> Client::watch(const ResourceType& rt, std::string
   HttpRequest req;
   req.method = "GET";
   req.target = path + listQuery(options, true);
+  if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
   for (int attempt = 0;; ++attempt) {
     SDRA_RETURN_IF_ERROR(authorize(req));
     auto stream = transport_->openStream(req, config_.timeout);

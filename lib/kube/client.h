@@ -33,6 +33,8 @@ struct ListOptions {
   std::string resource_version_match;  // "", "NotOlderThan", "Exact"
   std::optional<int> timeout_seconds;  // watch: server-side end of the stream
   bool allow_watch_bookmarks = false;
+  // Objects come as PartialObjectMetadata: their metadata alone (list items and watch events).
+  bool metadata_only = false;
 };
 
 struct DeleteOptions {
@@ -97,6 +99,10 @@ class Client {
   Result<json::Document> get(const ResourceType& rt, std::string_view ns, std::string_view name,
                              std::string_view subresource = {},
                              std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+  // The object as of `resource_version` or later: served from the API server's watch cache once
+  // it holds that version (a get's resourceVersion means "not older than"), no etcd read.
+  Result<json::Document> getNotOlderThan(const ResourceType& rt, std::string_view ns,
+                                         std::string_view name, std::string_view resource_version);
   // One page; follow metadata.continue for more.
   Result<json::Document> list(const ResourceType& rt, std::string_view ns,
                               const ListOptions& options = {});

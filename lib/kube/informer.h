@@ -9,6 +9,13 @@
 // keys). Cache reads are thread-safe and return immutable snapshots (shared_ptr<const T>).
 // A transform (client-go's SetTransform) trims each decoded object before it enters the cache
 // and reaches the handlers, so a cache holds only the fields its readers use.
+// With InformerOptions::watch_metadata_only the watch brings metadata alone, and a change is
+// completed, in this order: nothing to do when the cache holds that resourceVersion or a later
+// one; the completion (setCompletion) when it can build the object from the cached one (a
+// writer's own write, whose content it knows); otherwise a read of the object at that version or
+// later (Client::getNotOlderThan), whose failure makes the watch resume and deliver the change
+// again. So a writer's own writes cost neither the API server's encoding of whole objects for
+// the watch nor their decoding here; everyone else's cost a read each.
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -55,7 +62,8 @@ class Informer final : private ReflectorSink {
   using Ptr = std::shared_ptr<const T>;
 
   Informer(std::shared_ptr<Client> client, ResourceType resource, InformerOptions options = {})
-      : resource_(resource),
+      : client_(client),
+        resource_(resource),
         options_(named(std::move(options), resource)),
         reflector_(std::move(client), resource, options_, *this) {}
   ~Informer() override { stop(); }
@@ -64,6 +72,12 @@ class Informer final : private ReflectorSink {
   void addHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
   // Before start(). Runs on every decoded object, on the informer's thread.
   void setTransform(std::function<void(T&)> transform) { transform_ = std::move(transform); }
+  // Before start(); with watch_metadata_only. Given an event's metadata and the cached object
+  // (null if none), the object at that metadata, or null to read it. Runs on the informer's
+  // thread; the transform is not applied to what it returns.
+  void setCompletion(std::function<Ptr(const ObjectMeta& meta, const Ptr& cached)> completion) {
+    completion_ = std::move(completion);
+  }
 
   void start() {
     reflector_.start();
@@ -197,7 +211,8 @@ class Informer final : private ReflectorSink {
     dispatch(changes);
   }
 
-  void apply(WatchEventType type, const json::Value& object) override {
+  Status apply(WatchEventType type, const json::Value& object) override {
+    if (options_.watch_metadata_only) return applyMetadata(type, ObjectMeta::decode(object));
     std::vector<Change> changes;
     {
       std::unique_lock lock(mu_);
@@ -221,6 +236,55 @@ class Informer final : private ReflectorSink {
       }
     }
     dispatch(changes);
+    return Status::ok();
+  }
+
+  // A metadata-only watch event (see the header comment).
+  Status applyMetadata(WatchEventType type, const ObjectMeta& meta) {
+    std::string key = meta.key();
+    std::vector<Change> changes;
+    if (type == WatchEventType::kDeleted) {
+      {
+        std::unique_lock lock(mu_);
+        if (Ptr old = erase(key)) changes.push_back({Change::kDelete, old, nullptr, false});
+      }
+      dispatch(changes);
+      return Status::ok();
+    }
+    Ptr old = get(key);
+    if (old && atOrAfter(old->metadata.resource_version, meta.resource_version)) {
+      return Status::ok();
+    }
+    Ptr obj = completion_ ? completion_(meta, old) : nullptr;
+    if (!obj) {
+      auto got =
+          client_->getNotOlderThan(resource_, meta.namespace_, meta.name, meta.resource_version);
+      // Deleted since: its DELETED event follows.
+      if (!got.ok() && got.status().code() == Code::kNotFound) return Status::ok();
+      if (!got.ok()) {
+        Status failed = got.status();
+        return failed.prepend("reading " + std::string(resource_.kind) + " " + key);
+      }
+      obj = decode(*got);
+    }
+    {
+      std::unique_lock lock(mu_);
+      if (!obj) {
+        if (Ptr gone = erase(key)) changes.push_back({Change::kDelete, gone, nullptr, true});
+      } else {
+        changes.push_back(old ? Change{Change::kUpdate, old, obj}
+                              : Change{Change::kAdd, nullptr, obj});
+        put(key, obj);
+      }
+    }
+    dispatch(changes);
+    return Status::ok();
+  }
+
+  // Whether resourceVersion `held` is `seen` or a later one (comparable resourceVersions only).
+  static bool atOrAfter(std::string_view held, std::string_view seen) {
+    return held == seen ||
+           (newerResourceVersion(held, seen) == held && newerResourceVersion(seen, held) == held);
   }
 
   Ptr getLocked(const std::string& key) const {
@@ -246,11 +310,13 @@ class Informer final : private ReflectorSink {
     }
   }
 
+  const std::shared_ptr<Client> client_;
   const ResourceType resource_;
   const InformerOptions options_;
   Reflector reflector_;
   std::vector<EventHandlers<T>> handlers_;
   std::function<void(T&)> transform_;
+  std::function<Ptr(const ObjectMeta&, const Ptr&)> completion_;
   std::vector<Ptr> staged_;  // the pages of a list in progress; the reflector's thread only
   mutable std::shared_mutex mu_;
   std::unordered_map<std::string, Ptr> items_;  // guarded by mu_

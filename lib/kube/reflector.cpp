@@ -166,6 +166,7 @@ Status Reflector::watch(const std::stop_token& stop) {
   opts.resource_version = lastSyncResourceVersion();
   opts.allow_watch_bookmarks = true;
   opts.timeout_seconds = randomWatchTimeoutSeconds();
+  opts.metadata_only = options_.watch_metadata_only;
   auto opened = client_->watch(resource_, options_.namespace_, opts);
   if (!opened.ok()) return opened.status();
   {
@@ -196,7 +197,10 @@ Status Reflector::watch(const std::stop_token& stop) {
     }
     const json::Value* md = json::objectMember(obj, "metadata");
     std::string rv = md != nullptr ? std::string(json::stringOr(*md, "resourceVersion")) : "";
-    if (event.type != WatchEventType::kBookmark) sink_.apply(event.type, obj);
+    if (event.type != WatchEventType::kBookmark) {
+      result = sink_.apply(event.type, obj);
+      if (!result.isOk()) break;
+    }
     if (!rv.empty()) setResourceVersion(std::move(rv));
     size_t size = event.doc.GetAllocator().Size();
     decoded += size;

@@ -34,6 +34,9 @@ struct InformerOptions {
   int64_t page_size = 500;
   size_t page_bytes = 1 << 20;
   std::chrono::milliseconds resync_period{0};  // 0 = never replay the cache to handlers
+  // The watch brings only metadata (PartialObjectMetadata); the sink completes each change (see
+  // Informer::setCompletion). Lists still bring whole objects.
+  bool watch_metadata_only = false;
   // A watch that delivers nothing (not even the ~1/min bookmarks) for this long is restarted.
   std::chrono::milliseconds watch_idle_timeout{std::chrono::minutes(3)};
   BackoffPolicy backoff;
@@ -50,14 +53,16 @@ int64_t nextPageLimit(size_t objects, size_t bytes, size_t page_bytes, int64_t m
 // objects, whose JSON is freed right after the call (so a sink keeps what it needs, decoded, and a
 // list of thousands of large objects never exists as JSON all at once), then listDone(): the
 // pages together are the complete state at a resourceVersion. A list that fails part way ends
-// with listAbandoned() instead, and the pages seen must be forgotten.
+// with listAbandoned() instead, and the pages seen must be forgotten. apply() gets each watch
+// event's object; an error from it ends the watch before that event counts as seen, so the event
+// comes again when the watch resumes (after the usual backoff).
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
   virtual void listPage(const std::vector<const json::Value*>& items) = 0;
   virtual void listDone() = 0;
   virtual void listAbandoned() = 0;
-  virtual void apply(WatchEventType type, const json::Value& object) = 0;
+  virtual Status apply(WatchEventType type, const json::Value& object) = 0;
 };
 
 class Reflector {

@@ -1,6 +1,7 @@
 // Informers against a real API server, including the failures they exist to survive: an API
 // server restart and an etcd compaction while the watch was down.
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -288,4 +289,83 @@ TEST_CASE("resync replays the cache to update handlers without contacting the se
   eventually([&] { return same_version_updates >= 2; }, 10s,
              [&] { return std::to_string(same_version_updates) + " resync updates"; });
   CHECK(inf.reflector().listCount() == 1);
+}
+
+TEST_CASE("a metadata-only watch completes the writer's own writes and reads everyone else's",
+          "[informer][integration]") {
+  auto& cp = ControlPlane::shared();
+  auto client = cp.client();
+  std::string ns = cp.newNamespace("metadata-watch");
+  REQUIRE(client->create(kube::resources::kConfigMaps, ns, configMap(ns, "a", "0")).ok());
+  auto opts = inNamespace(ns);
+  opts.watch_metadata_only = true;
+  kube::Informer<kube::Unstructured> inf(client, kube::resources::kConfigMaps, opts);
+  Recorder rec;
+  inf.addHandlers(rec.handlers());
+  // The test's own write: the resourceVersion of its answer, known once `answered` is set. The
+  // completion waits for it, as a writer's completion waits for its write's answer.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool answered = true;
+  std::string own_rv;
+  std::atomic<int> completions{0};
+  inf.setCompletion([&](const kube::ObjectMeta& meta,
+                        const auto& cached) -> kube::Informer<kube::Unstructured>::Ptr {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, 10s, [&] { return answered; });
+    if (!cached || meta.resource_version != own_rv) return nullptr;
+    ++completions;
+    return std::make_shared<const kube::Unstructured>(
+        kube::Unstructured{meta, R"({"completed":true})"});
+  });
+  inf.start();
+  REQUIRE(inf.waitForSync(30s));
+  auto cachedJson = [&] {
+    auto obj = inf.get(ns, "a");
+    return obj ? obj->json : std::string("(none)");
+  };
+  auto cachedValue = [&] {
+    auto doc = json::parse(cachedJson());
+    return doc.ok() && doc->HasMember("data") ? json::stringOr((*doc)["data"], "v") : "";
+  };
+
+  SECTION("someone else's change is read whole; the writer's own is completed, not read") {
+    REQUIRE(client
+                ->patch(kube::resources::kConfigMaps, ns, "a", kube::PatchType::kMerge,
+                        R"({"data":{"v":"1"}})")
+                .ok());
+    eventually([&] { return cachedValue() == "1"; }, 30s, cachedJson);
+    CHECK(completions == 0);
+
+    {
+      std::lock_guard lock(mu);
+      answered = false;
+    }
+    auto written = client->patch(kube::resources::kConfigMaps, ns, "a", kube::PatchType::kMerge,
+                                 R"({"data":{"v":"2"}})");
+    REQUIRE(written.ok());
+    {
+      std::lock_guard lock(mu);
+      own_rv = kube::ObjectMeta::decode(*written).resource_version;
+      answered = true;
+    }
+    cv.notify_all();
+    eventually([&] { return cachedJson() == R"({"completed":true})"; }, 30s, cachedJson);
+    CHECK(inf.get(ns, "a")->metadata.resource_version == own_rv);
+    CHECK(completions == 1);
+    CHECK(rec.has("update:a"));
+  }
+
+  SECTION("additions are read, deletions need no read") {
+    REQUIRE(client->create(kube::resources::kConfigMaps, ns, configMap(ns, "b", "5")).ok());
+    eventually([&] { return inf.get(ns, "b") != nullptr; }, 30s, [] { return "b not cached"; });
+    auto doc = json::parse(inf.get(ns, "b")->json);
+    REQUIRE(doc.ok());
+    CHECK(json::stringOr((*doc)["data"], "v") == "5");
+    REQUIRE(client->remove(kube::resources::kConfigMaps, ns, "a").isOk());
+    eventually([&] { return inf.get(ns, "a") == nullptr; }, 30s, cachedJson);
+    CHECK(rec.has("add:b"));
+    CHECK(rec.has("delete:a"));
+    CHECK(completions == 0);
+  }
 }
