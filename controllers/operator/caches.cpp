@@ -14,6 +14,14 @@ kube::InformerOptions inNamespace(const std::string& ns) {
   return o;
 }
 
+// SriovNodeStates: most of their changes are the operator's own spec writes, which it completes
+// from what it wrote (NodeStateReconciler::ownWrite); the watch need not carry them whole.
+kube::InformerOptions metadataWatchIn(const std::string& ns) {
+  kube::InformerOptions o = inNamespace(ns);
+  o.watch_metadata_only = true;
+  return o;
+}
+
 }  // namespace
 
 Result<ObjectOnly> ObjectOnly::decode(const json::Value& v) {
@@ -26,7 +34,7 @@ Caches::Caches(const std::shared_ptr<kube::Client>& client, const std::string& n
       node_policies(client, api::resources::kSriovNetworkNodePolicies, inNamespace(ns)),
       resource_policies(client, api::resources::kSriovResourcePolicies, inNamespace(ns)),
       device_attributes(client, api::resources::kDeviceAttributes, inNamespace(ns)),
-      states(client, api::resources::kSriovNodeStates, inNamespace(ns)),
+      states(client, api::resources::kSriovNodeStates, metadataWatchIn(ns)),
       classes(client, api::resources::kDeviceClasses,
               {.name = "deviceclasses",
                .label_selector = std::string(kManagedByLabel) + "=" + kManagedByValue}),

@@ -34,6 +34,8 @@ struct Caches {
   // `agent_daemonset`, "" = not watched) in `ns`; Nodes, ResourceClaims and ResourceSlices of the
   // cluster; DeviceClasses this operator manages. Nodes, claims and slices keep only the fields
   // read (caches.cpp), so memory follows what the reconcilers use, not what the cluster stores.
+  // SriovNodeStates are watched as metadata (kube::Informer's watch_metadata_only): a change is
+  // read whole unless a completion set on `states` builds it.
   Caches(const std::shared_ptr<kube::Client>& client, const std::string& ns,
          const std::string& agent_daemonset);
 

@@ -4,6 +4,7 @@
 
 #include "api/names.h"
 #include "api/selectors.h"
+#include "base/interner.h"
 #include "base/log.h"
 #include "base/strings.h"
 #include "operator/operator_config_reconciler.h"
@@ -119,7 +120,8 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   facts.matches = result.matches;
   facts.conflicts = result.conflicts;
   facts.warnings = result.warnings;
-  facts.desired = devicesByResource(result.spec.devices);
+  auto by_resource = devicesByResource(result.spec.devices);
+  facts.desired = by_resource;
   if (state && !isReconfiguring(*state) && state->status.sync_status == "Succeeded") {
     facts.advertised = state->devices_by_resource;
   }
@@ -128,7 +130,6 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   Rendered out;
   out.spec_json = encodeSpec(result.spec);
   out.devices = result.spec.devices.size();
-  out.interfaces = result.spec.interfaces.size();
   // What takes a rollout slot, for people: a change that recreates VFs, or a reboot the agent
   // asks for to apply the spec it has.
   if (state && state->spec_digest == specDigest(out.spec_json)) {
@@ -139,6 +140,10 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
       out.why = "the new configuration recreates VFs on this node (" + *d + ")";
     }
   }
+  // What the cache takes from this write when the watch brings it back (ownWrite).
+  out.devices_by_resource = std::move(by_resource);
+  out.interfaces =
+      Interner<std::vector<api::Interface>>::global().intern(std::move(result.spec.interfaces));
   return out;
 }
 
@@ -150,6 +155,10 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
                                             node->metadata.labels);
   if (!selected) {
     setFacts(name, std::nullopt);
+    {
+      std::lock_guard lock(spec_writes_mu_);
+      spec_writes_.erase(name);
+    }
     if (state != nullptr) {
       auto it = state->metadata.labels.find(kManagedByLabel);
       if (it != state->metadata.labels.end() && it->second == kManagedByValue) {
@@ -164,9 +173,9 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   const bool disruptive = why.has_value();
   bool written_meanwhile = false;
   const size_t devices = rendered->devices;
-  const size_t interfaces = rendered->interfaces;
+  const size_t interfaces = rendered->interfaces->size();
   if (!disruptive) {
-    auto written = write(*node, rendered->spec_json, false);
+    auto written = write(*node, *rendered, false);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     written_meanwhile = written->written_meanwhile;
   } else {
@@ -180,7 +189,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
                          " node(s) of its pool are being reconfigured and " + slot->limit_text);
       return ReconcileResult::after(options_.rollout_retry);
     }
-    auto written = write(*node, rendered->spec_json, true);
+    auto written = write(*node, *rendered, true);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
     disruptive_written_[name] = written->generation;
     written_meanwhile = written->written_meanwhile;
@@ -227,11 +236,18 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
 }
 
 Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node& node,
-                                                                const std::string& spec_json,
+                                                                const Rendered& rendered,
                                                                 bool disruptive) {
   const std::string& name = node.metadata.name;
+  const std::string& spec_json = rendered.spec_json;
   auto cached = caches_.states.get(options_.namespace_, name);
   written_.start(name);
+  {
+    std::lock_guard lock(spec_writes_mu_);
+    spec_writes_[name] = {.spec_digest = specDigest(spec_json),
+                          .devices_by_resource = rendered.devices_by_resource,
+                          .interfaces = rendered.interfaces};
+  }
   auto written = client_.replace(api::resources::kSriovNodeStates, options_.namespace_, name,
                                  cached ? &cached->metadata : nullptr,
                                  [&](const kube::ObjectMeta* current) {
@@ -241,12 +257,50 @@ Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node&
                                  {.field_manager = kFieldManager, .metadata_only = true});
   auto meta = written.ok() ? kube::ObjectMeta::decode(*written) : kube::ObjectMeta{};
   bool meanwhile = written_.finish(name, meta.resource_version);
+  {
+    std::lock_guard lock(spec_writes_mu_);
+    if (written.ok()) {
+      SpecWrite& w = spec_writes_[name];
+      w.answered = true;
+      w.resource_version = meta.resource_version;
+    } else {
+      spec_writes_.erase(name);
+    }
+  }
+  spec_answered_.notify_all();
   if (!written.ok()) return written.status();
   return Written{meta.generation, meanwhile};
 }
 
 bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {
   return written_.isOwn(state.metadata.name, state.metadata.resource_version);
+}
+
+std::shared_ptr<const CachedNodeState> NodeStateReconciler::ownWrite(
+    const kube::ObjectMeta& meta, const std::shared_ptr<const CachedNodeState>& cached) {
+  if (!cached) return nullptr;
+  std::unique_lock lock(spec_writes_mu_);
+  auto answered = [&] {
+    auto it = spec_writes_.find(meta.name);
+    return it == spec_writes_.end() || it->second.answered;
+  };
+  // Only a change of the spec (a new generation) can be a write whose answer is still on its
+  // way; anything else (an agent's status) is read at once.
+  if (meta.generation != cached->metadata.generation) {
+    spec_answered_.wait_for(lock, kAnswerWait, answered);
+  }
+  auto it = spec_writes_.find(meta.name);
+  if (it == spec_writes_.end() || !it->second.answered ||
+      it->second.resource_version != meta.resource_version) {
+    return nullptr;
+  }
+  auto out = std::make_shared<CachedNodeState>(*cached);
+  out->metadata = meta;
+  out->spec_digest = std::move(it->second.spec_digest);
+  out->devices_by_resource = std::move(it->second.devices_by_resource);
+  out->spec_interfaces = std::move(it->second.interfaces);
+  spec_writes_.erase(it);
+  return out;
 }
 
 std::string nodeStateDocument(const std::string& ns, const api::Node& node,

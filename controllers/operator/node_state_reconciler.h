@@ -10,8 +10,11 @@
 // What the render said about the policies goes to the NodeFactsStore. A spec larger than the API
 // server stores gets a Warning Event and a slow retry. Thread-safety: reconcile() runs on several
 // workers at once; the rollout decision is serialized.
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -47,6 +50,14 @@ class NodeStateReconciler {
   // True when the state is exactly as this operator's last write of it left it (the watch
   // brings every write back; rendering it again would find nothing to do). See kube/own_writes.h.
   bool isOwnWrite(const api::SriovNodeState& state);
+  // The states informer's completion (kube::Informer::setCompletion): the state as this
+  // operator's own write of its spec left it, or null when `meta` is not that write. Built from
+  // `cached`, the version the write replaced (a key's changes come in order, and an update of
+  // the spec keeps the status), with the event's metadata and the written spec's digest,
+  // devices by resource and interfaces. A new generation that arrives before the answer of a
+  // write in flight (the usual order) waits for it, at most kAnswerWait, then is read instead.
+  std::shared_ptr<const CachedNodeState> ownWrite(
+      const kube::ObjectMeta& meta, const std::shared_ptr<const CachedNodeState>& cached);
 
  private:
   struct Written {
@@ -57,9 +68,19 @@ class NodeStateReconciler {
   struct Rendered {
     std::string spec_json;
     size_t devices = 0;
-    size_t interfaces = 0;
+    std::map<std::string, int64_t> devices_by_resource;
+    std::shared_ptr<const std::vector<api::Interface>> interfaces;  // interned
     std::optional<std::string> why;
   };
+  // What the last write of a node's spec wrote, kept until the watch brings it back.
+  struct SpecWrite {
+    bool answered = false;
+    std::string resource_version;  // of the answer
+    std::string spec_digest;
+    std::map<std::string, int64_t> devices_by_resource;
+    std::shared_ptr<const std::vector<api::Interface>> interfaces;
+  };
+  static constexpr std::chrono::seconds kAnswerWait{2};
   // Renders the node, records what the render said of the policies, and encodes the spec (the
   // encoding the digest compares is the one written); nullopt when it is the spec last written
   // and no reboot waits for a slot. The rendered spec (about 1 MiB at 256 VFs) goes when this
@@ -67,7 +88,7 @@ class NodeStateReconciler {
   std::optional<Rendered> render(const api::Node& node, const CachedNodeState* state);
   // Writes the spec (Client::replace under the cached metadata); remembers the answer's
   // resourceVersion.
-  Result<Written> write(const api::Node& node, const std::string& spec_json, bool disruptive);
+  Result<Written> write(const api::Node& node, const Rendered& rendered, bool disruptive);
   // A Warning Event on the SriovNodeState and a slow retry if `error` is kTooLarge, else `error`.
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            size_t devices, Status error);
@@ -96,6 +117,9 @@ class NodeStateReconciler {
   std::map<std::string, int64_t> disruptive_written_;  // guarded by rollout_mu_: node -> gen
 
   kube::OwnWrites written_;  // SriovNodeStates, by node name
+  std::mutex spec_writes_mu_;
+  std::condition_variable spec_answered_;
+  std::map<std::string, SpecWrite> spec_writes_;  // by node; guarded by spec_writes_mu_
 };
 
 // A node's SriovNodeState as the operator writes it (field manager sriov-dra-operator), as JSON:

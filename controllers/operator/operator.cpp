@@ -135,6 +135,9 @@ void Operator::wire() {
       drain_controller_.queue().add(s->metadata.name);
     }
   };
+  caches_.states.setCompletion([this](const kube::ObjectMeta& meta, const auto& cached) {
+    return node_states_.ownWrite(meta, cached);
+  });
   caches_.states.addHandlers({.on_add =
                                   [node, drain](const auto& s) {
                                     node(s);
