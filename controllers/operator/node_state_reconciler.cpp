@@ -130,9 +130,10 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   Rendered out;
   out.spec_json = encodeSpec(result.spec);
   out.devices = result.spec.devices.size();
+  out.summary.digest = specDigest(out.spec_json);
   // What takes a rollout slot, for people: a change that recreates VFs, or a reboot the agent
   // asks for to apply the spec it has.
-  if (state && state->spec_digest == specDigest(out.spec_json)) {
+  if (state && state->spec_digest == out.summary.digest) {
     if (!rebootRequested(*state) || markedDisruptive(*state)) return std::nullopt;
     out.why = "the node must reboot for its firmware changes";
   } else if (state) {
@@ -141,8 +142,8 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
     }
   }
   // What the cache takes from this write when the watch brings it back (ownWrite).
-  out.devices_by_resource = std::move(by_resource);
-  out.interfaces =
+  out.summary.devices_by_resource = std::move(by_resource);
+  out.summary.interfaces =
       Interner<std::vector<api::Interface>>::global().intern(std::move(result.spec.interfaces));
   return out;
 }
@@ -173,7 +174,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
   const bool disruptive = why.has_value();
   bool written_meanwhile = false;
   const size_t devices = rendered->devices;
-  const size_t interfaces = rendered->interfaces->size();
+  const size_t interfaces = rendered->summary.interfaces->size();
   if (!disruptive) {
     auto written = write(*node, *rendered, false);
     if (!written.ok()) return tooLargeOr(name, state.get(), devices, written.status());
@@ -244,9 +245,7 @@ Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node&
   written_.start(name);
   {
     std::lock_guard lock(spec_writes_mu_);
-    spec_writes_[name] = {.spec_digest = specDigest(spec_json),
-                          .devices_by_resource = rendered.devices_by_resource,
-                          .interfaces = rendered.interfaces};
+    spec_writes_[name] = {.summary = rendered.summary};
   }
   auto written = client_.replace(api::resources::kSriovNodeStates, options_.namespace_, name,
                                  cached ? &cached->metadata : nullptr,
@@ -296,9 +295,10 @@ std::shared_ptr<const CachedNodeState> NodeStateReconciler::ownWrite(
   }
   auto out = std::make_shared<CachedNodeState>(*cached);
   out->metadata = meta;
-  out->spec_digest = std::move(it->second.spec_digest);
-  out->devices_by_resource = std::move(it->second.devices_by_resource);
-  out->spec_interfaces = std::move(it->second.interfaces);
+  SpecSummary& written = it->second.summary;
+  out->spec_digest = std::move(written.digest);
+  out->devices_by_resource = std::move(written.devices_by_resource);
+  out->spec_interfaces = std::move(written.interfaces);
   spec_writes_.erase(it);
   return out;
 }

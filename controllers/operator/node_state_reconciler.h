@@ -64,21 +64,26 @@ class NodeStateReconciler {
     int64_t generation = 0;
     bool written_meanwhile = false;  // someone else wrote the object during the write
   };
-  // What a reconcile writes: the node's spec, encoded, and why the write takes a rollout slot.
+  // What the cache keeps of a spec (CachedNodeState's spec_digest, devices_by_resource and
+  // spec_interfaces).
+  struct SpecSummary {
+    std::string digest;  // specDigest of the encoded spec
+    std::map<std::string, int64_t> devices_by_resource;
+    std::shared_ptr<const std::vector<api::Interface>> interfaces;  // interned
+  };
+  // What a reconcile writes: the node's spec, encoded and summarised, and why the write takes a
+  // rollout slot.
   struct Rendered {
     std::string spec_json;
     size_t devices = 0;
-    std::map<std::string, int64_t> devices_by_resource;
-    std::shared_ptr<const std::vector<api::Interface>> interfaces;  // interned
+    SpecSummary summary;
     std::optional<std::string> why;
   };
-  // What the last write of a node's spec wrote, kept until the watch brings it back.
+  // The last write of a node's spec, kept until the watch brings it back.
   struct SpecWrite {
     bool answered = false;
     std::string resource_version;  // of the answer
-    std::string spec_digest;
-    std::map<std::string, int64_t> devices_by_resource;
-    std::shared_ptr<const std::vector<api::Interface>> interfaces;
+    SpecSummary summary;
   };
   static constexpr std::chrono::seconds kAnswerWait{2};
   // Renders the node, records what the render said of the policies, and encodes the spec (the

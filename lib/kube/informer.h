@@ -222,21 +222,23 @@ class Informer final : private ReflectorSink {
         Ptr old = erase(key);
         if (old) changes.push_back({Change::kDelete, last ? last : old, nullptr, false});
       } else {
-        Ptr obj = decode(object);
-        std::string key = ObjectMeta::decode(object).key();
-        if (!obj) {
-          Ptr old = erase(key);
-          if (old) changes.push_back({Change::kDelete, old, nullptr, true});
-        } else {
-          Ptr old = getLocked(key);
-          changes.push_back(old ? Change{Change::kUpdate, old, obj}
-                                : Change{Change::kAdd, nullptr, obj});
-          put(key, obj);
-        }
+        store(ObjectMeta::decode(object).key(), decode(object), changes);
       }
     }
     dispatch(changes);
     return Status::ok();
+  }
+
+  // An added or modified object enters the cache; one that failed to decode (null) leaves it, as
+  // a deletion whose final state is unknown. mu_ held exclusively.
+  void store(const std::string& key, Ptr obj, std::vector<Change>& changes) {
+    if (!obj) {
+      if (Ptr gone = erase(key)) changes.push_back({Change::kDelete, gone, nullptr, true});
+      return;
+    }
+    Ptr old = getLocked(key);
+    changes.push_back(old ? Change{Change::kUpdate, old, obj} : Change{Change::kAdd, nullptr, obj});
+    put(key, std::move(obj));
   }
 
   // A metadata-only watch event (see the header comment).
@@ -269,13 +271,7 @@ class Informer final : private ReflectorSink {
     }
     {
       std::unique_lock lock(mu_);
-      if (!obj) {
-        if (Ptr gone = erase(key)) changes.push_back({Change::kDelete, gone, nullptr, true});
-      } else {
-        changes.push_back(old ? Change{Change::kUpdate, old, obj}
-                              : Change{Change::kAdd, nullptr, obj});
-        put(key, obj);
-      }
+      store(key, std::move(obj), changes);
     }
     dispatch(changes);
     return Status::ok();
