@@ -155,6 +155,11 @@ Watch::Watch(std::unique_ptr<HttpStream> stream, std::string description)
 
 void Watch::cancel() { stream_->cancel(); }
 
+bool Watch::hasBufferedEvent() const {
+  size_t start = buffer_.find_first_not_of(" \r\n");
+  return start != std::string::npos && buffer_.find('\n', start) != std::string::npos;
+}
+
 Result<std::optional<WatchEvent>> Watch::next(milliseconds idle_timeout) {
   for (;;) {
     size_t nl = buffer_.find('\n', scanned_);

@@ -76,6 +76,8 @@ class Watch {
   // nullopt: the server ended the stream (timeoutSeconds reached). kTimeout: nothing, not even a
   // bookmark, arrived within idle_timeout. kCancelled: cancel() was called.
   Result<std::optional<WatchEvent>> next(std::chrono::milliseconds idle_timeout);
+  // Whether next() has a whole event received already (it returns without waiting).
+  bool hasBufferedEvent() const;
   // Thread-safe.
   void cancel();
 

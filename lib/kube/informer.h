@@ -15,19 +15,23 @@
 // writer's own write, whose content it knows); otherwise a read of the object at that version or
 // later (Client::getNotOlderThan), whose failure makes the watch resume and deliver the change
 // again. So a writer's own writes cost neither the API server's encoding of whole objects for
-// the watch nor their decoding here; everyone else's cost a read each.
+// the watch nor their decoding here; everyone else's cost a read each, and the changes that
+// arrived together are read at once (eight at a time, one read per object), on threads of their
+// own: then T::decode and the transform run on several threads at once.
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <set>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "base/log.h"
+#include "base/parallel.h"
 #include "kube/object_meta.h"
 #include "kube/reflector.h"
 
@@ -70,7 +74,8 @@ class Informer final : private ReflectorSink {
 
   // Before start().
   void addHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
-  // Before start(). Runs on every decoded object, on the informer's thread.
+  // Before start(). Runs on every decoded object, on the informer's threads (with
+  // watch_metadata_only on several at once, so it must be thread-safe).
   void setTransform(std::function<void(T&)> transform) { transform_ = std::move(transform); }
   // Before start(); with watch_metadata_only. Given an event's metadata and the cached object
   // (null if none), the object at that metadata, or null to read it. Runs on the informer's
@@ -211,22 +216,25 @@ class Informer final : private ReflectorSink {
     dispatch(changes);
   }
 
-  Status apply(WatchEventType type, const json::Value& object) override {
-    if (options_.watch_metadata_only) return applyMetadata(type, ObjectMeta::decode(object));
+  Applied apply(std::span<const WatchEvent> events) override {
+    if (options_.watch_metadata_only) return applyMetadata(events);
     std::vector<Change> changes;
     {
       std::unique_lock lock(mu_);
-      if (type == WatchEventType::kDeleted) {
-        Ptr last = decode(object);
+      for (const WatchEvent& event : events) {
+        const json::Value& object = event.object();
         std::string key = ObjectMeta::decode(object).key();
-        Ptr old = erase(key);
-        if (old) changes.push_back({Change::kDelete, last ? last : old, nullptr, false});
-      } else {
-        store(ObjectMeta::decode(object).key(), decode(object), changes);
+        if (event.type == WatchEventType::kDeleted) {
+          Ptr last = decode(object);
+          if (Ptr old = erase(key))
+            changes.push_back({Change::kDelete, last ? last : old, nullptr});
+        } else {
+          store(key, decode(object), changes);
+        }
       }
     }
     dispatch(changes);
-    return Status::ok();
+    return {events.size(), Status::ok()};
   }
 
   // An added or modified object enters the cache; one that failed to decode (null) leaves it, as
@@ -241,40 +249,89 @@ class Informer final : private ReflectorSink {
     put(key, std::move(obj));
   }
 
-  // A metadata-only watch event (see the header comment).
-  Status applyMetadata(WatchEventType type, const ObjectMeta& meta) {
-    std::string key = meta.key();
+  // The events of a metadata-only watch that arrived together (see the header comment). Each is
+  // resolved in order: nothing to do, the completion's object, or a read; an object's later change
+  // in the batch widens its read to that version instead of reading it twice. The reads run
+  // kParallelReads at a time. Then the changes enter the cache in the server's order, all but
+  // those whose read failed: the first failure is returned, the events from it on come again and
+  // find the others already cached.
+  static constexpr size_t kParallelReads = 8;
+  Applied applyMetadata(std::span<const WatchEvent> events) {
+    struct Step {
+      WatchEventType type = WatchEventType::kAdded;
+      ObjectMeta meta;
+      std::string key;
+      bool skip = false;  // nothing to do: cached already, or read by an earlier step
+      bool read = false;  // read at meta.resource_version or later
+      bool gone = false;  // the read found it deleted since; its DELETED event follows
+      Ptr obj;            // the completion's object or the read's (null: undecodable)
+      Status failed;      // the read's failure
+    };
+    std::vector<Step> steps;
+    steps.reserve(events.size());
+    std::unordered_map<std::string, Ptr> latest;      // the cache after the steps so far
+    std::unordered_map<std::string, size_t> reading;  // the step that reads an object
+    for (const WatchEvent& event : events) {
+      Step& step = steps.emplace_back(Step{event.type, ObjectMeta::decode(event.object())});
+      step.key = step.meta.key();
+      if (step.type == WatchEventType::kDeleted) {
+        latest[step.key] = nullptr;
+        reading.erase(step.key);
+        continue;
+      }
+      if (auto r = reading.find(step.key); r != reading.end()) {
+        steps[r->second].meta.resource_version = step.meta.resource_version;
+        step.skip = true;
+        continue;
+      }
+      auto cached = latest.find(step.key);
+      Ptr old = cached != latest.end() ? cached->second : get(step.key);
+      if (old && atOrAfter(old->metadata.resource_version, step.meta.resource_version)) {
+        step.skip = true;
+        continue;
+      }
+      step.obj = completion_ ? completion_(step.meta, old) : nullptr;
+      if (step.obj) {
+        latest[step.key] = step.obj;
+        continue;
+      }
+      step.read = true;
+      reading[step.key] = steps.size() - 1;
+    }
+    std::vector<Step*> reads;
+    for (Step& step : steps) {
+      if (step.read) reads.push_back(&step);
+    }
+    forEachConcurrently(reads.size(), kParallelReads, [&](size_t i) {
+      Step& step = *reads[i];
+      auto got = client_->getNotOlderThan(resource_, step.meta.namespace_, step.meta.name,
+                                          step.meta.resource_version);
+      if (got.ok()) {
+        step.obj = decode(*got);
+      } else if (got.status().code() == Code::kNotFound) {
+        step.gone = true;
+      } else {
+        step.failed = got.status();
+        step.failed.prepend("reading " + std::string(resource_.kind) + " " + step.key);
+      }
+    });
+    Applied applied{events.size(), Status::ok()};
     std::vector<Change> changes;
-    if (type == WatchEventType::kDeleted) {
-      {
-        std::unique_lock lock(mu_);
-        if (Ptr old = erase(key)) changes.push_back({Change::kDelete, old, nullptr, false});
-      }
-      dispatch(changes);
-      return Status::ok();
-    }
-    Ptr old = get(key);
-    if (old && atOrAfter(old->metadata.resource_version, meta.resource_version)) {
-      return Status::ok();
-    }
-    Ptr obj = completion_ ? completion_(meta, old) : nullptr;
-    if (!obj) {
-      auto got =
-          client_->getNotOlderThan(resource_, meta.namespace_, meta.name, meta.resource_version);
-      // Deleted since: its DELETED event follows.
-      if (!got.ok() && got.status().code() == Code::kNotFound) return Status::ok();
-      if (!got.ok()) {
-        Status failed = got.status();
-        return failed.prepend("reading " + std::string(resource_.kind) + " " + key);
-      }
-      obj = decode(*got);
-    }
     {
       std::unique_lock lock(mu_);
-      store(key, std::move(obj), changes);
+      for (size_t i = 0; i < steps.size(); ++i) {
+        Step& step = steps[i];
+        if (!step.failed.isOk()) {
+          if (applied.failed.isOk()) applied = {i, std::move(step.failed)};
+        } else if (step.type == WatchEventType::kDeleted) {
+          if (Ptr old = erase(step.key)) changes.push_back({Change::kDelete, old, nullptr});
+        } else if (!step.skip && !step.gone) {
+          store(step.key, std::move(step.obj), changes);
+        }
+      }
     }
     dispatch(changes);
-    return Status::ok();
+    return applied;
   }
 
   // Whether resourceVersion `held` is `seen` or a later one (comparable resourceVersions only).

@@ -25,6 +25,12 @@ bool sleepFor(const std::stop_token& stop, std::chrono::milliseconds d) {
   return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
 }
 
+// The object's metadata.resourceVersion, "" when it has none.
+std::string resourceVersionOf(const json::Value& obj) {
+  const json::Value* md = json::objectMember(obj, "metadata");
+  return md != nullptr ? std::string(json::stringOr(*md, "resourceVersion")) : "";
+}
+
 }  // namespace
 
 int64_t nextPageLimit(size_t objects, size_t bytes, size_t page_bytes, int64_t max_objects) {
@@ -66,6 +72,7 @@ std::string Reflector::lastSyncResourceVersion() const {
 }
 
 void Reflector::setResourceVersion(std::string rv) {
+  if (rv.empty()) return;
   std::lock_guard lock(mu_);
   resource_version_ = std::move(rv);
 }
@@ -175,37 +182,56 @@ Status Reflector::watch(const std::stop_token& stop) {
     if (stop.stop_requested()) active_watch_->cancel();
   }
   Watch* w = active_watch_.get();
+  const size_t max_batch = options_.watch_metadata_only ? kMaxWatchBatch : 1;
   Status result;
   // Decoding leaves freed memory in the heap: give it back after a large event (a node's
   // SriovNodeState with thousands of VFs) and after every kTrimAfterBytes of small ones.
   constexpr size_t kLargeEventBytes = 1 << 20;
   constexpr size_t kTrimAfterBytes = 16 << 20;
   size_t decoded = 0;  // since the heap was last trimmed
-  for (;;) {
-    auto ev = w->next(options_.watch_idle_timeout);
-    if (!ev.ok()) {
-      result = ev.status();
+  bool ended = false;
+  while (!ended && result.isOk()) {
+    // The events received so far, up to a bookmark, the end or an error, applied together.
+    std::vector<WatchEvent> batch;
+    std::string bookmark;  // the resourceVersion of a bookmark that ends the batch
+    do {
+      auto ev = w->next(options_.watch_idle_timeout);
+      if (!ev.ok()) {
+        result = ev.status();
+        break;
+      }
+      if (!ev->has_value()) {  // server-side timeout: a normal end
+        ended = true;
+        break;
+      }
+      WatchEvent& event = **ev;
+      const json::Value& obj = event.object();
+      if (event.type == WatchEventType::kError) {
+        int code = static_cast<int>(json::intOr(obj, "code", 500));
+        result = apiError(code, json::dump(obj), "WATCH", resource_.qualifiedName());
+        break;
+      }
+      if (event.type == WatchEventType::kBookmark) {
+        bookmark = resourceVersionOf(obj);
+        break;
+      }
+      batch.push_back(std::move(event));
+    } while (batch.size() < max_batch && w->hasBufferedEvent());
+    Applied applied = batch.empty() ? Applied{} : sink_.apply(batch);
+    if (applied.count > 0) setResourceVersion(resourceVersionOf(batch[applied.count - 1].object()));
+    if (!applied.failed.isOk()) {
+      result = applied.failed;
       break;
     }
-    if (!ev->has_value()) break;  // server-side timeout: a normal end
-    WatchEvent& event = **ev;
-    const json::Value& obj = event.object();
-    if (event.type == WatchEventType::kError) {
-      int code = static_cast<int>(json::intOr(obj, "code", 500));
-      result = apiError(code, json::dump(obj), "WATCH", resource_.qualifiedName());
-      break;
+    setResourceVersion(std::move(bookmark));
+    size_t largest = 0;
+    for (WatchEvent& event : batch) {
+      size_t size = event.doc.GetAllocator().Size();
+      largest = std::max(largest, size);
+      decoded += size;
     }
-    const json::Value* md = json::objectMember(obj, "metadata");
-    std::string rv = md != nullptr ? std::string(json::stringOr(*md, "resourceVersion")) : "";
-    if (event.type != WatchEventType::kBookmark) {
-      result = sink_.apply(event.type, obj);
-      if (!result.isOk()) break;
-    }
-    if (!rv.empty()) setResourceVersion(std::move(rv));
-    size_t size = event.doc.GetAllocator().Size();
-    decoded += size;
-    if (size >= kLargeEventBytes || decoded >= kTrimAfterBytes) {
-      { json::Document release = std::move(event.doc); }  // the event's own memory first
+    if (largest >= kLargeEventBytes || decoded >= kTrimAfterBytes) {
+      batch.clear();  // the events' own memory first
       trimHeap();
       decoded = 0;
     }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,18 +54,25 @@ int64_t nextPageLimit(size_t objects, size_t bytes, size_t page_bytes, int64_t m
 // objects, whose JSON is freed right after the call (so a sink keeps what it needs, decoded, and a
 // list of thousands of large objects never exists as JSON all at once), then listDone(): the
 // pages together are the complete state at a resourceVersion. A list that fails part way ends
-// with listAbandoned() instead, and the pages seen must be forgotten. apply() gets each watch
-// event's object; an error from it ends the watch before that event counts as seen, so the event
-// comes again when the watch resumes (after the usual backoff).
+// with listAbandoned() instead, and the pages seen must be forgotten. apply() gets watch events
+// in the server's order, bookmarks aside: one at a time, or with watch_metadata_only all that had
+// arrived together (at most kMaxWatchBatch), so a sink can complete them at once. It returns how
+// many it applied: all, or those before the first it could not apply, with that error, which
+// ends the watch before that event counts as seen, so it and those after it come again when the
+// watch resumes (after the usual backoff).
+inline constexpr size_t kMaxWatchBatch = 64;
+struct Applied {
+  size_t count = 0;
+  Status failed;  // OK when count is all of them
+};
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
   virtual void listPage(const std::vector<const json::Value*>& items) = 0;
   virtual void listDone() = 0;
   virtual void listAbandoned() = 0;
-  virtual Status apply(WatchEventType type, const json::Value& object) = 0;
+  virtual Applied apply(std::span<const WatchEvent> events) = 0;
 };
-
 class Reflector {
  public:
   Reflector(std::shared_ptr<Client> client, ResourceType resource, InformerOptions options,
@@ -84,7 +92,7 @@ class Reflector {
   void run(const std::stop_token& stop);
   Status list();
   Status watch(const std::stop_token& stop);
-  void setResourceVersion(std::string rv);
+  void setResourceVersion(std::string rv);  // "" leaves the last one
 
   std::shared_ptr<Client> client_;
   const ResourceType resource_;

@@ -33,6 +33,8 @@ using Deadline = SteadyClock::time_point;
 using OutgoingRequest = http::request<http::span_body<const char>>;
 
 constexpr size_t kStreamReadChunk = size_t{64} * 1024;
+// How long a stream's read waits for the rest of what had arrived when more of the body did.
+constexpr std::chrono::seconds kArrivedWait{1};
 constexpr uint32_t kMaxHeaderBytes = 64 * 1024;
 
 struct ServerInfo {
@@ -239,18 +241,28 @@ class Connection {
   }
 
   // True if the idle connection can be reused: the peer has not closed it and sent nothing.
-  bool reusable() {
-    if (buffer_.size() != 0) return false;
-    if (tls_ && SSL_pending(tls_->native_handle()) > 0) return false;
-    std::lock_guard lock(fd_mu_);
-    if (fd_ < 0 || cancelled_) return false;
-    char c;
-    ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-  }
+  bool reusable() { return buffer_.size() == 0 && !tlsPending() && peek() == Socket::kQuiet; }
+
+  // True if more of a chunked body (RFC 9112 7.1) has arrived: buffer_ holds more than the CRLF
+  // that ends every chunk's data, TLS holds decrypted bytes, or the socket holds bytes. A server
+  // writes each chunk whole, so parsing it waits for nothing, unless what the socket holds is a
+  // TLS record without data (a key update).
+  bool hasMoreBody() { return buffer_.size() > 2 || tlsPending() || peek() == Socket::kData; }
 
  private:
   beast::tcp_stream& lowest() { return tls_ ? beast::get_lowest_layer(*tls_) : *plain_; }
+  bool tlsPending() { return tls_ && SSL_pending(tls_->native_handle()) > 0; }
+
+  // What the socket holds, without waiting.
+  enum class Socket { kData, kQuiet, kClosed };
+  Socket peek() {
+    std::lock_guard lock(fd_mu_);
+    if (fd_ < 0 || cancelled_) return Socket::kClosed;
+    char c;
+    ssize_t n = ::recv(fd_, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return Socket::kData;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? Socket::kQuiet : Socket::kClosed;
+  }
 
   Result<std::vector<tcp::endpoint>> resolve(Deadline deadline) {
     ErrorCode ec;
@@ -365,20 +377,25 @@ class StreamImpl final : public HttpStream {
 
   int status() const override { return static_cast<int>(parser_->get().result_int()); }
 
+  // Waits for some of the body, then takes what else has arrived (up to kStreamReadChunk bytes),
+  // so a burst of small watch events comes in one call. What has arrived is read within
+  // kArrivedWait: if it was a TLS record without data, the connection ends there (a timeout) and
+  // the next call says so, after this one returned what it had.
   Result<size_t> read(std::string& out, std::chrono::milliseconds idle_timeout) override {
     char buf[kStreamReadChunk];
-    while (!parser_->is_done()) {
-      parser_->get().body().data = buf;
-      parser_->get().body().size = sizeof buf;
-      Status st = conn_->readSome(*parser_, SteadyClock::now() + idle_timeout);
-      size_t got = sizeof buf - parser_->get().body().size;
-      if (!st.isOk()) return st;
-      if (got > 0) {
-        out.append(buf, got);
-        return got;
-      }
+    size_t got = 0;
+    while (!parser_->is_done() && got < sizeof buf && (got == 0 || conn_->hasMoreBody())) {
+      parser_->get().body().data = buf + got;
+      parser_->get().body().size = sizeof buf - got;
+      bool waiting = got == 0;
+      Status st =
+          conn_->readSome(*parser_, SteadyClock::now() + (waiting ? idle_timeout : kArrivedWait));
+      got = sizeof buf - parser_->get().body().size;
+      if (!st.isOk() && got == 0) return st;
+      if (!st.isOk()) break;
     }
-    return size_t{0};
+    out.append(buf, got);
+    return got;
   }
 
   void cancel() override { conn_->cancel(); }

@@ -47,8 +47,9 @@ class HttpStream {
  public:
   virtual ~HttpStream() = default;
   virtual int status() const = 0;
-  // Appends the next bytes of the body to out. Returns the number appended; 0 means the body
-  // ended. Fails with kTimeout when nothing arrives within idle_timeout, kCancelled after cancel().
+  // Appends the next bytes of the body to out: once some arrive, also those that arrived with
+  // them (up to 64 KiB). Returns the number appended; 0 means the body ended. Fails with kTimeout
+  // when nothing arrives within idle_timeout, kCancelled after cancel().
   virtual Result<size_t> read(std::string& out, std::chrono::milliseconds idle_timeout) = 0;
   // Thread-safe; makes a blocked read() return kCancelled promptly.
   virtual void cancel() = 0;
