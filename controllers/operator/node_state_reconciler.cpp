@@ -1,6 +1,7 @@
 #include "operator/node_state_reconciler.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "api/names.h"
 #include "api/selectors.h"
@@ -39,7 +40,8 @@ NodeStateReconciler::NodeStateReconciler(
       caches_(caches),
       policies_(policies),
       facts_(facts),
-      facts_changed_(std::move(facts_changed)) {}
+      facts_changed_(std::move(facts_changed)),
+      renders_(std::max<std::ptrdiff_t>(1, std::thread::hardware_concurrency())) {}
 
 void NodeStateReconciler::setFacts(const std::string& node, std::optional<NodeFacts> facts) {
   auto changed = facts_.set(node, std::move(facts));
@@ -111,6 +113,11 @@ std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& nod
 
 std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
     const api::Node& node, const CachedNodeState* state) {
+  renders_.acquire();
+  struct Release {
+    std::counting_semaphore<>& renders;
+    ~Release() { renders.release(); }
+  } release{renders_};
   auto snapshot = policies_.get();
   auto discovered = state ? state->discovered() : api::SriovNodeStateStatus{};
   auto result = policy::render(node, snapshot->validated.valid, discovered,

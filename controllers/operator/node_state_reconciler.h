@@ -9,7 +9,8 @@
 // The nodes are those SriovOperatorConfig and --agent-node-selector select (currentSettings()).
 // What the render said about the policies goes to the NodeFactsStore. A spec larger than the API
 // server stores gets a Warning Event and a slow retry. Thread-safety: reconcile() runs on several
-// workers at once; the rollout decision is serialized.
+// workers at once; the rollout decision is serialized, and as many renders run at once as the
+// machine has cores (more only interleave on them, each holding its rendered spec meanwhile).
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -17,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <semaphore>
 #include <set>
 #include <string>
 #include <string_view>
@@ -90,6 +92,7 @@ class NodeStateReconciler {
   // encoding the digest compares is the one written); nullopt when it is the spec last written
   // and no reboot waits for a slot. The rendered spec (about 1 MiB at 256 VFs) goes when this
   // returns: a worker waiting on the API server holds only the encoded spec (about 60 KiB).
+  // Waits while as many renders as the machine has cores run.
   std::optional<Rendered> render(const api::Node& node, const CachedNodeState* state);
   // Writes the spec (Client::replace under the cached metadata); remembers the answer's
   // resourceVersion.
@@ -115,6 +118,7 @@ class NodeStateReconciler {
   PolicySnapshots& policies_;
   NodeFactsStore& facts_;
   std::function<void(const std::set<std::string>&)> facts_changed_;
+  std::counting_semaphore<> renders_;  // one unit per core: the renders that may run at once
 
   // Disruptive changes are decided and written one at a time, and remembered until the cache
   // shows them, so concurrent workers never exceed --max-unavailable.
