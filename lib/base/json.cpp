@@ -1,5 +1,7 @@
 #include "base/json.h"
 
+#include <cmath>
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
@@ -29,6 +31,7 @@ class Builder {
   Builder(Document& doc, std::string_view member) : doc_(doc), member_(member) {}
   bool tooDeep() const { return too_deep_; }
   bool loneSurrogate() const { return lone_surrogate_; }
+  bool outOfRange() const { return out_of_range_; }
   bool found() const { return found_; }
 
   // RapidJSON's Handler concept fixes the names of the SAX callbacks below.
@@ -51,7 +54,12 @@ class Builder {
   bool Uint64(uint64_t i) {
     return value([&] { return doc_.Uint64(i); });
   }
+  // A number beyond a double's range would be infinite, which JSON cannot write back: refused.
   bool Double(double d) {
+    if (!std::isfinite(d)) {
+      out_of_range_ = true;
+      return false;
+    }
     return value([&] { return doc_.Double(d); });
   }
   bool RawNumber(const char* str, rapidjson::SizeType length, bool copy) {
@@ -137,6 +145,7 @@ class Builder {
   bool keeping_ = false;
   bool too_deep_ = false;
   bool lone_surrogate_ = false;
+  bool out_of_range_ = false;
   bool found_ = false;
 };
 
@@ -166,6 +175,9 @@ Result<Document> build(std::string_view text, std::string_view member) {
     if (builder.loneSurrogate()) {
       return parseError(result.Offset(),
                         "a \\u escape of a lone UTF-16 surrogate (\\ud800-\\udfff) is not text");
+    }
+    if (builder.outOfRange()) {
+      return parseError(result.Offset(), "a number beyond the range of a double");
     }
     return parseError(result.Offset(), rapidjson::GetParseError_En(result.Code()));
   }

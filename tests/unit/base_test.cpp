@@ -309,6 +309,8 @@ TEST_CASE("JSON: hostile input is refused with a message, never crashes", "[base
        "a \\u escape of a lone UTF-16 surrogate (\\ud800-\\udfff) is not text"},
       {"a lone surrogate escape in a key", R"({"\udfff":1})", "lone UTF-16 surrogate"},
       {"a high surrogate without its low half", R"({"a":"\ud800x"})", "surrogate"},
+      {"a number beyond a double (CNI fuzzer finding)", R"({"vlan":144400000004E+300})",
+       "a number beyond the range of a double"},
   };
   for (const auto& row : rows) {
     INFO(row.name);
