@@ -261,16 +261,17 @@ class Informer final : private ReflectorSink {
       WatchEventType type = WatchEventType::kAdded;
       ObjectMeta meta;
       std::string key;
-      bool skip = false;  // nothing to do: cached already, or read by an earlier step
-      bool read = false;  // read at meta.resource_version or later
-      bool gone = false;  // the read found it deleted since; its DELETED event follows
-      Ptr obj;            // the completion's object or the read's (null: undecodable)
-      Status failed;      // the read's failure
+      // Nothing to store: cached already, read by an earlier step, or deleted since it changed
+      // (its DELETED event follows).
+      bool skip = false;
+      Ptr obj;        // the completion's object or the read's (null: undecodable)
+      Status failed;  // the read's failure
     };
     std::vector<Step> steps;
     steps.reserve(events.size());
     std::unordered_map<std::string, Ptr> latest;      // the cache after the steps so far
     std::unordered_map<std::string, size_t> reading;  // the step that reads an object
+    std::vector<size_t> reads;  // the steps read at their meta.resource_version or later
     for (const WatchEvent& event : events) {
       Step& step = steps.emplace_back(Step{event.type, ObjectMeta::decode(event.object())});
       step.key = step.meta.key();
@@ -295,21 +296,17 @@ class Informer final : private ReflectorSink {
         latest[step.key] = step.obj;
         continue;
       }
-      step.read = true;
       reading[step.key] = steps.size() - 1;
-    }
-    std::vector<Step*> reads;
-    for (Step& step : steps) {
-      if (step.read) reads.push_back(&step);
+      reads.push_back(steps.size() - 1);
     }
     forEachConcurrently(reads.size(), kParallelReads, [&](size_t i) {
-      Step& step = *reads[i];
+      Step& step = steps[reads[i]];
       auto got = client_->getNotOlderThan(resource_, step.meta.namespace_, step.meta.name,
                                           step.meta.resource_version);
       if (got.ok()) {
         step.obj = decode(*got);
       } else if (got.status().code() == Code::kNotFound) {
-        step.gone = true;
+        step.skip = true;
       } else {
         step.failed = got.status();
         step.failed.prepend("reading " + std::string(resource_.kind) + " " + step.key);
@@ -325,7 +322,7 @@ class Informer final : private ReflectorSink {
           if (applied.failed.isOk()) applied = {i, std::move(step.failed)};
         } else if (step.type == WatchEventType::kDeleted) {
           if (Ptr old = erase(step.key)) changes.push_back({Change::kDelete, old, nullptr});
-        } else if (!step.skip && !step.gone) {
+        } else if (!step.skip) {
           store(step.key, std::move(step.obj), changes);
         }
       }

@@ -387,12 +387,13 @@ class StreamImpl final : public HttpStream {
     while (!parser_->is_done() && got < sizeof buf && (got == 0 || conn_->hasMoreBody())) {
       parser_->get().body().data = buf + got;
       parser_->get().body().size = sizeof buf - got;
-      bool waiting = got == 0;
-      Status st =
-          conn_->readSome(*parser_, SteadyClock::now() + (waiting ? idle_timeout : kArrivedWait));
+      auto wait = got == 0 ? idle_timeout : std::chrono::milliseconds(kArrivedWait);
+      Status st = conn_->readSome(*parser_, SteadyClock::now() + wait);
       got = sizeof buf - parser_->get().body().size;
-      if (!st.isOk() && got == 0) return st;
-      if (!st.isOk()) break;
+      if (!st.isOk()) {
+        if (got == 0) return st;
+        break;
+      }
     }
     out.append(buf, got);
     return got;

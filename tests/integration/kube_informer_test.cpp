@@ -483,6 +483,12 @@ TEST_CASE("a metadata-only watch's change whose read fails comes again until it 
   auto opts = inNamespace(ns);
   opts.watch_metadata_only = true;
   kube::Informer<kube::Unstructured> inf(cp.client("user-a"), kube::resources::kConfigMaps, opts);
+  // Called before each read of a change of "a" (and completing none): each call is one delivery.
+  std::atomic<int> deliveries_of_a{0};
+  inf.setCompletion([&](const kube::ObjectMeta& meta, const auto&) {
+    if (meta.name == "a") ++deliveries_of_a;
+    return kube::Informer<kube::Unstructured>::Ptr();
+  });
   inf.start();
   REQUIRE(inf.waitForSync(30s));
   auto listed_rv = inf.get(ns, "a")->metadata.resource_version;
@@ -493,7 +499,9 @@ TEST_CASE("a metadata-only watch's change whose read fails comes again until it 
                         R"({"data":{"v":"1"}})")
                 .ok());
   }
-  // Nothing but a read brings a change's content: the cache cannot have it yet.
+  // The change of "a" came again after its read was refused, and the refusals stored nothing.
+  eventually([&] { return deliveries_of_a >= 2; }, 30s,
+             [&] { return std::to_string(deliveries_of_a.load()) + " deliveries of a's change"; });
   CHECK(inf.get(ns, "a")->metadata.resource_version == listed_rv);
   cp.applyYaml(
       "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: cm-read}\n"
