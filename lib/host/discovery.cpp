@@ -5,8 +5,6 @@
 #include <charconv>
 #include <map>
 #include <set>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "host/pci.h"
 
@@ -35,53 +33,77 @@ std::string linkBase(const Sysfs& fs, const std::string& path) {
 }
 
 // The netdevs of the rtnetlink dump by the PCI device they sit on (the first by name, as a
-// listing of the device's net/ directory would give) and by name. `by_device` is only usable
-// when `parents_known`: the kernel named the parent of at least one netdev.
+// listing of the device's net/ directory would give), as a sorted vector of PCI addresses in
+// numbers: 4,096 VFs look theirs up, and a hash map of strings took a quarter of discovery's own
+// time. `by_device` is only usable when `parents_known`: the kernel named the parent of at least
+// one netdev.
 struct Netdevs {
   std::vector<LinkInfo> links;
-  std::unordered_map<std::string_view, const LinkInfo*> by_device;
-  std::unordered_map<std::string_view, const LinkInfo*> by_name;
+  std::vector<std::pair<uint64_t, LinkInfo*>> by_device;
+  std::vector<std::pair<uint64_t, LinkInfo*>>::iterator next;  // after the last entry found
   bool parents_known = false;
 
-  Netdevs(const Netdevs&) = delete;  // the maps point into `links`
+  Netdevs(const Netdevs&) = delete;  // by_device points into `links`
   Netdevs& operator=(const Netdevs&) = delete;
   explicit Netdevs(std::vector<LinkInfo> all) : links(std::move(all)) {
     by_device.reserve(links.size());
-    by_name.reserve(links.size());
-    for (const auto& l : links) {
-      by_name[l.name] = &l;
-      if (l.parent_bus != "pci" || l.parent_device.empty()) continue;
-      parents_known = true;
-      auto [it, added] = by_device.try_emplace(l.parent_device, &l);
-      if (!added && l.name < it->second->name) it->second = &l;
+    for (auto& l : links) {
+      if (l.parent_bus != "pci") continue;
+      auto address = PciAddress::parse(l.parent_device);
+      if (address) by_device.emplace_back(address->key(), &l);
     }
+    parents_known = !by_device.empty();
+    std::sort(by_device.begin(), by_device.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second->name < b.second->name;
+    });
+    by_device.erase(std::unique(by_device.begin(), by_device.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    by_device.end());
+    next = by_device.begin();
   }
   // The netdev of a device: from the dump when it names parents, else from sysfs (nullptr and
-  // `name` set from the device's net/ directory).
-  const LinkInfo* of(const Sysfs& fs, const std::string& bdf, const std::string& dev_dir,
-                     std::string& name) const {
+  // `name` set from the device's net/ directory). Each device has its own entry, so the caller
+  // may move what it keeps out of it.
+  LinkInfo* of(const Sysfs& fs, const std::string& bdf, const std::string& dev_dir,
+               std::string& name) {
     if (parents_known) {
-      auto it = by_device.find(bdf);
-      if (it == by_device.end()) return nullptr;
+      auto address = PciAddress::parse(bdf);
+      if (!address) return nullptr;
+      uint64_t key = address->key();
+      // A PF's VFs are looked up in address order: the entry after the last one found first.
+      auto it =
+          next < by_device.end() && next->first == key
+              ? next
+              : std::lower_bound(by_device.begin(), by_device.end(), key,
+                                 [](const auto& entry, uint64_t k) { return entry.first < k; });
+      if (it == by_device.end() || it->first != key) return nullptr;
+      next = it + 1;
       name = it->second->name;
       return it->second;
     }
     name = firstEntry(fs, dev_dir + "/net");
     return nullptr;
   }
+  // Only PFs whose netdev the dump did not place are looked up by name: a scan, not a map.
+  const LinkInfo* named(std::string_view name) const {
+    auto it =
+        std::find_if(links.begin(), links.end(), [&](const auto& l) { return l.name == name; });
+    return it == links.end() ? nullptr : &*it;
+  }
 };
 
 // What the PF already tells is not read again: the kernel gives every VF its PF's vendor and
 // the VF device id of the PF's SR-IOV capability (pci_iov_add_virtfn), so only the VF's own
 // binding, netdev, RDMA device and IOMMU group are read (the RDMA device only when the PF has
-// one; the netdev from the rtnetlink dump when the kernel names parents).
+// one; the netdev from the rtnetlink dump when the kernel names parents). `path` is the caller's
+// buffer for the VF's file paths.
 api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const std::string& vf_dir,
-                            int64_t index, const Netdevs& netdevs) {
+                            int64_t index, Netdevs& netdevs, std::string& path) {
   api::VirtualFunction vf;
   vf.pci_address = baseName(vf_dir);
   vf.vf_id = index;
   vf.vendor = pf.vendor;
-  std::string path = vf_dir;  // one buffer for the VF's files: 4,096 VFs make this loop hot
+  path = vf_dir;
   auto file = [&, base = vf_dir.size()](std::string_view leaf) -> const std::string& {
     path.resize(base);
     return path.append(leaf);
@@ -89,8 +111,8 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
   vf.device_id =
       pf.vf_device_id.empty() ? hexId(fs.read(file("/device")).valueOr("")) : pf.vf_device_id;
   vf.driver = linkBase(fs, file("/driver"));
-  if (const LinkInfo* link = netdevs.of(fs, vf.pci_address, vf_dir, vf.name)) {
-    vf.mac = link->mac;
+  if (LinkInfo* link = netdevs.of(fs, vf.pci_address, vf_dir, vf.name)) {
+    vf.mac = std::move(link->mac);
     vf.mtu = link->mtu;
   } else if (!vf.name.empty()) {
     std::string net = vf_dir + "/net/" + vf.name;
@@ -103,31 +125,35 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
   return vf;
 }
 
-// The VF directories of the PF at `pf_dir` (resolved), by VF index. Each virtfn<N> link points
-// at a sibling of the PF ("../0000:3b:02.0"), so the VF's directory follows from the link's text
-// without resolving every link through the whole path.
-std::vector<std::pair<int64_t, std::string>> vfDirs(const Sysfs& fs, const std::string& pf_dir) {
-  std::vector<std::pair<int64_t, std::string>> out;
-  auto entries = fs.list(pf_dir);
-  if (!entries.ok()) return out;
-  for (const auto& e : *entries) {
+// The virtfn<N> entries of a PF's directory listing, by VF index N.
+std::vector<std::pair<int64_t, std::string_view>> virtfns(const std::vector<std::string>& entries) {
+  std::vector<std::pair<int64_t, std::string_view>> out;
+  for (const auto& e : entries) {
     if (e.rfind("virtfn", 0) != 0) continue;
-    int64_t index = toInt(e.substr(6), -1);
-    std::string link = pf_dir;
-    link.append("/").append(e);
-    auto target = fs.readLink(link);
-    if (index < 0 || !target.ok()) continue;
-    std::string_view sibling(*target);
-    if (sibling.rfind("../", 0) == 0 && sibling.find('/', 3) == std::string_view::npos &&
-        sibling.size() > 3) {
-      out.emplace_back(index, pf_dir.substr(0, pf_dir.rfind('/') + 1).append(sibling.substr(3)));
-      continue;
-    }
-    auto resolved = fs.resolve(link);  // not the kernel's sibling link
-    if (resolved.ok()) out.emplace_back(index, std::move(*resolved));
+    if (int64_t index = toInt(e.substr(6), -1); index >= 0) out.emplace_back(index, e);
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The directory of the VF behind the PF's `virtfn` link, into `dir` (the caller's buffer, kept
+// from VF to VF); false when the link cannot be read. The kernel's link points at a sibling of
+// the PF ("../0000:3b:02.0"), so the VF's directory follows from the link's text without
+// resolving the whole path.
+bool vfDir(const Sysfs& fs, const std::string& pf_dir, std::string_view virtfn, std::string& dir) {
+  dir.assign(pf_dir).append("/").append(virtfn);
+  auto target = fs.readLink(dir);
+  if (!target.ok()) return false;
+  std::string_view sibling(*target);
+  if (sibling.rfind("../", 0) == 0 && sibling.find('/', 3) == std::string_view::npos &&
+      sibling.size() > 3) {
+    dir.assign(pf_dir, 0, pf_dir.rfind('/') + 1).append(sibling.substr(3));
+    return true;
+  }
+  auto resolved = fs.resolve(dir);  // not the kernel's sibling link
+  if (!resolved.ok()) return false;
+  dir = std::move(*resolved);
+  return true;
 }
 
 }  // namespace
@@ -216,16 +242,18 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
     std::vector<std::string> direct;
   };
   std::map<std::string, RootInfo> roots;
-  std::unordered_set<std::string> vfs_seen;
-  vfs_seen.reserve(bdfs->size());
+  std::vector<bool> listed_vf(bdfs->size());  // by index in `bdfs`
   auto links = nl.links();
   if (!links.ok()) {
     t.warnings.push_back("listing the network interfaces over rtnetlink: " +
                          links.status().message() + "; their attributes are read from sysfs");
   }
   Netdevs netdevs(links.ok() ? std::move(*links) : std::vector<LinkInfo>{});
-  for (const auto& bdf : *bdfs) {
-    if (vfs_seen.contains(bdf)) continue;
+  std::string vf_dir;   // buffers for each VF's paths, kept from VF to VF: 4,096 VFs make the
+  std::string vf_path;  // loop below hot
+  for (size_t i = 0; i < bdfs->size(); ++i) {
+    const std::string& bdf = (*bdfs)[i];
+    if (listed_vf[i]) continue;
     std::string dir = "sys/bus/pci/devices/" + bdf;
     auto cls = fs.read(dir + "/class");
     auto vendor = fs.read(dir + "/vendor");
@@ -280,10 +308,7 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
     }
     if (!pf.name.empty()) {
       std::string net = dir + "/net/" + pf.name;
-      if (link == nullptr) {
-        auto by_name = netdevs.by_name.find(pf.name);
-        link = by_name == netdevs.by_name.end() ? nullptr : by_name->second;
-      }
+      if (link == nullptr) link = netdevs.named(pf.name);
       int64_t type = 0;
       int64_t flags = 0;
       if (link != nullptr) {
@@ -305,11 +330,24 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
       if (speed > 0) pf.link_speed = std::to_string(speed) + " Mb/s";
     }
     pf.rdma_device = firstEntry(fs, dir + "/infiniband");
-    auto vf_dirs = vfDirs(fs, where->dir);
-    pf.vfs.reserve(vf_dirs.size());
-    for (const auto& [index, vf_dir] : vf_dirs) {
-      pf.vfs.push_back(readVf(fs, pf, vf_dir, index, netdevs));
-      vfs_seen.insert(pf.vfs.back().pci_address);
+    auto listing = fs.list(where->dir);
+    std::vector<std::pair<int64_t, std::string_view>> vfs;  // views into `listing`
+    if (listing.ok()) vfs = virtfns(*listing);
+    pf.vfs.reserve(vfs.size());
+    // The listing is sorted (Sysfs::list) and VF n sits at the PF's routing id + First VF Offset
+    // + n x VF Stride: the VFs follow the PF in the listing in the order of their indexes, most
+    // often each right after the one before.
+    auto next = bdfs->begin() + static_cast<std::ptrdiff_t>(i) + 1;
+    for (auto [index, virtfn] : vfs) {
+      if (!vfDir(fs, where->dir, virtfn, vf_dir)) continue;
+      pf.vfs.push_back(readVf(fs, pf, vf_dir, index, netdevs, vf_path));
+      const std::string& address = pf.vfs.back().pci_address;
+      auto at = next != bdfs->end() && *next == address
+                    ? next
+                    : std::lower_bound(next, bdfs->end(), address);
+      if (at == bdfs->end() || *at != address) continue;
+      listed_vf[static_cast<size_t>(at - bdfs->begin())] = true;
+      next = at + 1;
     }
     if (pf.link_type == "IB" && !pf.vfs.empty() && !pf.name.empty()) readGuids(nl, pf, t);
     if (pf.vf_device_id.empty() && !pf.vfs.empty()) pf.vf_device_id = pf.vfs[0].device_id;

@@ -17,6 +17,8 @@ struct PciAddress {
   // Requester id within the domain: bus << 8 | device << 3 | function.
   uint32_t routingId() const { return bus << 8 | device << 3 | function; }
   static PciAddress fromRoutingId(uint32_t domain, uint32_t rid);
+  // Domain and routing id as one number, ordered as the canonical spellings are.
+  uint64_t key() const { return uint64_t{domain} << 16 | routingId(); }
   std::string toString() const;  // "0000:0e:00.1"
   bool operator==(const PciAddress&) const = default;
 };

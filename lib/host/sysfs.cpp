@@ -1,6 +1,7 @@
 #include "host/sysfs.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstddef>
 
@@ -33,6 +34,26 @@ RealSysfs::RealSysfs(std::string root) : root_(std::move(root)) {
   while (!root_.empty() && root_.back() == '/') root_.pop_back();
 }
 
+// root + "/" + path, NUL-terminated on the stack: discovery makes three readlink calls per VF, and
+// building each path in a heap string cost about as much as the system call itself.
+class RealSysfs::Path {
+ public:
+  Path(const std::string& root, std::string_view path) {
+    if (!path.empty() && path.front() == '/') path.remove_prefix(1);  // front() of "" is undefined
+    size_ = root.size() + 1 + path.size();
+    if (size_ >= buf_.size()) return;
+    auto* end = std::copy(root.begin(), root.end(), buf_.begin());
+    *end++ = '/';
+    *std::copy(path.begin(), path.end(), end) = '\0';
+  }
+  // nullptr when the path is longer than PATH_MAX (a system call would fail with ENAMETOOLONG).
+  const char* c_str() const { return size_ < buf_.size() ? buf_.data() : nullptr; }
+
+ private:
+  std::array<char, PATH_MAX> buf_;
+  size_t size_;
+};
+
 std::string RealSysfs::absolute(std::string_view path) const {
   if (!path.empty() && path.front() == '/') path.remove_prefix(1);  // front() of "" is undefined
   return root_ + "/" + std::string(path);
@@ -47,10 +68,13 @@ Result<std::string> RealSysfs::read(std::string_view path) const {
 }
 
 Result<std::string> RealSysfs::readLink(std::string_view path) const {
+  Path abs(root_, path);
   char buf[PATH_MAX];
-  std::string abs = absolute(path);
-  ssize_t n = ::readlink(abs.c_str(), buf, sizeof buf - 1);
-  if (n < 0) return Status::fromErrno(errno, "readlink " + abs);
+  ssize_t n = abs.c_str() != nullptr ? ::readlink(abs.c_str(), buf, sizeof buf - 1) : -1;
+  if (n < 0) {
+    return Status::fromErrno(abs.c_str() != nullptr ? errno : ENAMETOOLONG,
+                             "readlink " + absolute(path));
+  }
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -80,7 +104,11 @@ Result<std::vector<std::string>> RealSysfs::list(std::string_view dir) const {
   std::string abs = absolute(dir);
   int fd = ::open(abs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return Status::fromErrno(errno, "listing " + abs);
-  std::vector<std::string> out;
+  // The names are gathered in one buffer and sorted as views, then copied out once in order:
+  // sorting the strings themselves moved each about a dozen times (sys/bus/pci/devices holds
+  // every VF, in hash order on a real sysfs).
+  std::string names;
+  std::vector<std::pair<size_t, size_t>> spans;  // offset and length in `names`
   alignas(dirent64) char buf[32768];
   constexpr size_t kLargestEntry = offsetof(dirent64, d_name) + NAME_MAX + 1 + alignof(dirent64);
   for (;;) {
@@ -94,19 +122,26 @@ Result<std::vector<std::string>> RealSysfs::list(std::string_view dir) const {
     for (ssize_t off = 0; off < n;) {
       const auto* e = reinterpret_cast<const dirent64*>(buf + off);
       std::string_view name = e->d_name;
-      if (name != "." && name != "..") out.emplace_back(name);
+      if (name != "." && name != "..") {
+        spans.emplace_back(names.size(), name.size());
+        names.append(name);
+      }
       off += e->d_reclen;
     }
     if (n == 0 || static_cast<size_t>(n) + kLargestEntry <= sizeof buf) break;
   }
   ::close(fd);
-  std::sort(out.begin(), out.end());
-  return out;
+  std::vector<std::string_view> sorted;
+  sorted.reserve(spans.size());
+  for (auto [offset, length] : spans) sorted.emplace_back(names.data() + offset, length);
+  std::sort(sorted.begin(), sorted.end());
+  return std::vector<std::string>(sorted.begin(), sorted.end());
 }
 
 bool RealSysfs::exists(std::string_view path) const {
+  Path abs(root_, path);
   struct stat st {};
-  return ::stat(absolute(path).c_str(), &st) == 0;
+  return abs.c_str() != nullptr && ::stat(abs.c_str(), &st) == 0;
 }
 
 Status RealSysfs::write(std::string_view path, std::string_view value) {

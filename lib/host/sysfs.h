@@ -42,6 +42,7 @@ class RealSysfs : public Sysfs {
   std::string absolute(std::string_view path) const;
 
  private:
+  class Path;
   std::string root_;  // without a trailing '/'; "" for /
 };
 

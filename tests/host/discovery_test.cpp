@@ -87,6 +87,92 @@ TEST_CASE("on the shared-root tree a shared pcieRoot does not mean a shared swit
   CHECK(alignment.gpus[0].same_switch_vfs == std::vector<std::string>{"0000-04-00-1"});
 }
 
+namespace {
+
+// The simulated kernel's sysfs, noting the paths of every file read.
+class ReadsNoted : public host::Sysfs {
+ public:
+  explicit ReadsNoted(const host::Sysfs& inner) : inner_(inner) {}
+  Result<std::string> read(std::string_view p) const override {
+    reads.emplace_back(p);
+    return inner_.read(p);
+  }
+  Result<std::string> readLink(std::string_view p) const override { return inner_.readLink(p); }
+  Result<std::string> resolve(std::string_view p) const override { return inner_.resolve(p); }
+  Result<std::vector<std::string>> list(std::string_view p) const override {
+    return inner_.list(p);
+  }
+  bool exists(std::string_view p) const override { return inner_.exists(p); }
+  Status write(std::string_view, std::string_view) override {
+    return Status::fromErrno(EROFS, "writing");
+  }
+  const std::string& root() const override { return inner_.root(); }
+  mutable std::vector<std::string> reads;
+
+ private:
+  const host::Sysfs& inner_;
+};
+
+// The simulated kernel's netlink without its rtnetlink dump, as when the dump fails.
+class NoDump : public host::Netlink {
+ public:
+  explicit NoDump(host::Netlink& inner) : inner_(inner) {}
+  Result<std::vector<host::LinkInfo>> links() const override {
+    return Status::fromErrno(ENOBUFS, "RTM_GETLINK dump");
+  }
+  Result<std::string> eswitchMode(std::string_view pci) const override {
+    return inner_.eswitchMode(pci);
+  }
+  Status setEswitchMode(std::string_view pci, std::string_view mode) override {
+    return inner_.setEswitchMode(pci, mode);
+  }
+  Result<std::vector<host::VfGuids>> vfGuids(std::string_view pf) const override {
+    return inner_.vfGuids(pf);
+  }
+  Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node, uint64_t port) override {
+    return inner_.setVfGuids(pf, vf, node, port);
+  }
+
+ private:
+  host::Netlink& inner_;
+};
+
+}  // namespace
+
+TEST_CASE("each VF's netdev comes from the rtnetlink dump as sysfs shows it", "[host]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("e810-ethernet", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  // PF1's VFs start after all of PF0's possible VFs: the listing has PF0, PF1, PF0's VFs, PF1's.
+  REQUIRE(k.write("sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs", "8").isOk());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:3b:00.1/sriov_numvfs", "8").isOk());
+  NoDump no_dump(k);
+  auto from_sysfs = host::discover(k, no_dump);
+  ReadsNoted noted(k);
+  auto from_dump = host::discover(noted, k);
+  REQUIRE(from_sysfs.ok());
+  REQUIRE(from_dump.ok());
+  CHECK(from_dump->warnings.empty());
+  REQUIRE(from_sysfs->warnings.size() == 1);
+  CHECK_THAT(from_sysfs->warnings[0], Catch::Contains("read from sysfs"));
+  REQUIRE(from_dump->pfs.size() == 2);
+  REQUIRE(from_sysfs->pfs.size() == 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& dumped = from_dump->pfs[i];
+    INFO(dumped.pci_address);
+    CHECK(dumped.name == from_sysfs->pfs[i].name);
+    CHECK(dumped.mac == from_sysfs->pfs[i].mac);
+    REQUIRE(dumped.vfs.size() == 8);
+    CHECK(dumped.vfs == from_sysfs->pfs[i].vfs);
+    for (const auto& vf : dumped.vfs) {
+      CHECK_FALSE(vf.name.empty());
+      CHECK(vf.mac.size() == 17);
+      // A VF its PF listed is never read again as a device of its own.
+      for (const auto& path : noted.reads) CHECK(path.find(vf.pci_address) == std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("on this machine's /sys every PCI device's root is the one Kubernetes computes",
           "[host]") {
   host::RealSysfs real("/");
