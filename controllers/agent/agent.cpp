@@ -132,6 +132,14 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
   auto own = [this](const auto& s) {
     return written_slices_.isOwn(s->metadata.name, s->metadata.resource_version);
   };
+  // The watch of the slices brings metadata only: our own writes are completed from what we wrote,
+  // anyone else's change is read.
+  slices_.setCompletion([this](const kube::ObjectMeta& meta, const auto&) {
+    auto summary = slice_contents_.take(meta.name, meta.resource_version, kube::kWriteAnswerWait);
+    return summary ? std::make_shared<const node::CachedSlice>(
+                         node::CachedSlice{meta, std::move(*summary)})
+                   : nullptr;
+  });
   slices_.addHandlers({.on_add =
                            [own, kick](const auto& n) {
                              if (!own(n)) kick();
@@ -523,7 +531,9 @@ Status Agent::writeSlices(const dra::SliceSet& set,
   forEachConcurrently(changed.size(), kSliceWriters, [&](size_t i) {
     const dra::PublishedSlice& slice = *changed[i];
     written_slices_.start(slice.name);
+    slice_contents_.start(slice.name, dra::SliceSummary::of(slice));
     auto rv = writeSlice(slice);
+    slice_contents_.answered(slice.name, rv.ok() ? *rv : "");
     if (written_slices_.finish(slice.name, rv.ok() ? *rv : "")) controller_.queue().add(kKey);
     written[i] = rv.status();
     if (!rv.ok()) return;
@@ -536,6 +546,7 @@ Status Agent::writeSlices(const dra::SliceSet& set,
     Status st = client_->remove(api::resources::kResourceSlices, "", s->metadata.name);
     if (!st.isOk() && st.code() != Code::kNotFound) return st;
     written_slices_.forget(s->metadata.name);
+    slice_contents_.forget(s->metadata.name);
   }
   return Status::ok();
 }

@@ -45,6 +45,7 @@
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/own_writes.h"
+#include "kube/write_completions.h"
 #include "node/local_state.h"
 
 namespace sriovdra::agent {
@@ -159,6 +160,9 @@ class Agent {
   bool reconciled_once_ = false;  // guarded by mu_
   std::atomic<bool> firmware_changes_{true};
   kube::OwnWrites written_slices_;  // by slice name
+  // What the slices' metadata-only watch is completed with: the summaries of the slices this agent
+  // wrote, by name.
+  kube::WriteCompletions<dra::SliceSummary> slice_contents_;
   // The last pass, when it left the host matching the spec and reported it (status written, or
   // unchanged). Only reconcile() touches it: the controller never runs its one key twice at once.
   std::optional<Converged> converged_;

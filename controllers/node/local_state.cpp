@@ -26,7 +26,9 @@ LocalState::LocalState(std::shared_ptr<kube::Client> client, LocalStateOptions o
                .namespace_ = options_.namespace_,
                .field_selector = "metadata.name=" + options_.node_name}),
       slices_(client_, api::resources::kResourceSlices,
-              {.name = "resourceslices", .field_selector = sliceFieldSelector(options_.node_name)}),
+              {.name = "resourceslices",
+               .field_selector = sliceFieldSelector(options_.node_name),
+               .watch_metadata_only = true}),
       records_(options_.state_dir + "/attach"),
       prepared_claims_(&prometheus::BuildGauge()
                             .Name("sriov_dra_prepared_claims")

@@ -163,10 +163,7 @@ Result<ReconcileResult> NodeStateReconciler::reconcile(const std::string& name) 
                                             node->metadata.labels);
   if (!selected) {
     setFacts(name, std::nullopt);
-    {
-      std::lock_guard lock(spec_writes_mu_);
-      spec_writes_.erase(name);
-    }
+    spec_writes_.forget(name);
     if (state != nullptr) {
       auto it = state->metadata.labels.find(kManagedByLabel);
       if (it != state->metadata.labels.end() && it->second == kManagedByValue) {
@@ -250,10 +247,7 @@ Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node&
   const std::string& spec_json = rendered.spec_json;
   auto cached = caches_.states.get(options_.namespace_, name);
   written_.start(name);
-  {
-    std::lock_guard lock(spec_writes_mu_);
-    spec_writes_[name] = {.summary = rendered.summary};
-  }
+  spec_writes_.start(name, rendered.summary);
   auto written = client_.replace(api::resources::kSriovNodeStates, options_.namespace_, name,
                                  cached ? &cached->metadata : nullptr,
                                  [&](const kube::ObjectMeta* current) {
@@ -263,17 +257,7 @@ Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node&
                                  {.field_manager = kFieldManager, .metadata_only = true});
   auto meta = written.ok() ? kube::ObjectMeta::decode(*written) : kube::ObjectMeta{};
   bool meanwhile = written_.finish(name, meta.resource_version);
-  {
-    std::lock_guard lock(spec_writes_mu_);
-    if (written.ok()) {
-      SpecWrite& w = spec_writes_[name];
-      w.answered = true;
-      w.resource_version = meta.resource_version;
-    } else {
-      spec_writes_.erase(name);
-    }
-  }
-  spec_answered_.notify_all();
+  spec_writes_.answered(name, meta.resource_version);
   if (!written.ok()) return written.status();
   return Written{meta.generation, meanwhile};
 }
@@ -285,28 +269,18 @@ bool NodeStateReconciler::isOwnWrite(const api::SriovNodeState& state) {
 std::shared_ptr<const CachedNodeState> NodeStateReconciler::ownWrite(
     const kube::ObjectMeta& meta, const std::shared_ptr<const CachedNodeState>& cached) {
   if (!cached) return nullptr;
-  std::unique_lock lock(spec_writes_mu_);
-  auto answered = [&] {
-    auto it = spec_writes_.find(meta.name);
-    return it == spec_writes_.end() || it->second.answered;
-  };
   // Only a change of the spec (a new generation) can be a write whose answer is still on its
   // way; anything else (an agent's status) is read at once.
-  if (meta.generation != cached->metadata.generation) {
-    spec_answered_.wait_for(lock, kAnswerWait, answered);
-  }
-  auto it = spec_writes_.find(meta.name);
-  if (it == spec_writes_.end() || !it->second.answered ||
-      it->second.resource_version != meta.resource_version) {
-    return nullptr;
-  }
+  auto written = spec_writes_.take(meta.name, meta.resource_version,
+                                   meta.generation != cached->metadata.generation
+                                       ? kube::kWriteAnswerWait
+                                       : std::chrono::milliseconds(0));
+  if (!written) return nullptr;
   auto out = std::make_shared<CachedNodeState>(*cached);
   out->metadata = meta;
-  SpecSummary& written = it->second.summary;
-  out->spec_digest = std::move(written.digest);
-  out->devices_by_resource = std::move(written.devices_by_resource);
-  out->spec_interfaces = std::move(written.interfaces);
-  spec_writes_.erase(it);
+  out->spec_digest = std::move(written->digest);
+  out->devices_by_resource = std::move(written->devices_by_resource);
+  out->spec_interfaces = std::move(written->interfaces);
   return out;
 }
 

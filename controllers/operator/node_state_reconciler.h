@@ -12,7 +12,6 @@
 // workers at once; the rollout decision is serialized, and as many renders run at once as the
 // machine has cores (more only interleave on them, each holding its rendered spec meanwhile).
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "kube/controller.h"
 #include "kube/events.h"
 #include "kube/own_writes.h"
+#include "kube/write_completions.h"
 #include "operator/caches.h"
 #include "operator/node_facts.h"
 #include "operator/options.h"
@@ -57,7 +57,8 @@ class NodeStateReconciler {
   // `cached`, the version the write replaced (a key's changes come in order, and an update of
   // the spec keeps the status), with the event's metadata and the written spec's digest,
   // devices by resource and interfaces. A new generation that arrives before the answer of a
-  // write in flight (the usual order) waits for it, at most kAnswerWait, then is read instead.
+  // write in flight (the usual order) waits for it, at most kube::kWriteAnswerWait, then is read
+  // instead.
   std::shared_ptr<const CachedNodeState> ownWrite(
       const kube::ObjectMeta& meta, const std::shared_ptr<const CachedNodeState>& cached);
 
@@ -81,13 +82,6 @@ class NodeStateReconciler {
     SpecSummary summary;
     std::optional<std::string> why;
   };
-  // The last write of a node's spec, kept until the watch brings it back.
-  struct SpecWrite {
-    bool answered = false;
-    std::string resource_version;  // of the answer
-    SpecSummary summary;
-  };
-  static constexpr std::chrono::seconds kAnswerWait{2};
   // Renders the node, records what the render said of the policies, and encodes the spec (the
   // encoding the digest compares is the one written); nullopt when it is the spec last written
   // and no reboot waits for a slot. The rendered spec (about 1 MiB at 256 VFs) goes when this
@@ -125,10 +119,8 @@ class NodeStateReconciler {
   std::mutex rollout_mu_;
   std::map<std::string, int64_t> disruptive_written_;  // guarded by rollout_mu_: node -> gen
 
-  kube::OwnWrites written_;  // SriovNodeStates, by node name
-  std::mutex spec_writes_mu_;
-  std::condition_variable spec_answered_;
-  std::map<std::string, SpecWrite> spec_writes_;  // by node; guarded by spec_writes_mu_
+  kube::OwnWrites written_;                          // SriovNodeStates, by node name
+  kube::WriteCompletions<SpecSummary> spec_writes_;  // by node name
 };
 
 // A node's SriovNodeState as the operator writes it (field manager sriov-dra-operator), as JSON:

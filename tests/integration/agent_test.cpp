@@ -317,6 +317,14 @@ spec:
   for (const auto& pf : state->status.interfaces) {
     CHECK(pf.numa_node == (pf.pci_address == "0000:3b:00.0" ? 1 : 0));
   }
+  // The watch of the slices brings metadata only, and the agent's own writes are completed from
+  // what it wrote: it never read one of its slices back.
+  std::vector<std::string> slice_reads;
+  for (const auto& e : env.cp().auditEvents()) {
+    if (e.user == env.agentUser() && e.resource == "resourceslices" && e.verb == "get")
+      slice_reads.push_back(e.name);
+  }
+  CHECK(slice_reads == std::vector<std::string>{});
 }
 
 TEST_CASE("on the shared-root server the status says pcieRoot does not imply a shared switch",
