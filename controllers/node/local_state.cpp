@@ -74,14 +74,8 @@ std::optional<api::SliceDevice> buildOne(const std::string& node, const api::Dev
 }  // namespace
 
 std::optional<api::SliceDevice> LocalState::advertised(const std::string& device) const {
-  bool published = false;
-  for (const auto& s : slices_.list()) {
-    if (s->summary.pool != options_.node_name) continue;
-    const auto& names = s->summary.devices;
-    published = published || std::find(names.begin(), names.end(), device) != names.end();
-  }
   auto state = states_.get(options_.namespace_, options_.node_name);
-  if (!published || !state) return std::nullopt;
+  if (!state) return std::nullopt;
   for (const auto& d : state->spec.devices) {
     if (d.name == device) return buildOne(options_.node_name, d, *state);
   }

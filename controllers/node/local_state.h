@@ -76,9 +76,11 @@ class LocalState : public host::PreparedSource {
   bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) const;
   kube::Informer<api::SriovNodeState>& nodeStates() { return states_; }
   kube::Informer<CachedSlice>& slices() { return slices_; }
-  // The device as this node publishes it, if one of its ResourceSlices lists it: with the
-  // attributes its SriovNodeState gives it, from which the agent built that slice
-  // (dra::buildSlices of the spec's device over the status's PFs).
+  // The device as this node publishes it, if its SriovNodeState's spec lists it and the agent
+  // would publish it: dra::buildSlices of the spec's device over the status's PFs, from which the
+  // agent builds its slices. Not asked of the slice cache: the agent's own slice write reaches
+  // that cache a moment after the API server shows it, and a claim allocated from it in that
+  // moment would lose its attributes (and with them Multus' device-info file).
   std::optional<api::SliceDevice> advertised(const std::string& device) const;
   // A VF of this node as its SriovNodeState's status says it was discovered, with the built-in
   // attributes only (what an allocated VF that is no longer advertised is prepared with).

@@ -16,6 +16,7 @@
 #include "base/strings.h"
 #include "dra/cdi.h"
 #include "metrics/registry.h"
+#include "node/local_state.h"
 #include "support/cdi_schema.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
@@ -269,6 +270,30 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   p.agent->stop(SIGTERM);
   CHECK_FALSE(std::filesystem::exists(info->endpoint));
   CHECK_FALSE(std::filesystem::exists(p.dirs().registry + "/" + kDriver + "-reg.sock"));
+}
+
+TEST_CASE("a device has its advertised attributes before the node's slice cache lists it",
+          "[plugin][integration]") {
+  PluginEnv p;
+  // The agent's own slice write reaches its cache a moment after the API server shows it; a
+  // claim allocated in that moment is the case of a node whose cache has no slices at all.
+  p.agent->stop(SIGTERM);
+  for (const auto& s : p.env.slicesOf(p.node)) {
+    REQUIRE(p.env.admin().remove(api::resources::kResourceSlices, "", s.metadata.name).isOk());
+  }
+  REQUIRE(p.env.slicesOf(p.node).empty());
+  node::LocalState local(
+      p.env.cp().client(),
+      {.driver_name = std::string(kDriver), .node_name = p.node, .namespace_ = p.env.ns()});
+  local.start();
+  REQUIRE(local.waitForSync(60s, std::stop_token()));
+  auto device = local.advertised("0000-11-00-1");
+  REQUIRE(device);
+  auto resource = device->attributes.find(std::string(api::attr::kCniResourceName));
+  REQUIRE(resource != device->attributes.end());
+  CHECK(resource->second == api::AttributeValue::ofString("openshift.io/cx6_vfs"));
+  CHECK_FALSE(local.advertised("0000-99-00-1"));
+  local.stop();
 }
 
 TEST_CASE("a VF allocated before it stopped being advertised is still prepared",
