@@ -282,19 +282,17 @@ int main(int argc, char** argv) {
     return sent + std::chrono::duration_cast<std::chrono::system_clock::duration>(
                       std::chrono::duration<double>(seconds));
   };
-  auto writeSpec = [&](const api::SriovNodeStateSpec& spec) {
-    return writeSpecOf(ours_node, spec);
-  };
   // The floor learns of its spec as the agent must: from a watch of its node's SriovNodeState
   // (the agent's token), each event parsed as JSON, not decoded into types.
   auto floor_state =
       admin.get(api::resources::kSriovNodeStates, env.ns(), floor_node.metadata.name);
   bench::mustBeOk(floor_state.status(), "reading node-b's SriovNodeState");
-  int64_t floor_generation = kube::ObjectMeta::decode(*floor_state).generation;
-  auto floor_watch = floor_client->watch(
-      api::resources::kSriovNodeStates, env.ns(),
-      {.field_selector = "metadata.name=" + floor_node.metadata.name,
-       .resource_version = kube::ObjectMeta::decode(*floor_state).resource_version});
+  auto floor_meta = kube::ObjectMeta::decode(*floor_state);
+  int64_t floor_generation = floor_meta.generation;
+  auto floor_watch =
+      floor_client->watch(api::resources::kSriovNodeStates, env.ns(),
+                          {.field_selector = "metadata.name=" + floor_node.metadata.name,
+                           .resource_version = floor_meta.resource_version});
   bench::mustBeOk(floor_watch.status(), "watching node-b's SriovNodeState");
   auto awaitFloorSpec = [&] {
     for (;;) {
@@ -324,7 +322,7 @@ int main(int argc, char** argv) {
   auto oursStep = [&](Step& step, const api::SriovNodeStateSpec& spec, const std::string& tier) {
     auto phases_before = phaseSeconds(*agent);
     auto c0 = bench::Cpu::now(env.cp(), agent->pid());
-    step.written = writeSpec(spec);
+    step.written = writeSpecOf(ours_node, spec);
     step.pass = awaitPass(audit, env.agentUser(), step.written, slice_count);
     step.ours_cpu = bench::Cpu::now(env.cp(), agent->pid()) - c0;
     step.total = std::chrono::duration<double>(step.pass.end - step.written).count();
@@ -363,9 +361,10 @@ int main(int argc, char** argv) {
   // Republishing every VF, five times, ours and the floor taking turns; the median round is the
   // figure.
   std::vector<Step> republish;
-  for (const char* tier : {"silver", "gold", "silver", "gold", "silver"}) {
+  const std::vector<std::string> tiers = {"silver", "gold", "silver", "gold", "silver"};
+  for (const std::string& tier : tiers) {
     Step step{std::string("republish with ") + tier};
-    const auto& spec = std::string(tier) == "gold" ? docs.spec_gold : docs.spec_silver;
+    const auto& spec = tier == "gold" ? docs.spec_gold : docs.spec_silver;
     oursStep(step, spec, tier);
     step.ours = step.pass.slices.secondsSince(step.written);
     auto c0 = bench::Cpu::now(env.cp(), 0);
@@ -398,7 +397,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     auto c0 = bench::Cpu::now(env.cp(), 0);
-    const char* tier = republish.back().what.ends_with("gold") ? "silver" : "gold";
+    const std::string tier = tiers.back() == "gold" ? "silver" : "gold";
     watched.floor = floor_slice_writer.time(sliceWrites(floor_node, floor_slices[tier]), writers);
     watched.floor_cpu = bench::Cpu::now(env.cp(), 0) - c0;
     slices.stop();

@@ -35,13 +35,12 @@ std::string linkBase(const Sysfs& fs, const std::string& path) {
 // The netdevs of the rtnetlink dump by the PCI device they sit on (the first by name, as a
 // listing of the device's net/ directory would give), as a sorted vector of PCI addresses in
 // numbers: 4,096 VFs look theirs up, and a hash map of strings took a quarter of discovery's own
-// time. `by_device` is only usable when `parents_known`: the kernel named the parent of at least
-// one netdev.
+// time. Empty when the kernel named the parent of no netdev: then each device's net/ directory
+// is listed instead.
 struct Netdevs {
   std::vector<LinkInfo> links;
   std::vector<std::pair<uint64_t, LinkInfo*>> by_device;
   std::vector<std::pair<uint64_t, LinkInfo*>>::iterator next;  // after the last entry found
-  bool parents_known = false;
 
   Netdevs(const Netdevs&) = delete;  // by_device points into `links`
   Netdevs& operator=(const Netdevs&) = delete;
@@ -52,7 +51,6 @@ struct Netdevs {
       auto address = PciAddress::parse(l.parent_device);
       if (address) by_device.emplace_back(address->key(), &l);
     }
-    parents_known = !by_device.empty();
     std::sort(by_device.begin(), by_device.end(), [](const auto& a, const auto& b) {
       return a.first != b.first ? a.first < b.first : a.second->name < b.second->name;
     });
@@ -66,7 +64,7 @@ struct Netdevs {
   // may move what it keeps out of it.
   LinkInfo* of(const Sysfs& fs, const std::string& bdf, const std::string& dev_dir,
                std::string& name) {
-    if (parents_known) {
+    if (!by_device.empty()) {
       auto address = PciAddress::parse(bdf);
       if (!address) return nullptr;
       uint64_t key = address->key();

@@ -34,12 +34,22 @@ RealSysfs::RealSysfs(std::string root) : root_(std::move(root)) {
   while (!root_.empty() && root_.back() == '/') root_.pop_back();
 }
 
+namespace {
+
+// A path below the root, without the '/' it may start with.
+std::string_view belowRoot(std::string_view path) {
+  if (!path.empty() && path.front() == '/') path.remove_prefix(1);  // front() of "" is undefined
+  return path;
+}
+
+}  // namespace
+
 // root + "/" + path, NUL-terminated on the stack: discovery makes three readlink calls per VF, and
 // building each path in a heap string cost about as much as the system call itself.
 class RealSysfs::Path {
  public:
   Path(const std::string& root, std::string_view path) {
-    if (!path.empty() && path.front() == '/') path.remove_prefix(1);  // front() of "" is undefined
+    path = belowRoot(path);
     size_ = root.size() + 1 + path.size();
     if (size_ >= buf_.size()) return;
     auto* end = std::copy(root.begin(), root.end(), buf_.begin());
@@ -55,8 +65,7 @@ class RealSysfs::Path {
 };
 
 std::string RealSysfs::absolute(std::string_view path) const {
-  if (!path.empty() && path.front() == '/') path.remove_prefix(1);  // front() of "" is undefined
-  return root_ + "/" + std::string(path);
+  return root_ + "/" + std::string(belowRoot(path));
 }
 
 Result<std::string> RealSysfs::read(std::string_view path) const {
