@@ -44,7 +44,8 @@ api::SriovNodeStateSpec renderFromYaml(const api::Node& node, const std::string&
 
 json::Document nodeStateObject(const std::string& ns, const api::Node& node,
                                const std::string& spec_json) {
-  auto doc = json::parse(op::nodeStateDocument(ns, node, spec_json, false, nullptr));
+  op::NodeStateDocument object(spec_json);
+  auto doc = json::parse(object.under(ns, node, false, nullptr));
   mustBeOk(doc.status(), "encoding the SriovNodeState of " + node.metadata.name);
   return std::move(*doc);
 }

@@ -16,7 +16,7 @@ api::SriovNodeStateSpec renderFromYaml(const api::Node& node, const std::string&
                                        const api::SriovNodeStateStatus& discovered);
 
 // The node's SriovNodeState in namespace `ns` with `spec_json` (op::encodeSpec) as the operator
-// creates it (op::nodeStateDocument): an object to create, update or apply.
+// creates it (op::NodeStateDocument): an object to create, update or apply.
 json::Document nodeStateObject(const std::string& ns, const api::Node& node,
                                const std::string& spec_json);
 

@@ -553,10 +553,12 @@ Status Agent::writeSlices(const dra::SliceSet& set,
 
 Result<std::string> Agent::writeSlice(const dra::PublishedSlice& slice) {
   auto cached = slices_.get("", slice.name);
+  std::string text;
   auto written = client_->replace(
       api::resources::kResourceSlices, "", slice.name, cached ? &cached->metadata : nullptr,
-      [&](const kube::ObjectMeta* current) {
-        return json::dump(sliceDocument(options_.node_name, node_uid_, slice, current));
+      [&](const kube::ObjectMeta* current) -> std::string_view {
+        text = json::dump(sliceDocument(options_.node_name, node_uid_, slice, current));
+        return text;
       },
       {.field_manager = api::kAgentFieldManager, .metadata_only = true});
   if (!written.ok()) return written.status();

@@ -134,10 +134,9 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   }
   setFacts(node.metadata.name, std::move(facts));
 
-  Rendered out;
-  out.spec_json = encodeSpec(result.spec);
+  Rendered out{NodeStateDocument(encodeSpec(result.spec))};
   out.devices = result.spec.devices.size();
-  out.summary.digest = specDigest(out.spec_json);
+  out.summary.digest = specDigest(out.document.spec());
   // What takes a rollout slot, for people: a change that recreates VFs, or a reboot the agent
   // asks for to apply the spec it has.
   if (state && state->spec_digest == out.summary.digest) {
@@ -241,18 +240,17 @@ Result<ReconcileResult> NodeStateReconciler::tooLargeOr(const std::string& node,
 }
 
 Result<NodeStateReconciler::Written> NodeStateReconciler::write(const api::Node& node,
-                                                                const Rendered& rendered,
+                                                                Rendered& rendered,
                                                                 bool disruptive) {
   const std::string& name = node.metadata.name;
-  const std::string& spec_json = rendered.spec_json;
   auto cached = caches_.states.get(options_.namespace_, name);
   written_.start(name);
   spec_writes_.start(name, rendered.summary);
   auto written = client_.replace(api::resources::kSriovNodeStates, options_.namespace_, name,
                                  cached ? &cached->metadata : nullptr,
                                  [&](const kube::ObjectMeta* current) {
-                                   return nodeStateDocument(options_.namespace_, node, spec_json,
-                                                            disruptive, current);
+                                   return rendered.document.under(options_.namespace_, node,
+                                                                  disruptive, current);
                                  },
                                  {.field_manager = kFieldManager, .metadata_only = true});
   auto meta = written.ok() ? kube::ObjectMeta::decode(*written) : kube::ObjectMeta{};
@@ -284,9 +282,25 @@ std::shared_ptr<const CachedNodeState> NodeStateReconciler::ownWrite(
   return out;
 }
 
-std::string nodeStateDocument(const std::string& ns, const api::Node& node,
-                              std::string_view spec_json, bool disruptive,
-                              const kube::ObjectMeta* current) {
+namespace {
+constexpr std::string_view kSpecMember = ",\"spec\":";
+// Room for the members before the spec (metadata with labels, annotations and an owner), so the
+// first write does not move the spec.
+constexpr size_t kHeadRoom = 1024;
+}  // namespace
+
+NodeStateDocument::NodeStateDocument(std::string_view spec_json) {
+  text_.reserve(kHeadRoom + kSpecMember.size() + spec_json.size() + 1);
+  text_.append(kSpecMember).append(spec_json).push_back('}');
+}
+
+std::string_view NodeStateDocument::spec() const {
+  size_t from = spec_at_ + kSpecMember.size();
+  return std::string_view(text_).substr(from, text_.size() - from - 1);
+}
+
+std::string_view NodeStateDocument::under(const std::string& ns, const api::Node& node,
+                                          bool disruptive, const kube::ObjectMeta* current) {
   auto doc = kube::newObject(api::resources::kSriovNodeStates, ns, node.metadata.name);
   kube::ObjectMeta meta;
   if (current) meta = *current;
@@ -295,10 +309,11 @@ std::string nodeStateDocument(const std::string& ns, const api::Node& node,
   if (!node.metadata.uid.empty())
     meta.setOwner({"v1", "Node", node.metadata.name, node.metadata.uid});
   meta.encode(doc["metadata"], doc.GetAllocator());
-  std::string out = json::dump(doc);
-  out.pop_back();  // its closing brace: the spec follows as the last member
-  out.append(",\"spec\":").append(spec_json).push_back('}');
-  return out;
+  std::string head = json::dump(doc);
+  head.pop_back();  // its closing brace: the spec follows as the last member
+  text_.replace(0, spec_at_, head);
+  spec_at_ = head.size();
+  return text_;
 }
 
 Status NodeStateReconciler::remove(const std::string& name) {

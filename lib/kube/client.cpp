@@ -297,7 +297,8 @@ Status Client::evict(std::string_view ns, std::string_view pod) {
   HttpRequest req;
   req.method = "POST";
   req.target = path;
-  req.body = json::dump(eviction);
+  const std::string body = json::dump(eviction);
+  req.body = body;
   req.content_type = "application/json";
   auto resp = send(std::move(req), config_.timeout, /*wait_retry_after=*/false);
   if (!resp.ok()) return resp.status();
@@ -311,7 +312,7 @@ Result<HttpResponse> Client::raw(const std::string& method, const std::string& p
   HttpRequest req;
   req.method = method;
   req.target = path;
-  req.body = std::string(body);
+  req.body = body;
   req.content_type = std::string(content_type);
   return send(std::move(req), timeout.value_or(config_.timeout));
 }
@@ -392,12 +393,12 @@ Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view 
 }
 
 Result<json::Document> Client::write(std::string_view method, const std::string& path,
-                                     std::string body, std::string_view content_type,
+                                     std::string_view body, std::string_view content_type,
                                      const WriteOptions& options) {
   HttpRequest req;
   req.method = std::string(method);
   req.target = path + writeQuery(options, content_type == kApplyContentType);
-  req.body = std::move(body);
+  req.body = body;
   req.content_type = std::string(content_type);
   if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
   auto resp = send(std::move(req), options.timeout.value_or(config_.timeout));
@@ -438,7 +439,7 @@ Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return Status(Code::kInvalidArgument, "server-side apply needs a field manager");
   }
-  return write("PATCH", path, std::string(body), content_type, options);
+  return write("PATCH", path, body, content_type, options);
 }
 
 Result<json::Document> Client::apply(const ResourceType& rt, std::string_view ns,
@@ -463,7 +464,7 @@ Result<json::Document> Client::writeStatus(const ResourceType& rt, std::string_v
 
 Result<json::Document> Client::replace(
     const ResourceType& rt, std::string_view ns, std::string_view name, const ObjectMeta* known,
-    const std::function<std::string(const ObjectMeta* current)>& body,
+    const std::function<std::string_view(const ObjectMeta* current)>& body,
     const WriteOptions& options) {
   auto put = [&](const ObjectMeta* current) {
     return current

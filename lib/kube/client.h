@@ -141,11 +141,13 @@ class Client {
   // describes (409: written since; AlreadyExists; NotFound: deleted), its metadata alone is read
   // and the write made once more under it; a second failure is returned. `body(current)`: the
   // object as JSON under that metadata (null: a create), which keeps what others set in it
-  // (labels, annotations, finalizers) beside the writer's own.
-  Result<json::Document> replace(const ResourceType& rt, std::string_view ns, std::string_view name,
-                                 const ObjectMeta* known,
-                                 const std::function<std::string(const ObjectMeta* current)>& body,
-                                 const WriteOptions& options);
+  // (labels, annotations, finalizers) beside the writer's own; the text stays the caller's and
+  // must stay valid until the write it was asked for is answered (the next call may reuse it), so
+  // a large object exists once while its write is in flight.
+  Result<json::Document> replace(
+      const ResourceType& rt, std::string_view ns, std::string_view name, const ObjectMeta* known,
+      const std::function<std::string_view(const ObjectMeta* current)>& body,
+      const WriteOptions& options);
   Status remove(const ResourceType& rt, std::string_view ns, std::string_view name,
                 const DeleteOptions& options = {});
   Result<std::unique_ptr<Watch>> watch(const ResourceType& rt, std::string_view ns,
@@ -177,8 +179,9 @@ class Client {
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path, bool metadata_only = false);
   // A write (POST, PUT, PATCH) of `body` to `path`, its answer read as WriteOptions say.
-  Result<json::Document> write(std::string_view method, const std::string& path, std::string body,
-                               std::string_view content_type, const WriteOptions& options);
+  Result<json::Document> write(std::string_view method, const std::string& path,
+                               std::string_view body, std::string_view content_type,
+                               const WriteOptions& options);
 
   const RestConfig config_;
   const ClientOptions options_;

@@ -29,7 +29,8 @@ struct TransportOptions {
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string target;  // path and query, already encoded, without the server's path prefix
-  std::string body;
+  // Not owned and never copied: whoever sends the request keeps it alive until send returns.
+  std::string_view body;
   std::string content_type;
   std::string accept = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;

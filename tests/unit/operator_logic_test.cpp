@@ -5,6 +5,7 @@
 #include "base/json.h"
 #include "operator/admission.h"
 #include "operator/drain_reconciler.h"
+#include "operator/node_state_reconciler.h"
 #include "operator/policy_status.h"
 #include "operator/rollout.h"
 #include "operator/settle.h"
@@ -300,4 +301,50 @@ TEST_CASE(
     CHECK(settle.wait(at(t)) > milliseconds(0));
   }
   CHECK(settle.wait(at(6000)) == milliseconds(0));
+}
+
+TEST_CASE("a node's document keeps its spec while the metadata before it is written again",
+          "[operator][unit]") {
+  const std::string spec = R"({"interfaces":[{"pciAddress":"0000:0e:00.0","numVfs":4}]})";
+  op::NodeStateDocument document(spec);
+  CHECK(document.spec() == spec);
+  api::Node node;
+  node.metadata.name = "n1";
+  node.metadata.uid = "u-1";
+  auto decoded = [](std::string_view text) {
+    auto doc = json::parse(text);
+    REQUIRE(doc.ok());
+    return std::move(*doc);
+  };
+
+  std::string_view created = document.under("ns", node, false, nullptr);
+  auto first = decoded(created);
+  auto meta = kube::ObjectMeta::decode(first);
+  CHECK(meta.name == "n1");
+  CHECK(meta.namespace_ == "ns");
+  CHECK(meta.resource_version.empty());
+  CHECK(meta.labels.at(op::kManagedByLabel) == op::kManagedByValue);
+  CHECK(meta.annotations.at(op::kDisruptiveAnnotation) == "false");
+  REQUIRE(meta.owner_references.size() == 1);
+  CHECK(meta.owner_references[0].uid == "u-1");
+  CHECK(json::dump(first["spec"]) == spec);
+
+  kube::ObjectMeta current = meta;
+  current.resource_version = "42";
+  current.labels["team"] = "a-label-someone-else-gave-the-object-that-is-longer-than-before";
+  current.finalizers = {"example.com/keep"};
+  std::string_view updated = document.under("ns", node, true, &current);
+  CHECK(updated.data() == created.data());  // rewritten in place, not copied
+  auto second = decoded(updated);
+  meta = kube::ObjectMeta::decode(second);
+  CHECK(meta.resource_version == "42");
+  CHECK(meta.labels.at("team") == current.labels.at("team"));
+  CHECK(meta.finalizers == current.finalizers);
+  CHECK(meta.annotations.at(op::kDisruptiveAnnotation) == "true");
+  CHECK(json::dump(second["spec"]) == spec);
+  CHECK(document.spec() == spec);
+
+  auto again = decoded(document.under("ns", node, false, nullptr));
+  CHECK(kube::ObjectMeta::decode(again).resource_version.empty());
+  CHECK(json::dump(again["spec"]) == spec);
 }
