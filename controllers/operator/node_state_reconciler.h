@@ -145,5 +145,4 @@ class NodeStateReconciler {
   kube::WriteCompletions<SpecSummary> spec_writes_;  // by node name
 };
 
-
 }  // namespace sriovdra::op
