@@ -362,8 +362,10 @@ int main(int argc, char** argv) {
   // figure (single rounds move by up to 40 % on two shared cores; the median of five moved by
   // 0.4 between runs).
   std::vector<Step> republish;
+  constexpr int kRounds = 9;
   std::vector<std::string> tiers;
-  for (int round = 0; round < 9; ++round) tiers.push_back(round % 2 == 0 ? "silver" : "gold");
+  tiers.reserve(kRounds);
+  for (int round = 0; round < kRounds; ++round) tiers.push_back(round % 2 == 0 ? "silver" : "gold");
   for (const std::string& tier : tiers) {
     Step step{std::string("republish with ") + tier};
     const auto& spec = tier == "gold" ? docs.spec_gold : docs.spec_silver;

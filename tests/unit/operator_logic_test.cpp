@@ -218,7 +218,7 @@ TEST_CASE("admission: defaults, rejections and the wrong namespace",
 
 TEST_CASE("a drain evicts the pods holding this driver's devices on the node, each once",
           "[operator][drain][unit]") {
-  auto claim = [](std::string ns, std::vector<std::pair<std::string, std::string>> results,
+  auto claim = [](std::string ns, const std::vector<std::pair<std::string, std::string>>& results,
                   std::vector<std::string> pods) {
     api::ResourceClaim c;
     c.metadata.namespace_ = std::move(ns);
@@ -269,6 +269,7 @@ TEST_CASE("a drain before a reboot evicts every pod but DaemonSets', static and 
   REQUIRE(list.ok());
   auto pods = op::podsToDrainForReboot(*list);
   std::vector<std::string> names;
+  names.reserve(pods.size());
   for (const auto& p : pods) {
     names.push_back(p.pod.namespace_ + "/" + p.pod.name + (p.terminating ? " (terminating)" : ""));
   }
