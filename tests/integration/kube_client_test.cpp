@@ -225,15 +225,15 @@ TEST_CASE(
   };
   // The writer's object: its size and its label, under the metadata it is written over.
   auto body = [&](int size) {
-    return [&ns, size, text = std::make_shared<std::string>()](
-               const kube::ObjectMeta* current) -> std::string_view {
+    return [&ns, size,
+            text = std::string()](const kube::ObjectMeta* current) mutable -> std::string_view {
       auto doc = widget(ns, "w", size);
       kube::ObjectMeta meta;
       if (current) meta = *current;
       meta.labels["writer"] = "replace";
       meta.encode(doc["metadata"], doc.GetAllocator());
-      *text = json::dump(doc);
-      return *text;
+      text = json::dump(doc);
+      return text;
     };
   };
   const kube::WriteOptions options{.field_manager = "replacer", .metadata_only = true};
