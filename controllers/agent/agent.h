@@ -53,8 +53,8 @@ namespace sriovdra::agent {
 inline constexpr const char* kNodeLabel = "sriovnetwork.k8snetworkplumbingwg.io/node";
 // How many of the node's changed ResourceSlices are written at once: the API server takes a
 // node's slices faster from several writers than from one (bench/agent_scale measures 1 to 8;
-// eight beat four in five of its six sweeps on a 2-core API server). Only nodes with more than
-// 1,024 VFs have that many slices to write.
+// eight beat four in five of its six sweeps on a 2-core API server). Eight differs from four only
+// on nodes with more than 512 VFs (five slices of 128 or more).
 inline constexpr size_t kSliceWriters = 8;
 
 struct AgentOptions {
