@@ -17,13 +17,13 @@
 #include <cstdio>
 #include <thread>
 
-#include "agent/agent.h"
 #include "api/names.h"
 #include "base/log.h"
 #include "base/time.h"
 #include "dra/slices.h"
 #include "kube/config.h"
 #include "metrics/registry.h"
+#include "node/agent/agent.h"
 #include "operator/node_state_reconciler.h"
 #include "operator/options.h"
 #include "support/figures.h"

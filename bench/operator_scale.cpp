@@ -25,13 +25,13 @@
 #include <malloc.h>
 #include <unistd.h>
 
-#include "agent/agent.h"
 #include "api/names.h"
 #include "api/node_state.h"
 #include "base/log.h"
 #include "base/parallel.h"
 #include "dra/slices.h"
 #include "kube/informer.h"
+#include "node/agent/agent.h"
 #include "operator/caches.h"
 #include "operator/node_state_reconciler.h"
 #include "operator/options.h"

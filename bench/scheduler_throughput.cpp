@@ -24,7 +24,6 @@
 #include <thread>
 #include <vector>
 
-#include "agent/agent.h"
 #include "api/names.h"
 #include "api/policies.h"
 #include "base/parallel.h"
@@ -34,6 +33,7 @@
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
 #include "kube/informer.h"
+#include "node/agent/agent.h"
 #include "policy/device_classes.h"
 #include "support/dra_objects.h"
 #include "support/figures.h"

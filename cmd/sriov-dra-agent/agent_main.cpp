@@ -5,11 +5,11 @@
 #include <CLI/CLI.hpp>
 
 #include "api/names.h"
-#include "attach/flags.h"
 #include "base/log.h"
 #include "base/process.h"
 #include "base/signals.h"
 #include "dra/vf_config.h"
+#include "node/attach/flags.h"
 
 namespace sriovdra {
 

@@ -5,8 +5,8 @@
 #include "base/log.h"
 #include "base/process.h"
 #include "base/signals.h"
+#include "operator/operator_process.h"
 #include "policy/render.h"
-#include "process/operator_process.h"
 
 using namespace sriovdra;
 

@@ -16,7 +16,7 @@
 #include "base/strings.h"
 #include "dra/cdi.h"
 #include "metrics/registry.h"
-#include "node/local_state.h"
+#include "node/state/local_state.h"
 #include "support/cdi_schema.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"

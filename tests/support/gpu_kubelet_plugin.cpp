@@ -11,7 +11,7 @@ namespace sriovdra::testing {
 GpuKubeletPlugin::GpuKubeletPlugin(std::shared_ptr<kube::Client> client,
                                    const std::string& registry_dir, const std::string& plugins_dir)
     : client_(std::move(client)) {
-  auto served = plugin::GrpcServer::start(
+  auto served = kubelet_plugin::GrpcServer::start(
       *this, {.driver_name = kGpuDriver, .registry_dir = registry_dir, .plugins_dir = plugins_dir});
   if (!served.ok()) throw std::runtime_error("GPU kubelet plugin: " + served.status().toString());
   server_ = std::move(*served);
@@ -19,9 +19,9 @@ GpuKubeletPlugin::GpuKubeletPlugin(std::shared_ptr<kube::Client> client,
 
 GpuKubeletPlugin::~GpuKubeletPlugin() { server_->stop(); }
 
-std::map<std::string, plugin::PrepareResult> GpuKubeletPlugin::prepare(
-    const std::vector<plugin::ClaimRef>& claims) {
-  std::map<std::string, plugin::PrepareResult> out;
+std::map<std::string, kubelet_plugin::PrepareResult> GpuKubeletPlugin::prepare(
+    const std::vector<kubelet_plugin::ClaimRef>& claims) {
+  std::map<std::string, kubelet_plugin::PrepareResult> out;
   for (const auto& ref : claims) {
     auto& result = out[ref.uid];
     auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
@@ -39,7 +39,7 @@ std::map<std::string, plugin::PrepareResult> GpuKubeletPlugin::prepare(
 }
 
 std::map<std::string, std::string> GpuKubeletPlugin::unprepare(
-    const std::vector<plugin::ClaimRef>& claims) {
+    const std::vector<kubelet_plugin::ClaimRef>& claims) {
   std::map<std::string, std::string> out;
   for (const auto& ref : claims) out[ref.uid] = "";
   return out;

@@ -8,26 +8,26 @@
 #include <string>
 
 #include "kube/client.h"
-#include "plugin/dra_driver.h"
-#include "plugin/grpc_server.h"
+#include "node/kubelet_plugin/dra_driver.h"
+#include "node/kubelet_plugin/grpc_server.h"
 
 namespace sriovdra::testing {
 
-class GpuKubeletPlugin : public plugin::DraDriver {
+class GpuKubeletPlugin : public kubelet_plugin::DraDriver {
  public:
   // Serves <plugins_dir>/gpu.nvidia.com/dra.sock and registers in registry_dir; throws on failure.
   GpuKubeletPlugin(std::shared_ptr<kube::Client> client, const std::string& registry_dir,
                    const std::string& plugins_dir);
   ~GpuKubeletPlugin() override;
 
-  std::map<std::string, plugin::PrepareResult> prepare(
-      const std::vector<plugin::ClaimRef>& claims) override;
+  std::map<std::string, kubelet_plugin::PrepareResult> prepare(
+      const std::vector<kubelet_plugin::ClaimRef>& claims) override;
   std::map<std::string, std::string> unprepare(
-      const std::vector<plugin::ClaimRef>& claims) override;
+      const std::vector<kubelet_plugin::ClaimRef>& claims) override;
 
  private:
   std::shared_ptr<kube::Client> client_;
-  std::unique_ptr<plugin::GrpcServer> server_;
+  std::unique_ptr<kubelet_plugin::GrpcServer> server_;
 };
 
 }  // namespace sriovdra::testing

@@ -8,7 +8,7 @@
 
 #include "base/files.h"
 #include "base/json.h"
-#include "node/attach_records.h"
+#include "node/state/attach_records.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;

@@ -1,4 +1,4 @@
-#include "node/local_state.h"
+#include "node/state/local_state.h"
 
 #include <algorithm>
 #include <ctime>
@@ -14,7 +14,7 @@
 #include "dra/slices.h"
 #include "kube/manager.h"
 #include "metrics/registry.h"
-#include "node/claim_status.h"
+#include "node/state/claim_status.h"
 
 namespace sriovdra::node {
 

@@ -1,10 +1,10 @@
-#include "process/parts.h"
+#include "serving/parts.h"
 
 #include <cstdlib>
 
 #include "base/log.h"
 
-namespace sriovdra::process {
+namespace sriovdra::serving {
 
 void addServer(kube::Manager& manager, std::string name,
                std::function<Result<std::unique_ptr<http::Server>>()> start) {
@@ -21,8 +21,9 @@ void addServer(kube::Manager& manager, std::string name,
       });
 }
 
-Result<std::unique_ptr<http::Server>> startProbes(const std::string& address, ProbeCheck healthy,
-                                                  ProbeCheck ready) {
+Result<std::unique_ptr<http::Server>> startProbes(const std::string& address,
+                                                  const ProbeCheck& healthy,
+                                                  const ProbeCheck& ready) {
   auto answer = [](const ProbeCheck& check) {
     return [check](const http::Request&) {
       std::string problem = check();
@@ -56,4 +57,4 @@ int exitCode(const Status& ran) {
   return 1;
 }
 
-}  // namespace sriovdra::process
+}  // namespace sriovdra::serving

@@ -30,15 +30,15 @@
 #include "dra/prepare.h"
 #include "host/sysfs.h"
 #include "kube/client.h"
-#include "node/local_state.h"
-#include "plugin/dra_driver.h"
+#include "node/kubelet_plugin/dra_driver.h"
+#include "node/state/local_state.h"
 
 namespace prometheus {
 class Counter;
 class Histogram;
 }  // namespace prometheus
 
-namespace sriovdra::plugin {
+namespace sriovdra::kubelet_plugin {
 
 struct KubeletPluginOptions {
   std::string driver_name;
@@ -106,4 +106,4 @@ class KubeletPlugin : public DraDriver {
   prometheus::Histogram* unprepare_seconds_;
 };
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::kubelet_plugin

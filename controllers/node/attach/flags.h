@@ -3,7 +3,7 @@
 // NetworkAttachmentDefinition may run (cni/allow.h), into AttacherOptions.
 #include <CLI/CLI.hpp>
 
-#include "attach/attacher.h"
+#include "node/attach/attacher.h"
 
 namespace sriovdra::attach {
 

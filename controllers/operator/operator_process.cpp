@@ -1,4 +1,4 @@
-#include "process/operator_process.h"
+#include "operator/operator_process.h"
 
 #include <cstdlib>
 #include <random>
@@ -10,8 +10,8 @@
 #include "base/log.h"
 #include "kube/leader_election.h"
 #include "operator/operator.h"
-#include "process/parts.h"
 #include "serving/certificate_gated_server.h"
+#include "serving/parts.h"
 
 namespace sriovdra::process {
 namespace {
@@ -26,7 +26,7 @@ std::string identity() {
 // Fills in what the flags left to the environment and parses what they carry as text.
 Status resolve(OperatorProcessOptions& o, const kube::RestConfig& config) {
   std::string& ns = o.operator_.namespace_;
-  ns = namespaceOf(ns, config);
+  ns = serving::namespaceOf(ns, config);
   if (ns.empty()) {
     return Status(Code::kInvalidArgument, "no namespace: pass --namespace (or run in a pod)");
   }
@@ -48,7 +48,8 @@ Status resolve(OperatorProcessOptions& o, const kube::RestConfig& config) {
 // replica may lead.
 std::unique_ptr<kube::LeaderElector> elector(const std::shared_ptr<kube::Client>& client,
                                              const OperatorProcessOptions& o, const std::string& id,
-                                             op::Operator& operator_, std::stop_token shutdown) {
+                                             op::Operator& operator_,
+                                             const std::stop_token& shutdown) {
   return std::make_unique<kube::LeaderElector>(
       client,
       kube::LeaderElectionConfig{
@@ -101,8 +102,9 @@ Status startCaches(op::Operator& operator_, const std::stop_token& stop) {
 }  // namespace
 
 int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
-  auto client = connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
-  if (!client.ok()) return exitCode(client.status());
+  auto client =
+      serving::connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
+  if (!client.ok()) return serving::exitCode(client.status());
   kube::EventRecorder events(*client, "sriov-dra-operator");
   op::Operator operator_(*client, o.operator_, events);
   std::string id = identity();
@@ -110,12 +112,13 @@ int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
 
   kube::Manager manager;
   manager.addCleanup("events", [&] { events.flush(std::chrono::seconds(5)); });
-  addServer(manager, "health probes", [&] {
-    return startProbes(
+  serving::addServer(manager, "health probes", [&] {
+    return serving::startProbes(
         o.probe_address, [&] { return leader ? leader->check().message() : std::string(); },
         [&] { return operator_.synced() ? "" : "informers not synced"; });
   });
-  addServer(manager, "metrics", [&] { return serving::startMetricsEndpoint(o.metrics, *client); });
+  serving::addServer(manager, "metrics",
+                     [&] { return serving::startMetricsEndpoint(o.metrics, *client); });
   if (o.webhook_port != 0) addWebhook(manager, o, operator_);
   manager.add(
       "caches",
@@ -129,11 +132,12 @@ int runOperator(OperatorProcessOptions o, ShutdownSignals& signals) {
       },
       [&] { operator_.stop(); });
   if (leader) {
-    manager.addBackground("leader election", [&](std::stop_token stop) { leader->run(stop); });
+    manager.addBackground("leader election",
+                          [&](const std::stop_token& stop) { leader->run(stop); });
   } else {
     manager.add("controllers", [&] { operator_.startControllers(); });
   }
-  return exitCode(manager.run(signals.token()));
+  return serving::exitCode(manager.run(signals.token()));
 }
 
 }  // namespace sriovdra::process

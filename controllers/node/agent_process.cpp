@@ -1,18 +1,18 @@
-#include "process/agent_process.h"
+#include "node/agent_process.h"
 
 #include <atomic>
 
-#include "agent/agent.h"
 #include "api/names.h"
-#include "attach/attacher.h"
 #include "base/log.h"
 #include "base/strings.h"
-#include "node/local_state.h"
+#include "node/agent/agent.h"
+#include "node/attach/attacher.h"
+#include "node/kubelet_plugin/grpc_server.h"
+#include "node/kubelet_plugin/kubelet_plugin.h"
+#include "node/state/local_state.h"
 #include "nri/plugin.h"
-#include "plugin/grpc_server.h"
-#include "plugin/kubelet_plugin.h"
 #include "policy/operator_config.h"
-#include "process/parts.h"
+#include "serving/parts.h"
 
 namespace sriovdra::process {
 namespace {
@@ -22,7 +22,7 @@ Status resolve(AgentProcessOptions& o, const kube::RestConfig& config) {
   if (o.node.empty()) {
     return Status(Code::kInvalidArgument, "no node name: pass --node-name or set NODE_NAME");
   }
-  o.namespace_ = namespaceOf(o.namespace_, config);
+  o.namespace_ = serving::namespaceOf(o.namespace_, config);
   if (o.namespace_.empty()) {
     return Status(Code::kInvalidArgument,
                   "no namespace: pass --namespace (the operator's namespace)");
@@ -57,12 +57,13 @@ Status loadCheckpoint(node::LocalState& local, kube::EventRecorder& events,
 
 // /readyz: the caches synced, the first host sync done and, with the kubelet plugin, kubelet
 // registered it.
-ProbeCheck readiness(const node::LocalState& local, const agent::Agent& agent, bool kubelet_plugin,
-                     const std::atomic<plugin::GrpcServer*>& serving) {
+serving::ProbeCheck readiness(const node::LocalState& local, const agent::Agent& agent,
+                              bool kubelet_plugin,
+                              const std::atomic<kubelet_plugin::GrpcServer*>& serving) {
   return [&local, &agent, kubelet_plugin, &serving]() -> std::string {
     if (!local.synced()) return "informers not synced";
     if (!agent.reconciledOnce()) return "first sync pending";
-    plugin::GrpcServer* g = serving.load();
+    kubelet_plugin::GrpcServer* g = serving.load();
     if (kubelet_plugin && (g == nullptr || !g->registered())) {
       return "kubelet has not registered the DRA plugin yet";
     }
@@ -73,17 +74,17 @@ ProbeCheck readiness(const node::LocalState& local, const agent::Agent& agent, b
 // kubelet is served once the node's caches know what it advertises, so the first prepare is
 // answered.
 void addKubeletPlugin(kube::Manager& manager, const AgentProcessOptions& o,
-                      plugin::KubeletPlugin& kubelet_plugin, node::LocalState& local,
-                      std::atomic<plugin::GrpcServer*>& serving) {
-  auto grpc = std::make_shared<std::unique_ptr<plugin::GrpcServer>>();
+                      kubelet_plugin::KubeletPlugin& kubelet_plugin, node::LocalState& local,
+                      std::atomic<kubelet_plugin::GrpcServer*>& serving) {
+  auto grpc = std::make_shared<std::unique_ptr<kubelet_plugin::GrpcServer>>();
   manager.add(
       "kubelet plugin",
       [&, grpc](const std::stop_token& stop) {
         local.waitForSync(std::chrono::seconds(60), stop);
-        auto served =
-            plugin::GrpcServer::start(kubelet_plugin, {.driver_name = std::string(api::kDriverName),
-                                                       .registry_dir = o.registry_dir,
-                                                       .plugins_dir = o.plugins_dir});
+        auto served = kubelet_plugin::GrpcServer::start(
+            kubelet_plugin, {.driver_name = std::string(api::kDriverName),
+                             .registry_dir = o.registry_dir,
+                             .plugins_dir = o.plugins_dir});
         if (!served.ok()) return served.status();
         *grpc = std::move(*served);
         serving = grpc->get();
@@ -143,8 +144,9 @@ void addOperatorConfigWatch(kube::Manager& manager, const AgentProcessOptions& o
 }  // namespace
 
 int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
-  auto client = connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
-  if (!client.ok()) return exitCode(client.status());
+  auto client =
+      serving::connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
+  if (!client.ok()) return serving::exitCode(client.status());
   auto [sysfs, netlink, firmware, rebooter] = kernel(o);
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
   const std::string metadata_dir =
@@ -162,26 +164,27 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                       .resync_period = o.resync_period,
                       .ib_guid_pool = o.ib_guid_pool},
                      events);
-  plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,
-                                       {.driver_name = std::string(api::kDriverName),
-                                        .node_name = o.node,
-                                        .cdi_root = o.cdi_root,
-                                        .device_info_dir = o.device_info_dir,
-                                        .allowed_drivers = o.allowed_vf_drivers,
-                                        .attaches = o.configuration_mode == "standalone",
-                                        .metadata_dir = metadata_dir});
-  std::atomic<plugin::GrpcServer*> serving{nullptr};  // read by /readyz
+  kubelet_plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,
+                                               {.driver_name = std::string(api::kDriverName),
+                                                .node_name = o.node,
+                                                .cdi_root = o.cdi_root,
+                                                .device_info_dir = o.device_info_dir,
+                                                .allowed_drivers = o.allowed_vf_drivers,
+                                                .attaches = o.configuration_mode == "standalone",
+                                                .metadata_dir = metadata_dir});
+  std::atomic<kubelet_plugin::GrpcServer*> serving{nullptr};  // read by /readyz
 
   kube::Manager manager;
   manager.addCleanup("events", [&] { events.flush(std::chrono::seconds(5)); });
   manager.add("checkpoint",
               [&](const std::stop_token&) { return loadCheckpoint(local, events, o); });
-  addServer(manager, "health probes", [&] {
-    return startProbes(
+  serving::addServer(manager, "health probes", [&] {
+    return serving::startProbes(
         o.probe_address, [] { return std::string(); },
         readiness(local, agent, o.kubelet_plugin, serving));
   });
-  addServer(manager, "metrics", [&] { return serving::startMetricsEndpoint(o.metrics, *client); });
+  serving::addServer(manager, "metrics",
+                     [&] { return serving::startMetricsEndpoint(o.metrics, *client); });
   manager.add(
       "node caches", [&] { local.start(); }, [&] { local.stop(); });
   manager.add(
@@ -192,7 +195,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
     addAttacher(manager, o, *client, local);
   SDRA_LOG_INFO << "sriov-dra-agent on node " << o.node << " (namespace " << o.namespace_
                 << ", sysfs root " << o.sysfs_root << ")";
-  return exitCode(manager.run(signals.token()));
+  return serving::exitCode(manager.run(signals.token()));
 }
 
 }  // namespace sriovdra::process

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace sriovdra::plugin {
+namespace sriovdra::kubelet_plugin {
 
 struct ClaimRef {
   std::string namespace_;
@@ -36,4 +36,4 @@ class DraDriver {
   virtual std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims) = 0;
 };
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::kubelet_plugin

@@ -1,4 +1,4 @@
-#include "agent/agent.h"
+#include "node/agent/agent.h"
 
 #include <algorithm>
 #include <cerrno>

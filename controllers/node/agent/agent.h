@@ -46,7 +46,7 @@
 #include "kube/informer.h"
 #include "kube/own_writes.h"
 #include "kube/write_completions.h"
-#include "node/local_state.h"
+#include "node/state/local_state.h"
 
 namespace sriovdra::agent {
 

@@ -1,7 +1,8 @@
 #pragma once
-// The sriov-dra-agent process: the node agent (agent.h) and, unless disabled, kubelet's DRA
-// plugin (plugin.h) served over gRPC once the agent knows what it advertises, with, in standalone
-// mode, the NRI plugin that attaches prepared VFs to pods (attach/attacher.h); the probes
+// The sriov-dra-agent process: the node agent (agent/agent.h) and, unless disabled, kubelet's
+// DRA plugin (kubelet_plugin/kubelet_plugin.h) served over gRPC once the agent knows what it
+// advertises, with, in standalone mode, the NRI plugin that attaches prepared VFs to pods
+// (attach/attacher.h), all sharing the node's local state (state/local_state.h); the probes
 // (/readyz: caches synced, the first host sync done and kubelet registered the plugin) and
 // /metrics. A checkpoint that cannot be read is reported as a CheckpointUnreadable Event on the
 // node's SriovNodeState. The log verbosity follows the logLevel of SriovOperatorConfig "default"
@@ -13,13 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "attach/attacher.h"
 #include "base/signals.h"
 #include "host/firmware.h"
 #include "host/netlink.h"
 #include "host/reboot.h"
 #include "host/sysfs.h"
 #include "kube/config.h"
+#include "node/attach/attacher.h"
 #include "serving/metrics_endpoint.h"
 
 namespace sriovdra::process {

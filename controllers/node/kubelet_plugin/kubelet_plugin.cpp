@@ -1,4 +1,4 @@
-#include "plugin/kubelet_plugin.h"
+#include "node/kubelet_plugin/kubelet_plugin.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -22,7 +22,7 @@
 #include "kube/object_meta.h"
 #include "metrics/registry.h"
 
-namespace sriovdra::plugin {
+namespace sriovdra::kubelet_plugin {
 namespace {
 
 using Steady = std::chrono::steady_clock;
@@ -424,4 +424,4 @@ Status KubeletPlugin::cleanUpUnrecorded(const std::string& uid) {
   return Status::ok();
 }
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::kubelet_plugin

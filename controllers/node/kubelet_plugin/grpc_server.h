@@ -11,14 +11,14 @@
 #include <string>
 
 #include "base/status.h"
-#include "plugin/dra_driver.h"
+#include "node/kubelet_plugin/dra_driver.h"
 
 namespace grpc {
 class Server;
 class Service;
 }  // namespace grpc
 
-namespace sriovdra::plugin {
+namespace sriovdra::kubelet_plugin {
 
 struct GrpcServerOptions {
   std::string driver_name;
@@ -57,4 +57,4 @@ class GrpcServer {
   std::string registration_error_;
 };
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::kubelet_plugin

@@ -1,4 +1,4 @@
-#include "plugin/grpc_server.h"
+#include "node/kubelet_plugin/grpc_server.h"
 
 #include <filesystem>
 
@@ -10,7 +10,7 @@
 #include "dra/v1beta1/api.grpc.pb.h"
 #include "pluginregistration/api.grpc.pb.h"
 
-namespace sriovdra::plugin {
+namespace sriovdra::kubelet_plugin {
 namespace {
 
 namespace reg = ::pluginregistration;
@@ -191,4 +191,4 @@ void GrpcServer::setRegistration(bool registered, const std::string& error) {
   }
 }
 
-}  // namespace sriovdra::plugin
+}  // namespace sriovdra::kubelet_plugin

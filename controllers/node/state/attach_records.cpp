@@ -1,4 +1,4 @@
-#include "node/attach_records.h"
+#include "node/state/attach_records.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "attach/flags.h"
+#include "node/attach/flags.h"
 
 namespace sriovdra::attach {
 namespace {

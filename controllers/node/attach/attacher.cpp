@@ -1,4 +1,4 @@
-#include "attach/attacher.h"
+#include "node/attach/attacher.h"
 
 #include <algorithm>
 

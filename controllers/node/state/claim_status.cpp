@@ -1,4 +1,4 @@
-#include "node/claim_status.h"
+#include "node/state/claim_status.h"
 
 #include <thread>
 

@@ -1,8 +1,9 @@
 #pragma once
 // The node's local state, with one owner. The three parts of the agent process that act on this
 // node's VFs each depend on it, one way, and on none of the others: the agent (creates and
-// configures VFs, controllers/agent), the kubelet plugin (prepares them for claims,
-// controllers/plugin) and the NRI attacher (puts them into pods, controllers/attach).
+// configures VFs, controllers/node/agent), the kubelet plugin (prepares them for claims,
+// controllers/node/kubelet_plugin) and the NRI attacher (puts them into pods,
+// controllers/node/attach).
 //
 //   the view of what the node publishes | its SriovNodeState and our ResourceSlices on it
 //                                       | (informer caches; the agent reconciles on their
@@ -35,7 +36,7 @@
 #include "host/prepared.h"
 #include "kube/client.h"
 #include "kube/informer.h"
-#include "node/attach_records.h"
+#include "node/state/attach_records.h"
 
 namespace prometheus {
 class Gauge;

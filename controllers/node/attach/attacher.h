@@ -45,7 +45,7 @@
 #include "cni/exec.h"
 #include "dra/attach.h"
 #include "kube/client.h"
-#include "node/local_state.h"
+#include "node/state/local_state.h"
 #include "nri/plugin.h"
 
 namespace sriovdra::attach {

@@ -12,7 +12,7 @@
 #include "kube/config.h"
 #include "kube/manager.h"
 
-namespace sriovdra::process {
+namespace sriovdra::serving {
 
 // Adds a part that starts a server with `start` (a null server: turned off by its flags, nothing
 // to stop) and stops it with the process.
@@ -22,8 +22,9 @@ void addServer(kube::Manager& manager, std::string name,
 // A check of a probe: "" when healthy (or ready), else the reason, served with HTTP 500.
 using ProbeCheck = std::function<std::string()>;
 // /healthz and /readyz on `address` (plain HTTP, as kubelet probes).
-Result<std::unique_ptr<http::Server>> startProbes(const std::string& address, ProbeCheck healthy,
-                                                  ProbeCheck ready);
+Result<std::unique_ptr<http::Server>> startProbes(const std::string& address,
+                                                  const ProbeCheck& healthy,
+                                                  const ProbeCheck& ready);
 
 // Loads the kubeconfig, lets `resolve` fill in the options the flags left to the environment,
 // and makes the client: the first error, or the client.
@@ -37,4 +38,4 @@ std::string namespaceOf(const std::string& flag, const kube::RestConfig& config)
 // The process's exit code for what kube::Manager::run() returned; logs an error.
 int exitCode(const Status& ran);
 
-}  // namespace sriovdra::process
+}  // namespace sriovdra::serving
