@@ -1,7 +1,6 @@
 #include "cni/config.h"
 
-#include <arpa/inet.h>
-
+#include "base/ip.h"
 #include "base/json.h"
 
 namespace sriovdra::cni {
@@ -118,26 +117,7 @@ std::string pluginInput(const NetworkConfig& config, size_t index, std::string_v
 
 namespace {
 
-bool isCidr(std::string_view s) {
-  auto slash = s.find('/');
-  if (slash == std::string_view::npos || slash + 1 >= s.size() || s.size() > 64) return false;
-  std::string address(s.substr(0, slash));
-  unsigned char buf[16];
-  int max_prefix = 0;
-  if (::inet_pton(AF_INET, address.c_str(), buf) == 1) {
-    max_prefix = 32;
-  } else if (::inet_pton(AF_INET6, address.c_str(), buf) == 1) {
-    max_prefix = 128;
-  } else {
-    return false;
-  }
-  int prefix = 0;
-  for (char c : s.substr(slash + 1)) {
-    if (c < '0' || c > '9' || prefix > max_prefix) return false;
-    prefix = prefix * 10 + (c - '0');
-  }
-  return prefix <= max_prefix;
-}
+bool isCidr(std::string_view s) { return parseCidr(s).ok(); }
 
 }  // namespace
 
