@@ -157,9 +157,13 @@ class CapturedNetlink : public host::Netlink {
   Status setEswitchMode(std::string_view pci, std::string_view mode) override {
     return inner_.setEswitchMode(pci, mode);
   }
-  Result<std::vector<host::VfGuids>> vfGuids(std::string_view pf) const override {
-    return inner_.vfGuids(pf);  // Ethernet PFs only here: never asked
+  Result<std::vector<host::VfInfo>> vfs(std::string_view pf) const override {
+    return inner_.vfs(pf);  // Ethernet PFs only here: never asked
   }
+  Status setVf(std::string_view pf, const host::VfSetting& setting) override {
+    return inner_.setVf(pf, setting);
+  }
+  Status setUp(std::string_view netdev, bool up) override { return inner_.setUp(netdev, up); }
   Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node, uint64_t port) override {
     return inner_.setVfGuids(pf, vf, node, port);
   }

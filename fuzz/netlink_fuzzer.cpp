@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
   if (!reply.ok()) return 0;
   for (const auto& payload : reply->payloads) {
     (void)host::netlink::linkOf(payload);
-    (void)host::netlink::vfGuidsOf(payload);
+    (void)host::netlink::vfInfosOf(payload);
     (void)host::netlink::familyIdOf(payload);
     (void)host::netlink::eswitchModeOf(payload);
   }

@@ -21,6 +21,7 @@ struct Nic {
   int sriov_offset = 1;
   std::vector<std::string> alt_names;  // what netlink reports (simulated/netlink/altnames)
   int sriov_stride = 1;
+  bool up = true;  // administratively up (a booted server's configured ports are)
 };
 
 struct Gpu {
@@ -141,13 +142,14 @@ class Builder {
     SDRA_RETURN_IF_ERROR(t_.file(net + "/type", n.infiniband ? "32" : "1"));
     SDRA_RETURN_IF_ERROR(t_.file(net + "/mtu", std::to_string(n.mtu)));
     SDRA_RETURN_IF_ERROR(t_.file(net + "/speed", std::to_string(n.speed)));
-    SDRA_RETURN_IF_ERROR(t_.file(net + "/operstate", "up"));
-    SDRA_RETURN_IF_ERROR(t_.file(net + "/flags", "0x1003"));
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/operstate", n.up ? "up" : "down"));
+    SDRA_RETURN_IF_ERROR(t_.file(net + "/flags", n.up ? "0x1003" : "0x1002"));
     char mac[32];
     auto a = *PciAddress::parse(n.bdf);
     std::snprintf(mac, sizeof mac, "b8:ce:f6:%02x:%02x:%02x", a.bus, a.device, a.function);
     SDRA_RETURN_IF_ERROR(t_.file(net + "/address", mac));
     SDRA_RETURN_IF_ERROR(t_.link("sys/class/net/" + n.name, net));
+    SDRA_RETURN_IF_ERROR(t_.link(net + "/device", dir));
     if (!n.alt_names.empty()) {
       SDRA_RETURN_IF_ERROR(
           t_.file("simulated/netlink/altnames/" + n.name, join(n.alt_names, "\n")));
@@ -221,6 +223,7 @@ std::vector<Root> topology(const std::string& name) {
     // a root port of q35's root complex, 7 VFs at offset 128, stride 2.
     Nic igb{"0000:01:00.0", "eth0", "8086", "10c9", "10ca", "igb", 7, false, 1500, 1000, 128};
     igb.sriov_stride = 2;
+    igb.up = false;  // the guest's init brings up lo alone
     // q35's root complex has no NUMA affinity (numa_node -1); pxb-pcie roots have one.
     return {{"pci0000:00", -1, "0000:00:01.0", {}, {}, {igb}}};
   }

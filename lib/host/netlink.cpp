@@ -1,78 +1,19 @@
 #include "host/netlink.h"
 
-#include <atomic>
 #include <cerrno>
 
 #include <linux/netlink.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include "host/netlink_socket.h"
 #include "host/netlink_wire.h"
 
 namespace sriovdra::host {
 namespace {
 
-uint32_t nextSeq() {
-  static std::atomic<uint32_t> seq{static_cast<uint32_t>(::getpid()) << 16};
-  return ++seq;
-}
-
-// One request, its answer: a socket of `protocol`, closed again before returning. `buffer_size`
-// bounds one message of the answer (a PF's VF information grows with its VFs).
-Result<netlink::Reply> transact(int protocol, const std::string& request, uint32_t seq,
-                                const std::string& what, std::chrono::milliseconds timeout,
-                                size_t buffer_size = size_t{64} * 1024) {
-  int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
-  if (fd < 0) return Status::fromErrno(errno, what + ": netlink socket");
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  int one = 1;
-  // Errors carry the kernel's explanation (extended ack) and not a copy of the request.
-  (void)::setsockopt(fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one);
-  (void)::setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one);
-  auto secs = std::chrono::duration_cast<std::chrono::seconds>(timeout);
-  timeval tv{static_cast<time_t>(secs.count()),
-             static_cast<suseconds_t>(
-                 std::chrono::duration_cast<std::chrono::microseconds>(timeout - secs).count())};
-  if (::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
-    return Status::fromErrno(errno, what + ": SO_RCVTIMEO");
-  }
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  if (::sendto(fd, request.data(), request.size(), 0, reinterpret_cast<sockaddr*>(&kernel),
-               sizeof kernel) < 0) {
-    return Status::fromErrno(errno, what + ": sending to the kernel");
-  }
-  netlink::Reply all;
-  std::string buffer(buffer_size, '\0');
-  while (!all.acked) {
-    ssize_t n = ::recv(fd, buffer.data(), buffer.size(), MSG_TRUNC);
-    if (n < 0 && errno == EINTR) continue;
-    if (n > static_cast<ssize_t>(buffer.size())) {
-      return Status(Code::kTooLarge, what + ": the kernel's answer exceeds " +
-                                         std::to_string(buffer.size()) + " bytes");
-    }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return Status(Code::kUnavailable, what + ": the kernel did not answer within " +
-                                            std::to_string(timeout.count()) + " ms");
-    }
-    if (n < 0) return Status::fromErrno(errno, what + ": reading the kernel's answer");
-    auto reply =
-        netlink::parseReply(std::string_view(buffer.data(), static_cast<size_t>(n)), seq, what);
-    if (!reply.ok()) return reply.status();
-    all.acked = reply->acked;
-    all.interrupted = all.interrupted || reply->interrupted;
-    for (auto& p : reply->payloads) all.payloads.push_back(std::move(p));
-  }
-  return all;
-}
-
 Result<uint16_t> devlinkFamily(std::chrono::milliseconds timeout) {
-  uint32_t seq = nextSeq();
-  auto reply = transact(NETLINK_GENERIC, netlink::familyRequest(seq, "devlink"), seq,
-                        "resolving the devlink netlink family", timeout);
+  uint32_t seq = netlink::nextSeq();
+  auto reply = netlink::transact(NETLINK_GENERIC, netlink::familyRequest(seq, "devlink"), seq,
+                                 "resolving the devlink netlink family", timeout);
   if (!reply.ok()) {
     if (reply.status().sysErrno() == ENOENT) {
       return Status(Code::kNotFound,
@@ -105,9 +46,9 @@ Result<std::vector<LinkInfo>> KernelNetlink::links() const {
   constexpr int kAttempts = 3;
   Result<netlink::Reply> reply = Status(Code::kInternal, "no attempt");
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
-    uint32_t seq = nextSeq();
-    reply = transact(NETLINK_ROUTE, netlink::linkDumpRequest(seq), seq,
-                     "listing the network interfaces", timeout_);
+    uint32_t seq = netlink::nextSeq();
+    reply = netlink::transact(NETLINK_ROUTE, netlink::linkDumpRequest(seq), seq,
+                              "listing the network interfaces", timeout_);
     if (!reply.ok() || !reply->interrupted) break;
   }
   if (!reply.ok()) return reply.status();
@@ -128,10 +69,10 @@ Result<std::vector<LinkInfo>> KernelNetlink::links() const {
 Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) const {
   auto family = devlinkFamily(timeout_);
   if (!family.ok()) return family.status();
-  uint32_t seq = nextSeq();
+  uint32_t seq = netlink::nextSeq();
   std::string what = "reading the eSwitch mode of pci/" + std::string(pci_address);
-  auto reply = transact(NETLINK_GENERIC, netlink::eswitchGetRequest(*family, seq, pci_address), seq,
-                        what, timeout_);
+  auto reply = netlink::transact(
+      NETLINK_GENERIC, netlink::eswitchGetRequest(*family, seq, pci_address), seq, what, timeout_);
   if (!reply.ok()) return noDevlinkInstance(reply.status(), pci_address);
   if (reply->payloads.empty()) {
     return Status(Code::kInvalidArgument, what + ": the kernel sent no eSwitch");
@@ -142,34 +83,148 @@ Result<std::string> KernelNetlink::eswitchMode(std::string_view pci_address) con
 Status KernelNetlink::setEswitchMode(std::string_view pci_address, std::string_view mode) {
   auto family = devlinkFamily(timeout_);
   if (!family.ok()) return family.status();
-  uint32_t seq = nextSeq();
+  uint32_t seq = netlink::nextSeq();
   auto request = netlink::eswitchSetRequest(*family, seq, pci_address, mode);
   if (!request.ok()) return request.status();
-  auto reply = transact(
+  auto reply = netlink::transact(
       NETLINK_GENERIC, *request, seq,
       "setting the eSwitch mode of pci/" + std::string(pci_address) + " to " + std::string(mode),
       timeout_);
   return reply.ok() ? Status::ok() : noDevlinkInstance(reply.status(), pci_address);
 }
 
-Result<std::vector<VfGuids>> KernelNetlink::vfGuids(std::string_view pf) const {
-  uint32_t seq = nextSeq();
-  auto reply = transact(NETLINK_ROUTE, netlink::vfInfoRequest(seq, pf), seq,
-                        "reading the VFs of " + std::string(pf), timeout_, size_t{1} << 20);
-  if (!reply.ok()) return reply.status();
-  if (reply->payloads.empty()) return std::vector<VfGuids>{};
-  return netlink::vfGuidsOf(reply->payloads.front());
+Result<std::vector<VfGuids>> Netlink::vfGuids(std::string_view pf) const {
+  auto all = vfs(pf);
+  if (!all.ok()) return all.status();
+  std::vector<VfGuids> out;
+  for (const auto& vf : *all) {
+    if (vf.has_guids) out.push_back({vf.vf, vf.node_guid, vf.port_guid});
+  }
+  return out;
 }
 
 Status KernelNetlink::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                                  uint64_t port_guid) {
-  uint32_t seq = nextSeq();
-  auto reply =
-      transact(NETLINK_ROUTE, netlink::vfGuidRequest(seq, pf, vf, node_guid, port_guid), seq,
-               "setting the GUIDs of VF " + std::to_string(vf) + " of " + std::string(pf) + " to " +
-                   guidText(port_guid),
-               timeout_);
+  uint32_t seq = netlink::nextSeq();
+  auto reply = netlink::transact(NETLINK_ROUTE,
+                                 netlink::vfGuidRequest(seq, pf, vf, node_guid, port_guid), seq,
+                                 "setting the GUIDs of VF " + std::to_string(vf) + " of " +
+                                     std::string(pf) + " to " + guidText(port_guid),
+                                 timeout_);
   return reply.ok() ? Status::ok() : reply.status();
+}
+
+Result<std::vector<VfInfo>> KernelNetlink::vfs(std::string_view pf) const {
+  uint32_t seq = netlink::nextSeq();
+  auto reply =
+      netlink::transact(NETLINK_ROUTE, netlink::vfInfoRequest(seq, pf), seq,
+                        "reading the VFs of " + std::string(pf), timeout_, size_t{1} << 20);
+  if (!reply.ok()) return reply.status();
+  if (reply->payloads.empty()) return std::vector<VfInfo>{};
+  return netlink::vfInfosOf(reply->payloads.front());
+}
+
+Status KernelNetlink::setVf(std::string_view pf, const VfSetting& setting) {
+  uint32_t seq = netlink::nextSeq();
+  auto request = netlink::vfSetRequest(seq, pf, setting);
+  if (!request.ok()) return request.status();
+  auto reply = netlink::transact(NETLINK_ROUTE, *request, seq,
+                                 "setting " + std::string(pf) + " " + setting.text(), timeout_);
+  return reply.ok() ? Status::ok() : reply.status();
+}
+
+Status KernelNetlink::setUp(std::string_view netdev, bool up) {
+  uint32_t seq = netlink::nextSeq();
+  auto request = netlink::linkUpRequest(seq, netdev, up);
+  auto reply = netlink::transact(
+      NETLINK_ROUTE, request, seq,
+      std::string(up ? "bringing up " : "bringing down ") + std::string(netdev), timeout_);
+  return reply.ok() ? Status::ok() : reply.status();
+}
+
+std::string VfSetting::text() const {
+  std::string out = "vf " + std::to_string(vf);
+  switch (kind) {
+    case Kind::kMac:
+      return out + " mac " + mac;
+    case Kind::kVlan:
+      return out + " vlan " + std::to_string(vlan) + " qos " + std::to_string(qos) + " proto " +
+             vlanProtoText(vlan_proto);
+    case Kind::kRate:
+      return out + " min_tx_rate " + std::to_string(min_tx_rate) + " max_tx_rate " +
+             std::to_string(max_tx_rate);
+    case Kind::kSpoofchk:
+      return out + " spoofchk " + (on ? "on" : "off");
+    case Kind::kTrust:
+      return out + " trust " + (on ? "on" : "off");
+    case Kind::kLinkState:
+      return out + " state " +
+             (link_state == 0   ? "auto"
+              : link_state == 1 ? "enable"
+              : link_state == 2 ? "disable"
+                                : std::to_string(link_state));
+  }
+  return out;
+}
+
+std::string vlanProtoText(uint16_t proto) {
+  if (proto == kVlanProto8021Q) return "802.1Q";
+  if (proto == kVlanProto8021AD) return "802.1ad";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "0x";
+  for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(proto >> shift) & 0xf];
+  return out;
+}
+
+std::string macText(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 3);
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    auto byte = static_cast<unsigned char>(bytes[i]);
+    if (i != 0) out += ':';
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+  return out;
+}
+
+namespace {
+
+int hexDigit(char c) {
+  return c >= '0' && c <= '9'   ? c - '0'
+         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+         : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                : -1;
+}
+
+}  // namespace
+
+Result<std::string> parseMac(std::string_view text) {
+  auto bad = [&] {
+    return Status(Code::kInvalidArgument, "address " + std::string(text) + ": invalid MAC address");
+  };
+  std::string out;
+  if (text.size() == 17 && (text[2] == ':' || text[2] == '-')) {
+    for (size_t i = 0; i < 6; ++i) {
+      if (i > 0 && text[i * 3 - 1] != text[2]) return bad();
+      int hi = hexDigit(text[i * 3]), lo = hexDigit(text[i * 3 + 1]);
+      if (hi < 0 || lo < 0) return bad();
+      out.push_back(static_cast<char>(hi * 16 + lo));
+    }
+    return out;
+  }
+  if (text.size() == 14 && text[4] == '.' && text[9] == '.') {
+    for (size_t group = 0; group < 3; ++group) {
+      for (size_t j = 0; j < 4; j += 2) {
+        int hi = hexDigit(text[group * 5 + j]), lo = hexDigit(text[group * 5 + j + 1]);
+        if (hi < 0 || lo < 0) return bad();
+        out.push_back(static_cast<char>(hi * 16 + lo));
+      }
+    }
+    return out;
+  }
+  return bad();
 }
 
 std::string guidText(uint64_t guid) {
@@ -196,10 +251,7 @@ Result<uint64_t> parseGuid(std::string_view text) {
     if (i > 0 && text[i * 3 - 1] != ':') return bad();
     uint64_t byte = 0;
     for (char c : text.substr(i * 3, 2)) {
-      int v = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
+      int v = hexDigit(c);
       if (v < 0) return bad();
       byte = byte * 16 + static_cast<uint64_t>(v);
     }

@@ -7,13 +7,23 @@
 //   eswitchMode(pci)           devlink DEVLINK_CMD_ESWITCH_GET on "pci/<address>":
 //                              "legacy" or "switchdev".
 //   setEswitchMode(pci, mode)  devlink DEVLINK_CMD_ESWITCH_SET (needs CAP_NET_ADMIN).
-//   vfGuids(pf)                rtnetlink RTM_GETLINK of the PF netdev with RTEXT_FILTER_VF: the
-//                              InfiniBand node and port GUID of each VF (IFLA_VF_IB_NODE_GUID /
-//                              IFLA_VF_IB_PORT_GUID), from drivers that report them (mlx5 IPoIB
-//                              ports); an empty list from others.
+//   vfs(pf)                    RTM_GETLINK of the PF netdev with RTEXT_FILTER_VF: every VF as its
+//                              PF's driver reports it (MAC, VLAN, rates, spoofchk, trust, link
+//                              state, and the InfiniBand node and port GUIDs from drivers that
+//                              report them: mlx5 IPoIB ports), what `ip link show <pf>` prints as
+//                              "vf N ...". vfGuids(pf): those of them with GUIDs.
 //   setVfGuids(pf, vf, n, p)   RTM_SETLINK of the PF with both GUIDs of VF `vf` (CAP_NET_ADMIN).
 //                              A VF's driver reads its GUIDs when it binds: rebind a VF for a
 //                              new GUID to take effect.
+//   setUp(netdev, up)          RTM_NEWLINK of the netdev with IFF_UP set or cleared, as `ip link
+//   set
+//                              <netdev> up|down` (CAP_NET_ADMIN); drivers such as igb take VF rate
+//                              limits only while the PF is up with a link.
+//   setVf(pf, setting)         one RTM_SETLINK of the PF with one setting of one VF, as
+//                              `ip link set <pf> vf N ...` sends it (CAP_NET_ADMIN). Drivers refuse
+//                              what they cannot do with their own errno: igb, for one, answers
+//                              EOPNOTSUPP to a link state, EPROTONOSUPPORT to 802.1ad and EINVAL
+//                              to a minimum rate (tests/kernel).
 // Errors keep the kernel's errno (Status::sysErrno()): ENODEV no such interface or device, or
 // (devlink) a driver that registers no devlink instance, such as igb; EOPNOTSUPP a devlink
 // instance without an eSwitch (e.g. an InfiniBand port), or (GUIDs) a PF whose driver has no
@@ -55,6 +65,53 @@ struct VfGuids {
   bool operator==(const VfGuids&) const = default;
 };
 
+// One VF as its PF's driver reports it in IFLA_VFINFO_LIST (RTM_NEWLINK with RTEXT_FILTER_VF).
+struct VfInfo {
+  int32_t vf = 0;
+  std::string mac = "00:00:00:00:00:00";  // IFLA_VF_MAC: the administrative MAC, zero when unset
+  int32_t vlan = 0;                       // IFLA_VF_VLAN_LIST (or IFLA_VF_VLAN from old kernels)
+  int32_t qos = 0;
+  uint16_t vlan_proto = 0x8100;  // ETH_P_8021Q, or ETH_P_8021AD (0x88a8); host byte order
+  uint32_t min_tx_rate = 0;      // IFLA_VF_RATE, Mbps; 0: no limit
+  uint32_t max_tx_rate = 0;
+  bool spoofchk = false;    // IFLA_VF_SPOOFCHK (a driver that does not say reports it on)
+  bool trust = false;       // IFLA_VF_TRUST (ditto)
+  uint32_t link_state = 0;  // IFLA_VF_LINK_STATE: 0 auto, 1 enable, 2 disable
+  uint64_t node_guid = 0;   // IFLA_VF_IB_NODE_GUID (InfiniBand PFs; 0: none)
+  uint64_t port_guid = 0;   // IFLA_VF_IB_PORT_GUID
+  bool has_guids = false;   // the driver reported GUIDs
+  bool operator==(const VfInfo&) const = default;
+};
+
+// One setting of one VF: what one RTM_SETLINK of its PF carries (IFLA_VFINFO_LIST > IFLA_VF_INFO >
+// the attribute of `kind`).
+struct VfSetting {
+  enum class Kind { kMac, kVlan, kRate, kSpoofchk, kTrust, kLinkState };
+  Kind kind = Kind::kMac;
+  int32_t vf = 0;
+  std::string mac;                            // kMac (IFLA_VF_MAC)
+  int32_t vlan = 0;                           // kVlan (IFLA_VF_VLAN_LIST)
+  int32_t qos = 0;                            // kVlan
+  uint16_t vlan_proto = 0x8100;               // kVlan
+  uint32_t min_tx_rate = 0, max_tx_rate = 0;  // kRate (IFLA_VF_RATE)
+  bool on = false;                            // kSpoofchk, kTrust
+  uint32_t link_state = 0;                    // kLinkState
+  // In ip-link(8)'s words: "vf 3 vlan 100 qos 2 proto 802.1Q", "vf 1 trust on".
+  std::string text() const;
+  bool operator==(const VfSetting&) const = default;
+};
+inline constexpr uint16_t kVlanProto8021Q = 0x8100;
+inline constexpr uint16_t kVlanProto8021AD = 0x88a8;
+// "802.1Q", "802.1ad", else the number in hex.
+std::string vlanProtoText(uint16_t proto);
+
+// "3c:fd:fe:a0:00:01" for six bytes (any length: each byte as two lower-case hex digits).
+std::string macText(std::string_view bytes);
+// The bytes of a MAC written as ip-link(8) and Go's net.ParseMAC read them: six hex octets
+// separated by ':' or '-' ("3C-FD-FE-A0-00-01"), or three groups of four hex digits separated by
+// '.' ("3cfd.fea0.0001"). kInvalidArgument "address <text>: invalid MAC address" (Go's words).
+Result<std::string> parseMac(std::string_view text);
+
 // "02:11:22:33:44:55:66:77", the first byte the most significant (as ip-link(8) writes GUIDs).
 std::string guidText(uint64_t guid);
 // kInvalidArgument unless eight hex bytes separated by colons.
@@ -66,9 +123,13 @@ class Netlink {
   virtual Result<std::vector<LinkInfo>> links() const = 0;
   virtual Result<std::string> eswitchMode(std::string_view pci_address) const = 0;
   virtual Status setEswitchMode(std::string_view pci_address, std::string_view mode) = 0;
-  virtual Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const = 0;
+  // The VFs of vfs(pf) that carry GUIDs.
+  Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const;
   virtual Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                             uint64_t port_guid) = 0;
+  virtual Result<std::vector<VfInfo>> vfs(std::string_view pf) const = 0;
+  virtual Status setVf(std::string_view pf, const VfSetting& setting) = 0;
+  virtual Status setUp(std::string_view netdev, bool up) = 0;
 };
 
 // The running kernel's netlink (NETLINK_ROUTE and NETLINK_GENERIC sockets of the calling
@@ -80,9 +141,11 @@ class KernelNetlink : public Netlink {
   Result<std::vector<LinkInfo>> links() const override;
   Result<std::string> eswitchMode(std::string_view pci_address) const override;
   Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
-  Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const override;
   Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                     uint64_t port_guid) override;
+  Result<std::vector<VfInfo>> vfs(std::string_view pf) const override;
+  Status setVf(std::string_view pf, const VfSetting& setting) override;
+  Status setUp(std::string_view netdev, bool up) override;
 
  private:
   std::chrono::milliseconds timeout_;

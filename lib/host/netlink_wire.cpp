@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include <arpa/inet.h>
 #include <linux/devlink.h>
 #include <linux/genetlink.h>
+#include <linux/if.h>
+#include <linux/if_addr.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -101,6 +104,24 @@ Result<std::vector<Attribute>> attributes(std::string_view in) {
 
 std::string cString(std::string_view v) { return std::string(v.substr(0, v.find('\0'))); }
 
+template <typename T>
+std::string raw(const T& value) {
+  return std::string(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+// RTM_SETLINK of the netdev `name` with IFLA_VFINFO_LIST > IFLA_VF_INFO > `vf_info`.
+std::string setVfInfo(uint32_t seq, std::string_view name, const std::string& vf_info) {
+  std::string list;
+  attribute(list, IFLA_VF_INFO | NLA_F_NESTED, vf_info);
+  ifinfomsg info{};
+  info.ifi_family = AF_UNSPEC;
+  std::string body;
+  put(body, info);
+  stringAttribute(body, IFLA_IFNAME, name);
+  attribute(body, IFLA_VFINFO_LIST | NLA_F_NESTED, list);
+  return message(RTM_SETLINK, seq, body);
+}
+
 }  // namespace
 
 std::string linkDumpRequest(uint32_t seq) {
@@ -132,20 +153,208 @@ std::string vfGuidRequest(uint32_t seq, std::string_view name, int32_t vf, uint6
     ifla_vf_guid g{};
     g.vf = static_cast<uint32_t>(vf);
     g.guid = value;
-    return std::string(reinterpret_cast<const char*>(&g), sizeof g);
+    return raw(g);
   };
   std::string vf_info;
   attribute(vf_info, IFLA_VF_IB_NODE_GUID, guid(node_guid));
   attribute(vf_info, IFLA_VF_IB_PORT_GUID, guid(port_guid));
-  std::string list;
-  attribute(list, IFLA_VF_INFO | NLA_F_NESTED, vf_info);
+  return setVfInfo(seq, name, vf_info);
+}
+
+Result<std::string> vfSetRequest(uint32_t seq, std::string_view name, const VfSetting& s) {
+  const auto vf = static_cast<uint32_t>(s.vf);
+  std::string vf_info;
+  switch (s.kind) {
+    case VfSetting::Kind::kMac: {
+      auto mac = parseMac(s.mac);
+      if (!mac.ok()) return mac.status();
+      ifla_vf_mac m{};
+      m.vf = vf;
+      std::memcpy(m.mac, mac->data(), std::min(mac->size(), sizeof m.mac));
+      attribute(vf_info, IFLA_VF_MAC, raw(m));
+      break;
+    }
+    case VfSetting::Kind::kVlan: {
+      ifla_vf_vlan_info v{};
+      v.vf = vf;
+      v.vlan = static_cast<uint32_t>(s.vlan);
+      v.qos = static_cast<uint32_t>(s.qos);
+      v.vlan_proto = htons(s.vlan_proto);
+      std::string list;
+      attribute(list, IFLA_VF_VLAN_INFO, raw(v));
+      attribute(vf_info, IFLA_VF_VLAN_LIST | NLA_F_NESTED, list);
+      break;
+    }
+    case VfSetting::Kind::kRate: {
+      ifla_vf_rate r{vf, s.min_tx_rate, s.max_tx_rate};
+      attribute(vf_info, IFLA_VF_RATE, raw(r));
+      break;
+    }
+    case VfSetting::Kind::kSpoofchk: {
+      ifla_vf_spoofchk c{vf, s.on ? 1u : 0u};
+      attribute(vf_info, IFLA_VF_SPOOFCHK, raw(c));
+      break;
+    }
+    case VfSetting::Kind::kTrust: {
+      ifla_vf_trust t{vf, s.on ? 1u : 0u};
+      attribute(vf_info, IFLA_VF_TRUST, raw(t));
+      break;
+    }
+    case VfSetting::Kind::kLinkState: {
+      ifla_vf_link_state l{vf, s.link_state};
+      attribute(vf_info, IFLA_VF_LINK_STATE, raw(l));
+      break;
+    }
+  }
+  return setVfInfo(seq, name, vf_info);
+}
+
+std::string linkRequest(uint32_t seq, std::string_view name) {
   ifinfomsg info{};
   info.ifi_family = AF_UNSPEC;
   std::string body;
   put(body, info);
   stringAttribute(body, IFLA_IFNAME, name);
-  attribute(body, IFLA_VFINFO_LIST | NLA_F_NESTED, list);
-  return message(RTM_SETLINK, seq, body);
+  uint32_t mask = RTEXT_FILTER_SKIP_STATS;
+  attribute(body, IFLA_EXT_MASK, raw(mask));
+  return message(RTM_GETLINK, seq, body);
+}
+
+std::string linkUpRequest(uint32_t seq, std::string_view name, bool up) {
+  ifinfomsg info{};
+  info.ifi_family = AF_UNSPEC;
+  info.ifi_flags = up ? IFF_UP : 0;
+  info.ifi_change = IFF_UP;
+  std::string body;
+  put(body, info);
+  stringAttribute(body, IFLA_IFNAME, name);
+  return message(RTM_NEWLINK, seq, body);
+}
+
+Result<std::string> linkChangeRequest(uint32_t seq, int32_t index, const LinkChange& change) {
+  ifinfomsg info{};
+  info.ifi_family = AF_UNSPEC;
+  info.ifi_index = index;
+  if (change.up) {
+    info.ifi_flags = *change.up ? IFF_UP : 0;
+    info.ifi_change = IFF_UP;
+  }
+  std::string body;
+  put(body, info);
+  if (change.name) stringAttribute(body, IFLA_IFNAME, *change.name);
+  if (change.mac) {
+    auto mac = parseMac(*change.mac);
+    if (!mac.ok()) return mac.status();
+    attribute(body, IFLA_ADDRESS, *mac);
+  }
+  if (change.mtu) attribute(body, IFLA_MTU, raw(*change.mtu));
+  if (change.netns_fd)
+    attribute(body, IFLA_NET_NS_FD, raw(static_cast<uint32_t>(*change.netns_fd)));
+  return message(RTM_NEWLINK, seq, body);
+}
+
+std::string altNameDeleteRequest(uint32_t seq, int32_t index, std::string_view alt_name) {
+  ifinfomsg info{};
+  info.ifi_family = AF_UNSPEC;
+  info.ifi_index = index;
+  std::string body;
+  put(body, info);
+  std::string props;
+  stringAttribute(props, IFLA_ALT_IFNAME, alt_name);
+  attribute(body, IFLA_PROP_LIST | NLA_F_NESTED, props);
+  return message(RTM_DELLINKPROP, seq, body);
+}
+
+namespace {
+
+std::string addressBytes(const IpAddress& a) {
+  return std::string(reinterpret_cast<const char*>(a.bytes.data()), a.size());
+}
+
+// The address with every bit past `length` set (set: true) or cleared.
+IpAddress hostBits(IpAddress a, int length, bool set) {
+  for (size_t bit = static_cast<size_t>(length); bit < a.size() * 8; ++bit) {
+    auto mask = static_cast<uint8_t>(0x80u >> (bit % 8));
+    a.bytes[bit / 8] =
+        static_cast<uint8_t>(set ? (a.bytes[bit / 8] | mask) : (a.bytes[bit / 8] & ~mask));
+  }
+  return a;
+}
+
+}  // namespace
+
+std::string addressAddRequest(uint32_t seq, int32_t index, const IpPrefix& address,
+                              uint32_t flags) {
+  ifaddrmsg a{};
+  a.ifa_family = static_cast<uint8_t>(address.address.family);
+  a.ifa_prefixlen = static_cast<uint8_t>(address.length);
+  a.ifa_flags = static_cast<uint8_t>(flags & 0xffu);
+  a.ifa_scope = RT_SCOPE_UNIVERSE;
+  a.ifa_index = static_cast<uint32_t>(index);
+  std::string body;
+  put(body, a);
+  attribute(body, IFA_LOCAL, addressBytes(address.address));
+  attribute(body, IFA_ADDRESS, addressBytes(address.address));
+  if (address.address.isV4() && address.length < 31) {
+    attribute(body, IFA_BROADCAST, addressBytes(hostBits(address.address, address.length, true)));
+  }
+  attribute(body, IFA_FLAGS, raw(flags));
+  return message(RTM_NEWADDR, seq, body, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+}
+
+std::string routeAddRequest(uint32_t seq, int32_t index, const IpPrefix& destination,
+                            const std::optional<IpAddress>& gateway) {
+  rtmsg r{};
+  r.rtm_family = static_cast<uint8_t>(destination.address.family);
+  r.rtm_dst_len = static_cast<uint8_t>(destination.length);
+  r.rtm_table = RT_TABLE_MAIN;
+  r.rtm_protocol = RTPROT_BOOT;
+  r.rtm_scope = gateway ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK;
+  r.rtm_type = RTN_UNICAST;
+  std::string body;
+  put(body, r);
+  if (destination.length > 0) {
+    attribute(body, RTA_DST,
+              addressBytes(hostBits(destination.address, destination.length, false)));
+  }
+  if (gateway) attribute(body, RTA_GATEWAY, addressBytes(*gateway));
+  attribute(body, RTA_OIF, raw(static_cast<uint32_t>(index)));
+  return message(RTM_NEWROUTE, seq, body, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL);
+}
+
+std::string addressDumpRequest(uint32_t seq, int family) {
+  ifaddrmsg a{};
+  a.ifa_family = static_cast<uint8_t>(family);
+  std::string body;
+  put(body, a);
+  return message(RTM_GETADDR, seq, body, NLM_F_REQUEST | NLM_F_DUMP);
+}
+
+Result<AddressInfo> addressOf(std::string_view payload) {
+  if (payload.size() < sizeof(ifaddrmsg)) return malformed("short RTM_NEWADDR");
+  auto a = get<ifaddrmsg>(payload, 0);
+  AddressInfo out;
+  out.index = static_cast<int32_t>(a.ifa_index);
+  out.flags = a.ifa_flags;
+  out.prefix.length = a.ifa_prefixlen;
+  out.prefix.address.family = a.ifa_family;
+  size_t size = a.ifa_family == AF_INET ? 4 : a.ifa_family == AF_INET6 ? 16 : 0;
+  if (size == 0) return malformed("address family " + std::to_string(a.ifa_family));
+  auto attrs = attributes(payload.substr(sizeof(ifaddrmsg)));
+  if (!attrs.ok()) return attrs.status();
+  bool local = false;
+  for (const auto& attr : *attrs) {
+    if (attr.type == IFA_FLAGS && attr.value.size() >= sizeof(uint32_t)) {
+      out.flags = get<uint32_t>(attr.value, 0);
+    }
+    // IFA_LOCAL is the interface's address where both are sent (point-to-point links differ).
+    if ((attr.type == IFA_LOCAL || (attr.type == IFA_ADDRESS && !local)) &&
+        attr.value.size() >= size) {
+      std::memcpy(out.prefix.address.bytes.data(), attr.value.data(), size);
+      local = local || attr.type == IFA_LOCAL;
+    }
+  }
+  return out;
 }
 
 std::string familyRequest(uint32_t seq, std::string_view family) {
@@ -242,13 +451,7 @@ Result<LinkInfo> linkOf(std::string_view payload) {
         link.name = cString(a.value);
         break;
       case IFLA_ADDRESS:
-        for (size_t i = 0; i < a.value.size(); ++i) {
-          static constexpr char kHex[] = "0123456789abcdef";
-          auto byte = static_cast<unsigned char>(a.value[i]);
-          if (i != 0) link.mac += ':';
-          link.mac += kHex[byte >> 4];
-          link.mac += kHex[byte & 0xf];
-        }
+        link.mac = macText(a.value);
         break;
       case IFLA_MTU:
         if (a.value.size() < sizeof(uint32_t)) return malformed("short IFLA_MTU");
@@ -275,11 +478,16 @@ Result<LinkInfo> linkOf(std::string_view payload) {
   return link;
 }
 
-Result<std::vector<VfGuids>> vfGuidsOf(std::string_view payload) {
+Result<std::vector<VfInfo>> vfInfosOf(std::string_view payload) {
   if (payload.size() < sizeof(ifinfomsg)) return malformed("short RTM_NEWLINK");
   auto attrs = attributes(payload.substr(sizeof(ifinfomsg)));
   if (!attrs.ok()) return attrs.status();
-  std::vector<VfGuids> out;
+  size_t mac_length = 6;
+  for (const auto& a : *attrs) {
+    if (a.type == IFLA_ADDRESS && !a.value.empty())
+      mac_length = std::min<size_t>(a.value.size(), 32);
+  }
+  std::vector<VfInfo> out;
   for (const auto& a : *attrs) {
     if (a.type != IFLA_VFINFO_LIST) continue;
     auto vfs = attributes(a.value);
@@ -288,17 +496,78 @@ Result<std::vector<VfGuids>> vfGuidsOf(std::string_view payload) {
       if (info.type != IFLA_VF_INFO) continue;
       auto fields = attributes(info.value);
       if (!fields.ok()) return fields.status();
-      VfGuids vf;
-      bool found = false;
+      VfInfo vf;
+      // Each field carries the VF's index first (u32); a later VLAN list wins over IFLA_VF_VLAN.
+      auto need = [](std::string_view v, size_t n, const char* what) {
+        return v.size() < n ? malformed(std::string("short ") + what) : Status::ok();
+      };
       for (const auto& f : *fields) {
-        if (f.type != IFLA_VF_IB_NODE_GUID && f.type != IFLA_VF_IB_PORT_GUID) continue;
-        if (f.value.size() < sizeof(ifla_vf_guid)) return malformed("short VF GUID");
-        auto g = get<ifla_vf_guid>(f.value, 0);
-        vf.vf = static_cast<int32_t>(g.vf);
-        (f.type == IFLA_VF_IB_NODE_GUID ? vf.node_guid : vf.port_guid) = g.guid;
-        found = true;
+        switch (f.type) {
+          case IFLA_VF_MAC: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_mac), "IFLA_VF_MAC"));
+            auto m = get<ifla_vf_mac>(f.value, 0);
+            vf.vf = static_cast<int32_t>(m.vf);
+            vf.mac = macText(std::string_view(reinterpret_cast<const char*>(m.mac), mac_length));
+            break;
+          }
+          case IFLA_VF_VLAN: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_vlan), "IFLA_VF_VLAN"));
+            auto v = get<ifla_vf_vlan>(f.value, 0);
+            vf.vlan = static_cast<int32_t>(v.vlan);
+            vf.qos = static_cast<int32_t>(v.qos);
+            break;
+          }
+          case IFLA_VF_VLAN_LIST: {
+            auto list = attributes(f.value);
+            if (!list.ok()) return list.status();
+            for (const auto& item : *list) {
+              if (item.type != IFLA_VF_VLAN_INFO) continue;
+              SDRA_RETURN_IF_ERROR(
+                  need(item.value, sizeof(ifla_vf_vlan_info), "IFLA_VF_VLAN_INFO"));
+              auto v = get<ifla_vf_vlan_info>(item.value, 0);
+              vf.vlan = static_cast<int32_t>(v.vlan);
+              vf.qos = static_cast<int32_t>(v.qos);
+              vf.vlan_proto = ntohs(v.vlan_proto);
+              break;  // the first entry: the VF's VLAN (the kernel lists one)
+            }
+            break;
+          }
+          case IFLA_VF_RATE: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_rate), "IFLA_VF_RATE"));
+            auto r = get<ifla_vf_rate>(f.value, 0);
+            vf.min_tx_rate = r.min_tx_rate;
+            vf.max_tx_rate = r.max_tx_rate;
+            break;
+          }
+          case IFLA_VF_SPOOFCHK: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_spoofchk), "IFLA_VF_SPOOFCHK"));
+            vf.spoofchk = get<ifla_vf_spoofchk>(f.value, 0).setting != 0;
+            break;
+          }
+          case IFLA_VF_TRUST: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_trust), "IFLA_VF_TRUST"));
+            vf.trust = get<ifla_vf_trust>(f.value, 0).setting != 0;
+            break;
+          }
+          case IFLA_VF_LINK_STATE: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_link_state), "IFLA_VF_LINK_STATE"));
+            vf.link_state = get<ifla_vf_link_state>(f.value, 0).link_state;
+            break;
+          }
+          case IFLA_VF_IB_NODE_GUID:
+          case IFLA_VF_IB_PORT_GUID: {
+            SDRA_RETURN_IF_ERROR(need(f.value, sizeof(ifla_vf_guid), "VF GUID"));
+            auto g = get<ifla_vf_guid>(f.value, 0);
+            vf.vf = static_cast<int32_t>(g.vf);
+            (f.type == IFLA_VF_IB_NODE_GUID ? vf.node_guid : vf.port_guid) = g.guid;
+            vf.has_guids = true;
+            break;
+          }
+          default:
+            break;
+        }
       }
-      if (found) out.push_back(vf);
+      out.push_back(std::move(vf));
     }
   }
   return out;

@@ -46,6 +46,20 @@ std::string trim(std::string_view v) {
 
 Status err(int e, const std::string& what) { return Status::fromErrno(e, what); }
 
+// The KEY=VALUE lines of a state file, in order (lines without '=' left out).
+std::vector<std::pair<std::string, std::string>> keyValues(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    auto eq = line.find('=');
+    if (eq != std::string_view::npos) out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return out;
+}
+
 std::string formatSettings(const MlxSettings& s) {
   std::string out = "SRIOV_EN=" + std::string(s.sriov_en ? "True" : "False") +
                     "\nNUM_OF_VFS=" + std::to_string(s.num_of_vfs);
@@ -210,13 +224,11 @@ Status SimulatedKernel::setEswitchMode(std::string_view pci_address, std::string
 
 Result<std::string> SimulatedKernel::guidDir(std::string_view pf, std::string* pf_dir) const {
   std::string name(pf);
-  auto net = fs_.resolve("sys/class/net/" + name);
-  if (name.empty() || name.find('/') != std::string::npos || !net.ok()) {
-    return err(ENODEV, "no network interface " + name);
-  }
-  *pf_dir = parentOf(parentOf(*net));
+  auto dir = vfPfDir(pf);
+  if (!dir.ok()) return dir.status();
+  *pf_dir = *dir;
   std::string driver = baseName(fs_.readLink(*pf_dir + "/driver").valueOr(""));
-  bool ib = fs_.read(*net + "/type").valueOr("") == "32";
+  bool ib = fs_.read("sys/class/net/" + name + "/type").valueOr("") == "32";
   if (driver != "mlx5_core" || !ib || fs_.exists(*pf_dir + "/physfn")) {
     return err(EOPNOTSUPP, name + " has no VF GUIDs (only an mlx5 InfiniBand PF has them)");
   }
@@ -234,17 +246,169 @@ VfGuids SimulatedKernel::guidsOf(const std::string& state_dir, int32_t vf) const
   return g;
 }
 
-Result<std::vector<VfGuids>> SimulatedKernel::vfGuids(std::string_view pf) const {
+Result<std::string> SimulatedKernel::vfPfDir(std::string_view pf) const {
+  std::string name(pf);
+  auto net = fs_.resolve("sys/class/net/" + name);
+  if (name.empty() || name.find('/') != std::string::npos || !net.ok()) {
+    return err(ENODEV, "no network interface " + name);
+  }
+  return parentOf(parentOf(*net));
+}
+
+VfInfo SimulatedKernel::vfInfoOf(const std::string& pf_dir, int32_t vf) const {
+  VfInfo info;
+  info.vf = vf;
+  // As the drivers start a VF: spoof checking on, except mlx5's; nothing else set.
+  info.spoofchk = baseName(fs_.readLink(pf_dir + "/driver").valueOr("")) != "mlx5_core";
+  auto text =
+      fs_.read("simulated/netlink/vf-config/" + baseName(pf_dir) + "/" + std::to_string(vf));
+  if (!text.ok()) return info;
+  for (const auto& [key, value] : keyValues(*text)) {
+    auto number = [&value = value] { return toInt(value).value_or(0); };
+    if (key == "mac") info.mac = value;
+    if (key == "vlan") info.vlan = static_cast<int32_t>(number());
+    if (key == "qos") info.qos = static_cast<int32_t>(number());
+    if (key == "proto") info.vlan_proto = static_cast<uint16_t>(number());
+    if (key == "min_tx_rate") info.min_tx_rate = static_cast<uint32_t>(number());
+    if (key == "max_tx_rate") info.max_tx_rate = static_cast<uint32_t>(number());
+    if (key == "spoofchk") info.spoofchk = value == "on";
+    if (key == "trust") info.trust = value == "on";
+    if (key == "link_state") info.link_state = static_cast<uint32_t>(number());
+  }
+  return info;
+}
+
+Result<std::vector<VfInfo>> SimulatedKernel::vfs(std::string_view pf) const {
   std::lock_guard lock(mu_);
-  std::string pf_dir;
-  auto dir = guidDir(pf, &pf_dir);
-  if (!dir.ok() && dir.status().sysErrno() == EOPNOTSUPP) return std::vector<VfGuids>{};
-  if (!dir.ok()) return dir.status();
-  std::vector<VfGuids> out;
-  int64_t vfs = toInt(fs_.read(pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
-  out.reserve(static_cast<size_t>(vfs));
-  for (int32_t vf = 0; vf < vfs; ++vf) out.push_back(guidsOf(*dir, vf));
+  auto pf_dir = vfPfDir(pf);
+  if (!pf_dir.ok()) return pf_dir.status();
+  std::vector<VfInfo> out;
+  if (fs_.exists(*pf_dir + "/physfn")) return out;  // a VF's netdev lists no VFs
+  std::string guid_dir;
+  auto guids = guidDir(pf, &guid_dir);
+  int64_t count = toInt(fs_.read(*pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
+  out.reserve(static_cast<size_t>(count));
+  for (int32_t vf = 0; vf < count; ++vf) {
+    VfInfo info = vfInfoOf(*pf_dir, vf);
+    if (guids.ok()) {
+      auto g = guidsOf(*guids, vf);
+      info.node_guid = g.node_guid;
+      info.port_guid = g.port_guid;
+      info.has_guids = true;
+    }
+    out.push_back(std::move(info));
+  }
   return out;
+}
+
+Status SimulatedKernel::setUp(std::string_view netdev, bool up) {
+  std::lock_guard lock(mu_);
+  Status st = [&]() -> Status {
+    std::string net = "sys/class/net/" + std::string(netdev);
+    if (netdev.empty() || netdev.find('/') != std::string_view::npos || !fs_.exists(net)) {
+      return err(ENODEV, "no network interface " + std::string(netdev));
+    }
+    auto flags = static_cast<uint32_t>(
+        std::strtoul(fs_.read(net + "/flags").valueOr("0").c_str(), nullptr, 16));
+    flags = up ? (flags | 1u) : (flags & ~1u);
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%x", flags);
+    SDRA_RETURN_IF_ERROR(tree_.file(fs_.resolve(net).valueOr(net) + "/flags", text));
+    return tree_.file(fs_.resolve(net).valueOr(net) + "/operstate", up ? "up" : "down");
+  }();
+  journal("rtnetlink " + std::string(netdev) + (up ? " up" : " down"), st);
+  return st;
+}
+
+Status SimulatedKernel::setVf(std::string_view pf, const VfSetting& setting) {
+  std::lock_guard lock(mu_);
+  Status st = [&]() -> Status {
+    auto pf_dir = vfPfDir(pf);
+    if (!pf_dir.ok()) return pf_dir.status();
+    int64_t count = toInt(fs_.read(*pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
+    if (setting.vf < 0 || setting.vf >= count || fs_.exists(*pf_dir + "/physfn")) {
+      return err(EINVAL, std::string(pf) + " has no VF " + std::to_string(setting.vf));
+    }
+    std::string driver = baseName(fs_.readLink(*pf_dir + "/driver").valueOr(""));
+    VfInfo info = vfInfoOf(*pf_dir, setting.vf);
+    using Kind = VfSetting::Kind;
+    // An IPoIB PF (mlx5's InfiniBand ports) sets its VFs' link state and GUIDs, nothing Ethernet.
+    bool ib = fs_.read("sys/class/net/" + std::string(pf) + "/type").valueOr("") == "32";
+    if (ib && setting.kind != Kind::kLinkState) {
+      return err(EOPNOTSUPP, std::string(pf) + " is an InfiniBand port: its VFs take no " +
+                                 setting.text().substr(setting.text().find(' ', 3) + 1));
+    }
+    switch (setting.kind) {
+      case Kind::kMac: {
+        auto mac = parseMac(setting.mac);
+        // Multicast addresses are refused; the zero address clears the VF's MAC.
+        if (!mac.ok() || (static_cast<unsigned char>((*mac)[0]) & 1) != 0) {
+          return err(EINVAL, "invalid MAC " + setting.mac);
+        }
+        info.mac = macText(*mac);
+        break;
+      }
+      case Kind::kVlan:
+        // rtnetlink knows two protocols; igb only 802.1Q; every driver a 12-bit id, 3-bit priority.
+        if (setting.vlan_proto != kVlanProto8021Q && setting.vlan_proto != kVlanProto8021AD) {
+          return err(EPROTONOSUPPORT, "VLAN protocol " + vlanProtoText(setting.vlan_proto));
+        }
+        if (setting.vlan < 0 || setting.vlan > 4095 || setting.qos < 0 || setting.qos > 7) {
+          return err(EINVAL, "VLAN " + std::to_string(setting.vlan) + " qos " +
+                                 std::to_string(setting.qos));
+        }
+        if (driver == "igb" && setting.vlan_proto != kVlanProto8021Q) {
+          return err(EPROTONOSUPPORT, "igb VFs take 802.1Q VLANs only");
+        }
+        info.vlan = setting.vlan;
+        info.qos = setting.qos;
+        info.vlan_proto = setting.vlan_proto;
+        break;
+      case Kind::kRate:
+        if (driver == "igb" && setting.min_tx_rate != 0) {
+          return err(EINVAL, "igb VFs have no minimum rate");
+        }
+        if (driver == "igb") {
+          // igb limits a VF's rate against the PF's link: none while the PF is down.
+          std::string net = "sys/class/net/" + std::string(pf);
+          uint32_t flags = static_cast<uint32_t>(
+              std::strtoul(fs_.read(net + "/flags").valueOr("0").c_str(), nullptr, 16));
+          int64_t speed = toInt(fs_.read(net + "/speed").valueOr("0")).value_or(0);
+          if ((flags & 1u) == 0 || static_cast<int64_t>(setting.max_tx_rate) > speed) {
+            return err(EINVAL, "igb: no link on " + std::string(pf) + " for a rate of " +
+                                   std::to_string(setting.max_tx_rate) + " Mbps");
+          }
+        }
+        if (setting.max_tx_rate != 0 && setting.min_tx_rate > setting.max_tx_rate) {
+          return err(EINVAL, "min_tx_rate above max_tx_rate");
+        }
+        info.min_tx_rate = setting.min_tx_rate;
+        info.max_tx_rate = setting.max_tx_rate;
+        break;
+      case Kind::kSpoofchk:
+        info.spoofchk = setting.on;
+        break;
+      case Kind::kTrust:
+        info.trust = setting.on;
+        break;
+      case Kind::kLinkState:
+        if (driver == "igb") return err(EOPNOTSUPP, "igb VFs have no link state");
+        if (setting.link_state > 2)
+          return err(EINVAL, "link state " + std::to_string(setting.link_state));
+        info.link_state = setting.link_state;
+        break;
+    }
+    return tree_.file(
+        "simulated/netlink/vf-config/" + baseName(*pf_dir) + "/" + std::to_string(setting.vf),
+        "mac " + info.mac + "\nvlan " + std::to_string(info.vlan) + "\nqos " +
+            std::to_string(info.qos) + "\nproto " + std::to_string(info.vlan_proto) +
+            "\nmin_tx_rate " + std::to_string(info.min_tx_rate) + "\nmax_tx_rate " +
+            std::to_string(info.max_tx_rate) + "\nspoofchk " + (info.spoofchk ? "on" : "off") +
+            "\ntrust " + (info.trust ? "on" : "off") + "\nlink_state " +
+            std::to_string(info.link_state));
+  }();
+  journal("rtnetlink " + std::string(pf) + " " + setting.text(), st);
+  return st;
 }
 
 Status SimulatedKernel::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
@@ -295,16 +459,8 @@ MlxFirmware SimulatedKernel::firmwareOf(const std::string& nic) const {
     auto text = fs_.read("simulated/firmware/" + nic + "/" + which);
     if (!text.ok()) return std::nullopt;
     MlxSettings s;
-    size_t at = 0;
-    while (at < text->size()) {
-      size_t end = text->find('\n', at);
-      if (end == std::string::npos) end = text->size();
-      std::string line = text->substr(at, end - at);
-      at = end + 1;
-      auto eq = line.find('=');
-      if (eq != std::string::npos) {
-        (void)applySetting(s, line.substr(0, eq), line.substr(eq + 1), ports.size() > 1);
-      }
+    for (const auto& [key, value] : keyValues(*text)) {
+      (void)applySetting(s, key, value, ports.size() > 1);
     }
     return s;
   };
@@ -432,6 +588,8 @@ Status SimulatedKernel::setNumVfs(const std::string& pf_dir, std::string_view va
     for (int i = 0; i < current; ++i) SDRA_RETURN_IF_ERROR(removeVf(pf_dir, i));
     // The driver forgets the VFs' GUIDs with them (mlx5 frees its VF contexts).
     SDRA_RETURN_IF_ERROR(tree_.remove("simulated/netlink/vf-guids/" + pf_bdf));
+    // And every VF setting: VFs made again start as the driver starts them.
+    SDRA_RETURN_IF_ERROR(tree_.remove("simulated/netlink/vf-config/" + pf_bdf));
   } else {
     for (int i = 0; i < *n; ++i) SDRA_RETURN_IF_ERROR(createVf(pf_dir, pf_bdf, i));
   }
@@ -535,6 +693,7 @@ Status SimulatedKernel::bind(const std::string& driver, const std::string& bdf) 
   SDRA_RETURN_IF_ERROR(tree_.file(net + "/flags", "0x1003"));
   SDRA_RETURN_IF_ERROR(tree_.file(net + "/address", address));
   SDRA_RETURN_IF_ERROR(tree_.link("sys/class/net/" + name, net));
+  SDRA_RETURN_IF_ERROR(tree_.link(net + "/device", *dir));
   if (driver == "mlx5_core") {
     SDRA_RETURN_IF_ERROR(addRdmaDevice(tree_, *dir, nextFree("sys/class/infiniband", "mlx5_")));
   }

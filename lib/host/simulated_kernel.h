@@ -23,9 +23,24 @@
 //                      EBUSY while the PF has VFs (sriov_numvfs > 0): the order ice requires
 //                      (VFs to 0, mode, VFs back), which every driver accepts. Representor
 //                      netdevs of switchdev VFs are not modelled.
-//   vfGuids(PF)        the node and port GUID of each VF of an mlx5 InfiniBand PF (0 until
-//                      set), kept in <root>/simulated/netlink/vf-guids/<PF address>/<VF>; an empty
-//                      list for other PFs (their drivers report none); ENODEV for no such netdev.
+//   vfs(PF)            each VF of the PF netdev with its settings, kept in
+//                      <root>/simulated/netlink/vf-config/<PF address>/<VF> (as drivers start
+//                      VFs: zero MAC, no VLAN (802.1Q), no rates, trust off, link state auto,
+//                      spoof checking on except with mlx5_core); for an mlx5 InfiniBand PF also
+//                      the node and port GUID (0 until set), kept in
+//                      <root>/simulated/netlink/vf-guids/<PF address>/<VF>. ENODEV for no such
+//                      netdev; an empty list for a netdev without VFs.
+//   setUp(IF)          sets or clears IFF_UP in sys/class/net/IF/flags (operstate follows);
+//                      ENODEV for no such netdev.
+//   setVf              stores one setting, with the kernel's and the PF driver's refusals: EINVAL
+//                      for a VF that does not exist, a multicast MAC, a VLAN over 4095 or a
+//                      priority over 7, a minimum rate above the maximum; EPROTONOSUPPORT for a
+//                      VLAN protocol other than 802.1Q and 802.1ad; igb as Linux's igb driver
+//                      (tests/kernel): EOPNOTSUPP for a link state, EPROTONOSUPPORT for 802.1ad,
+//                      EINVAL for a minimum rate, and for a maximum one while the PF is down
+//                      or above its speed; an InfiniBand PF (IPoIB) takes a link state
+//                      only (EOPNOTSUPP for anything Ethernet). Removing the VFs forgets their
+//                      settings.
 //   setVfGuids         stores them; EOPNOTSUPP for a PF that is not an mlx5 InfiniBand port
 //                      (Ethernet drivers have no VF GUIDs), EINVAL for a VF that does not exist.
 //                      As mlx5: a VF's IPoIB netdev shows its port GUID (the last 8 bytes of its
@@ -81,9 +96,11 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Re
   Result<std::vector<LinkInfo>> links() const override;
   Result<std::string> eswitchMode(std::string_view pci_address) const override;
   Status setEswitchMode(std::string_view pci_address, std::string_view mode) override;
-  Result<std::vector<VfGuids>> vfGuids(std::string_view pf) const override;
   Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                     uint64_t port_guid) override;
+  Result<std::vector<VfInfo>> vfs(std::string_view pf) const override;
+  Status setVf(std::string_view pf, const VfSetting& setting) override;
+  Status setUp(std::string_view netdev, bool up) override;
 
   Result<MlxFirmware> query(std::string_view pci_address) override;
   Status set(std::string_view pci_address, const MlxChanges& values) override;
@@ -98,6 +115,9 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Re
   // The GUID state of the PF netdev `pf` (and its device directory), or why it has none.
   Result<std::string> guidDir(std::string_view pf, std::string* pf_dir) const;
   VfGuids guidsOf(const std::string& state_dir, int32_t vf) const;
+  // The device directory of the netdev `pf`, ENODEV when there is none.
+  Result<std::string> vfPfDir(std::string_view pf) const;
+  VfInfo vfInfoOf(const std::string& pf_dir, int32_t vf) const;
   void journal(const std::string& line, const Status& result);
   // The PF's eSwitch state file, or why it has no eSwitch.
   Result<std::string> eswitchFile(const std::string& bdf) const;

@@ -209,15 +209,21 @@ TEST_CASE("a PF's VF information: the GUIDs of each VF that has them", "[host][n
   std::string ethernet_vf = attr(IFLA_VF_INFO, attr(IFLA_VF_MAC, raw(mac)));
   std::string payload = raw(info) + attr(IFLA_IFNAME, nul("ib0")) +
                         attr(IFLA_VFINFO_LIST, vf(0, 0, 0) + vf(1, 7, 8) + ethernet_vf);
-  auto guids = nl::vfGuidsOf(payload);
-  REQUIRE(guids.ok());
-  CHECK(*guids == std::vector<host::VfGuids>{{0, 0, 0}, {1, 7, 8}});
-  CHECK(nl::vfGuidsOf(raw(info))->empty());
+  auto vfs = nl::vfInfosOf(payload);
+  REQUIRE(vfs.ok());
+  REQUIRE(vfs->size() == 3);
+  CHECK(vfs->at(0).has_guids);
+  CHECK(vfs->at(1).vf == 1);
+  CHECK(vfs->at(1).node_guid == 7);
+  CHECK(vfs->at(1).port_guid == 8);
+  CHECK(vfs->at(2).vf == 2);
+  CHECK_FALSE(vfs->at(2).has_guids);
+  CHECK(nl::vfInfosOf(raw(info))->empty());
   ifla_vf_guid whole{1, 9};
   std::string short_guid =
       raw(info) + attr(IFLA_VFINFO_LIST,
                        attr(IFLA_VF_INFO, attr(IFLA_VF_IB_NODE_GUID, raw(whole).substr(0, 12))));
-  CHECK_FALSE(nl::vfGuidsOf(short_guid).ok());
+  CHECK_FALSE(nl::vfInfosOf(short_guid).ok());
   CHECK(host::guidText(0x0211223344556677) == "02:11:22:33:44:55:66:77");
   CHECK(host::parseGuid("02:11:22:33:44:55:66:77").value() == 0x0211223344556677);
   CHECK(host::parseGuid("02:11:22:33:44:55:66:7G").status().code() == Code::kInvalidArgument);
