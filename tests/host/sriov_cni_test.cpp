@@ -1,0 +1,297 @@
+// Our `sriov` CNI plugin's commands (cni_plugin/sriov_plugin.h) on the simulated kernel's E810
+// (the PF's side: VF settings through netlink) with real netdevs: each VF's netdev a veth
+// interface of the fixture's name, moved into a pod namespace for real, all inside a network
+// namespace of the test's own. What the kernel test does not cover: caches upstream's plugin
+// wrote, stale and live allocations, the lock, and DEL after the VF, the pod or the cache is gone.
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include "base/files.h"
+#include "base/json.h"
+#include "base/process.h"
+#include "cni_plugin/sriov_plugin.h"
+#include "cni_plugin/vf_files.h"
+#include "host/fixtures.h"
+#include "host/netdev.h"
+#include "host/netns.h"
+#include "host/simulated_kernel.h"
+#include "support/skip.h"
+#include "support/temp_dir.h"
+
+using namespace sriovdra;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kPf = "ens1f0";
+const std::string kVf1 = "0000:3b:01.1";  // VF 1 of ens1f0 (offset 8, stride 1 in the fixture)
+
+int run(const std::vector<std::string>& argv) {
+  auto out = runProcess({.argv = argv}, std::chrono::seconds(10));
+  return out.ok() ? out->exit_code : -1;
+}
+
+// A VF netdev's stand-in: one end of a veth pair (ifb takes no MAC), its peer beside it.
+int addStandIn(const std::string& name) {
+  static int peers = 0;
+  return run({"ip", "link", "add", name, "type", "veth", "peer", "name",
+              "peer" + std::to_string(peers++)});
+}
+
+// The fixture with 4 VFs on ens1f0, their netdevs as veth interfaces, and pod namespaces bound
+// under the temporary directory; everything inside a network namespace of its own, entered by
+// the thread that calls inside().
+class Bench {
+ public:
+  Bench() {
+    REQUIRE(host::writeFixture("e810-ethernet", dir_.path()).isOk());
+    kernel_ = std::make_unique<host::SimulatedKernel>(dir_.path());
+    REQUIRE(kernel_->write("sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs", "4").isOk());
+  }
+  ~Bench() {
+    for (const auto& p : pods_) {
+      ::umount2(p.c_str(), MNT_DETACH);
+      ::unlink(p.c_str());
+    }
+  }
+
+  // Runs `fn` on a thread in the bench's own network namespace (made on first use).
+  void inside(const std::function<void()>& fn) {
+    std::thread([&] {
+      if (!netns_) {
+        REQUIRE(::unshare(CLONE_NEWNET) == 0);
+        netns_.emplace(host::NetNamespace::current().value());
+        for (int i = 0; i < 4; ++i) {
+          REQUIRE(addStandIn(vfNetdev(i)) == 0);
+        }
+      } else {
+        REQUIRE(::setns(netns_->fd(), CLONE_NEWNET) == 0);
+      }
+      fn();
+    }).join();
+  }
+
+  std::string vfAddress(int i) const {
+    return host::baseName(
+        kernel_->readLink("sys/class/net/" + kPf + "/device/virtfn" + std::to_string(i)).value());
+  }
+  std::string vfNetdev(int i) const {
+    return kernel_->list("sys/bus/pci/devices/" + vfAddress(i) + "/net").value().front();
+  }
+  // A new pod namespace, bound at a path (as a runtime makes one).
+  std::string pod(const std::string& name) {
+    std::string path = dir_.path() + "/netns-" + name;
+    std::ofstream(path).flush();
+    std::thread([&] {
+      REQUIRE(::unshare(CLONE_NEWNET) == 0);
+      REQUIRE(::mount("/proc/thread-self/ns/net", path.c_str(), nullptr, MS_BIND, nullptr) == 0);
+    }).join();
+    pods_.push_back(path);
+    return path;
+  }
+  void removePod(const std::string& path) {
+    ::umount2(path.c_str(), MNT_DETACH);
+    ::unlink(path.c_str());
+  }
+
+  cni_plugin::SriovPlugin plugin() {
+    return cni_plugin::SriovPlugin(
+        {.sysfs = kernel_.get(),
+         .netlink = kernel_.get(),
+         .state_dir = stateDir(),
+         .lock_timeout = std::chrono::milliseconds(200),
+         .log = [this](std::string_view l) { log_ += std::string(l) + "\n"; }});
+  }
+  std::string stateDir() const { return dir_.path() + "/cni-state"; }
+  host::SimulatedKernel& kernel() { return *kernel_; }
+  const std::string& log() const { return log_; }
+
+  host::VfInfo vf(int i) {
+    auto vfs = kernel_->vfs(kPf);
+    REQUIRE(vfs.ok());
+    for (const auto& v : *vfs) {
+      if (v.vf == i) return v;
+    }
+    FAIL("no VF " << i);
+    return {};
+  }
+  static bool inPod(const std::string& netns, const std::string& if_name) {
+    bool found = false;
+    (void)host::NetNamespace::open(netns).value().run([&] {
+      found = host::Netdevs().link(if_name).ok();
+      return Status::ok();
+    });
+    return found;
+  }
+
+ private:
+  testing::TempDir dir_;
+  std::unique_ptr<host::SimulatedKernel> kernel_;
+  std::optional<host::NetNamespace> netns_;
+  std::vector<std::string> pods_;
+  std::string log_;
+};
+
+cni::CmdArgs args(const std::string& netns, const std::string& config, std::string cid = "pod-a",
+                  std::string if_name = "net1") {
+  cni::CmdArgs a;
+  a.container_id = std::move(cid);
+  a.netns = netns;
+  a.if_name = std::move(if_name);
+  a.path = "/usr/lib/cni";
+  a.stdin_data = config;
+  a.cni_version = "1.0.0";
+  return a;
+}
+
+std::string configFor(const std::string& vf, const std::string& extra = "") {
+  return R"({"cniVersion":"1.0.0","name":"vf-net","type":"sriov","deviceID":")" + vf + "\"" +
+         extra + "}";
+}
+
+bool root() { return testing::rootOr("the sriov CNI plugin's checks"); }
+
+}  // namespace
+
+TEST_CASE("a pod attached by upstream's sriov plugin is deleted by ours", "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string pod = b.pod("upstream");
+  b.inside([&] {
+    // The state upstream's ADD leaves: VF 1 with VLAN 1234 and spoofchk off, its netdev renamed
+    // net1 in the pod, and its cache and allocation files.
+    host::VfSetting vlan{.kind = host::VfSetting::Kind::kVlan, .vf = 1, .vlan = 1234};
+    REQUIRE(b.kernel().setVf(kPf, vlan).isOk());
+    REQUIRE(b.kernel().setVf(kPf, {.kind = host::VfSetting::Kind::kSpoofchk, .vf = 1}).isOk());
+    std::string netdev = b.vfNetdev(1);
+    host::Netdevs nd;
+    auto link = nd.link(netdev).value();
+    auto pod_ns = host::NetNamespace::open(pod).value();
+    REQUIRE(nd.moveTo(link.index, pod_ns).isOk());
+    REQUIRE(pod_ns.run([&] { return nd.rename(nd.link(netdev)->index, "net1"); }).isOk());
+    const std::string cache =
+        R"({"MAC":"","MTU":1500,"Master":"ens1f0","OrigVfState":{"AdminMAC":"00:00:00:00:00:00",)"
+        R"("EffectiveMAC":")" +
+        link.mac + R"(","HostIFName":")" + netdev +
+        R"(","LinkState":0,"MTU":1500,"MaxTxRate":0,"MinTxRate":0,"SpoofChk":true,"Trust":false,)"
+        R"("Vlan":0,"VlanProto":33024,"VlanQoS":0},"VFID":1,"cniVersion":"0.3.1","deviceID":")" +
+        kVf1 +
+        R"(","ipam":{},"max_tx_rate":null,"min_tx_rate":null,"name":"sriov-network",)"
+        R"("runtimeConfig":{},"spoofchk":"off","type":"sriov","vlan":1234,)"
+        R"("vlanProto":"802.1q","vlanQoS":0})";
+    cni_plugin::VfFiles files(b.stateDir());
+    REQUIRE(files.saveCache("upstream-pod", "net1", cache).isOk());
+    REQUIRE(files.saveAllocation(kVf1, pod).isOk());
+
+    auto plugin = b.plugin();
+    Status del = plugin.del(args(pod, configFor(kVf1), "upstream-pod"));
+    INFO(del.message() << "\n" << b.log());
+    REQUIRE(del.isOk());
+    CHECK(b.vf(1).vlan == 0);
+    CHECK(b.vf(1).spoofchk);
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    auto back = nd.link(netdev);
+    REQUIRE(back.ok());
+    CHECK(back->mac == link.mac);
+    CHECK_FALSE(fs::exists(files.cachePath("upstream-pod", "net1")));
+    CHECK_FALSE(fs::exists(b.stateDir() + "/pci/" + kVf1));
+  });
+}
+
+TEST_CASE("ADD refuses a VF another pod holds, and takes back one whose pod is gone",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string first = b.pod("first"), second = b.pod("second");
+  b.inside([&] {
+    auto plugin = b.plugin();
+    auto added = plugin.add(args(first, configFor(kVf1), "first"));
+    INFO((added.ok() ? *added : added.status().message()) << "\n" << b.log());
+    REQUIRE(added.ok());
+    auto again = plugin.add(args(second, configFor(kVf1), "second"));
+    CHECK(again.status().message() ==
+          "SRIOV-CNI failed to load netconf: pci address " + kVf1 + " is already allocated");
+    // The first pod's namespace goes without a DEL (its netdev returns to the host as Linux
+    // returns a physical device; here the veth goes away with it, so make another).
+    b.removePod(first);
+    REQUIRE(addStandIn(b.vfNetdev(1)) == 0);
+    auto taken = plugin.add(args(second, configFor(kVf1), "second"));
+    INFO((taken.ok() ? *taken : taken.status().message()));
+    CHECK(taken.ok());
+    CHECK(Bench::inPod(second, "net1"));
+    CHECK(plugin.del(args(second, configFor(kVf1), "second")).isOk());
+  });
+}
+
+TEST_CASE("ADD gives up on a VF another command holds within its lock timeout", "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string pod = b.pod("locked");
+  b.inside([&] {
+    cni_plugin::VfFiles files(b.stateDir());
+    auto held = files.lock(kVf1, std::chrono::milliseconds(100));
+    REQUIRE(held.ok());
+    // flock locks belong to the open file: another open of it in this process conflicts too.
+    auto plugin = b.plugin();
+    auto added = plugin.add(args(pod, configFor(kVf1)));
+    CHECK(
+        added.status().message() ==
+        "SRIOV-CNI failed to load netconf: time out while waiting to acquire exclusive lock on [" +
+            b.stateDir() + "/pci/vf_lock/" + kVf1 + ".lock]");
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+  });
+}
+
+TEST_CASE("DEL succeeds when the cache, the pod or the VF is gone, and says why", "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string pod = b.pod("gone");
+  b.inside([&] {
+    auto plugin = b.plugin();
+    CHECK(plugin.del(args(pod, configFor(kVf1), "never-added")).isOk());
+    CHECK_THAT(b.log(), Catch::Contains("never-added/net1: no usable cache"));
+
+    const std::string vlan = configFor(kVf1, R"(,"vlan":10)");
+    REQUIRE(plugin.add(args(pod, vlan, "pod-gone")).ok());
+    b.removePod(pod);
+    CHECK(plugin.del(args(pod, vlan, "pod-gone")).isOk());
+    CHECK(b.vf(1).vlan == 0);  // reset through the PF although the pod is gone
+
+    std::string pod2 = b.pod("vf-gone");
+    REQUIRE(addStandIn(b.vfNetdev(1)) == 0);
+    REQUIRE(plugin.add(args(pod2, vlan, "vf-gone")).ok());
+    REQUIRE(b.kernel().write("sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs", "0").isOk());
+    CHECK(plugin.del(args(pod2, vlan, "vf-gone")).isOk());
+    CHECK_THAT(b.log(), Catch::Contains("VF " + kVf1 + " is gone"));
+    CHECK_FALSE(fs::exists(b.stateDir() + "/vf-gone-net1"));
+  });
+}
+
+TEST_CASE("a configuration naming a VF that is not there, or with bad values, fails ADD cleanly",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string pod = b.pod("bad");
+  b.inside([&] {
+    auto plugin = b.plugin();
+    auto missing = plugin.add(args(pod, configFor("0000:3b:07.7")));
+    CHECK_THAT(
+        missing.status().message(),
+        Catch::StartsWith("SRIOV-CNI failed to load netconf: LoadConf(): failed to get VF "
+                          "information: \"lstat /sys/bus/pci/devices/0000:3b:07.7/physfn/net"));
+    auto bad_mac = plugin.add(args(pod, configFor(kVf1, R"(,"mac":"02:11:22:33:44")")));
+    CHECK(bad_mac.status().message() ==
+          "SRIOV-CNI failed to configure VF \"failed to set MAC address to 02:11:22:33:44: failed "
+          "to parse MAC address 02:11:22:33:44: address 02:11:22:33:44: invalid MAC address\"");
+    CHECK(b.vf(1) == host::VfInfo{.vf = 1, .spoofchk = true});
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
+  });
+}

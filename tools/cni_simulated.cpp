@@ -1,0 +1,28 @@
+// cni-simulated: the `sriov` CNI plugin (and, when run under the name ib-sriov, the `ib-sriov`
+// plugin) with the simulated kernel standing in for the PFs' side of SR-IOV
+// (host/simulated_kernel.h: VF settings and GUIDs, the VFs' sysfs), for the demo and the tests
+// (never shipped in the product's images). The VFs' netdevs are the running kernel's (the tests
+// and the demo create ifb interfaces named as the fixture's VF netdevs), moved into pods for real.
+// The fixture's root is $SRIOV_DRA_SIMULATED_ROOT (where the simulated agent's --sysfs-root
+// points); without it the plugin fails saying so.
+#include <cstdlib>
+#include <iostream>
+#include <string_view>
+
+#include "cni/skel.h"
+#include "cni_plugin/plugin_mains.h"
+#include "host/simulated_kernel.h"
+
+int main(int argc, char** argv) {
+  const char* root = std::getenv("SRIOV_DRA_SIMULATED_ROOT");
+  if (root == nullptr || *root == '\0') {
+    std::cout << sriovdra::cni::errorJson(
+        {sriovdra::cni::kErrInvalidEnvironment,
+         "SIMULATION: SRIOV_DRA_SIMULATED_ROOT must name the fixture's root", ""});
+    return 1;
+  }
+  sriovdra::host::SimulatedKernel kernel(root);
+  std::string_view name = argc > 0 ? argv[0] : "";
+  if (name.ends_with("ib-sriov")) return sriovdra::cni_plugin::ibSriovMain({&kernel, &kernel});
+  return sriovdra::cni_plugin::sriovMain({&kernel, &kernel});
+}
