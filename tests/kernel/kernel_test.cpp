@@ -6,12 +6,16 @@
 // scripts/build-kernel-vm.sh's output, as scripts/test.sh sets it.
 #include <cstdlib>
 #include <optional>
+#include <thread>
 
 #include <catch2/catch.hpp>
+#include <sched.h>
 
+#include "base/process.h"
 #include "base/strings.h"
 #include "host/fixtures.h"
 #include "host/simulated_kernel.h"
+#include "kernel/cni_scenario.h"
 #include "kernel/scenario.h"
 #include "kernel/vm.h"
 #include "support/skip.h"
@@ -20,6 +24,9 @@
 using namespace sriovdra;
 
 namespace {
+
+// Debian's host-local (containernetworking-plugins), the IPAM of the CNI scenario.
+constexpr const char* kHostLocal = "/usr/lib/cni/host-local";
 
 struct VmResult {
   std::string serial;  // what the guest printed
@@ -36,6 +43,7 @@ const VmResult* vmRun() {
     VmResult r;
     auto serial = kernel_test::bootVm({.kernel_vm_dir = dir,
                                        .probe = SRIOV_DRA_KERNEL_PROBE,
+                                       .programs = {SRIOV_DRA_SRIOV_CNI, kHostLocal},
                                        .work_dir = work.path(),
                                        .nics = {{0, 0}, {0x40, 1}}});
     if (!serial.ok()) {
@@ -74,6 +82,13 @@ const kernel_test::Step& stepNamed(const kernel_test::Report& r, const std::stri
 // One line per entry, each ending in a newline.
 std::string joined(const std::vector<std::string>& lines) { return join(lines, "\n") + "\n"; }
 
+// What the guest did, for the test's messages: each step, its result and its state.
+std::string described(const std::vector<kernel_test::Step>& steps) {
+  std::string out;
+  for (const auto& s : steps) out += s.name + " -> " + s.result + "\n" + joined(s.state);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("lib/host drives Linux's own SR-IOV: VFs, drivers, MTU, refusals", "[kernel]") {
@@ -83,9 +98,7 @@ TEST_CASE("lib/host drives Linux's own SR-IOV: VFs, drivers, MTU, refusals", "[k
   INFO(vm->report.status().message());
   REQUIRE(vm->report.ok());
   const auto& r = *vm->report;
-  std::string steps;
-  for (const auto& s : r.steps) steps += s.name + " -> " + s.result + "\n" + joined(s.state);
-  INFO("steps in the guest:\n" << steps);
+  INFO("steps in the guest:\n" << described(r.steps));
   // What Linux showed (docs/development.md, "The real kernel").
   auto state = [&](const std::string& step, size_t line) {
     const auto& lines = stepNamed(r, step).state;
@@ -139,6 +152,120 @@ TEST_CASE("the simulated kernel answers the scenario as Linux does", "[kernel]")
   host::SimulatedKernel kernel(dir.path());
   auto simulated = kernel_test::runScenario(kernel, kernel);
   const auto& real = vm->report->steps;
+  REQUIRE(simulated.size() == real.size());
+  for (size_t i = 0; i < real.size(); ++i) {
+    INFO("step " << i << ": " << real[i].name << "\nLinux: " << real[i].result << "\n"
+                 << joined(real[i].state) << "simulated: " << simulated[i].result << "\n"
+                 << joined(simulated[i].state));
+    CHECK(simulated[i].name == real[i].name);
+    CHECK(simulated[i].result == real[i].result);
+    CHECK(simulated[i].state == real[i].state);
+  }
+}
+
+TEST_CASE("our sriov CNI plugin on Linux's igb: every setting applied, shown and put back",
+          "[kernel][cni]") {
+  const VmResult* vm = vmRun();
+  if (vm == nullptr) return;
+  INFO("serial console:\n" << vm->serial);
+  INFO(vm->report.status().message());
+  REQUIRE(vm->report.ok());
+  const auto& r = *vm->report;
+  INFO("CNI steps in the guest:\n" << described(r.cni_steps));
+  auto step = [&](const std::string& name) -> const kernel_test::Step& {
+    for (const auto& s : r.cni_steps) {
+      if (s.name == name) return s;
+    }
+    FAIL("no CNI step \"" << name << "\"");
+    throw std::logic_error("unreachable");
+  };
+  const std::string fresh =
+      "VF 1 mac=none vlan=0 qos=0 proto=802.1Q spoofchk=on trust=off "
+      "min_tx_rate=0 max_tx_rate=0 link_state=auto";
+  REQUIRE(step("cni: PF mtu 1500, sriov_numvfs 4, up, pod namespace").result == "ok");
+  CHECK(step("cni: PF mtu 1500, sriov_numvfs 4, up, pod namespace").state.at(0) == fresh);
+  const auto& add =
+      step("cni ADD: MAC, VLAN 100 QoS 2, spoofchk off, trust on, max rate 100, IPv4 + IPv6");
+  REQUIRE(add.result == "ok");
+  // What Linux's igb shows through the PF (rtnetlink), the netdev in the pod, the host without it.
+  CHECK(add.state.at(0) ==
+        "VF 1 mac=02:11:22:33:44:55 vlan=100 qos=2 proto=802.1Q spoofchk=off trust=on "
+        "min_tx_rate=0 max_tx_rate=100 link_state=auto");
+  CHECK(add.state.at(2) ==
+        "pod: net1 up mac=02:11:22:33:44:55 mtu=1500 10.56.217.10/24 fd00:10:56::10/64, "
+        "route 10.60.0.0/16 via 10.56.217.1");
+  CHECK(add.state.at(3) == "host: VF 1 netdev absent");
+  CHECK_THAT(add.state.at(4), Catch::Contains("name=net1 mac=02:11:22:33:44:55 mtu=1500") &&
+                                  Catch::Contains("address=10.56.217.10/24 gateway=10.56.217.1") &&
+                                  Catch::Contains("address=fd00:10:56::10/64") &&
+                                  Catch::Contains("dst=10.60.0.0/16"));
+  CHECK(step("cni CHECK").result == "ok");
+  const auto& del = step("cni DEL");
+  CHECK(del.result == "ok");
+  CHECK(del.state.at(0) == fresh);
+  CHECK(del.state.at(2) == "pod: no net1");
+  CHECK(del.state.at(3) == "host: VF 1 netdev present, MAC as before, mtu 1500, down");
+  CHECK(step("cni DEL again").result == "ok");
+  // What igb refuses fails the ADD with the kernel's reason and leaves the VF as it was.
+  for (const auto& [name, errno_name] : std::vector<std::pair<std::string, std::string>>{
+           {"cni ADD refused: link_state enable", "EOPNOTSUPP"},
+           {"cni ADD refused: 802.1ad", "EPROTONOSUPPORT"},
+           {"cni ADD refused: min_tx_rate 10", "EINVAL"}}) {
+    INFO(name);
+    const auto& refused = step(name);
+    CHECK(refused.result == errno_name);
+    CHECK(refused.state.at(0) == fresh);
+    CHECK(refused.state.at(2) == "pod: no net1");
+    CHECK(refused.state.at(3) == "host: VF 1 netdev present, MAC as before, mtu 1500, down");
+  }
+  // DPDK mode: VF 2 on vfio-pci, configured through the PF only, and reset on DEL.
+  REQUIRE(step("cni: bind VF 2 to vfio-pci").result == "ok");
+  const auto& dpdk = step("cni ADD DPDK: VF 2 on vfio-pci, MAC, VLAN 200, trust on");
+  CHECK(dpdk.result == "ok");
+  CHECK(dpdk.state.at(1) ==
+        "VF 2 mac=02:11:22:33:44:66 vlan=200 qos=0 proto=802.1Q spoofchk=on trust=on "
+        "min_tx_rate=0 max_tx_rate=0 link_state=auto");
+  CHECK_THAT(dpdk.state.at(4), Catch::Contains("name=net2 mac=02:11:22:33:44:66"));
+  const auto& undone = step("cni DEL DPDK");
+  CHECK(undone.result == "ok");
+  CHECK(undone.state.at(1) ==
+        "VF 2 mac=none vlan=0 qos=0 proto=802.1Q spoofchk=on trust=off "
+        "min_tx_rate=0 max_tx_rate=0 link_state=auto");
+  CHECK(step("cni: VF 2 back on its driver, sriov_numvfs 0").result == "ok");
+}
+
+TEST_CASE("the simulated kernel answers the CNI plugin as Linux's igb does", "[kernel][cni]") {
+  const VmResult* vm = vmRun();
+  if (vm == nullptr) return;
+  INFO(vm->report.status().message());
+  REQUIRE(vm->report.ok());
+  testing::TempDir dir;
+  REQUIRE(host::writeFixture("igb-qemu", dir.path()).isOk());
+  // The same scenario with cni-simulated: the PF's side on the fixture, each VF's netdev a veth
+  // interface of the fixture's name, all in a network namespace of this test's own.
+  std::vector<kernel_test::Step> simulated;
+  std::string problem;
+  std::thread([&] {
+    if (::unshare(CLONE_NEWNET) != 0) {
+      problem = "unshare(CLONE_NEWNET) failed: run as root";
+      return;
+    }
+    host::SimulatedKernel kernel(dir.path());
+    simulated = kernel_test::runCniScenario(
+        kernel, kernel,
+        {.plugin = SRIOV_DRA_SRIOV_CNI_SIMULATED,
+         .cni_path = "/usr/lib/cni",
+         .work_dir = dir.path() + "/cni",
+         .env = {{"SRIOV_DRA_SIMULATED_ROOT", dir.path()}},
+         .vf_netdev_created = [peers = 0](const std::string& name) mutable {
+           // One end of a veth pair (an ifb takes no MAC), its peer beside it.
+           (void)runProcess({.argv = {"ip", "link", "add", name, "type", "veth", "peer", "name",
+                                      "peer" + std::to_string(peers++)}},
+                            std::chrono::seconds(10));
+         }});
+  }).join();
+  REQUIRE(problem.empty());
+  const auto& real = vm->report->cni_steps;
   REQUIRE(simulated.size() == real.size());
   for (size_t i = 0; i < real.size(); ++i) {
     INFO("step " << i << ": " << real[i].name << "\nLinux: " << real[i].result << "\n"

@@ -1,10 +1,12 @@
 // Runs inside the real-kernel test's VM (tests/kernel/vm.h), as the guest's /probe/run: the
-// scenario on the first SR-IOV PF, then 2 VFs on every PF and their placements, against the
-// guest's own sysfs and netlink. Prints the report between marker lines on the serial console.
+// scenario on the first SR-IOV PF, the CNI plugin's scenario there (our /probe/sriov with
+// /probe/host-local), then 2 VFs on every PF and their placements, against the guest's own sysfs
+// and netlink. Prints the report between marker lines on the serial console.
 #include <cstdio>
 
 #include "host/apply.h"
 #include "host/discovery.h"
+#include "kernel/cni_scenario.h"
 #include "kernel/scenario.h"
 
 using namespace sriovdra;
@@ -12,7 +14,10 @@ using namespace sriovdra;
 int main() {
   host::RealSysfs sysfs("/");
   host::KernelNetlink netlink;
-  kernel_test::Report report{kernel_test::runScenario(sysfs, netlink), {}};
+  kernel_test::Report report{kernel_test::runScenario(sysfs, netlink), {}, {}};
+  report.cni_steps = kernel_test::runCniScenario(
+      sysfs, netlink,
+      {.plugin = "/probe/sriov", .cni_path = "/probe", .work_dir = "/run/cni-test"});
   std::vector<std::string> failed;  // shown beside the placements, which then lack those VFs
   if (auto t = host::discover(sysfs, netlink); t.ok()) {
     for (const auto& pf : t->pfs) {

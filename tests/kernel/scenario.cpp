@@ -169,16 +169,22 @@ std::vector<std::string> placements(const host::Sysfs& sysfs, const host::Netlin
 std::string encodeReport(const Report& report) {
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
-  json::Value steps(rapidjson::kArrayType);
-  for (const auto& s : report.steps) {
-    json::Value o(rapidjson::kObjectType);
-    api::Writer(o, a)
-        .strAlways("name", s.name)
-        .strAlways("result", s.result)
-        .strings("state", s.state);
-    steps.PushBack(o, a);
-  }
-  api::Writer(doc, a).value("steps", std::move(steps)).strings("placements", report.placements);
+  auto encode = [&](const std::vector<Step>& list) {
+    json::Value steps(rapidjson::kArrayType);
+    for (const auto& s : list) {
+      json::Value o(rapidjson::kObjectType);
+      api::Writer(o, a)
+          .strAlways("name", s.name)
+          .strAlways("result", s.result)
+          .strings("state", s.state);
+      steps.PushBack(o, a);
+    }
+    return steps;
+  };
+  api::Writer(doc, a)
+      .value("steps", encode(report.steps))
+      .strings("placements", report.placements)
+      .value("cniSteps", encode(report.cni_steps));
   return json::dump(doc);
 }
 
@@ -191,6 +197,9 @@ Result<Report> decodeReport(std::string_view json_text) {
     r.steps.push_back({s.str("name"), s.str("result"), s.strings("state")});
   }
   r.placements = root.strings("placements");
+  for (const auto& s : root.array("cniSteps")) {
+    r.cni_steps.push_back({s.str("name"), s.str("result"), s.strings("state")});
+  }
   if (!root.status().isOk()) return root.status();
   return r;
 }

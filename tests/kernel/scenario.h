@@ -36,13 +36,16 @@ std::vector<std::string> placements(const host::Sysfs& sysfs, const host::Netlin
 inline constexpr const char* kReportBegin = "--- sriov-dra kernel report ---";
 inline constexpr const char* kReportEnd = "--- end of sriov-dra kernel report ---";
 
-// What the probe prints: the scenario's steps and the placements.
+// What the probe prints: the scenario's steps, the placements and the CNI plugin's steps
+// (cni_scenario.h).
 struct Report {
   std::vector<Step> steps;
   std::vector<std::string> placements;
+  std::vector<Step> cni_steps;
 };
 
-// The report as one JSON object {"steps":[{"name","result","state"}], "placements":[...]}, and
+// The report as one JSON object {"steps":[{"name","result","state"}], "placements":[...],
+// "cniSteps":[...]}, and
 // back (an error naming the field when it is not that shape).
 std::string encodeReport(const Report& report);
 Result<Report> decodeReport(std::string_view json_text);

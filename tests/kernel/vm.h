@@ -1,7 +1,8 @@
 #pragma once
 // One boot of the real-kernel test's VM: QEMU (TCG; KVM is not usable on this machine kind) with
 // Debian's kernel and the base initramfs of scripts/build-kernel-vm.sh, to which the probe program
-// and the shared libraries `ldd` names for it are appended as a second cpio archive (Linux
+// and the shared libraries `ldd` names for it (and for `programs`) are appended as a second cpio
+// archive (Linux
 // unpacks both). The guest's /init loads igb, igbvf and vfio-pci, runs the probe as /probe/run
 // and powers off; everything the guest printed on its serial console is returned. The console
 // goes to a file in the work directory, not through a pipe: one of four boots under load here,
@@ -13,7 +14,8 @@
 // RCU, the second vCPU's timer never firing, until the timeout), and one emulated
 // Intel 82576 (`igb`, 7 VFs) per entry of `nics`: behind a root port of the main root complex
 // (pci0000:00), or of a pxb-pcie expander bridge, a root bus of its own (pci0000:<bus>) on the
-// given NUMA node. No network backend: the guest never reaches the host.
+// given NUMA node. Each NIC's backend is a port of a QEMU hub of its own: the PF has a link, and
+// the guest reaches nothing, the host least of all.
 #include <chrono>
 #include <string>
 #include <vector>
@@ -30,7 +32,9 @@ struct VmNic {
 struct VmOptions {
   std::string kernel_vm_dir;  // scripts/build-kernel-vm.sh's output (vmlinux, base.cpio)
   std::string probe;          // the program the guest runs
-  std::string work_dir;       // scratch: the probe's initramfs
+  // More programs the guest gets under /probe/<name>, with the libraries they load.
+  std::vector<std::string> programs;
+  std::string work_dir;  // scratch: the probe's initramfs
   std::vector<VmNic> nics;
   std::chrono::seconds timeout{300};
 };
