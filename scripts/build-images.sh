@@ -33,8 +33,8 @@ done
 out="${out:-$build_dir/images}"
 mkdir -p "$out"
 [[ -f "$build_dir/build.ninja" ]] || cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-targets=(sriov-dra-operator sriov-dra-agent sriov-dra)
-((test_images)) && targets+=(sriov-dra-agent-simulated)
+targets=(sriov-dra-operator sriov-dra-agent sriov-dra sriov ib-sriov)
+((test_images)) && targets+=(sriov-dra-agent-simulated cni-simulated)
 cmake --build "$build_dir" --target "${targets[@]}" >/dev/null
 
 work="$(mktemp -d)"
@@ -107,7 +107,8 @@ oci_image() {
 
 # binary_image NAME REF BINARY USER [PROGRAM [EXTRA...]]: the build's PROGRAM (default BINARY)
 # as /usr/bin/BINARY, its libraries, /tmp, and the users of the manifests; each EXTRA host file
-# at its path, with the libraries it loads when it is a program.
+# at its path, with the libraries it loads when it is a program; an EXTRA written SOURCE=PATH is
+# the build's program SOURCE, stripped, at PATH (with its libraries, if it loads any).
 binary_image() {
   local name="$1" ref="$2" binary="$3" user="$4" program="${5:-$3}" rootfs="$work/$1-rootfs" lib
   local extra
@@ -116,6 +117,14 @@ binary_image() {
   strip --strip-unneeded -o "$rootfs/usr/bin/$binary" "$build_dir/bin/$program"
   for lib in $(libraries_of "$build_dir/bin/$program"); do copy_in "$rootfs" "$lib"; done
   for extra in "${@:6}"; do
+    if [[ "$extra" == *=* ]]; then
+      mkdir -p "$rootfs$(dirname "${extra#*=}")"
+      strip --strip-unneeded -o "$rootfs${extra#*=}" "$build_dir/bin/${extra%%=*}"
+      if ldd "$build_dir/bin/${extra%%=*}" >/dev/null 2>&1; then
+        for lib in $(libraries_of "$build_dir/bin/${extra%%=*}"); do copy_in "$rootfs" "$lib"; done
+      fi
+      continue
+    fi
     copy_in "$rootfs" "$extra"
     [[ -x "$extra" ]] || continue
     for lib in $(libraries_of "$extra"); do copy_in "$rootfs" "$lib"; done
@@ -137,13 +146,18 @@ done
 
 product_image sriov-dra-operator sriov-dra-operator 65532:65532
 # The agent runs as root (it writes sysfs and runs CNI plugins); see config/agent/daemonset.yaml.
-product_image sriov-dra-agent sriov-dra-agent 0:0 "${mstconfig[@]}"
+# It carries the sriov and ib-sriov CNI plugins (static programs) for its init container to
+# install on the node.
+cni_plugins=(sriov=/usr/lib/sriov-dra/cni/sriov ib-sriov=/usr/lib/sriov-dra/cni/ib-sriov)
+product_image sriov-dra-agent sriov-dra-agent 0:0 "${mstconfig[@]}" "${cni_plugins[@]}"
 product_image sriov-dra sriov-dra 65532:65532
 
 if ((test_images)); then
-  # The agent on the simulated kernel (tools/agent_simulated.cpp), where sriov-dra-agent is.
+  # The agent on the simulated kernel (tools/agent_simulated.cpp), where sriov-dra-agent is, with
+  # the CNI plugins on the simulated kernel (tools/cni_simulated.cpp) where the plugins are.
   binary_image sriov-dra-agent-simulated sriov-dra.local/sriov-dra-agent-simulated:test \
-    sriov-dra-agent 0:0 sriov-dra-agent-simulated
+    sriov-dra-agent 0:0 sriov-dra-agent-simulated \
+    cni-simulated=/usr/lib/sriov-dra/cni/sriov cni-simulated=/usr/lib/sriov-dra/cni/ib-sriov
   busybox=/bin/busybox
   linked="$(ldd "$busybox" 2>&1 || true)"
   if [[ ! -x "$busybox" || "$linked" != *"not a dynamic executable"* ]]; then

@@ -131,7 +131,8 @@ kubectl get resourceclaim -n "$apps" "$claim" \
     printf '    %-4s %-38s %-14s -> %s\n' "$request" "$driver" "$device" "$root"
   done
 echo "  the kubelet called our NodePrepareResources; containerd applied our CDI edits and called our"
-echo "  NRI plugin, which ran the NAD's CNI (host-device stands in for the SR-IOV CNI). In the pod:"
+echo "  NRI plugin, which ran the NAD's CNI: our ib-sriov plugin (installed by the agent's init"
+echo "  container), with host-local for IPv4 and IPv6. In the pod:"
 kubectl exec -n "$apps" inference-0 -- ip addr show dev net1 | sed 's/^/    /'
 kubectl exec -n "$apps" inference-0 -- ls /dev/infiniband | tr '\n' ' ' | sed 's/^/    \/dev\/infiniband: /'
 echo

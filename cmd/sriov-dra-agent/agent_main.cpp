@@ -1,5 +1,6 @@
 #include "sriov-dra-agent/agent_main.h"
 
+#include <iostream>
 #include <set>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +9,7 @@
 #include "base/log.h"
 #include "base/process.h"
 #include "base/signals.h"
+#include "cni_plugin/install.h"
 #include "dra/vf_config.h"
 #include "node/attach/flags.h"
 
@@ -105,7 +107,24 @@ int agentMain(int argc, char** argv, process::KernelFactory kernel) {
       ->capture_default_str();
   app.add_option("-v,--v", o.verbosity,
                  "log verbosity (a SriovOperatorConfig's logLevel takes its place)");
+  std::string plugins_from = "/usr/lib/sriov-dra/cni", plugins_to;
+  auto* install = app.add_subcommand(
+      "install-cni-plugins",
+      "install the sriov and ib-sriov CNI plugins this image carries into the node's CNI bin "
+      "directory, then exit (the agent's init container)");
+  install->add_option("--from", plugins_from, "where the image keeps the plugins")
+      ->capture_default_str();
+  install->add_option("--to", plugins_to, "the node's CNI bin directory, as mounted")->required();
   CLI11_PARSE(app, argc, argv);
+  if (install->parsed()) {
+    auto done = cni_plugin::installPlugins(plugins_from, plugins_to);
+    if (!done.ok()) {
+      std::cerr << "install-cni-plugins: " << done.status().message() << "\n";
+      return 1;
+    }
+    for (const auto& line : *done) std::cout << line << "\n";
+    return 0;
+  }
   log::setVerbosity(o.verbosity);
   o.resync_period = std::chrono::seconds(resync_seconds);
   return process::runAgent(std::move(o), signals);

@@ -51,6 +51,21 @@ int main(int argc, char** argv) {
                  "install.yaml)");
   app.add_option("--agent-image", o.operator_.agent_image,
                  "image of the agent in --agent-daemonset (default: as in the file)");
+  app.add_option("--agent-install-cni-plugins", o.operator_.agent_install_cni_plugins,
+                 "keep the init container of --agent-daemonset that installs the sriov and "
+                 "ib-sriov CNI plugins on each node (false: the nodes have them already)")
+      ->envname("AGENT_INSTALL_CNI_PLUGINS")
+      ->capture_default_str();
+  app.add_option("--agent-cni-bin-dir", o.operator_.agent_cni_bin_dir,
+                 "the nodes' CNI bin directory for --agent-daemonset (default: as in the file, "
+                 "/opt/cni/bin)")
+      ->envname("AGENT_CNI_BIN_DIR")
+      ->check(CLI::Validator(
+          [](const std::string& p) {
+            return !p.empty() && p.front() == '/' ? std::string()
+                                                  : "\"" + p + "\" is not an absolute path";
+          },
+          "DIR"));
   app.add_option("--upstream-namespace", o.operator_.upstream_namespace,
                  "namespace of the SR-IOV network operator while both run: its objects there are "
                  "left to it, and networks copied here take over its NetworkAttachmentDefinitions "

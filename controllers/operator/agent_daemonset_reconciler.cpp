@@ -31,12 +31,28 @@ Result<kube::ReconcileResult> AgentDaemonSetReconciler::reconcile(const std::str
   json::Document& ds = *copied;
   auto& md = json::ensureObject(ds, "metadata", ds.GetAllocator());
   json::setString(md, "namespace", options_.namespace_, ds.GetAllocator());
+  auto& pod = ds["spec"]["template"]["spec"];
+  if (!options_.agent_install_cni_plugins) pod.RemoveMember("initContainers");
   if (!options_.agent_image.empty()) {
-    auto& containers = ds["spec"]["template"]["spec"]["containers"];
-    json::setString(containers[0], "image", options_.agent_image, ds.GetAllocator());
+    json::setString(pod["containers"][0], "image", options_.agent_image, ds.GetAllocator());
+    if (auto inits = pod.FindMember("initContainers");
+        inits != pod.MemberEnd() && inits->value.IsArray()) {
+      for (auto& c : inits->value.GetArray()) {
+        json::setString(c, "image", options_.agent_image, ds.GetAllocator());
+      }
+    }
+  }
+  if (!options_.agent_cni_bin_dir.empty()) {
+    if (auto volumes = pod.FindMember("volumes");
+        volumes != pod.MemberEnd() && volumes->value.IsArray()) {
+      for (auto& v : volumes->value.GetArray()) {
+        if (json::stringOr(v, "name") != "cni-bin") continue;
+        json::setString(json::ensureObject(v, "hostPath", ds.GetAllocator()), "path",
+                        options_.agent_cni_bin_dir, ds.GetAllocator());
+      }
+    }
   }
   if (auto config = appliedConfig(caches_, options_)) {
-    auto& pod = ds["spec"]["template"]["spec"];
     auto& selector = json::ensureObject(pod, "nodeSelector", ds.GetAllocator());
     for (const auto& [k, v] : config->spec.config_daemon_node_selector) {
       json::setString(selector, k, v, ds.GetAllocator());

@@ -1,8 +1,10 @@
 #pragma once
 // With --agent-daemonset (as OLM installs the operator, since bundles cannot carry DaemonSets):
 // applies the node agent's DaemonSet from that manifest into the operator's namespace, with the
-// image replaced by --agent-image and the configDaemonNodeSelector of SriovOperatorConfig
-// "default" added to its nodeSelector, puts it back when it is changed or deleted, and re-applies
+// image replaced by --agent-image (its init container's too), the init container that installs
+// the CNI plugins left out with --agent-install-cni-plugins=false, the cni-bin volume's host path
+// set by --agent-cni-bin-dir, and the configDaemonNodeSelector of SriovOperatorConfig "default"
+// added to its nodeSelector, puts it back when it is changed or deleted, and re-applies
 // it every 10 minutes in case a watch event was missed.
 #include <string>
 

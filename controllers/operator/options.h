@@ -47,6 +47,9 @@ struct OperatorOptions {
   std::chrono::milliseconds too_large_retry{std::chrono::minutes(5)};
   std::shared_ptr<const json::Document> agent_daemonset;  // null = not managed here
   std::string agent_image;                                // "" = as in the manifest
+  // false: the agent's init container that installs the CNI plugins is left out.
+  bool agent_install_cni_plugins = true;
+  std::string agent_cni_bin_dir;  // the host directory of the cni-bin volume; "" = as in the file
 };
 
 }  // namespace sriovdra::op

@@ -91,9 +91,13 @@ Status checkAllowed(const NetworkConfig& config, const AllowList& allowed) {
     std::string where = config.list ? "plugins[" + std::to_string(i) + "] (type " + type + ")"
                                     : "the CNI configuration (type " + type + ")";
     if (allowed.plugins.count(type) == 0) {
-      return denied(where + ": CNI plugin \"" + type +
-                    "\" is not allowed on this node (allowed: " + listed(allowed.plugins) +
-                    "); an administrator allows more with the agent's --cni-plugins");
+      std::string message = where;
+      message.append(": CNI plugin \"")
+          .append(type)
+          .append("\" is not allowed on this node (allowed: ");
+      message.append(listed(allowed.plugins))
+          .append("); an administrator allows more with the agent's --cni-plugins");
+      return denied(message);
     }
     auto doc = json::parse(config.plugins[i]);
     if (!doc.ok() || !doc->IsObject()) return denied(where + " is not a JSON object");
@@ -108,9 +112,13 @@ Status checkAllowed(const NetworkConfig& config, const AllowList& allowed) {
       std::string_view ipam_type = json::stringOr(*ipam, "type");
       if (!ipam_type.empty() &&
           (!isPluginType(ipam_type) || allowed.ipam.count(std::string(ipam_type)) == 0)) {
+        bool needs_mounts = ipam_type == "dhcp" || ipam_type == "whereabouts";
         return denied(where + ": IPAM plugin \"" + std::string(ipam_type.substr(0, 256)) +
                       "\" is not allowed on this node (allowed: " + listed(allowed.ipam) +
-                      "); an administrator allows more with the agent's --cni-ipam-plugins");
+                      "); an administrator allows more with the agent's --cni-ipam-plugins" +
+                      (needs_mounts ? ", after mounting what it needs into the agent "
+                                      "(docs/install.md, \"IPAM plugins\")"
+                                    : ""));
       }
     }
     SDRA_RETURN_IF_ERROR(PathCheck(allowed, where).walk(*doc, ""));

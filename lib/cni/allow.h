@@ -27,7 +27,10 @@ namespace sriovdra::cni {
 
 struct AllowList {
   std::set<std::string> plugins = {"sriov", "ib-sriov"};
-  std::set<std::string> ipam = {"host-local", "static", "dhcp", "whereabouts"};
+  // The IPAM plugins that work where the agent runs them, from its container: dhcp needs its
+  // daemon's socket (/run/cni/dhcp.sock) and whereabouts its configuration and kubeconfig
+  // (/etc/cni/net.d/whereabouts.d) mounted there, so they are opt-in (docs/install.md).
+  std::set<std::string> ipam = {"host-local", "static"};
   std::vector<std::string> host_paths;  // absolute directories
 };
 

@@ -72,15 +72,22 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
   INFO("VF " << vf_pci << " (" << netdev << ") in ResourceClaim " << claim);
   auto net1 = [&] { return p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}); };
 
-  // Inside the pod: the VF's interface with the NAD's address (our NRI plugin ran CNI in
-  // RunPodSandbox) and the CDI environment of our prepare (containerd applied the CDI edits).
-  CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress));
+  // The agent's init container installed our CNI plugins into the node's CNI bin directory.
+  for (const char* plugin : {"sriov", "ib-sriov"}) {
+    auto installed = fs::status(std::string(RealNode::kRoot) + "/cni-bin/" + plugin);
+    CHECK((installed.permissions() & fs::perms::owner_exec) != fs::perms::none);
+  }
+  // Inside the pod: the VF's interface with the network's IPv4 and IPv6 addresses (our NRI
+  // plugin ran our ib-sriov plugin in RunPodSandbox, which ran host-local) and the CDI
+  // environment of our prepare (containerd applied the CDI edits).
+  CHECK_THAT(net1(), Catch::Contains(ProductOnNode::kNadAddress) &&
+                         Catch::Contains(ProductOnNode::kNadAddress6));
   CHECK_FALSE(ProductOnNode::onHost(netdev));
   CHECK_THAT(p.exec("inference-0", {"/bin/busybox", "env"}),
              Catch::Contains("SRIOVNETWORK_PCI_ADDRESSES=" + vf_pci));
   CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + claim},
-                   "{.status.devices[?(@.driver==\"" + kDriver + "\")].networkData.ips[0]}") ==
-        ProductOnNode::kNadAddress);
+                   "{.status.devices[?(@.driver==\"" + kDriver + "\")].networkData.ips[*]}") ==
+        std::string(ProductOnNode::kNadAddress) + " " + ProductOnNode::kNadAddress6);
   // KEP-5304 (--enable-device-metadata): the claim's "vf" request described where the pod
   // looks for it, under the pod's own name for the claim (made from a template).
   auto metadata = p.exec("inference-0", {"/bin/busybox", "cat",
@@ -95,7 +102,8 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
           Catch::Contains("\"resource.kubernetes.io/pciBusID\":{\"string\":\"" + vf_pci + "\"}") &&
           // Attached before the container started: its interface is in the file.
           Catch::Contains("\"networkData\":{\"interfaceName\":\"net1\",\"ips\":[\"" +
-                          std::string(ProductOnNode::kNadAddress) + "\"]"));
+                          std::string(ProductOnNode::kNadAddress) + "\",\"" +
+                          ProductOnNode::kNadAddress6 + "\"]"));
 
   // The agent pod deleted while the workload runs: the DaemonSet starts another, which finds the
   // pod attached and attaches nothing again; then an image upgrade rolls the DaemonSet.

@@ -58,7 +58,8 @@ void waitFor(const std::function<bool()>& cond, std::chrono::seconds timeout,
 
 }  // namespace
 
-// The hardware's stand-ins on the host: an ifb interface per VF netdev of the simulated server,
+// The hardware's stand-ins on the host: an ifb interface per VF netdev of the simulated server
+// (our ib-sriov plugin moves, renames and addresses it; IPoIB takes no MAC either),
 // and character devices for the RDMA device nodes of its VFs (/dev/infiniband/uverbsN, umadN,
 // issmN, rdma_cm), which our CDI specs name and containerd creates in the container from the
 // host's node.
@@ -175,9 +176,12 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
   p->gpu_plugin_ = std::make_unique<GpuKubeletPlugin>(admin, p->node_->pluginsRegistryDir(),
                                                       p->node_->kubeletDir() + "/plugins");
 
-  step(std::string("namespace ") + kWorkloads + ": the template gpu-nic-aligned and NAD cx6-vf");
-  // The workloads' namespace: the reference template and the NAD it names (Multus's CRD, as a
-  // cluster with Multus has it).
+  step(std::string("namespace ") + kWorkloads +
+       ": the template gpu-nic-aligned; the network cx6-vf, which the operator renders");
+  // The workloads' namespace: the reference template, and the reference's InfiniBand network as
+  // a SriovIBNetwork (link state enable, as the reference NAD), with IPv4 and IPv6 from
+  // host-local, which the operator renders into the NAD cx6-vf there (Multus's CRD, as a cluster
+  // with Multus has it). The pods get their VF through our ib-sriov plugin.
   p->kubectl({"apply", "-f", source + "/tests/fixtures/crds/network-attachment-definitions.yaml"});
   p->kubectl({"wait", "--for=condition=established", "--timeout=60s",
               "crd/network-attachment-definitions.k8s.cni.cncf.io"});
@@ -185,13 +189,22 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
   p->kubectl({"apply", "-n", kWorkloads, "-f",
               source + "/config/samples/aligned-resourceclaimtemplate.yaml"});
   p->cp_->applyYaml(
-      "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
-      "metadata: {name: cx6-vf, namespace: " +
+      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovIBNetwork\n"
+      "metadata: {name: cx6-vf, namespace: sriov-dra}\nspec:\n  resourceName: cx6_vfs\n"
+      "  networkNamespace: " +
       std::string(kWorkloads) +
-      "}\nspec:\n  config: '{\"cniVersion\":\"1.0.0\",\"name\":\"cx6-vf\",\"type\":\"host-device\","
-      "\"capabilities\":{\"deviceID\":true},\"ipam\":{\"type\":\"static\",\"addresses\":"
-      "[{\"address\":\"" +
-      kNadAddress + "\"}]}}'\n");
+      "\n  linkState: enable\n"
+      "  ipam: '{\"type\":\"host-local\",\"ranges\":[[{\"subnet\":\"10.56.217.0/24\","
+      "\"rangeStart\":\"10.56.217.10\",\"rangeEnd\":\"10.56.217.100\"}],"
+      "[{\"subnet\":\"fd00:10:56::/64\",\"rangeStart\":\"fd00:10:56::10\","
+      "\"rangeEnd\":\"fd00:10:56::100\"}]]}'\n");
+  waitFor(
+      [&] {
+        return !p->jsonpath(kWorkloads, {"network-attachment-definitions", "cx6-vf"},
+                            "{.spec.config}")
+                    .empty();
+      },
+      60s, [&] { return "the operator rendered no NAD cx6-vf\n" + p->diagnostics(); });
   return p;
 }
 

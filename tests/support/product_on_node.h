@@ -5,13 +5,14 @@
 // tests/node/overlay` (config/default, what manifests/install.yaml holds, with the agent's fixture
 // mounts) or `helm install` of the chart with tests/node/helm-values.yaml (the same changes as
 // values), the reference policies, and a workload namespace with the reference
-// `gpu-nic-aligned` ResourceClaimTemplate and the NAD `cx6-vf` it names.
+// `gpu-nic-aligned` ResourceClaimTemplate and the network `cx6-vf` it names (a SriovIBNetwork
+// the operator renders into that namespace as an ib-sriov NAD with host-local IPv4 and IPv6).
 //
 // Only the hardware is simulated: the agent's sysfs is a simulated A100 server's, an ifb
 // interface in the host's network namespace stands in for each VF's netdev, character devices
-// (/dev/null's numbers) for the VFs' RDMA device nodes, the NAD's host-device (declaring CNI's
-// deviceID capability, so it finds the VF's netdev by the PCI address the agent passes) for the
-// SR-IOV CNI, and the GPUs' ResourceSlices and kubelet plugin for the NVIDIA driver's.
+// (/dev/null's numbers) for the VFs' RDMA device nodes, and the GPUs' ResourceSlices and kubelet
+// plugin for the NVIDIA driver's. The CNI plugins are ours, installed by the agent's init
+// container, with the simulated kernel for the PF's side (tools/cni_simulated.cpp).
 // Every failure throws std::runtime_error with what kubectl said, the pods, the Events, our
 // components' logs and the node's.
 #include <functional>
@@ -28,7 +29,9 @@ namespace sriovdra::testing {
 class ProductOnNode {
  public:
   static constexpr const char* kWorkloads = "llm";  // the workload namespace
+  // What host-local gives the first pod attached to the network cx6-vf.
   static constexpr const char* kNadAddress = "10.56.217.10/24";
+  static constexpr const char* kNadAddress6 = "fd00:10:56::10/64";
 
   enum class Installer {
     kKubectl,  // kubectl apply -k tests/node/overlay
