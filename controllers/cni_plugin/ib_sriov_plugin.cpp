@@ -185,6 +185,10 @@ Result<std::string> IbSriovPlugin::add(const cni::CmdArgs& args) {
         "NetworkAttachmentDefinition (the RDMA device stays shared)");
   }
   if (conf.device_id.empty()) return fail("deviceID is required");
+  if (!isPciAddress(conf.device_id)) {
+    return fail("deviceID " + cni::goQuote(conf.device_id) +
+                " is not a PCI address (DDDD:BB:DD.F, lower-case hex)");
+  }
   VfSysfs sysfs(*host_.sysfs);
   auto driver = sysfs.driver(conf.device_id);
   bool vfio = driver.ok() && *driver == "vfio-pci";
@@ -311,7 +315,7 @@ Status IbSriovPlugin::del(const cni::CmdArgs& args) {
     SDRA_RETURN_IF_ERROR(delegateDel(args, conf->plugin.ipam_type, host_.ipam_timeout));
   }
   VfSysfs sysfs(*host_.sysfs);
-  if (!sysfs.isVf(conf->device_id)) {
+  if (!isPciAddress(conf->device_id) || !sysfs.isVf(conf->device_id)) {
     (void)files.removeCache(args.container_id, args.if_name);
     return Status::ok();
   }

@@ -314,6 +314,10 @@ Result<Loaded> loadConf(const cni::CmdArgs& args, const PluginHost& h, const VfF
   auto& c = out.conf;
   VfSysfs vf(*h.sysfs);
   if (c.device_id.empty()) return fail("LoadConf(): VF pci addr is required");
+  if (!isPciAddress(c.device_id)) {
+    return fail("LoadConf(): deviceID " + cni::goQuote(c.device_id) +
+                " is not a PCI address (DDDD:BB:DD.F, lower-case hex)");
+  }
   auto pf = vf.pfName(c.device_id);
   auto id = pf.ok() ? vf.vfId(c.device_id, *pf) : Result<int64_t>(pf.status());
   if (!id.ok()) {
@@ -503,6 +507,12 @@ Status SriovPlugin::del(const cni::CmdArgs& args) {
     // made. A DEL that keeps failing would block the pod's removal forever.
     host_.log("DEL of " + args.container_id + "/" + args.if_name + ": no usable cache (" +
               conf.status().message() + "): nothing to do");
+    return Status::ok();
+  }
+  if (!isPciAddress(conf->device_id)) {
+    host_.log("DEL of " + args.container_id + "/" + args.if_name + ": the cache's deviceID " +
+              cni::goQuote(conf->device_id) + " is not a PCI address: nothing to do");
+    (void)files.removeCache(args.container_id, args.if_name);
     return Status::ok();
   }
   auto lock = files.lock(conf->device_id, host_.lock_timeout);

@@ -13,6 +13,15 @@ int64_t number(const std::string& text) { return std::strtoll(text.c_str(), null
 
 }  // namespace
 
+bool isPciAddress(std::string_view d) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  if (d.size() != 12 || d[4] != ':' || d[7] != ':' || d[10] != '.') return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9}) {
+    if (!hex(d[i])) return false;
+  }
+  return d[8] <= '1' && d[11] >= '0' && d[11] <= '7';  // device 00-1f, function 0-7
+}
+
 bool userspaceDriver(std::string_view driver) {
   return driver == "vfio-pci" || driver == "uio_pci_generic" || driver == "igb_uio";
 }

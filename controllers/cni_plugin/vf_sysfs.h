@@ -16,6 +16,11 @@ inline Status fail(const std::string& message) { return Status(Code::kInternal, 
 // The drivers that leave a VF to userspace (DPDK): no netdev to move.
 bool userspaceDriver(std::string_view driver);
 
+// Whether `device` is a PCI address as sysfs names devices ("0000:3b:01.1": domain, bus, device
+// and function in lower-case hex). Every deviceID is checked so before it reaches a path: the
+// plugins run as root, and "../" in a deviceID would name another file.
+bool isPciAddress(std::string_view device);
+
 class VfSysfs {
  public:
   explicit VfSysfs(const host::Sysfs& fs) : fs_(fs) {}

@@ -400,12 +400,12 @@ Status SimulatedKernel::setVf(std::string_view pf, const VfSetting& setting) {
     }
     return tree_.file(
         "simulated/netlink/vf-config/" + baseName(*pf_dir) + "/" + std::to_string(setting.vf),
-        "mac " + info.mac + "\nvlan " + std::to_string(info.vlan) + "\nqos " +
-            std::to_string(info.qos) + "\nproto " + std::to_string(info.vlan_proto) +
-            "\nmin_tx_rate " + std::to_string(info.min_tx_rate) + "\nmax_tx_rate " +
-            std::to_string(info.max_tx_rate) + "\nspoofchk " + (info.spoofchk ? "on" : "off") +
-            "\ntrust " + (info.trust ? "on" : "off") + "\nlink_state " +
-            std::to_string(info.link_state));
+        "mac=" + info.mac + "\nvlan=" + std::to_string(info.vlan) +
+            "\nqos=" + std::to_string(info.qos) + "\nproto=" + std::to_string(info.vlan_proto) +
+            "\nmin_tx_rate=" + std::to_string(info.min_tx_rate) + "\nmax_tx_rate=" +
+            std::to_string(info.max_tx_rate) + "\nspoofchk=" + (info.spoofchk ? "on" : "off") +
+            "\ntrust=" + (info.trust ? "on" : "off") +
+            "\nlink_state=" + std::to_string(info.link_state));
   }();
   journal("rtnetlink " + std::string(pf) + " " + setting.text(), st);
   return st;

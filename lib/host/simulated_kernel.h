@@ -23,7 +23,7 @@
 //                      EBUSY while the PF has VFs (sriov_numvfs > 0): the order ice requires
 //                      (VFs to 0, mode, VFs back), which every driver accepts. Representor
 //                      netdevs of switchdev VFs are not modelled.
-//   vfs(PF)            each VF of the PF netdev with its settings, kept in
+//   vfs(PF)            each VF of the PF netdev with its settings, KEY=VALUE lines in
 //                      <root>/simulated/netlink/vf-config/<PF address>/<VF> (as drivers start
 //                      VFs: zero MAC, no VLAN (802.1Q), no rates, trust off, link state auto,
 //                      spoof checking on except with mlx5_core); for an mlx5 InfiniBand PF also

@@ -193,3 +193,111 @@ TEST_CASE("Mellanox firmware: next-boot values, mstconfig's refusals, and a rebo
   REQUIRE(k.reboot().isOk());
   CHECK(read(k, kPf + "/sriov_totalvfs") == "0");
 }
+
+TEST_CASE(
+    "VF settings through the PF: kept, refused as each driver refuses them, forgotten with "
+    "the VFs",
+    "[host]") {
+  using Kind = host::VfSetting::Kind;
+  struct Case {
+    std::string fixture, pf, pf_dir;
+    host::VfSetting setting;
+    int errno_value;  // 0: accepted
+  };
+  const std::string e810 = "sys/bus/pci/devices/0000:3b:00.0";
+  const std::string igb = "sys/bus/pci/devices/0000:01:00.0";
+  std::vector<Case> cases = {
+      {"e810-ethernet",
+       "ens1f0",
+       e810,
+       {.kind = Kind::kMac, .vf = 1, .mac = "02:11:22:33:44:55"},
+       0},
+      {"e810-ethernet",
+       "ens1f0",
+       e810,
+       {.kind = Kind::kMac, .vf = 1, .mac = "03:00:00:00:00:01"},
+       EINVAL},  // multicast
+      {"e810-ethernet",
+       "ens1f0",
+       e810,
+       {.kind = Kind::kVlan, .vf = 1, .vlan = 100, .qos = 2, .vlan_proto = host::kVlanProto8021AD},
+       0},
+      {"e810-ethernet", "ens1f0", e810, {.kind = Kind::kVlan, .vf = 1, .vlan = 4096}, EINVAL},
+      {"e810-ethernet",
+       "ens1f0",
+       e810,
+       {.kind = Kind::kVlan, .vf = 1, .vlan_proto = 0x9100},
+       EPROTONOSUPPORT},
+      {"e810-ethernet",
+       "ens1f0",
+       e810,
+       {.kind = Kind::kRate, .vf = 1, .min_tx_rate = 10, .max_tx_rate = 100},
+       0},
+      {"e810-ethernet", "ens1f0", e810, {.kind = Kind::kLinkState, .vf = 3, .link_state = 2}, 0},
+      {"e810-ethernet", "ens1f0", e810, {.kind = Kind::kTrust, .vf = 9, .on = true}, EINVAL},
+      {"igb-qemu", "eth0", igb, {.kind = Kind::kLinkState, .vf = 1, .link_state = 1}, EOPNOTSUPP},
+      {"igb-qemu",
+       "eth0",
+       igb,
+       {.kind = Kind::kVlan, .vf = 1, .vlan = 5, .vlan_proto = host::kVlanProto8021AD},
+       EPROTONOSUPPORT},
+      {"igb-qemu", "eth0", igb, {.kind = Kind::kRate, .vf = 1, .min_tx_rate = 10}, EINVAL},
+      {"igb-qemu",
+       "eth0",
+       igb,
+       {.kind = Kind::kRate, .vf = 1, .max_tx_rate = 100},
+       EINVAL},  // the fixture's PF is down: no link
+      {"a100-reference", "ibp14s0", kPf, {.kind = Kind::kVlan, .vf = 0, .vlan = 5}, EOPNOTSUPP},
+      {"a100-reference", "ibp14s0", kPf, {.kind = Kind::kLinkState, .vf = 0, .link_state = 1}, 0},
+  };
+  for (const auto& c : cases) {
+    INFO(c.fixture << " " << c.setting.text());
+    TempDir dir;
+    REQUIRE(host::writeFixture(c.fixture, dir.path()).isOk());
+    host::SimulatedKernel k(dir.path());
+    REQUIRE(k.write(c.pf_dir + "/sriov_numvfs", "4").isOk());
+    auto before = k.vfs(c.pf);
+    REQUIRE(before.ok());
+    Status st = k.setVf(c.pf, c.setting);
+    CHECK(st.sysErrno() == c.errno_value);
+    auto after = k.vfs(c.pf);
+    REQUIRE(after.ok());
+    if (c.errno_value != 0) {
+      CHECK(*after == *before);
+      continue;
+    }
+    const auto& vf = after->at(static_cast<size_t>(c.setting.vf));
+    switch (c.setting.kind) {
+      case Kind::kMac:
+        CHECK(vf.mac == c.setting.mac);
+        break;
+      case Kind::kVlan:
+        CHECK((vf.vlan == c.setting.vlan && vf.qos == c.setting.qos &&
+               vf.vlan_proto == c.setting.vlan_proto));
+        break;
+      case Kind::kRate:
+        CHECK((vf.min_tx_rate == c.setting.min_tx_rate && vf.max_tx_rate == c.setting.max_tx_rate));
+        break;
+      case Kind::kLinkState:
+        CHECK(vf.link_state == c.setting.link_state);
+        break;
+      default:
+        break;
+    }
+    // VFs made again start as the driver starts them.
+    REQUIRE(k.write(c.pf_dir + "/sriov_numvfs", "0").isOk());
+    REQUIRE(k.write(c.pf_dir + "/sriov_numvfs", "4").isOk());
+    CHECK(k.vfs(c.pf).value() == *before);
+  }
+  // igb takes a maximum rate once its PF is up with a link (the fixture's speed: 1000 Mbps).
+  TempDir dir;
+  REQUIRE(host::writeFixture("igb-qemu", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write(igb + "/sriov_numvfs", "2").isOk());
+  REQUIRE(k.setUp("eth0", true).isOk());
+  CHECK(k.setVf("eth0", {.kind = Kind::kRate, .vf = 1, .max_tx_rate = 100}).isOk());
+  CHECK(k.setVf("eth0", {.kind = Kind::kRate, .vf = 1, .max_tx_rate = 2000}).sysErrno() == EINVAL);
+  CHECK(k.vfs("eth0")->at(1).max_tx_rate == 100);
+  CHECK(k.vfs("eth0")->at(0).spoofchk);  // igb starts VFs with spoof checking on
+  CHECK(k.setUp("eth9", true).sysErrno() == ENODEV);
+}

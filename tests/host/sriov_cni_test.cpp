@@ -286,6 +286,12 @@ TEST_CASE("a configuration naming a VF that is not there, or with bad values, fa
         missing.status().message(),
         Catch::StartsWith("SRIOV-CNI failed to load netconf: LoadConf(): failed to get VF "
                           "information: \"lstat /sys/bus/pci/devices/0000:3b:07.7/physfn/net"));
+    // A deviceID reaches paths the plugin writes as root: anything but a PCI address is refused.
+    auto traversal = plugin.add(args(pod, configFor("../../../../etc/cron.d/x")));
+    CHECK(traversal.status().message() ==
+          "SRIOV-CNI failed to load netconf: LoadConf(): deviceID \"../../../../etc/cron.d/x\" is "
+          "not a PCI address (DDDD:BB:DD.F, lower-case hex)");
+    CHECK_FALSE(fs::exists(b.stateDir() + "/pci"));
     auto bad_mac = plugin.add(args(pod, configFor(kVf1, R"(,"mac":"02:11:22:33:44")")));
     CHECK(bad_mac.status().message() ==
           "SRIOV-CNI failed to configure VF \"failed to set MAC address to 02:11:22:33:44: failed "

@@ -303,14 +303,28 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
   CHECK(std::none_of(default_args.begin(), default_args.end(),
                      [](const std::string& a) { return a.starts_with("--plugins-dir"); }));
 
-  // Multus mode, as the DRA driver's chart spells it: no SYS_ADMIN, no NRI, CNI or netns mounts.
+  // Multus mode, as the DRA driver's chart spells it: no SYS_ADMIN or NET_RAW, no NRI, netns or
+  // CNI state mounts; the CNI bin directory stays for the init container, which installs the
+  // plugins for Multus, unless agent.installCniPlugins is false.
   auto multus = rendered(home.path(), {"--set", "agent.configurationMode=MULTUS"});
   const auto& m = multus.at(daemonset);
   auto m_args = argsOf(m);
   CHECK(std::find(m_args.begin(), m_args.end(), "--configuration-mode=multus") != m_args.end());
   CHECK_THAT(containerField(m, "securityContext"), Catch::Contains("add:[\"NET_ADMIN\"]"));
-  CHECK(volumeNames(m) == std::set<std::string>{"cdi", "devinfo", "ib-guids", "plugins",
+  CHECK(volumeNames(m) == std::set<std::string>{"cdi", "cni-bin", "devinfo", "ib-guids", "plugins",
                                                 "plugins-registry", "state", "sys", "tmp"});
+  CHECK_THAT(testing::canonical(*json::at(m, {"spec", "template", "spec", "initContainers"})),
+             Catch::Contains("args:[\"install-cni-plugins\",\"--to=/host/cni-bin\"]"));
+  auto bare = rendered(
+      home.path(), {"--set", "agent.configurationMode=MULTUS", "--set",
+                    "agent.installCniPlugins=false", "--set", "agent.cniBinDir=/usr/libexec/cni"});
+  CHECK(volumeNames(bare.at(daemonset)).count("cni-bin") == 0);
+  CHECK(json::at(bare.at(daemonset), {"spec", "template", "spec", "initContainers"}) == nullptr);
+  auto moved = rendered(home.path(), {"--set", "agent.cniBinDir=/usr/libexec/cni"});
+  CHECK_THAT(
+      testing::canonical(*json::at(moved.at(daemonset), {"spec", "template", "spec", "volumes"})),
+      Catch::Contains("{hostPath:{path:\"/usr/libexec/cni\",type:\"DirectoryOrCreate\"},"
+                      "name:\"cni-bin\"}"));
   CHECK(volumeNames(rendered(home.path()).at(daemonset)).count("nri") == 1);
 
   // cert-manager issues the certificate and injects its CA: no Secret, no caBundle from the chart.

@@ -11,6 +11,7 @@
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/metrics_text.h"
+#include "support/olm.h"
 #include "support/operator_env.h"
 #include "support/policy_fixtures.h"
 
@@ -341,6 +342,29 @@ TEST_CASE("with --agent-daemonset the operator deploys the node agent and keeps 
   REQUIRE(env.admin().remove(kDaemonSets, env.ns(), "sriov-dra-agent").isOk());
   eventually([&] { return image() == "registry.example/sriov-dra-agent:test"; }, 30s,
              [&] { return op->logs(); });
+  // The init container that installs the CNI plugins runs the same image.
+  auto ds = env.admin().get(kDaemonSets, env.ns(), "sriov-dra-agent");
+  REQUIRE(ds.ok());
+  const json::Value* inits = json::at(*ds, {"spec", "template", "spec", "initContainers"});
+  REQUIRE((inits != nullptr && inits->IsArray() && inits->Size() == 1));
+  CHECK(json::stringOr((*inits)[0], "image") == "registry.example/sriov-dra-agent:test");
+}
+
+TEST_CASE("the operator leaves out the CNI plugins' installer, or moves it, as its flags say",
+          "[operator][integration]") {
+  OperatorEnv env("agentds-cni");
+  env.cp().grantOperatorDaemonSetRbac("operator", env.ns());
+  auto op = env.startOperator(
+      {.extra_args = {"--agent-daemonset=" + testing::sourceDir() + "/config/agent/daemonset.yaml",
+                      "--agent-install-cni-plugins=false",
+                      "--agent-cni-bin-dir=/usr/libexec/cni"}});
+  Result<json::Document> ds = Status(Code::kNotFound, "not yet");
+  eventually([&] { return (ds = env.admin().get(kDaemonSets, env.ns(), "sriov-dra-agent")).ok(); },
+             30s, [&] { return op->logs(); });
+  CHECK(json::at(*ds, {"spec", "template", "spec", "initContainers"}) == nullptr);
+  CHECK_THAT(testing::canonical(*json::at(*ds, {"spec", "template", "spec", "volumes"})),
+             Catch::Contains("{hostPath:{path:\"/usr/libexec/cni\",type:\"DirectoryOrCreate\"},"
+                             "name:\"cni-bin\"}"));
 }
 
 TEST_CASE("SIGTERM while the caches cannot sync ends the operator at once",

@@ -210,6 +210,11 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
 
 void ProductOnNode::uninstall() {
   kubectl({"delete", "namespace", kWorkloads, "--wait=true", "--timeout=120s"});
+  // The networks first, while the operator runs to remove their NADs and finalizers (install.md,
+  // "Uninstall"): a Helm uninstall keeps the CRDs, and a network left with its finalizer would
+  // hold the namespace.
+  kubectl(
+      {"delete", "sriovibnetworks", "--all", "-n", "sriov-dra", "--wait=true", "--timeout=60s"});
   if (installer_ == Installer::kKubectl) {
     kubectl({"delete", "-k", sourceDir() + "/tests/node/overlay", "--wait=true", "--timeout=180s"});
     return;
