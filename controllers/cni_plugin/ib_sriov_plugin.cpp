@@ -111,9 +111,10 @@ class IbVf {
 };
 
 // Upstream's SetupVF: down, a temporary name (vfdev<index>) in the host's namespace, into the
-// pod's, renamed to CNI_IFNAME there and up.
+// pod's, renamed to CNI_IFNAME there and up. `in_pod`: whether the netdev reached the pod.
 Status setupVf(const PluginHost& h, sriovcni::IbNetConf& conf, const std::string& if_name,
-               const host::NetNamespace& pod_ns) {
+               const host::NetNamespace& pod_ns, bool& in_pod) {
+  SDRA_RETURN_IF_ERROR(nameFreeInPod(pod_ns, if_name));
   std::string name = VfSysfs(*h.sysfs).linkName(conf.device_id);
   if (name.empty()) {
     return fail("failed to get VF " + conf.device_id + " name after rebind with error, " +
@@ -139,6 +140,7 @@ Status setupVf(const PluginHost& h, sriovcni::IbNetConf& conf, const std::string
     (void)nd.rename(link->index, name);
     return fail("failed to move IF " + temp + " to netns: " + cni::goQuote(st.message()));
   }
+  in_pod = true;
   Status inside = pod_ns.run([&]() -> Status {
     auto moved = nd.link(temp);
     if (!moved.ok()) return fail("error getting VF netdevice with name " + temp);
@@ -161,7 +163,7 @@ Status setupVf(const PluginHost& h, sriovcni::IbNetConf& conf, const std::string
 // Upstream's ReleaseVF: the pod's interface back on the host under its name.
 Status releaseVf(const sriovcni::IbNetConf& conf, const std::string& if_name,
                  const host::NetNamespace& host_ns, const host::NetNamespace& pod_ns) {
-  return releaseToHost(pod_ns, host_ns, if_name, conf.host_if_names);
+  return releaseToHost(pod_ns, host_ns, if_name, conf.host_if_names, conf.device_id);
 }
 
 }  // namespace
@@ -233,8 +235,14 @@ Result<std::string> IbSriovPlugin::add(const cni::CmdArgs& args) {
   }
   auto host_ns = host::NetNamespace::current();
   if (!host_ns.ok()) return fail("failed to get current NS: " + host_ns.status().message());
-  auto lock = lockFile(host_.state_dir + "/cni.lock", host_.lock_timeout);
-  if (!lock.ok()) return fail(lock.status().message());
+  // Rebinds rename RDMA devices: the VF changes of all ADDs and DELs of the node one at a time
+  // (the lock is let go before IPAM, which may take long).
+  std::optional<HeldLock> lock;
+  if (auto held = lockFile(host_.state_dir + "/cni.lock", host_.lock_timeout); held.ok()) {
+    lock.emplace(std::move(*held));
+  } else {
+    return fail(held.status().message());
+  }
   VfFiles files(host_.state_dir);
 
   cni::CniResult result;
@@ -258,12 +266,12 @@ Result<std::string> IbSriovPlugin::add(const cni::CmdArgs& args) {
           fail("infiniBand SRI-OV CNI failed to configure VF " + cni::goQuote(st.message())));
     }
     if (!conf.vfio_pci_mode) {
-      Status st = setupVf(host_, conf, args.if_name, *pod_ns);
-      moved = true;
+      Status st = setupVf(host_, conf, args.if_name, *pod_ns, moved);
       if (!st.isOk()) {
         return undo(fail("failed to set up pod interface " + cni::goQuote(args.if_name) +
                          " from the device " + cni::goQuote(conf.device_id) + ": " + st.message()));
       }
+      lock.reset();
       if (!conf.plugin.ipam_type.empty()) {
         if (conf.plugin.ipam_type == "dhcp") return undo(fail("ipam type dhcp is not supported"));
         auto ipam = delegateAdd(args, conf.plugin.ipam_type, host_.ipam_timeout);
@@ -283,19 +291,21 @@ Result<std::string> IbSriovPlugin::add(const cni::CmdArgs& args) {
         result = std::move(*ipam);
       }
     }
+    // In the version the skeleton checked (the configuration's, read as Go reads it).
+    auto text = result.encode(args.cni_version);
+    if (!text.ok()) return undo(fail(text.status().message()));
     if (Status st = files.saveCache(args.container_id, args.if_name, sriovcni::encodeIbCache(conf));
         !st.isOk()) {
       return undo(fail("error saving NetConf: " + st.message()));
     }
+    return *text;
   }
-  if (!is_vf) {
-    if (Status st = files.saveCache(args.container_id, args.if_name, sriovcni::encodeIbCache(conf));
-        !st.isOk()) {
-      return fail("error saving NetConf: " + st.message());
-    }
-  }
-  auto text = result.encode(conf.plugin.cni_version);
+  auto text = result.encode(args.cni_version);
   if (!text.ok()) return fail(text.status().message());
+  if (Status st = files.saveCache(args.container_id, args.if_name, sriovcni::encodeIbCache(conf));
+      !st.isOk()) {
+    return fail("error saving NetConf: " + st.message());
+  }
   return *text;
 }
 
@@ -319,6 +329,18 @@ Status IbSriovPlugin::del(const cni::CmdArgs& args) {
     (void)files.removeCache(args.container_id, args.if_name);
     return Status::ok();
   }
+  // The cache's PF and index must still be the VF's: after VFs were made again they may name
+  // another VF (another pod's).
+  auto pf = sysfs.pfName(conf->device_id);
+  auto id = pf.ok() ? sysfs.vfId(conf->device_id, *pf) : Result<int64_t>(pf.status());
+  if (!id.ok() || *pf != conf->master || *id != conf->vf_id) {
+    host_.log("DEL of " + args.container_id + "/" + args.if_name + ": VF " + conf->device_id +
+              " is not the one the cache names (" +
+              (id.ok() ? "PF " + *pf + " index " + std::to_string(*id) : id.status().message()) +
+              "): nothing to reset");
+    (void)files.removeCache(args.container_id, args.if_name);
+    return Status::ok();
+  }
   auto lock = lockFile(host_.state_dir + "/cni.lock", host_.lock_timeout);
   if (!lock.ok()) return fail(lock.status().message());
   IbVf vf(host_, *conf);
@@ -326,7 +348,11 @@ Status IbSriovPlugin::del(const cni::CmdArgs& args) {
   if (pod_ns.ok() && !conf->vfio_pci_mode) {
     auto host_ns = host::NetNamespace::current();
     if (!host_ns.ok()) return fail("failed to get init netns: " + host_ns.status().message());
-    SDRA_RETURN_IF_ERROR(releaseVf(*conf, args.if_name, *host_ns, *pod_ns));
+    Status released = releaseVf(*conf, args.if_name, *host_ns, *pod_ns);
+    // Not in the pod and on the host under its name: an ADD stopped before it moved it.
+    bool on_host =
+        released.code() == Code::kNotFound && host::Netdevs().link(conf->host_if_names).ok();
+    if (!released.isOk() && !on_host) return released;
   } else if (!pod_ns.ok() && pod_ns.status().code() != Code::kNotFound) {
     return fail("failed to open netns " + args.netns + ": " +
                 cni::goQuote(pod_ns.status().message()));

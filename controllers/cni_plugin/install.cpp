@@ -20,7 +20,9 @@ Status replaceExecutable(const std::string& path, const std::string& content) {
   std::string dir = fs::path(path).parent_path().string();
   std::string temp =
       dir + "/." + fs::path(path).filename().string() + ".sriov-dra-" + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+  // Never through a link someone left at the name: a new file, or nothing.
+  ::unlink(temp.c_str());
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0755);
   if (fd < 0) return Status::fromErrno(errno, "creating " + temp);
   size_t done = 0;
   while (done < content.size()) {

@@ -1,7 +1,6 @@
 #include "cni_plugin/plugin_main.h"
 
 #include <istream>
-#include <iterator>
 #include <ostream>
 
 #include "host/netns.h"
@@ -17,19 +16,29 @@ bool pluginsOwn(const std::string& netns) {
   return ours.ok() && ours->sameAs(*theirs);
 }
 
+constexpr size_t kMaxConfig = size_t{1} << 20;
+
 int printError(std::ostream& out, const cni::PluginError& e) {
   out << cni::errorJson(e);
   out.flush();
   return 1;
 }
 
-}  // namespace
-
-int runCniCommand(const PluginCommands& commands, std::string_view about, const cni::Getenv& env,
-                  std::istream& in, std::ostream& out, std::ostream& err) {
+int runCommand(const PluginCommands& commands, std::string_view about, const cni::Getenv& env,
+               std::istream& in, std::ostream& out, std::ostream& err) {
   std::string input;
   if (env("CNI_COMMAND") != "VERSION") {
-    input.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    // A network configuration is a few KiB; more than kMaxConfig is not one.
+    char buffer[8192];
+    while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+      input.append(buffer, static_cast<size_t>(in.gcount()));
+      if (input.size() > kMaxConfig) {
+        return printError(out, {cni::kErrDecodingFailure,
+                                "the network configuration on stdin is over " +
+                                    std::to_string(kMaxConfig) + " bytes",
+                                ""});
+      }
+    }
   }
   auto prepared = cni::prepareCommand(env, std::move(input));
   if (auto* e = std::get_if<cni::PluginError>(&prepared)) {
@@ -82,6 +91,18 @@ int runCniCommand(const PluginCommands& commands, std::string_view about, const 
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int runCniCommand(const PluginCommands& commands, std::string_view about, const cni::Getenv& env,
+                  std::istream& in, std::ostream& out, std::ostream& err) {
+  // A runtime reads only stdout: whatever goes wrong, it gets a CNI error there.
+  try {
+    return runCommand(commands, about, env, in, out, err);
+  } catch (const std::exception& e) {
+    return printError(out, {cni::kErrInternal, std::string("internal error: ") + e.what(), ""});
+  }
 }
 
 }  // namespace sriovdra::cni_plugin

@@ -3,6 +3,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/files.h"
 #include "base/strings.h"
 #include "cni/go_json.h"
 #include "cni/result.h"
@@ -188,11 +189,13 @@ Status setEffectiveMac(const host::Netdevs& nd, const std::string& name, const s
 
 // Upstream's SetupVF: the host netdev through a temporary namespace (renamed there, so neither
 // name clashes) into the pod's, then set up inside it.
+// `in_pod` says whether the netdev reached the pod's namespace (what a failure must undo there).
 Status setupVf(sriovcni::NetConf& conf, const std::string& if_name,
                const host::NetNamespace& host_ns, const host::NetNamespace& pod_ns,
-               const PluginHost& h) {
+               const PluginHost& h, bool& in_pod) {
   const std::string link_name = conf.orig.host_if_name;
   host::Netdevs nd;
+  SDRA_RETURN_IF_ERROR(nameFreeInPod(pod_ns, if_name));
   auto temp = host::NetNamespace::createTemporary();
   if (!temp.ok()) return fail("failed to create tempNS: " + temp.status().message());
   auto link = nd.link(link_name);
@@ -244,6 +247,7 @@ Status setupVf(sriovcni::NetConf& conf, const std::string& if_name,
     }
     return fail("setupVF failed: " + moved.message());
   }
+  in_pod = true;
   Status inside = pod_ns.run([&]() -> Status {
     auto pod_link = nd.link(if_name);
     if (!pod_link.ok()) {
@@ -280,7 +284,7 @@ Status setupVf(sriovcni::NetConf& conf, const std::string& if_name,
 Status releaseVf(const sriovcni::NetConf& conf, const std::string& if_name,
                  const host::NetNamespace& host_ns, const host::NetNamespace& pod_ns) {
   const std::string& host_name = conf.orig.host_if_name;
-  return releaseToHost(pod_ns, host_ns, if_name, host_name,
+  return releaseToHost(pod_ns, host_ns, if_name, host_name, conf.device_id,
                        [&](const host::Netdevs& nd, int32_t index) -> Status {
                          if (!conf.orig.effective_mac.empty()) {
                            Status st = setEffectiveMac(nd, host_name, conf.orig.effective_mac);
@@ -299,6 +303,22 @@ Status releaseVf(const sriovcni::NetConf& conf, const std::string& if_name,
                          }
                          return Status::ok();
                        });
+}
+
+// Another attachment's cache naming the VF (by its file name): only a stale one can, once the
+// VF's allocation says it is free.
+std::optional<std::pair<std::string, sriovcni::NetConf>> staleCacheFor(const VfFiles& files,
+                                                                       const std::string& device,
+                                                                       const cni::CmdArgs& args) {
+  std::string ours = args.container_id + "-" + args.if_name;
+  for (const auto& name : files.cacheNames()) {
+    if (name == ours) continue;
+    auto text = readFile(files.dir() + "/" + name, 1u << 20);
+    auto cached =
+        text.ok() ? sriovcni::decodeCache(*text) : Result<sriovcni::NetConf>(text.status());
+    if (cached.ok() && cached->device_id == device) return std::pair{name, std::move(*cached)};
+  }
+  return std::nullopt;
 }
 
 // LoadConf: the configuration, its VF, the VF's lock and allocation, its netdev or DPDK driver.
@@ -409,13 +429,28 @@ Result<std::string> SriovPlugin::add(const cni::CmdArgs& args) {
       }
       conf.orig.mtu = vf_link->mtu;
     }
+    // A pod that ended without its DEL left the VF configured, and its cache says how the VF
+    // was before: that is the state to come back to, not the one found now.
+    if (auto earlier = staleCacheFor(files, conf.device_id, args)) {
+      host_.log("VF " + conf.device_id + " was left configured by " + earlier->first +
+                ", whose pod is gone: its original state is kept");
+      std::string host_name = conf.orig.host_if_name;
+      conf.orig = earlier->second.orig;
+      conf.orig.host_if_name = host_name;
+    }
   }
 
-  // From here on a failure undoes what was done, in reverse.
+  // From here on a failure undoes what was done, in reverse. The cache holds the VF's original
+  // state from now on: a runtime that kills this ADD (its deadline) and runs DEL restores it.
+  if (Status st = files.saveCache(args.container_id, args.if_name, sriovcni::encodeCache(conf));
+      !st.isOk()) {
+    return fail("error saving NetConf " + cni::goQuote(st.message()));
+  }
   VfConfigurator vf(*host_.netlink, conf);
   bool moved = false;
   std::optional<std::string> ipam_added;
   auto undo = [&](const Status& why) -> Status {
+    (void)files.removeCache(args.container_id, args.if_name);
     if (ipam_added) {
       if (Status st = delegateDel(args, *ipam_added, host_.ipam_timeout); !st.isOk()) {
         host_.log("undoing a failed ADD: IPAM DEL: " + st.message());
@@ -436,12 +471,9 @@ Result<std::string> SriovPlugin::add(const cni::CmdArgs& args) {
   conf.mtu = VfSysfs(*host_.sysfs).mtu(conf.master);
 
   cni::CniResult result;
-  result.cni_version = conf.plugin.cni_version;
   result.interfaces.push_back({.name = args.if_name, .sandbox = args.netns});
   if (!conf.dpdk_mode) {
-    Status st = setupVf(conf, args.if_name, *host_ns, *pod_ns, host_);
-    // A failure may leave the netdev in the pod's namespace: release looks for it there.
-    moved = true;
+    Status st = setupVf(conf, args.if_name, *host_ns, *pod_ns, host_, moved);
     if (!st.isOk()) {
       return undo(fail("failed to set up pod interface " + cni::goQuote(args.if_name) +
                        " from the device " + cni::goQuote(conf.master) + ": " + st.message()));
@@ -465,7 +497,6 @@ Result<std::string> SriovPlugin::add(const cni::CmdArgs& args) {
     if (ipam->ips.empty()) return undo(fail("IPAM plugin returned missing IP config"));
     ipam->interfaces = result.interfaces;
     for (auto& ip : ipam->ips) ip.interface = 0;
-    ipam->cni_version = conf.plugin.cni_version;
     if (!conf.dpdk_mode) {
       host::Netdevs nd;
       Status st = pod_ns->run([&] { return configureInterface(nd, args.if_name, *ipam); });
@@ -475,12 +506,14 @@ Result<std::string> SriovPlugin::add(const cni::CmdArgs& args) {
     result = std::move(*ipam);
   }
 
+  // In the version the skeleton checked (the configuration's, read as Go reads it).
+  auto text = result.encode(args.cni_version);
+  if (!text.ok()) return undo(fail(text.status().message()));
   if (Status st = files.saveCache(args.container_id, args.if_name, sriovcni::encodeCache(conf));
       !st.isOk()) {
     return undo(fail("error saving NetConf " + cni::goQuote(st.message())));
   }
   if (Status st = files.saveAllocation(conf.device_id, args.netns); !st.isOk()) {
-    (void)files.removeCache(args.container_id, args.if_name);
     return undo(fail("error saving the pci allocation for vf pci address " + conf.device_id + ": " +
                      st.message()));
   }
@@ -492,8 +525,6 @@ Result<std::string> SriovPlugin::add(const cni::CmdArgs& args) {
       return Status::ok();
     });
   }
-  auto text = result.encode(conf.plugin.cni_version);
-  if (!text.ok()) return fail(text.status().message());
   return *text;
 }
 
@@ -524,6 +555,15 @@ Status SriovPlugin::del(const cni::CmdArgs& args) {
     if (Status st = delegateDel(args, conf->plugin.ipam_type, host_.ipam_timeout); !st.isOk()) {
       return fail(st.message());  // the cache stays: a retry releases the address
     }
+  }
+  // A DEL retried after the VF went to another pod (this pod's namespace vanished, the VF was
+  // taken back and given again) must not reset it under that pod.
+  std::string holder = files.holder(conf->device_id);
+  if (!holder.empty() && holder != args.netns && host::NetNamespace::open(holder).ok()) {
+    host_.log("DEL of " + args.container_id + "/" + args.if_name + ": VF " + conf->device_id +
+              " is held by another pod now (" + holder + "): left as it is");
+    (void)files.removeCache(args.container_id, args.if_name);
+    return Status::ok();
   }
   auto finish = [&](Status result) {
     (void)files.removeCache(args.container_id, args.if_name);
@@ -557,6 +597,10 @@ Status SriovPlugin::del(const cni::CmdArgs& args) {
   auto host_ns = host::NetNamespace::current();
   if (!host_ns.ok()) return finish(fail("failed to get init netns: " + host_ns.status().message()));
   Status released = releaseVf(*conf, args.if_name, *host_ns, *pod_ns);
+  // An ADD that stopped before the netdev left the host (its deadline) leaves nothing to move.
+  if (released.code() == Code::kNotFound && host::Netdevs().link(conf->orig.host_if_name).ok()) {
+    released = Status::ok();
+  }
   return finish(reset.isOk() ? released : reset);
 }
 

@@ -1,5 +1,6 @@
 #include "cni_plugin/vf_files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 #include <thread>
@@ -80,6 +81,10 @@ Result<bool> VfFiles::allocated(std::string_view pci_address) const {
   return false;
 }
 
+std::string VfFiles::holder(std::string_view pci_address) const {
+  return readFile(dir_ + "/pci/" + std::string(pci_address), 4096).valueOr("");
+}
+
 Status VfFiles::saveAllocation(std::string_view pci_address, std::string_view netns) const {
   SDRA_RETURN_IF_ERROR(makeDir(dir_ + "/pci"));
   return writeFileAtomic(dir_ + "/pci/" + std::string(pci_address), netns, 0600);
@@ -102,6 +107,16 @@ Status VfFiles::saveCache(std::string_view container_id, std::string_view if_nam
 Result<std::string> VfFiles::readCache(std::string_view container_id,
                                        std::string_view if_name) const {
   return readFile(cachePath(container_id, if_name), 1u << 20);
+}
+
+std::vector<std::string> VfFiles::cacheNames() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (e.is_regular_file(ec)) out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 Status VfFiles::removeCache(std::string_view container_id, std::string_view if_name) const {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/status.h"
 
@@ -38,6 +39,8 @@ class VfFiles {
 
   Result<HeldLock> lock(std::string_view pci_address, std::chrono::milliseconds timeout) const;
   Result<bool> allocated(std::string_view pci_address) const;
+  // The network namespace the allocation names, "" when there is none.
+  std::string holder(std::string_view pci_address) const;
   Status saveAllocation(std::string_view pci_address, std::string_view netns) const;
   Status deleteAllocation(std::string_view pci_address) const;
 
@@ -46,6 +49,8 @@ class VfFiles {
   // kNotFound when there is none.
   Result<std::string> readCache(std::string_view container_id, std::string_view if_name) const;
   Status removeCache(std::string_view container_id, std::string_view if_name) const;
+  // The names of every cache file (<containerID>-<ifName>), sorted.
+  std::vector<std::string> cacheNames() const;
 
  private:
   std::string dir_;

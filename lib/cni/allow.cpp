@@ -1,21 +1,23 @@
 #include "cni/allow.h"
 
 #include <algorithm>
+#include <set>
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "cni/go_json.h"
 
 namespace sriovdra::cni {
 namespace {
 
 // Keys whose value names a file on the host, in the plugins an administrator may allow: the
 // SR-IOV CNIs' logFile, host-local's dataDir and resolvConf, whereabouts' kubeconfig,
-// configuration_path and log_file, dhcp's daemonSocketPath.
+// configuration_path and log_file, dhcp's daemonSocketPath. In any case: Go plugins match keys so.
 bool isPathKey(std::string_view key) {
-  static const std::set<std::string_view> kKeys = {
-      "logFile",         "log_file",           "dataDir",          "resolvConf", "kubeconfig",
-      "kubeconfig_path", "configuration_path", "daemonSocketPath", "socketPath"};
-  return kKeys.count(key) != 0;
+  static const std::set<std::string, std::less<>> kKeys = {
+      "logfile",         "log_file",           "datadir",          "resolvconf", "kubeconfig",
+      "kubeconfig_path", "configuration_path", "daemonsocketpath", "socketpath"};
+  return kKeys.count(asciiLower(key)) != 0;
 }
 
 std::string listed(const std::set<std::string>& names) {
@@ -71,6 +73,26 @@ class PathCheck {
   const std::string& where_;
 };
 
+// kForbidden when an object of `v` names a key twice, ignoring ASCII case.
+Status noCaseCollisions(const json::Value& v, const std::string& where) {
+  if (v.IsArray()) {
+    for (const auto& item : v.GetArray()) SDRA_RETURN_IF_ERROR(noCaseCollisions(item, where));
+    return Status::ok();
+  }
+  if (!v.IsObject()) return Status::ok();
+  std::set<std::string> seen;
+  for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
+    std::string key =
+        asciiLower(std::string_view(it->name.GetString(), it->name.GetStringLength()));
+    if (!seen.insert(key).second) {
+      return denied(where + ": the key \"" + key.substr(0, 64) +
+                    "\" is named twice (the plugins match keys ignoring case and take the last)");
+    }
+    SDRA_RETURN_IF_ERROR(noCaseCollisions(it->value, where));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 bool isCleanAbsolutePath(std::string_view path) {
@@ -101,19 +123,27 @@ Status checkAllowed(const NetworkConfig& config, const AllowList& allowed) {
     }
     auto doc = json::parse(config.plugins[i]);
     if (!doc.ok() || !doc->IsObject()) return denied(where + " is not a JSON object");
-    for (const char* runtime_set : {"deviceID", "runtimeConfig"}) {
-      if (json::member(*doc, runtime_set) != nullptr) {
+    // The plugins read keys as Go does (any case, the last one wins): what is checked here must
+    // be what they read, so no object may name a key twice.
+    SDRA_RETURN_IF_ERROR(noCaseCollisions(*doc, where));
+    GoFields fields(*doc, "NetConf");
+    for (const char* runtime_set : {"deviceID", "runtimeConfig", "args"}) {
+      if (fields.find(runtime_set) != nullptr) {
         return denied(where + ": \"" + runtime_set +
-                      "\" is set by the agent (the claim's VF); a NetworkAttachmentDefinition " +
-                      "must not name a device");
+                      "\" is set by the agent (the claim's VF, its GUID); a "
+                      "NetworkAttachmentDefinition must not name a device");
       }
     }
-    if (const json::Value* ipam = json::objectMember(*doc, "ipam")) {
-      std::string_view ipam_type = json::stringOr(*ipam, "type");
+    auto ipam_object = fields.object("ipam", "types.IPAM");
+    if (!ipam_object.ok()) return denied(where + ": \"ipam\" is not an object");
+    if (const json::Value* ipam = *ipam_object) {
+      auto ipam_type_value = GoFields(*ipam, "IPAM").string("type");
+      if (!ipam_type_value.ok()) return denied(where + ": \"ipam\".\"type\" is not a string");
+      std::string ipam_type = ipam_type_value->value_or("");
       if (!ipam_type.empty() &&
           (!isPluginType(ipam_type) || allowed.ipam.count(std::string(ipam_type)) == 0)) {
         bool needs_mounts = ipam_type == "dhcp" || ipam_type == "whereabouts";
-        return denied(where + ": IPAM plugin \"" + std::string(ipam_type.substr(0, 256)) +
+        return denied(where + ": IPAM plugin \"" + ipam_type.substr(0, 256) +
                       "\" is not allowed on this node (allowed: " + listed(allowed.ipam) +
                       "); an administrator allows more with the agent's --cni-ipam-plugins" +
                       (needs_mounts ? ", after mounting what it needs into the agent "

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "base/json.h"
+#include "cni/go_json.h"
 
 namespace sriovdra::cni {
 namespace {
@@ -201,30 +202,23 @@ std::variant<CmdArgs, PluginError> prepareCommand(const Getenv& env, std::string
                            (doc.ok() ? std::string("not a JSON object") : doc.status().message()),
                        ""};
   }
-  const auto* name = json::member(*doc, "name");
-  if (name != nullptr && !name->IsString() && !name->IsNull()) {
+  // Read as the Go skeleton reads them: any case, the last key wins, null is absent.
+  GoFields fields(*doc, "");
+  auto name = fields.string("name");
+  if (!name.ok()) {
     return PluginError{kErrDecodingFailure,
-                       "error unmarshall network config: json: cannot unmarshal non-string into "
-                       "Go struct field .name of type string",
-                       ""};
+                       "error unmarshall network config: " + name.status().message(), ""};
   }
-  if (auto e = validateNetworkName(name != nullptr && name->IsString() ? name->GetString() : "");
-      e.code != 0) {
-    return e;
-  }
+  if (auto e = validateNetworkName(name->value_or("")); e.code != 0) return e;
   if (!known) {
     return PluginError{kErrInvalidEnvironment, "unknown CNI_COMMAND: " + command, ""};
   }
-  const auto* version = json::member(*doc, "cniVersion");
-  if (version != nullptr && !version->IsString() && !version->IsNull()) {
+  auto version = fields.string("cniVersion");
+  if (!version.ok()) {
     return PluginError{kErrDecodingFailure,
-                       "decoding version from network config: json: cannot unmarshal non-string "
-                       "into Go struct field .cniVersion of type string",
-                       ""};
+                       "decoding version from network config: " + version.status().message(), ""};
   }
-  args.cni_version = version != nullptr && version->IsString() && version->GetStringLength() > 0
-                         ? version->GetString()
-                         : "0.1.0";
+  args.cni_version = version->value_or("").empty() ? "0.1.0" : **version;
   args.stdin_data = std::move(stdin_data);
   const char* minimum =
       args.command == PluginCommand::kCheck                                          ? "0.4.0"

@@ -14,6 +14,7 @@
 namespace sriovdra::host {
 
 Result<LinkInfo> Netdevs::link(std::string_view name) const {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(name));
   uint32_t seq = netlink::nextSeq();
   std::string what = "looking up network interface " + std::string(name);
   auto reply =
@@ -38,6 +39,7 @@ Status Netdevs::change(int32_t index, const netlink::LinkChange& change,
 }
 
 Status Netdevs::rename(int32_t index, std::string_view name) const {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(name));
   return change(index, {.name = std::string(name)},
                 "renaming interface " + std::to_string(index) + " to " + std::string(name));
 }
@@ -66,6 +68,7 @@ Status Netdevs::moveTo(int32_t index, const NetNamespace& target) const {
 }
 
 Status Netdevs::deleteAltName(int32_t index, std::string_view alt_name) const {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(alt_name, true));
   uint32_t seq = netlink::nextSeq();
   auto reply =
       netlink::transact(NETLINK_ROUTE, netlink::altNameDeleteRequest(seq, index, alt_name), seq,

@@ -105,6 +105,7 @@ Result<std::vector<VfGuids>> Netlink::vfGuids(std::string_view pf) const {
 
 Status KernelNetlink::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                                  uint64_t port_guid) {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
   uint32_t seq = netlink::nextSeq();
   auto reply = netlink::transact(NETLINK_ROUTE,
                                  netlink::vfGuidRequest(seq, pf, vf, node_guid, port_guid), seq,
@@ -115,6 +116,7 @@ Status KernelNetlink::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_
 }
 
 Result<std::vector<VfInfo>> KernelNetlink::vfs(std::string_view pf) const {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
   uint32_t seq = netlink::nextSeq();
   auto reply =
       netlink::transact(NETLINK_ROUTE, netlink::vfInfoRequest(seq, pf), seq,
@@ -125,6 +127,7 @@ Result<std::vector<VfInfo>> KernelNetlink::vfs(std::string_view pf) const {
 }
 
 Status KernelNetlink::setVf(std::string_view pf, const VfSetting& setting) {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
   uint32_t seq = netlink::nextSeq();
   auto request = netlink::vfSetRequest(seq, pf, setting);
   if (!request.ok()) return request.status();
@@ -134,6 +137,7 @@ Status KernelNetlink::setVf(std::string_view pf, const VfSetting& setting) {
 }
 
 Status KernelNetlink::setUp(std::string_view netdev, bool up) {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(netdev));
   uint32_t seq = netlink::nextSeq();
   auto request = netlink::linkUpRequest(seq, netdev, up);
   auto reply = netlink::transact(

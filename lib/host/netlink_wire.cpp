@@ -1,6 +1,7 @@
 #include "host/netlink_wire.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 
 #include <arpa/inet.h>
@@ -123,6 +124,19 @@ std::string setVfInfo(uint32_t seq, std::string_view name, const std::string& vf
 }
 
 }  // namespace
+
+Status checkIfName(std::string_view name, bool alt) {
+  bool ok = !name.empty() && name.size() <= (alt ? 127u : 15u) && name != "." && name != "..";
+  for (char c : name) {
+    if (c == '/' || c == ':' || c == '\0' || std::isspace(static_cast<unsigned char>(c)) != 0) {
+      ok = false;
+    }
+  }
+  if (ok) return Status::ok();
+  return Status(Code::kInvalidArgument,
+                "\"" + std::string(name.substr(0, 64)) + "\" is not an interface name (1 to " +
+                    (alt ? "127" : "15") + " bytes, no '/', ':' or whitespace)");
+}
 
 std::string linkDumpRequest(uint32_t seq) {
   ifinfomsg info{};

@@ -44,6 +44,11 @@
 
 namespace sriovdra::host::netlink {
 
+// kInvalidArgument unless `name` is a name Linux gives an interface (dev_valid_name: 1 to 15
+// bytes, not "." or "..", no '/', ':' or whitespace), or an alternative name (`alt`: up to 127
+// bytes). Every request that carries a name checks it first: names also come from files.
+Status checkIfName(std::string_view name, bool alt = false);
+
 std::string linkDumpRequest(uint32_t seq);
 std::string familyRequest(uint32_t seq, std::string_view family);
 std::string eswitchGetRequest(uint16_t devlink_family, uint32_t seq, std::string_view pci_address);

@@ -20,7 +20,8 @@ Result<NetNamespace> NetNamespace::current() {
 }
 
 Result<NetNamespace> NetNamespace::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: a FIFO left at the path (the path may come from a file) must not hang us.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     int e = errno;
     if (e == ENOENT) {

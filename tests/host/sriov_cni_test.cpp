@@ -15,6 +15,7 @@
 #include "base/files.h"
 #include "base/json.h"
 #include "base/process.h"
+#include "cni_plugin/ib_sriov_plugin.h"
 #include "cni_plugin/sriov_plugin.h"
 #include "cni_plugin/vf_files.h"
 #include "host/fixtures.h"
@@ -50,10 +51,13 @@ int addStandIn(const std::string& name) {
 // the thread that calls inside().
 class Bench {
  public:
-  Bench() {
-    REQUIRE(host::writeFixture("e810-ethernet", dir_.path()).isOk());
+  // 4 VFs on the PF `pf` (its netdev) at `pf_address` of the fixture.
+  explicit Bench(const std::string& fixture = "e810-ethernet",
+                 const std::string& pf_address = "0000:3b:00.0", std::string pf = kPf)
+      : pf_(std::move(pf)) {
+    REQUIRE(host::writeFixture(fixture, dir_.path()).isOk());
     kernel_ = std::make_unique<host::SimulatedKernel>(dir_.path());
-    REQUIRE(kernel_->write("sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs", "4").isOk());
+    REQUIRE(kernel_->write("sys/bus/pci/devices/" + pf_address + "/sriov_numvfs", "4").isOk());
   }
   ~Bench() {
     for (const auto& p : pods_) {
@@ -80,7 +84,7 @@ class Bench {
 
   std::string vfAddress(int i) const {
     return host::baseName(
-        kernel_->readLink("sys/class/net/" + kPf + "/device/virtfn" + std::to_string(i)).value());
+        kernel_->readLink("sys/class/net/" + pf_ + "/device/virtfn" + std::to_string(i)).value());
   }
   std::string vfNetdev(int i) const {
     return kernel_->list("sys/bus/pci/devices/" + vfAddress(i) + "/net").value().front();
@@ -114,7 +118,7 @@ class Bench {
   const std::string& log() const { return log_; }
 
   host::VfInfo vf(int i) {
-    auto vfs = kernel_->vfs(kPf);
+    auto vfs = kernel_->vfs(pf_);
     REQUIRE(vfs.ok());
     for (const auto& v : *vfs) {
       if (v.vf == i) return v;
@@ -133,6 +137,7 @@ class Bench {
 
  private:
   testing::TempDir dir_;
+  std::string pf_;
   std::unique_ptr<host::SimulatedKernel> kernel_;
   std::optional<host::NetNamespace> netns_;
   std::vector<std::string> pods_;
@@ -299,5 +304,102 @@ TEST_CASE("a configuration naming a VF that is not there, or with bad values, fa
     CHECK(b.vf(1) == host::VfInfo{.vf = 1, .spoofchk = true});
     CHECK_FALSE(Bench::inPod(pod, "net1"));
     CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
+  });
+}
+
+TEST_CASE("ADD into a pod that has an interface of the name fails and leaves that interface alone",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string pod = b.pod("taken");
+  b.inside([&] {
+    // The pod's own net1 (one end of a veth pair, the other in the pod too).
+    auto pod_ns = host::NetNamespace::open(pod).value();
+    REQUIRE(pod_ns
+                .run([&] {
+                  return run({"ip", "link", "add", "net1", "type", "veth", "peer", "name",
+                              "other"}) == 0
+                             ? Status::ok()
+                             : Status(Code::kInternal, "ip link add in the pod failed");
+                })
+                .isOk());
+    auto plugin = b.plugin();
+    auto added = plugin.add(args(pod, configFor(kVf1, R"(,"vlan":7,"trust":"on")")));
+    CHECK_THAT(added.status().message(),
+               Catch::Contains("the pod already has an interface named net1"));
+    CHECK(Bench::inPod(pod, "net1"));                           // the pod's own, still there
+    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());            // the VF's, still on the host
+    CHECK(b.vf(1) == host::VfInfo{.vf = 1, .spoofchk = true});  // its settings undone
+    CHECK_FALSE(fs::exists(b.stateDir() + "/pod-a-net1"));
+  });
+}
+
+TEST_CASE("a DEL retried after the VF went to another pod leaves it to that pod", "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string first = b.pod("first-owner"), second = b.pod("second-owner");
+  b.inside([&] {
+    auto plugin = b.plugin();
+    REQUIRE(plugin.add(args(first, configFor(kVf1, R"(,"vlan":10)"), "first")).ok());
+    // The first pod's namespace goes before its DEL did its work; the VF goes to another pod.
+    b.removePod(first);
+    REQUIRE(addStandIn(b.vfNetdev(1)) == 0);
+    REQUIRE(plugin.add(args(second, configFor(kVf1, R"(,"vlan":20)"), "second")).ok());
+    // The first pod's DEL, retried.
+    CHECK(plugin.del(args(first, configFor(kVf1, R"(,"vlan":10)"), "first")).isOk());
+    CHECK_THAT(b.log(), Catch::Contains("is held by another pod now"));
+    CHECK(b.vf(1).vlan == 20);
+    CHECK(Bench::inPod(second, "net1"));
+    CHECK(fs::exists(b.stateDir() + "/pci/" + kVf1));
+    // The second pod's ADD kept the VF's state from before the first pod (the first pod's cache
+    // said it), so its DEL puts that back, not the first pod's VLAN.
+    CHECK_THAT(b.log(), Catch::Contains("was left configured by first-net1"));
+    CHECK(plugin.del(args(second, configFor(kVf1, R"(,"vlan":20)"), "second")).isOk());
+    CHECK(b.vf(1).vlan == 0);
+  });
+}
+
+TEST_CASE("ib-sriov sets a VF's GUID and link state through its PF, and puts them back",
+          "[host][cni]") {
+  if (!root()) return;
+  // A ConnectX-6 InfiniBand PF of the reference server: its VFs' GUIDs are 0 until set.
+  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
+  std::string pod = b.pod("ib");
+  const std::string vf = b.vfAddress(1);
+  auto config = [&](const std::string& extra) {
+    return R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf + "\"" +
+           extra + "}";
+  };
+  b.inside([&] {
+    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
+                                      .netlink = &b.kernel(),
+                                      .state_dir = b.stateDir() + "/ib",
+                                      .lock_timeout = std::chrono::milliseconds(200)});
+    // Without a GUID the VF's own must be valid: the agent assigns them, none here yet.
+    auto no_guid = plugin.add(args(pod, config(R"(,"link_state":"enable")")));
+    CHECK_THAT(no_guid.status().message(),
+               Catch::Contains("VF " + b.vfNetdev(1) + " GUID is not valid"));
+    CHECK(b.vf(1).link_state == 0);  // put back
+    auto added = plugin.add(args(
+        pod,
+        config(
+            R"(,"link_state":"enable","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:05"})")));
+    INFO((added.ok() ? *added : added.status().message()));
+    REQUIRE(added.ok());
+    CHECK(b.vf(1).port_guid == 0x0200000000000005u);
+    CHECK(b.vf(1).node_guid == 0x0200000000000005u);
+    CHECK(b.vf(1).link_state == 1);
+    // The rebind made the VF's driver read it: its IPoIB address ends with it.
+    CHECK_THAT(b.kernel()
+                   .read("sys/bus/pci/devices/" + vf + "/net/" + b.vfNetdev(1) + "/address")
+                   .valueOr(""),
+               Catch::EndsWith("02:00:00:00:00:00:00:05"));
+    CHECK(Bench::inPod(pod, "net1"));
+    CHECK(plugin.del(args(pod, config(""))).isOk());
+    CHECK(b.vf(1).link_state == 0);
+    CHECK(b.vf(1).port_guid == 0xffffffffffffffffu);  // none before: all-F, as upstream
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
+    CHECK(plugin.del(args(pod, config(""))).isOk());  // again: nothing to do
   });
 }
