@@ -28,6 +28,12 @@ Status applyAction(Sysfs& fs, Netlink& nl, const Action& a) {
       if (!guid.ok()) return guid.status();
       return nl.setVfGuids(a.target, static_cast<int32_t>(a.vf_id), *guid, *guid);
     }
+    case Action::Kind::kSetLinkUp:
+      return nl.setUp(a.target, true);
+    case Action::Kind::kSetVfMac:
+      return nl.setVf(
+          a.target,
+          {.kind = VfSetting::Kind::kMac, .vf = static_cast<int32_t>(a.vf_id), .mac = a.value});
   }
   return Status(Code::kInternal, "unknown action");
 }

@@ -227,6 +227,35 @@ void readGuids(const Netlink& nl, api::InterfaceExt& pf, Topology& t) {
 // and the PCIe tree as it goes. A VF has a higher routing id than its PF (its First VF Offset
 // is positive), so in the sorted listing a PF comes before its VFs: the VFs it lists are skipped
 // without reading anything; a VF listed earlier is recognised by its physfn link.
+std::map<std::string, std::string> readVfAdminMacs(const Netlink& nl,
+                                                   const api::SriovNodeStateSpec& spec,
+                                                   const Topology& discovered,
+                                                   std::vector<std::string>& warnings) {
+  std::map<std::string, std::string> out;
+  for (const auto& itf : spec.interfaces) {
+    bool netdevice = std::any_of(itf.vf_groups.begin(), itf.vf_groups.end(),
+                                 [](const api::VfGroup& g) { return g.device_type != "vfio-pci"; });
+    if (!netdevice) continue;
+    for (const auto& pf : discovered.pfs) {
+      if (pf.pci_address != itf.pci_address || pf.name.empty() || pf.link_type == "IB" ||
+          pf.vfs.empty()) {
+        continue;
+      }
+      auto vfs = nl.vfs(pf.name);
+      if (!vfs.ok()) {
+        warnings.push_back("reading the VFs of " + pf.name + ": " + vfs.status().message());
+        continue;
+      }
+      std::map<int64_t, const std::string*> address_of;
+      for (const auto& vf : pf.vfs) address_of[vf.vf_id] = &vf.pci_address;
+      for (const auto& info : *vfs) {
+        if (auto it = address_of.find(info.vf); it != address_of.end()) out[*it->second] = info.mac;
+      }
+    }
+  }
+  return out;
+}
+
 Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
   auto bdfs = fs.list("sys/bus/pci/devices");
   if (!bdfs.ok()) {
@@ -234,6 +263,7 @@ Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
                                        bdfs.status().message() + " (is --sysfs-root right?)");
   }
   Topology t;
+  for (auto& d : fs.list("sys/bus/pci/drivers").valueOr({})) t.pci_drivers.insert(std::move(d));
   struct RootInfo {
     int64_t numa = -1;
     std::map<std::string, std::vector<std::string>> switches;

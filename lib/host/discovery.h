@@ -10,6 +10,7 @@
 // when its driver has none) and an InfiniBand PF's VF GUIDs (port GUIDs, "" when its driver
 // reports none). From a kernel that does not name netdevs' parent devices, or when
 // the dump fails (a warning), a device's netdev is read from sysfs (net/<name>/...) instead.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,15 @@
 namespace sriovdra::host {
 
 Result<Topology> discover(const Sysfs& sysfs, const Netlink& netlink);
+
+// The administrative MAC of each VF (by PCI address) of the spec's Ethernet PFs that have VFs in
+// a netdevice group, as their PFs report them (one rtnetlink request per such PF): what
+// planHost compares with each VF's own MAC. A PF that does not answer is left out, its reason
+// in `warnings`.
+std::map<std::string, std::string> readVfAdminMacs(const Netlink& netlink,
+                                                   const api::SriovNodeStateSpec& spec,
+                                                   const Topology& discovered,
+                                                   std::vector<std::string>& warnings);
 
 struct PciPlacement {
   std::string dir;                   // the resolved device directory, "sys/devices/pci0000:00/..."

@@ -1,6 +1,7 @@
 #pragma once
 // What the host library reports about a node, as plain values other libraries may use without
 // linking the sysfs code: the discovered topology and what a container needs to use a VF.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@ struct Topology {
   std::vector<api::Gpu> gpus;
   std::vector<api::PcieRoot> roots;
   std::vector<std::string> warnings;
+  // The PCI drivers the kernel has (sys/bus/pci/drivers: loaded modules); empty = not read.
+  std::set<std::string> pci_drivers;
 };
 
 // What a container needs to use a VF, read when the VF is prepared for a pod.

@@ -42,8 +42,28 @@ std::string Action::describe() const {
       return "bind " + target + " to " +
              (value.empty() ? std::string("its default driver") : value) +
              (from.empty() ? "" : " (from " + from + ")");
+    case Kind::kSetLinkUp:
+      return "bring up " + target;
+    case Kind::kSetVfMac:
+      return "set the MAC of VF " + std::to_string(vf_id) + " of " + target + " to " + value;
   }
   return "?";
+}
+
+std::vector<std::string> describeUnconverged(const Plan& left) {
+  std::vector<std::string> out;
+  for (const auto& a : left.actions) {
+    if (a.kind == Action::Kind::kBindDriver) {
+      std::string driver = a.value.empty() ? "its default driver" : a.value;
+      out.push_back("VF " + a.target + " is still " +
+                    (a.from.empty() ? std::string("without a driver") : "on " + a.from) +
+                    " after binding it to " + driver +
+                    ": the driver did not take it (is its module loaded? see the kernel log)");
+      continue;
+    }
+    out.push_back(a.describe() + ": did not take effect (the host shows the old value)");
+  }
+  return out;
 }
 
 // Long on purpose: one walk over the spec's PFs that decides each change in the order it must be
@@ -51,7 +71,8 @@ std::string Action::describe() const {
 // use, then the PFs that left the spec; the order is the contract with apply.cpp.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared,
-              const GuidAssigner* guids, const std::set<std::string>& awaiting_reboot) {
+              const GuidAssigner* guids, const std::set<std::string>& awaiting_reboot,
+              const std::map<std::string, std::string>& vf_admin_macs) {
   Plan plan;
   std::map<std::string, const api::InterfaceExt*> pfs;
   for (const auto& pf : discovered.pfs) pfs[pf.pci_address] = &pf;
@@ -139,11 +160,25 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
       plan.actions.push_back(
           {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
     }
+    if (!pf.name.empty() && pf.link_admin_state == "down") {
+      plan.actions.push_back({Action::Kind::kSetLinkUp, pf.pci_address, pf.name, "up", ""});
+    }
+    bool vfio_missing =
+        !discovered.pci_drivers.empty() && discovered.pci_drivers.count("vfio-pci") == 0 &&
+        std::any_of(itf.vf_groups.begin(), itf.vf_groups.end(),
+                    [](const api::VfGroup& g) { return g.device_type == "vfio-pci"; });
+    if (vfio_missing) {
+      plan.errors.push_back(who +
+                            ": its VF groups of deviceType vfio-pci need the vfio-pci driver, "
+                            "which this node has not loaded; load it (modprobe vfio-pci, and "
+                            "list it in /etc/modules-load.d): the agent loads no kernel modules");
+    }
     for (const auto& vf : pf.vfs) {
       const api::VfGroup* group = itf.groupOf(vf.vf_id);
       if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;
       bool want_vfio = group->device_type == "vfio-pci";
       bool is_vfio = vf.driver == "vfio-pci";
+      if (want_vfio && vfio_missing) continue;
       if (want_vfio != is_vfio || vf.driver.empty()) {
         plan.actions.push_back({Action::Kind::kBindDriver, pf.pci_address, vf.pci_address,
                                 want_vfio ? "vfio-pci" : "", vf.driver});
@@ -170,6 +205,13 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
       if (!want_vfio && group->mtu > 0 && !vf.name.empty() && vf.mtu != group->mtu) {
         plan.actions.push_back(
             {Action::Kind::kSetMtu, pf.pci_address, vf.name, std::to_string(group->mtu), ""});
+      }
+      // Its own MAC as its administrative one (Ethernet netdevice VFs whose netdev is here).
+      auto admin = vf_admin_macs.find(vf.pci_address);
+      if (!want_vfio && pf.link_type != "IB" && admin != vf_admin_macs.end() && !vf.mac.empty() &&
+          vf.mac != "00:00:00:00:00:00" && admin->second != vf.mac && !pf.name.empty()) {
+        plan.actions.push_back(
+            {Action::Kind::kSetVfMac, pf.pci_address, pf.name, vf.mac, "", vf.vf_id});
       }
     }
   }

@@ -19,6 +19,14 @@
 //   alone; a GUID the assigner cannot give is an error for the PF.
 // * Never destroys or rebinds a VF that is prepared for a pod: that PF is reported Blocked with
 //   the claims instead.
+// * A PF of the spec (not awaiting a reboot) whose netdev is down is brought up, as the SR-IOV
+//   network operator does (VFs pass traffic only with their PF up, and some drivers take VF rate
+//   limits only then).
+// * Each VF of a netdevice group on an Ethernet PF gets its own MAC as its administrative MAC
+//   (`vf_admin_macs`: what the PFs report, readVfAdminMacs), as the SR-IOV network operator does:
+//   the VF keeps its MAC across driver rebinds, and a DPDK pod's result carries one.
+// * A group of vfio-pci VFs on a node without the vfio-pci driver (Topology::pci_drivers, when
+//   read) is an error naming the module: the agent loads no kernel modules.
 // Drivers of VFs that do not exist yet are planned on the next pass, after the VFs appear.
 #include <map>
 #include <set>
@@ -34,17 +42,25 @@
 namespace sriovdra::host {
 
 struct Action {
-  enum class Kind { kSetNumVfs, kSetMtu, kBindDriver, kSetEswitchMode, kSetVfGuid };
+  enum class Kind {
+    kSetNumVfs,
+    kSetMtu,
+    kBindDriver,
+    kSetEswitchMode,
+    kSetVfGuid,
+    kSetLinkUp,
+    kSetVfMac
+  };
   Kind kind;
   std::string pf;  // PF address (for messages and grouping)
-  // kSetNumVfs, kSetEswitchMode: PF address; kSetMtu: netdev name; kBindDriver: VF address;
-  // kSetVfGuid: the PF's netdev name.
+  // kSetNumVfs, kSetEswitchMode: PF address; kSetMtu, kSetLinkUp: netdev name; kBindDriver: VF
+  // address; kSetVfGuid, kSetVfMac: the PF's netdev name.
   std::string target;
-  // The count, the MTU, the driver ("" = the device's default driver), the eSwitch mode or the
-  // GUID.
+  // The count, the MTU, the driver ("" = the device's default driver), the eSwitch mode, the
+  // GUID or the MAC.
   std::string value;
   std::string from;    // kBindDriver: the driver bound now ("" = none)
-  int64_t vf_id = -1;  // kSetVfGuid: the VF
+  int64_t vf_id = -1;  // kSetVfGuid, kSetVfMac: the VF
   std::string describe() const;
   bool operator==(const Action&) const = default;
   // Writing 0 VFs or rebinding a VF: what a pod using the VF would lose it to.
@@ -70,7 +86,12 @@ struct Plan {
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared,
               const GuidAssigner* guids = nullptr,
-              const std::set<std::string>& awaiting_reboot = {});
+              const std::set<std::string>& awaiting_reboot = {},
+              const std::map<std::string, std::string>& vf_admin_macs = {});
+
+// What a plan left undone says after the agent's last pass: each action, as an error for the
+// node's status (a driver bind that did not take names the VF and the driver).
+std::vector<std::string> describeUnconverged(const Plan& left);
 
 // Firmware (pure), as the SR-IOV network operator's Mellanox plugin decides it, in two steps.
 // firmwareToRead(): the Mellanox NICs (vendor 15b3) whose firmware the spec may need changed: a

@@ -477,3 +477,72 @@ Configurations:                                     Default              Current
     CHECK(r.status().code() == Code::kInvalidArgument);
   }
 }
+
+TEST_CASE("a PF of the spec that is down is brought up", "[host][plan][unit]") {
+  auto t = topology(1);
+  t.pfs[0].link_admin_state = "down";
+  CHECK(described(host::planHost({{itf("0000:0e:00.0", 1)}, {}}, t, {}, {})) ==
+        std::vector<std::string>{"bring up ibp14s0"});
+  t.pfs[0].link_admin_state = "up";
+  CHECK(host::planHost({{itf("0000:0e:00.0", 1)}, {}}, t, {}, {}).empty());
+  // A PF outside the spec is left as it is.
+  t.pfs[1].link_admin_state = "down";
+  CHECK(host::planHost({{itf("0000:0e:00.0", 1)}, {}}, t, {}, {}).empty());
+}
+
+TEST_CASE("an Ethernet netdevice VF gets its own MAC as its administrative MAC",
+          "[host][plan][unit]") {
+  auto t = topology(3);
+  auto& pf = t.pfs[0];
+  pf.link_type = "ETH";
+  for (size_t i = 0; i < pf.vfs.size(); ++i) {
+    pf.vfs[i].mac = "02:00:0e:00:0" + std::to_string(i + 1) + ":00";
+  }
+  auto eth = itf("0000:0e:00.0", 3);
+  eth.link_type = "eth";
+  std::map<std::string, std::string> admin = {{"0000:0e:00.1", "00:00:00:00:00:00"},
+                                              {"0000:0e:00.2", "02:00:0e:00:02:00"},
+                                              {"0000:0e:00.3", "02:00:0e:00:99:00"}};
+  // VF 0 has none, VF 1 has its own already, VF 2 another one (set by hand): 0 and 2 get theirs.
+  CHECK(described(host::planHost({{eth}, {}}, t, {}, {}, nullptr, {}, admin)) ==
+        std::vector<std::string>{"set the MAC of VF 0 of ibp14s0 to 02:00:0e:00:01:00",
+                                 "set the MAC of VF 2 of ibp14s0 to 02:00:0e:00:03:00"});
+  // Not a VF prepared for a pod (its pod may use the MAC it has), not without a netdev MAC, not
+  // on InfiniBand, not for vfio-pci groups.
+  host::PreparedVfs prepared = {{"0000:0e:00.1", {"ns/claim"}}};
+  CHECK(described(host::planHost({{eth}, {}}, t, {}, prepared, nullptr, {}, admin)) ==
+        std::vector<std::string>{"set the MAC of VF 2 of ibp14s0 to 02:00:0e:00:03:00"});
+  pf.vfs[0].mac = "";
+  pf.vfs[2].mac = "";
+  CHECK(host::planHost({{eth}, {}}, t, {}, {}, nullptr, {}, admin).empty());
+  pf.vfs[0].mac = "02:00:0e:00:01:00";
+  pf.link_type = "IB";
+  CHECK(host::planHost({{eth}, {}}, t, {}, {}, nullptr, {}, admin).empty());
+}
+
+TEST_CASE("vfio-pci groups on a node without the vfio-pci driver are an error naming it",
+          "[host][plan][unit]") {
+  auto t = topology(2);
+  t.pci_drivers = {"mlx5_core", "pcieport"};
+  auto plan = host::planHost({{itf("0000:0e:00.0", 2, "vfio-pci")}, {}}, t, {}, {});
+  CHECK(plan.actions.empty());  // no bind that cannot take
+  REQUIRE(plan.errors.size() == 1);
+  CHECK_THAT(plan.errors[0],
+             Catch::Contains("need the vfio-pci driver") && Catch::Contains("modprobe vfio-pci"));
+  t.pci_drivers.insert("vfio-pci");
+  CHECK(described(host::planHost({{itf("0000:0e:00.0", 2, "vfio-pci")}, {}}, t, {}, {})).size() ==
+        2);
+}
+
+TEST_CASE("what a last pass left undone is said, a bind that did not take naming its VF",
+          "[host][plan][unit]") {
+  host::Plan left;
+  left.actions = {
+      {host::Action::Kind::kBindDriver, "0000:0e:00.0", "0000:0e:00.3", "vfio-pci", "mlx5_core"},
+      {host::Action::Kind::kSetMtu, "0000:0e:00.0", "ibp14s0", "4096", ""}};
+  CHECK(host::describeUnconverged(left) ==
+        std::vector<std::string>{
+            "VF 0000:0e:00.3 is still on mlx5_core after binding it to vfio-pci: the driver did "
+            "not take it (is its module loaded? see the kernel log)",
+            "set the MTU of ibp14s0 to 4096: did not take effect (the host shows the old value)"});
+}

@@ -267,11 +267,16 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     rebootIfGranted(state, outcome);
   }
   const size_t firmware_errors = outcome.errors.size();
+  std::vector<std::string> mac_warnings;
   auto replan = [&] {
-    return timed(
-        "plan", [&] { return host::planHost(spec, *topology, record, in_use, &guids_, awaiting); });
+    auto macs = timed(
+        "vf_macs", [&] { return host::readVfAdminMacs(*netlink_, spec, *topology, mac_warnings); });
+    return timed("plan", [&] {
+      return host::planHost(spec, *topology, record, in_use, &guids_, awaiting, macs);
+    });
   };
   bool wrote_in_progress = false;
+  bool settled = false, stopped = false;
   for (int pass = 0; topology.ok() && pass < options_.max_passes; ++pass) {
     auto plan = replan();
     if (!asked_everyone && plan.destructive()) {
@@ -280,6 +285,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
       if (!all.ok()) {
         outcome.in_use_unknown = all.status().message();
         SDRA_LOG_WARN << host::inUseUnknownMessage(outcome.in_use_unknown);
+        stopped = true;
         break;
       }
       in_use = std::move(*all);
@@ -293,7 +299,10 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
       if (Status st = saveRecord(record); !st.isOk())
         outcome.errors.push_back("saving the record: " + st.message());
     }
-    if (plan.empty()) break;
+    if (plan.empty()) {
+      settled = true;
+      break;
+    }
     if (!wrote_in_progress) {
       api::SriovNodeStateStatus progress = status;
       progress.sync_status = "InProgress";
@@ -317,8 +326,21 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
       }
     }
     topology = discover();
-    if (failed) break;
+    if (failed) {
+      stopped = true;
+      break;
+    }
   }
+  // Every pass applied its plan and the host still differs: a change that does not take (a driver
+  // that will not bind a VF) fails the sync, naming it, rather than reading as done.
+  if (topology.ok() && !settled && !stopped) {
+    auto left = replan();
+    if (!left.empty()) {
+      auto undone = host::describeUnconverged(left);
+      outcome.errors.insert(outcome.errors.end(), undone.begin(), undone.end());
+    }
+  }
+  for (const auto& w : mac_warnings) SDRA_LOG_WARN << w;
   return topology;
 }
 
