@@ -4,14 +4,15 @@
 // (never shipped in the product's images). The VFs' netdevs are the running kernel's (the tests
 // and the demo create ifb interfaces named as the fixture's VF netdevs), moved into pods for real.
 // The fixture's root is $SRIOV_DRA_SIMULATED_ROOT (where the simulated agent's --sysfs-root
-// points); without it the plugin fails saying so.
+// points), and the plugins' state directories are under its var/lib/cni; without it the plugin
+// fails saying so.
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
 
 #include "cni/skel.h"
-#include "cni_plugin/plugin_mains.h"
 #include "host/simulated_kernel.h"
+#include "node/cni/entry_points.h"
 
 int main(int argc, char** argv) {
   const char* root = std::getenv("SRIOV_DRA_SIMULATED_ROOT");
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
   }
   sriovdra::host::SimulatedKernel kernel(root);
   std::string_view name = argc > 0 ? argv[0] : "";
-  if (name.ends_with("ib-sriov")) return sriovdra::cni_plugin::ibSriovMain({&kernel, &kernel});
-  return sriovdra::cni_plugin::sriovMain({&kernel, &kernel});
+  // The simulated node's CNI state lives with it, never in the machine's /var/lib/cni.
+  std::string state = std::string(root) + "/var/lib/cni/";
+  if (name.ends_with("ib-sriov")) {
+    return sriovdra::cni_plugin::ibSriovMain(kernel, kernel, state + "ib-sriov");
+  }
+  return sriovdra::cni_plugin::sriovMain(kernel, kernel, state + "sriov");
 }

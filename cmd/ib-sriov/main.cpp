@@ -1,12 +1,12 @@
 // ib-sriov: the InfiniBand SR-IOV CNI plugin (compatible with k8snetworkplumbingwg/ib-sriov-cni),
 // on this machine's kernel. Installed into the node's CNI bin directory by the agent's init
 // container.
-#include "cni_plugin/plugin_mains.h"
 #include "host/netlink.h"
 #include "host/sysfs.h"
+#include "node/cni/entry_points.h"
 
 int main() {
   sriovdra::host::RealSysfs sysfs("/");
   sriovdra::host::KernelNetlink netlink;
-  return sriovdra::cni_plugin::ibSriovMain({&sysfs, &netlink});
+  return sriovdra::cni_plugin::ibSriovMain(sysfs, netlink);
 }

@@ -9,9 +9,9 @@
 #include "base/log.h"
 #include "base/process.h"
 #include "base/signals.h"
-#include "cni_plugin/install.h"
 #include "dra/vf_config.h"
 #include "node/attach/flags.h"
+#include "node/cni/install.h"
 
 namespace sriovdra {
 

@@ -1,11 +1,11 @@
 // sriov: the SR-IOV CNI plugin (compatible with k8snetworkplumbingwg/sriov-cni), on this
 // machine's kernel. Installed into the node's CNI bin directory by the agent's init container.
-#include "cni_plugin/plugin_mains.h"
 #include "host/netlink.h"
 #include "host/sysfs.h"
+#include "node/cni/entry_points.h"
 
 int main() {
   sriovdra::host::RealSysfs sysfs("/");
   sriovdra::host::KernelNetlink netlink;
-  return sriovdra::cni_plugin::sriovMain({&sysfs, &netlink});
+  return sriovdra::cni_plugin::sriovMain(sysfs, netlink);
 }

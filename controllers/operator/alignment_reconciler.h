@@ -1,7 +1,7 @@
 #pragma once
 // The alignment metrics of the cluster: sriov_dra_allocated_pairs{alignment} (how aligned the
-// GPU/VF pairs of allocated claims are, dra/alignment.h) and sriov_dra_claims_sharing_pf, from
-// every ResourceClaim and ResourceSlice and the SriovNodeStates. One key (kKey): any change of
+// GPU/VF pairs of allocated claims are, scheduling/alignment.h) and sriov_dra_claims_sharing_pf,
+// from every ResourceClaim and ResourceSlice and the SriovNodeStates. One key (kKey): any change of
 // those recomputes everything, from the caches without copying them.
 #include <string>
 

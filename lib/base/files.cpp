@@ -51,7 +51,8 @@ Status writeFileAtomic(const std::string& path, std::string_view content, int mo
     }
     off += static_cast<size_t>(n);
   }
-  int sync_rc = ::fsync(fd);
+  // The mode open() was given is cut by the umask: the file gets `mode` itself.
+  int sync_rc = ::fchmod(fd, static_cast<mode_t>(mode)) == 0 ? ::fsync(fd) : -1;
   int sync_err = errno;
   if (::close(fd) != 0 && sync_rc == 0) {
     sync_rc = -1;

@@ -1,7 +1,9 @@
 #pragma once
 // Whole-file reads and atomic writes (write to a temporary file in the same directory, fsync,
-// rename, fsync the directory), so a crash never leaves a half-written file behind and a write
-// that returned OK survives a power loss.
+// rename, fsync the directory), so a crash never leaves a half-written file behind, a reader sees
+// the old file or the new one, and a write that returned OK survives a power loss. The file gets
+// `mode` exactly (not cut by the umask); the temporary file is created O_EXCL, never through a
+// link someone left at its name.
 #include <string>
 #include <string_view>
 

@@ -1,9 +1,11 @@
 #pragma once
-// Small string helpers: join({"a", "b"}, ", ") == "a, b"; ASCII case folding for the
-// case-insensitive names of the APIs (link types, HTTP header names, hex ids, YAML words).
+// Small string helpers: join({"a", "b"}, ", ") == "a, b"; splitList("a::b", ':') == {"a", "b"}
+// (search paths: KUBECONFIG, CNI_PATH); ASCII case folding for the case-insensitive names of the
+// APIs (link types, HTTP header names, hex ids, YAML words).
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sriovdra {
 
@@ -31,6 +33,18 @@ std::string join(const Range& items, std::string_view sep) {
     out.append(item);
   }
   return out;
+}
+
+// The non-empty parts of `list` between `sep`s.
+inline std::vector<std::string> splitList(std::string_view list, char sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = std::min(list.find(sep, start), list.size());
+    if (end > start) parts.emplace_back(list.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
 }
 
 }  // namespace sriovdra

@@ -95,7 +95,7 @@ struct SimulateArgs {
   double kv_mb = 1175.81, kv_ms_aligned = 56.78, kv_ms_cross_numa = 122.32;
   double kv_ms_same_numa = 0;  // 0 = scaled from bandwidth
 };
-// The placement study (dra/simulate.h) on a fixture topology.
+// The placement study (study/simulate.h) on a fixture topology.
 int runSimulate(const SimulateArgs& args, Streams io);
 
 }  // namespace sriovdra::cli

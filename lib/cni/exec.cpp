@@ -5,39 +5,53 @@
 #include <unistd.h>
 
 #include "base/process.h"
+#include "base/strings.h"
 
 namespace sriovdra::cni {
 
-Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Command command,
-                                  const RuntimeArgs& args, const std::string& prev_result,
-                                  std::chrono::milliseconds timeout) const {
-  const std::string& type = config.types.at(index);
+Result<std::string> execPlugin(const std::string& type, const std::vector<std::string>& bin_dirs,
+                               std::vector<std::pair<std::string, std::string>> env,
+                               std::string stdin_data, std::chrono::milliseconds timeout,
+                               size_t max_output) {
   std::string binary;
-  for (const auto& dir : args.bin_dirs) {
+  for (const auto& dir : bin_dirs) {
     std::string candidate = dir;
     candidate.append("/").append(type);
-    if (::access(candidate.c_str(), X_OK) == 0) {
+    if (!dir.empty() && ::access(candidate.c_str(), X_OK) == 0) {
       binary = candidate;
       break;
     }
   }
   if (binary.empty()) {
-    std::string dirs;
-    for (const auto& d : args.bin_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
-    return Status(Code::kNotFound, "CNI plugin " + type + " is not installed (looked in " + dirs +
-                                       "; the agent's --cni-bin-dir)");
+    return Status(Code::kNotFound,
+                  "failed to find plugin \"" + type + "\" in path [" + join(bin_dirs, " ") + "]");
   }
   ProcessSpec spec;
   spec.argv = {binary};
-  spec.env = environment(command, args);
-  spec.stdin_data = pluginInput(config, index, prev_result);
-  auto out = runProcess(spec, timeout, max_output_);
-  if (!out.ok())
-    return Status(out.status().code(), "CNI plugin " + type + ": " + out.status().message());
+  spec.env = std::move(env);
+  spec.stdin_data = std::move(stdin_data);
+  auto out = runProcess(spec, timeout, max_output);
+  if (!out.ok()) return Status(out.status().code(), type + ": " + out.status().message());
   if (out->exit_code != 0) {
     return Status(Code::kUnavailable, failureMessage(type, out->exit_code, out->out, out->err));
   }
   return out->out;
+}
+
+Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Command command,
+                                  const RuntimeArgs& args, const std::string& prev_result,
+                                  std::chrono::milliseconds timeout) const {
+  const std::string& type = config.types.at(index);
+  auto out = execPlugin(type, args.bin_dirs, environment(command, args),
+                        pluginInput(config, index, prev_result), timeout, max_output_);
+  if (out.status().code() == Code::kNotFound) {
+    return Status(Code::kNotFound, "CNI plugin " + type + " is not installed (looked in " +
+                                       join(args.bin_dirs, ", ") + "; the agent's --cni-bin-dir)");
+  }
+  if (!out.ok() && out.status().code() != Code::kUnavailable) {
+    return Status(out.status().code(), "CNI plugin " + out.status().message());
+  }
+  return out;
 }
 
 Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs& args,

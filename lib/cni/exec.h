@@ -8,14 +8,27 @@
 //     it (at most the per-plugin timeout); a plugin still running then is killed, and fails.
 //   del(): the plugins in reverse order with the ADD result as prevResult; every plugin runs
 //     even when one fails (the first failure is returned), as DEL must clean up what it can.
+//   execPlugin(): one plugin binary alone, for a runtime and for a main plugin delegating to its
+//     IPAM plugin alike.
 // Thread-safe (no state besides the options).
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cni/config.h"
 
 namespace sriovdra::cni {
+
+// The plugin `type` from the first of `bin_dirs` that has it, run with `env` added to the
+// process's and `stdin_data` on its stdin, within `timeout`: its stdout (at most `max_output`
+// bytes). kNotFound when no directory has it ("failed to find plugin "<type>" in path
+// [<bin_dirs>]", the reference library's words), kUnavailable with failureMessage() when it
+// fails, the run's own failure (prefixed with the type) otherwise.
+Result<std::string> execPlugin(const std::string& type, const std::vector<std::string>& bin_dirs,
+                               std::vector<std::pair<std::string, std::string>> env,
+                               std::string stdin_data, std::chrono::milliseconds timeout,
+                               size_t max_output = size_t{1} << 20);
 
 class Executor {
  public:

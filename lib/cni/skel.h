@@ -6,8 +6,7 @@
 //   * CNI_COMMAND is required; CNI_CONTAINERID (validated: [a-zA-Z0-9][a-zA-Z0-9_.-]*) and
 //     CNI_IFNAME (at most 15 bytes, no '/', ':' or whitespace, not "." or "..") for ADD, CHECK and
 //     DEL; CNI_NETNS for ADD and CHECK; CNI_PATH for everything but VERSION. Missing ones: code 4
-//     "required env variables [A,B] missing"; an invalid container id or interface name: code 4
-//     (a missing container id: code 3).
+//     "required env variables [A,B] missing"; an invalid container id or interface name: code 4.
 //   * stdin (not read for VERSION) must be JSON with a valid network name (code 6 when it does not
 //     decode, 7 for the name) and a cniVersion (absent: 0.1.0) the plugin supports (code 1
 //     "incompatible CNI versions", details naming both). CHECK needs 0.4.0 or later, STATUS and
@@ -70,7 +69,9 @@ using Getenv = std::function<std::string(std::string_view)>;
 // The command's arguments, or the skeleton's error. `stdin_data` is ignored for VERSION.
 std::variant<CmdArgs, PluginError> prepareCommand(const Getenv& env, std::string stdin_data);
 
-// The checks the skeleton makes of each name (nullopt-like: code 0 when valid).
+// The checks the skeleton makes of each name it was given (nullopt-like: code 0 when valid). An
+// empty container id is code 3 "missing containerID", as upstream's function says; the skeleton
+// never asks, having reported the variable missing (code 4).
 PluginError validateContainerId(std::string_view id);
 PluginError validateInterfaceName(std::string_view name);
 PluginError validateNetworkName(std::string_view name);

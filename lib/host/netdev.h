@@ -4,8 +4,8 @@
 // move it into the pod's namespace, set its MAC and MTU, bring it up, give it addresses and
 // routes). Run these inside NetNamespace::run() to act in another namespace.
 // Real kernel only: the simulated kernel stands in for the PF's side of SR-IOV (netlink.h), not
-// for namespaces; tests use dummy links in namespaces of their own, and the QEMU guest an igb
-// VF's netdev (tests/kernel).
+// for namespaces; tests use veth and ifb links (this kernel has no dummy) in namespaces of their
+// own, and the QEMU guest an igb VF's netdev (tests/kernel).
 // Errors keep the kernel's errno: ENODEV no such netdev, EEXIST a name or address taken, EINVAL a
 // value the driver refuses, EPERM without CAP_NET_ADMIN. Each call opens its own socket and waits
 // at most `timeout` for the answer. Thread-safe.

@@ -1,6 +1,7 @@
 #pragma once
-// Everything the agent asks the kernel over netlink goes through Netlink, as sysfs goes through
-// Sysfs: the one seam to that part of the kernel.
+// What the agent and the CNI plugins ask the kernel over netlink about PFs and their VFs goes
+// through Netlink, as sysfs goes through Sysfs: the seam where the simulated kernel stands in.
+// (The netdevs a CNI plugin moves into pods are netdev.h's, always the running kernel's.)
 //   links()                    rtnetlink RTM_GETLINK dump: every interface of the network
 //                              namespace in one answer, statistics left out (LinkInfo), so
 //                              discovery reads no netdev attribute file per VF.
@@ -15,10 +16,9 @@
 //   setVfGuids(pf, vf, n, p)   RTM_SETLINK of the PF with both GUIDs of VF `vf` (CAP_NET_ADMIN).
 //                              A VF's driver reads its GUIDs when it binds: rebind a VF for a
 //                              new GUID to take effect.
-//   setUp(netdev, up)          RTM_NEWLINK of the netdev with IFF_UP set or cleared, as `ip link
-//   set
-//                              <netdev> up|down` (CAP_NET_ADMIN); drivers such as igb take VF rate
-//                              limits only while the PF is up with a link.
+//   setUp(netdev, up)          RTM_NEWLINK of the netdev with IFF_UP set or cleared, as
+//                              `ip link set <netdev> up|down` (CAP_NET_ADMIN); drivers such as igb
+//                              take VF rate limits only while the PF is up with a link.
 //   setVf(pf, setting)         one RTM_SETLINK of the PF with one setting of one VF, as
 //                              `ip link set <pf> vf N ...` sends it (CAP_NET_ADMIN). Drivers refuse
 //                              what they cannot do with their own errno: igb, for one, answers

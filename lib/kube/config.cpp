@@ -300,16 +300,7 @@ Result<RestConfig> loadConfig(const KubeconfigOptions& options) {
   if (!options.path.empty()) return loadKubeconfigFiles({options.path}, options.context);
   const char* env = std::getenv("KUBECONFIG");
   if (env != nullptr && *env != '\0') {
-    std::vector<std::string> paths;
-    std::string list(env);
-    size_t start = 0;
-    while (start <= list.size()) {
-      size_t end = list.find(':', start);
-      if (end == std::string::npos) end = list.size();
-      if (end > start) paths.push_back(list.substr(start, end - start));
-      start = end + 1;
-    }
-    return loadKubeconfigFiles(paths, options.context);
+    return loadKubeconfigFiles(splitList(env, ':'), options.context);
   }
   auto in_cluster = inClusterConfig();
   if (in_cluster.ok() || in_cluster.status().code() != Code::kNotFound) return in_cluster;

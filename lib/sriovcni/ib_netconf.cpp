@@ -93,9 +93,9 @@ std::string encodeIbCache(const IbNetConf& c) {
   m["Master"] = text(c.master);
   m["deviceID"] = text(c.device_id);
   m["VFID"] = json::Value(static_cast<int64_t>(c.vf_id));
-  m["HostIFNames"] = text(c.host_if_names);
+  m["HostIFNames"] = text(c.host_if_name);
   m["HostIFGUID"] = text(c.host_if_guid);
-  m["ContIFNames"] = text(c.cont_if_names);
+  m["ContIFNames"] = text(c.cont_if_name);
   m["pkey"] = text(c.pkey);
   if (!c.link_state.empty()) m["link_state"] = text(c.link_state);
   if (c.rdma_isolation) m["rdmaIsolation"] = json::Value(true);
@@ -134,9 +134,9 @@ Result<IbNetConf> decodeIbCache(std::string_view text) {
   if (Status st = readIbCommon(*doc, c); !st.isOk()) return fail(st.message());
   cni::GoFields ib(*doc, "IbSriovNetConf");
   for (auto [key, out] : {std::pair{"Master", &c.master},
-                          {"HostIFNames", &c.host_if_names},
+                          {"HostIFNames", &c.host_if_name},
                           {"HostIFGUID", &c.host_if_guid},
-                          {"ContIFNames", &c.cont_if_names}}) {
+                          {"ContIFNames", &c.cont_if_name}}) {
     if (Status st = readString(ib, key, *out); !st.isOk()) return fail(st.message());
   }
   auto vf = ib.integer("VFID");

@@ -35,9 +35,9 @@ struct IbNetConf {
   // What ADD found and did, kept in the cache for DEL.
   std::string master;
   int64_t vf_id = 0;
-  std::string host_if_names;  // the VF's netdev before ADD
-  std::string host_if_guid;   // its GUID before ADD, when ADD set one; "" otherwise
-  std::string cont_if_names;  // CNI_IFNAME once moved
+  std::string host_if_name;  // the VF's netdev before ADD
+  std::string host_if_guid;  // its GUID before ADD, when ADD set one; "" otherwise
+  std::string cont_if_name;  // CNI_IFNAME once moved
   RdmaNetState rdma_net_state;
   bool operator==(const IbNetConf&) const = default;
 };

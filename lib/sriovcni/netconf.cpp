@@ -70,6 +70,10 @@ Result<NetConf> decodeNetConf(std::string_view text) {
   return c;
 }
 
+uint32_t linkStateNumber(std::string_view link_state) {
+  return link_state == "enable" ? 1 : link_state == "disable" ? 2 : 0;
+}
+
 uint16_t vlanProtoNumber(std::string_view proto) {
   return proto == "802.1ad" ? uint16_t{0x88a8} : uint16_t{0x8100};
 }
@@ -204,12 +208,13 @@ Result<NetConf> decodeCache(std::string_view text) {
       return Status::ok();
     };
     int64_t link_state = 0;
-    for (const Status& each : {s("HostIFName", c.orig.host_if_name), b("SpoofChk", c.orig.spoofchk),
-                        b("Trust", c.orig.trust), s("AdminMAC", c.orig.admin_mac),
-                        s("EffectiveMAC", c.orig.effective_mac), n("Vlan", c.orig.vlan),
-                        n("VlanQoS", c.orig.vlan_qos), n("VlanProto", c.orig.vlan_proto),
-                        n("MinTxRate", c.orig.min_tx_rate), n("MaxTxRate", c.orig.max_tx_rate),
-                        n("LinkState", link_state, 32, true), n("MTU", c.orig.mtu)}) {
+    for (const Status& each :
+         {s("HostIFName", c.orig.host_if_name), b("SpoofChk", c.orig.spoofchk),
+          b("Trust", c.orig.trust), s("AdminMAC", c.orig.admin_mac),
+          s("EffectiveMAC", c.orig.effective_mac), n("Vlan", c.orig.vlan),
+          n("VlanQoS", c.orig.vlan_qos), n("VlanProto", c.orig.vlan_proto),
+          n("MinTxRate", c.orig.min_tx_rate), n("MaxTxRate", c.orig.max_tx_rate),
+          n("LinkState", link_state, 32, true), n("MTU", c.orig.mtu)}) {
       if (!each.isOk()) return fail(each);
     }
     c.orig.link_state = static_cast<uint32_t>(link_state);

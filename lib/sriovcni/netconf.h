@@ -1,6 +1,6 @@
 #pragma once
 // The `sriov` CNI plugin's configuration and its cache file, pure, compatible with upstream's
-// k8snetworkplumbingwg/sriov-cni (facts: docs/cni.md, "Compatibility"):
+// k8snetworkplumbingwg/sriov-cni (docs/cni.md):
 //   * decodeNetConf reads the network configuration with Go's encoding/json rules (cni/go_json.h)
 //     into the keys upstream reads; checkNetConf makes LoadConf's checks that need no host, with
 //     upstream's messages, and fills its defaults (vlanQoS 0 and vlanProto "802.1q" when a vlan
@@ -82,6 +82,8 @@ Result<NetConf> decodeNetConf(std::string_view text);
 Status checkNetConf(NetConf& conf);
 // The VLAN protocol's number: 0x8100 for "802.1q", 0x88a8 for "802.1ad".
 uint16_t vlanProtoNumber(std::string_view proto);
+// IFLA_VF_LINK_STATE of a checked link_state: 0 auto, 1 enable, 2 disable.
+uint32_t linkStateNumber(std::string_view link_state);
 
 std::string encodeCache(const NetConf& conf);
 Result<NetConf> decodeCache(std::string_view text);

@@ -5,7 +5,7 @@
 //   device-plugins   GPU and VF picked independently at random (two device plugins);
 //   topology-manager GPU and VF from one NUMA node (single-numa-node policy: the lowest NUMA
 //                    node with both free), each picked at random within it;
-//   dra-pcieRoot     the structured allocator (dra/allocator.h) with the aligned claim
+//   dra-pcieRoot     the structured allocator (scheduling/allocator.h) with the aligned claim
 //                    (matchAttribute resource.kubernetes.io/pcieRoot) on published slices.
 // Each pod goes to a node chosen uniformly among those where its strategy can place it; a pod
 // no node can take is pending. Bandwidth and KV-cache transfer time per pod come from the

@@ -1,4 +1,4 @@
-// Our `sriov` CNI plugin's commands (cni_plugin/sriov_plugin.h) on the simulated kernel's E810
+// Our `sriov` CNI plugin's commands (node/cni/sriov_plugin.h) on the simulated kernel's E810
 // (the PF's side: VF settings through netlink) with real netdevs: each VF's netdev a veth
 // interface of the fixture's name, moved into a pod namespace for real, all inside a network
 // namespace of the test's own. What the kernel test does not cover: caches upstream's plugin
@@ -15,13 +15,13 @@
 #include "base/files.h"
 #include "base/json.h"
 #include "base/process.h"
-#include "cni_plugin/ib_sriov_plugin.h"
-#include "cni_plugin/sriov_plugin.h"
-#include "cni_plugin/vf_files.h"
 #include "host/fixtures.h"
 #include "host/netdev.h"
 #include "host/netns.h"
 #include "host/simulated_kernel.h"
+#include "node/cni/ib_sriov_plugin.h"
+#include "node/cni/sriov_plugin.h"
+#include "node/cni/vf_files.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
@@ -295,7 +295,7 @@ TEST_CASE("a configuration naming a VF that is not there, or with bad values, fa
     auto traversal = plugin.add(args(pod, configFor("../../../../etc/cron.d/x")));
     CHECK(traversal.status().message() ==
           "SRIOV-CNI failed to load netconf: LoadConf(): deviceID \"../../../../etc/cron.d/x\" is "
-          "not a PCI address (DDDD:BB:DD.F, lower-case hex)");
+          "not a PCI address (DDDD:BB:DD.F)");
     CHECK_FALSE(fs::exists(b.stateDir() + "/pci"));
     auto bad_mac = plugin.add(args(pod, configFor(kVf1, R"(,"mac":"02:11:22:33:44")")));
     CHECK(bad_mac.status().message() ==
@@ -401,5 +401,67 @@ TEST_CASE("ib-sriov sets a VF's GUID and link state through its PF, and puts the
     CHECK_FALSE(Bench::inPod(pod, "net1"));
     CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
     CHECK(plugin.del(args(pod, config(""))).isOk());  // again: nothing to do
+  });
+}
+
+TEST_CASE("ib-sriov undoes a failed ADD, and a failed DEL keeps its cache until a retry finishes",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
+  std::string pod = b.pod("ib");
+  const std::string vf = b.vfAddress(1);
+  const std::string ipam_dir = b.stateDir() + "/host-local";
+  const std::string config =
+      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
+      R"(","link_state":"enable","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:07"},)"
+      R"("ipam":{"type":"host-local","dataDir":")" +
+      ipam_dir + R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
+  const std::string cache = b.stateDir() + "/ib/pod-a-net1";
+  auto withPath = [&](std::string netns, std::string path) {
+    auto a = args(netns, config);
+    a.path = std::move(path);
+    return a;
+  };
+  b.inside([&] {
+    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
+                                      .netlink = &b.kernel(),
+                                      .state_dir = b.stateDir() + "/ib",
+                                      .lock_timeout = std::chrono::milliseconds(200)});
+    // IPAM cannot run: everything ADD did before is put back, the cache it wrote first is gone.
+    auto failed = plugin.add(withPath(pod, "/nonexistent-cni-bin"));
+    REQUIRE_FALSE(failed.ok());
+    CHECK_THAT(failed.status().message(),
+               Catch::StartsWith("failed to set up IPAM plugin type \"host-local\"") &&
+                   Catch::Contains("failed to find plugin \"host-local\" in path "
+                                   "[/nonexistent-cni-bin]"));
+    CHECK(b.vf(1).link_state == 0);
+    CHECK(b.vf(1).port_guid == 0xffffffffffffffffu);
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
+    CHECK_FALSE(fs::exists(cache));
+
+    auto added = plugin.add(withPath(pod, "/usr/lib/cni"));
+    INFO((added.ok() ? *added : added.status().message()));
+    REQUIRE(added.ok());
+    CHECK_THAT(*added, Catch::Contains("10.56.0."));
+    CHECK(b.vf(1).link_state == 1);
+
+    // IPAM's DEL fails: so does ours, and the cache stays for the runtime's retry.
+    auto del = plugin.del(withPath(pod, "/nonexistent-cni-bin"));
+    CHECK_THAT(del.message(), Catch::Contains("failed to find plugin \"host-local\""));
+    CHECK(fs::exists(cache));
+    CHECK(b.vf(1).link_state == 1);
+
+    // The retry, with the pod's namespace gone as the runtime says it (CNI_NETNS empty), still
+    // releases the address and resets the VF.
+    CHECK(plugin.del(withPath("", "/usr/lib/cni")).isOk());
+    CHECK_FALSE(fs::exists(cache));
+    CHECK(b.vf(1).link_state == 0);
+    CHECK(b.vf(1).port_guid == 0xffffffffffffffffu);
+    int leases = 0;
+    for (const auto& e : fs::directory_iterator(ipam_dir + "/ib-net")) {
+      if (e.path().filename().string().starts_with("10.56.0.")) ++leases;
+    }
+    CHECK(leases == 0);
   });
 }

@@ -142,9 +142,15 @@ std::vector<Step> runCniScenario(host::Sysfs& sysfs, host::Netlink& netlink,
   Status made = host::applyAction(sysfs, netlink, {Kind::kSetMtu, bdf, pf, "1500"});
   if (made.isOk()) made = host::applyAction(sysfs, netlink, {Kind::kSetNumVfs, bdf, bdf, "4"});
   if (made.isOk()) made = netlink.setUp(pf, true);
-  for (int i = 0; i < 300 && sysfs.read("sys/class/net/" + pf + "/operstate").valueOr("") != "up";
-       ++i) {
+  std::string operstate;
+  for (int i = 0; i < 300; ++i) {
+    operstate = sysfs.read("sys/class/net/" + pf + "/operstate").valueOr("");
+    if (operstate == "up") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (made.isOk() && operstate != "up") {
+    made = Status(Code::kUnavailable, "PF " + pf + " has no link after 30 s (operstate " +
+                                          (operstate.empty() ? "unreadable" : operstate) + ")");
   }
   auto vfAddress = [&](int i) {
     return host::baseName(
@@ -178,7 +184,10 @@ std::vector<Step> runCniScenario(host::Sysfs& sysfs, host::Netlink& netlink,
                                     podLine(pod.path()), hostLine()};
   };
   steps.push_back({"cni: PF mtu 1500, sriov_numvfs 4, up, pod namespace",
-                   made.isOk() && pod.bound() && before.ok() ? "ok" : "failed", state()});
+                   !made.isOk()                 ? "failed: " + made.message()
+                   : pod.bound() && before.ok() ? "ok"
+                                                : "failed",
+                   state()});
 
   int container = 0;
   // Runs the plugin; the step's result and, for an ADD, what its result says.
@@ -250,15 +259,17 @@ std::vector<Step> runCniScenario(host::Sysfs& sysfs, host::Netlink& netlink,
   run("cni CHECK", "CHECK", full);
   run("cni DEL", "DEL", full);
   run("cni DEL again", "DEL", full);
-  ++container;
-  run("cni ADD refused: link_state enable", "ADD",
-      config(vf1, R"(,"vlan":100,"link_state":"enable")", true));
-  ++container;
-  run("cni ADD refused: 802.1ad", "ADD",
-      config(vf1, R"(,"vlan":100,"vlanProto":"802.1ad","spoofchk":"off")", false));
-  ++container;
-  run("cni ADD refused: min_tx_rate 10", "ADD",
-      config(vf1, R"(,"trust":"on","min_tx_rate":10,"max_tx_rate":100)", false));
+  // Each refused ADD is followed by the DEL a runtime sends after a failed ADD: it must succeed
+  // (a DEL that fails blocks the pod's removal), with the VF as it was.
+  auto refused = [&](const std::string& what, const std::string& cfg) {
+    ++container;
+    run("cni ADD refused: " + what, "ADD", cfg);
+    run("cni DEL after the refused ADD (" + what + ")", "DEL", cfg);
+  };
+  refused("link_state enable", config(vf1, R"(,"vlan":100,"link_state":"enable")", true));
+  refused("802.1ad", config(vf1, R"(,"vlan":100,"vlanProto":"802.1ad","spoofchk":"off")", false));
+  refused("min_tx_rate 10",
+          config(vf1, R"(,"trust":"on","min_tx_rate":10,"max_tx_rate":100)", false));
   ++container;
   std::string vf2_driver =
       host::baseName(sysfs.readLink("sys/bus/pci/devices/" + vf2 + "/driver").valueOr(""));

@@ -20,7 +20,7 @@
 // only those are ever reset. Firmware changes that need a reboot are written for the next boot, and
 // the node is rebooted only when the operator grants it (host/reboot.h). A VF a pod uses is never
 // destroyed or rebound: in use is what the node's checkpoint, the API server's claims and the CDI
-// specs on disk say (node/local_state.h); while that cannot be known, the changes wait
+// specs on disk say (node/state/local_state.h); while that cannot be known, the changes wait
 // (Blocked=True, reason InUseUnknown, Event) and retry. Its SriovNodeState and slices come from the
 // node's caches (LocalState), which the process starts before the agent.
 #include <atomic>

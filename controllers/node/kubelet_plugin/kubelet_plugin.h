@@ -14,7 +14,8 @@
 // for claims already deleted, and for claims a lost checkpoint forgot (from their CDI spec on
 // disk). Calls are serialized; one claim's failure never fails another. The checkpoint, the view
 // of what the node advertises, the host lock and the claim status writer are the node's
-// (node/local_state.h): the agent reads the same checkpoint, so it never tears down a prepared VF.
+// (node/state/local_state.h): the agent reads the same checkpoint, so it never tears down a
+// prepared VF.
 #include <chrono>
 #include <filesystem>
 #include <map>

@@ -55,10 +55,11 @@ struct CachedSlice {
 struct LocalStateOptions {
   std::string driver_name;
   std::string node_name;
-  std::string namespace_;    // of the SriovNodeStates
-  std::string state_dir;     // checkpoint.json, attach/
-  std::string cdi_root;      // our CDI spec files
-  std::string metadata_dir;  // KEP-5304 metadata files ("" = none; plugin/kubelet_plugin.h)
+  std::string namespace_;  // of the SriovNodeStates
+  std::string state_dir;   // checkpoint.json, attach/
+  std::string cdi_root;    // our CDI spec files
+  // KEP-5304 metadata files ("" = none; node/kubelet_plugin/kubelet_plugin.h).
+  std::string metadata_dir;
   std::chrono::milliseconds status_retry{100};
 };
 

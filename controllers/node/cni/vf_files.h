@@ -1,11 +1,13 @@
 #pragma once
-// The files the `sriov` plugin keeps per VF and per attachment, in upstream sriov-cni's layout
-// under its state directory (/var/lib/cni/sriov), so that either plugin finds what the other
-// wrote:
-//   <dir>/<containerID>-<ifName>   the cache of an ADD (sriovcni/netconf.h), read by DEL;
-//                                  directory 0700, file 0600, written atomically
+// The files the SR-IOV CNI plugins keep per VF and per attachment under their state directory,
+// in upstream's layouts, so that our plugin and upstream's each find what the other wrote:
+//   <dir>/<containerID>-<ifName>   the cache of an ADD (sriovcni/netconf.h, ib_netconf.h), read
+//                                  by DEL; directory 0700, file 0600, written atomically (both)
 //   <dir>/pci/<BDF>                the VF is allocated: the CNI_NETNS of the pod holding it
-//   <dir>/pci/vf_lock/<BDF>.lock   flock(LOCK_EX) while an ADD or DEL works on the VF
+//                                  (`sriov`, /var/lib/cni/sriov)
+//   <dir>/pci/vf_lock/<BDF>.lock   flock(LOCK_EX) while an ADD or DEL works on the VF (`sriov`)
+// `ib-sriov` (/var/lib/cni/ib-sriov) has one lock for the node's VFs (lockFile) and, as upstream,
+// no allocation files.
 // The lock is waited for at most a given time (upstream waits 60 s; a runtime's budget for a
 // whole ADD is shorter), then fails with upstream's message. An allocation whose namespace no
 // longer exists is stale: removed, and the VF free.

@@ -1,4 +1,4 @@
-#include "cni_plugin/vf_files.h"
+#include "node/cni/vf_files.h"
 
 #include <algorithm>
 #include <cerrno>

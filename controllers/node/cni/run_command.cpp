@@ -1,4 +1,4 @@
-#include "cni_plugin/plugin_main.h"
+#include "node/cni/run_command.h"
 
 #include <istream>
 #include <ostream>
@@ -26,6 +26,14 @@ int printError(std::ostream& out, const cni::PluginError& e) {
 
 int runCommand(const PluginCommands& commands, std::string_view about, const cni::Getenv& env,
                std::istream& in, std::ostream& out, std::ostream& err) {
+  // Run by hand: what it is, before stdin is read (a terminal gives no configuration).
+  if (env("CNI_COMMAND").empty() && !about.empty()) {
+    err << about << "\nCNI protocol versions supported: ";
+    const auto& v = cni::supportedVersions();
+    for (size_t i = 0; i < v.size(); ++i) err << (i ? ", " : "") << v[i];
+    err << "\n";
+    return 0;
+  }
   std::string input;
   if (env("CNI_COMMAND") != "VERSION") {
     // A network configuration is a few KiB; more than kMaxConfig is not one.
@@ -41,16 +49,7 @@ int runCommand(const PluginCommands& commands, std::string_view about, const cni
     }
   }
   auto prepared = cni::prepareCommand(env, std::move(input));
-  if (auto* e = std::get_if<cni::PluginError>(&prepared)) {
-    if (e->code == cni::kErrInvalidEnvironment && env("CNI_COMMAND").empty() && !about.empty()) {
-      err << about << "\nCNI protocol versions supported: ";
-      const auto& v = cni::supportedVersions();
-      for (size_t i = 0; i < v.size(); ++i) err << (i ? ", " : "") << v[i];
-      err << "\n";
-      return 0;
-    }
-    return printError(out, *e);
-  }
+  if (auto* e = std::get_if<cni::PluginError>(&prepared)) return printError(out, *e);
   const auto& args = std::get<cni::CmdArgs>(prepared);
   auto failed = [&](const Status& st) {
     return printError(out, {cni::kErrInternal, st.message(), ""});

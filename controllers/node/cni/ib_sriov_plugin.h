@@ -8,20 +8,24 @@
 // nothing is moved and no IPAM runs. What differs from upstream, on purpose:
 //   * ADD and DEL of all VFs of the node are serialized by a lock under the state directory
 //     (/var/lib/cni/ib-sriov/cni.lock, which the agent's container has), waited for at most
-//     PluginHost::lock_timeout, where upstream waits without end on /var/run/cni;
-//   * a failed ADD also puts back the link state and the GUID it set;
-//   * DEL whose pod namespace is gone still resets the VF (link state, GUID, its host name);
+//     PluginHost::lock_timeout, where upstream waits without end on /var/run/cni; ADD lets it go
+//     before IPAM and takes it again to undo;
+//   * the cache is written before the VF is touched (with the GUID it had), and a failed ADD puts
+//     back all it did, the link state and the GUID included; a failed DEL keeps the cache for
+//     the runtime's retry;
+//   * DEL with an empty CNI_NETNS or the pod's namespace gone still releases IPAM and resets the
+//     VF (link state, GUID, its host name), and leaves a VF whose PF or index changed alone;
+//   * the pod's own interface of CNI_IFNAME's name is never touched (pod_netdev.h);
 //   * rdmaIsolation is refused with a message: moving the RDMA device is not built yet.
 #include "base/status.h"
 #include "cni/skel.h"
-#include "cni_plugin/sriov_plugin.h"
+#include "node/cni/plugin_host.h"
 
 namespace sriovdra::cni_plugin {
 
 class IbSriovPlugin {
  public:
-  // host.state_dir: the plugin's own (/var/lib/cni/ib-sriov).
-  explicit IbSriovPlugin(PluginHost host) : host_(std::move(host)) {}
+  explicit IbSriovPlugin(PluginHost host);
   Result<std::string> add(const cni::CmdArgs& args);
   Status del(const cni::CmdArgs& args);
 

@@ -18,32 +18,17 @@
 // configuration's CNI version.
 // DEL: from the cache: IPAM released, the VF's settings restored through the PF, the netdev put
 // back in the host namespace under its old name with its MAC and MTU; cache and allocation removed.
-#include <chrono>
-#include <functional>
 #include <string>
-#include <string_view>
 
 #include "base/status.h"
 #include "cni/skel.h"
-#include "host/netlink.h"
-#include "host/sysfs.h"
+#include "node/cni/plugin_host.h"
 
 namespace sriovdra::cni_plugin {
 
-// What a plugin reaches outside itself. The netdevs of the namespaces are the running kernel's.
-struct PluginHost {
-  host::Sysfs* sysfs = nullptr;      // /sys: the VFs, their PFs and drivers
-  host::Netlink* netlink = nullptr;  // the PFs' side of their VFs
-  std::string state_dir = "/var/lib/cni/sriov";
-  std::chrono::milliseconds lock_timeout{1000};
-  std::chrono::milliseconds ipam_timeout{10000};
-  // Diagnostics that are not errors (what a best-effort step could not do).
-  std::function<void(std::string_view)> log = [](std::string_view) {};
-};
-
 class SriovPlugin {
  public:
-  explicit SriovPlugin(PluginHost host) : host_(std::move(host)) {}
+  explicit SriovPlugin(PluginHost host);
   // The result's JSON text; errors carry upstream's message.
   Result<std::string> add(const cni::CmdArgs& args);
   Status del(const cni::CmdArgs& args);

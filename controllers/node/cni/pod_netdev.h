@@ -1,6 +1,6 @@
 #pragma once
 // What both SR-IOV CNI plugins do with a VF's netdev in a pod's namespace (internal to
-// controllers/cni_plugin):
+// controllers/node/cni):
 //   nameFreeInPod  ADD checks the pod has no interface of the name before moving the VF in: a
 //                  clash found only after the move would leave the VF half-moved, and undoing it
 //                  must never touch the pod's own interface.
@@ -9,8 +9,8 @@
 //                  restores the MAC and MTU there), then moved into the host's namespace. An
 //                  interface whose parent device (IFLA_PARENT_DEV_NAME, where the kernel reports
 //                  one) is not the VF `pci_address` is left alone: a pod may have renamed the VF
-//                  and named another interface so.
-//   notInPod       kNotFound from releaseToHost: the pod has no interface of that name.
+//                  and named another interface so. kNotFound: the pod has no interface of
+//                  that name.
 #include <cstdint>
 #include <functional>
 #include <string>

@@ -12,10 +12,6 @@
 //                    An IPv6 address is added with optimistic DAD where the namespace's sysctls
 //                    are writable, else with IFA_F_NODAD, so an address is never left tentative
 //                    longer than the plugin may take.
-//   announce         best effort, inside the namespace: a gratuitous ARP per IPv4 address and an
-//                    unsolicited neighbour advertisement per IPv6 address (needs CAP_NET_RAW),
-//                    after waiting at most 200 ms for the link to run; what failed is returned
-//                    for the log.
 #include <chrono>
 #include <string>
 
@@ -34,8 +30,5 @@ Status delegateDel(const cni::CmdArgs& args, const std::string& type,
 // `result.interfaces[*ip.interface]` must name `if_name` for each of its IPs.
 Status configureInterface(const host::Netdevs& netdevs, const std::string& if_name,
                           const cni::CniResult& result);
-
-std::string announce(const host::Netdevs& netdevs, const std::string& if_name,
-                     const cni::CniResult& result);
 
 }  // namespace sriovdra::cni_plugin

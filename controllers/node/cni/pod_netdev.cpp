@@ -1,7 +1,7 @@
-#include "cni_plugin/pod_netdev.h"
+#include "node/cni/pod_netdev.h"
 
 #include "cni/go_json.h"
-#include "cni_plugin/vf_sysfs.h"
+#include "node/cni/plugin_host.h"
 
 namespace sriovdra::cni_plugin {
 
