@@ -4,6 +4,8 @@
 
 #include "api/names.h"
 #include "base/log.h"
+#include "base/names.h"
+#include "base/strings.h"
 #include "base/time.h"
 
 namespace sriovdra::op {
@@ -242,6 +244,14 @@ Result<ReconcileResult> NetworkReconciler::finalize(const api::Network& n) {
 }
 
 Status NetworkReconciler::deleteOwnedNad(const api::Network& n, const std::string& ns) {
+  if (!isDnsLabel(ns)) {
+    // Only an edited last-network-namespace annotation names one; no namespace has that name,
+    // so there is nothing to delete, and the request is never sent.
+    SDRA_LOG_WARN << n.kindName() << " " << nadName(n.metadata.namespace_, n.metadata.name)
+                  << ": no NetworkAttachmentDefinition to delete in \"" << printable(ns)
+                  << "\", which is not a namespace name";
+    return Status::ok();
+  }
   const auto& rt = api::resources::kNetworkAttachmentDefinitions;
   auto got = client_.get(rt, ns, n.metadata.name);
   if (!got.ok()) return got.status().code() == Code::kNotFound ? Status::ok() : got.status();

@@ -6,7 +6,8 @@
 //    config is put back and a deleted NAD is recreated;
 //  - a network in the operator namespace carries the finalizer policy::kNetAttachDefFinalizer and
 //    the last-network-namespace annotation: moving networkNamespace deletes the NAD in the old
-//    namespace, deleting the network deletes its NAD before the finalizer goes;
+//    namespace, deleting the network deletes its NAD before the finalizer goes; an annotation
+//    that is not a namespace name (someone edited it) names no NAD and sends no request;
 //  - a network in another namespace renders into its own namespace with an ownerReference (the
 //    garbage collector deletes the NAD with it) and may not set networkNamespace;
 //  - a NAD of the same name whose owner-ref annotation names another network is never touched,

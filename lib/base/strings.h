@@ -1,7 +1,8 @@
 #pragma once
 // Small string helpers: join({"a", "b"}, ", ") == "a, b"; splitList("a::b", ':') == {"a", "b"}
 // (search paths: KUBECONFIG, CNI_PATH); ASCII case folding for the case-insensitive names of the
-// APIs (link types, HTTP header names, hex ids, YAML words).
+// APIs (link types, HTTP header names, hex ids, YAML words); printable() for text someone else
+// wrote that goes into a message, a log line or a terminal.
 #include <algorithm>
 #include <string>
 #include <string_view>
@@ -45,6 +46,42 @@ inline std::vector<std::string> splitList(std::string_view list, char sep) {
     start = end + 1;
   }
   return parts;
+}
+
+// s with every byte outside printable ASCII written as an escape (\r, \n, \t, \\, \x1b; UTF-8
+// byte by byte), cut after max bytes of s with "..." appended: a value from an
+// object can neither end a log line, nor forge one, nor send a terminal an escape sequence.
+inline std::string printable(std::string_view s, size_t max = 256) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(std::min(s.size(), max) + 8);
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (c >= 0x20 && c < 0x7f) {
+          out += static_cast<char>(c);
+        } else {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        }
+    }
+  }
+  if (s.size() > max) out += "...";
+  return out;
 }
 
 }  // namespace sriovdra

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "api/names.h"
+#include "base/names.h"
+#include "base/strings.h"
 
 namespace sriovdra::dra {
 namespace {
@@ -79,28 +81,39 @@ Result<VfConfig> parseVfConfig(std::string_view parameters_json) {
     if (!v.IsString()) return fieldError(key, "expected a string");
     std::string s = v.GetString();
     if (key == "apiVersion" && s != kVfConfigApiVersion) {
-      return fieldError(key, "\"" + s + "\" is not " + std::string(kVfConfigApiVersion));
+      return fieldError(key, "\"" + printable(s) + "\" is not " + std::string(kVfConfigApiVersion));
     }
     if (key == "kind" && s != kVfConfigKind) {
-      return fieldError(key, "\"" + s + "\" is not " + std::string(kVfConfigKind));
+      return fieldError(key, "\"" + printable(s) + "\" is not " + std::string(kVfConfigKind));
     }
     if (key == "driver") {
       if (!s.empty() && !api::isDriverName(s)) {
-        return fieldError(key, "\"" + s +
+        return fieldError(key, "\"" + printable(s) +
                                    "\" is not a kernel driver name (letters, digits, '_' and "
                                    "'-'); use \"default\", \"vfio-pci\" or a driver's name");
       }
       c.driver = s;
     } else if (key == "ifName") {
       if (!isInterfaceName(s)) {
-        return fieldError(key, "\"" + s +
+        return fieldError(key, "\"" + printable(s) +
                                    "\" is not a Linux interface name (1-15 characters, no '/', "
                                    "':' or spaces)");
       }
       c.if_name = s;
     } else if (key == "netAttachDefName") {
+      if (!s.empty() && !isDnsSubdomain(s)) {
+        return fieldError(key, "\"" + printable(s) +
+                                   "\" is not a NetworkAttachmentDefinition name (a DNS-1123 "
+                                   "subdomain: lower-case letters, digits, '-' and '.', at most "
+                                   "253 characters)");
+      }
       c.net_attach_def_name = s;
     } else if (key == "netAttachDefNamespace") {
+      if (!s.empty() && !isDnsLabel(s)) {
+        return fieldError(key, "\"" + printable(s) +
+                                   "\" is not a namespace name (a DNS-1123 label: lower-case "
+                                   "letters, digits and '-', at most 63 characters)");
+      }
       c.net_attach_def_namespace = s;
     }
   }

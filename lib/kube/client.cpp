@@ -293,17 +293,18 @@ Status Client::evict(std::string_view ns, std::string_view pod) {
   json::setString(meta, "name", std::string(pod), a);
   json::setString(meta, "namespace", std::string(ns), a);
   eviction.AddMember("metadata", meta, a);
-  std::string path = resources::kPods.objectPath(ns, pod, "eviction");
+  auto path = resources::kPods.objectPath(ns, pod, "eviction");
+  if (!path.ok()) return path.status();
   HttpRequest req;
   req.method = "POST";
-  req.target = path;
+  req.target = *path;
   const std::string body = json::dump(eviction);
   req.body = body;
   req.content_type = "application/json";
   auto resp = send(std::move(req), config_.timeout, /*wait_retry_after=*/false);
   if (!resp.ok()) return resp.status();
   if (resp->status >= 200 && resp->status <= 299) return Status::ok();
-  return apiError(resp->status, resp->body, "POST", path);
+  return apiError(resp->status, resp->body, "POST", *path);
 }
 
 Result<HttpResponse> Client::raw(const std::string& method, const std::string& path,
@@ -335,28 +336,31 @@ Result<json::Document> Client::expectObject(const Result<HttpResponse>& resp, st
 Result<json::Document> Client::get(const ResourceType& rt, std::string_view ns,
                                    std::string_view name, std::string_view subresource,
                                    std::optional<milliseconds> timeout) {
-  std::string path = rt.objectPath(ns, name, subresource);
-  return expectObject(raw("GET", path, {}, {}, timeout), "GET", path);
+  auto path = rt.objectPath(ns, name, subresource);
+  if (!path.ok()) return path.status();
+  return expectObject(raw("GET", *path, {}, {}, timeout), "GET", *path);
 }
 
 Result<json::Document> Client::getNotOlderThan(const ResourceType& rt, std::string_view ns,
                                                std::string_view name,
                                                std::string_view resource_version) {
-  std::string path = rt.objectPath(ns, name);
+  auto path = rt.objectPath(ns, name);
+  if (!path.ok()) return path.status();
   std::string query;
   addParam(query, "resourceVersion", resource_version);
-  return expectObject(raw("GET", path + query, {}, {}, std::nullopt), "GET", path);
+  return expectObject(raw("GET", *path + query, {}, {}, std::nullopt), "GET", *path);
 }
 
 Result<json::Document> Client::list(const ResourceType& rt, std::string_view ns,
                                     const ListOptions& options) {
-  std::string path = rt.collectionPath(ns);
+  auto path = rt.collectionPath(ns);
+  if (!path.ok()) return path.status();
   HttpRequest req;
   req.method = "GET";
-  req.target = path + listQuery(options, false);
+  req.target = *path + listQuery(options, false);
   if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
   auto timeout = std::max(config_.timeout, milliseconds(std::chrono::seconds(60)));
-  return expectObject(send(std::move(req), timeout), "GET", path);
+  return expectObject(send(std::move(req), timeout), "GET", *path);
 }
 
 Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view ns,
@@ -392,17 +396,18 @@ Result<json::Document> Client::listAll(const ResourceType& rt, std::string_view 
   return first;
 }
 
-Result<json::Document> Client::write(std::string_view method, const std::string& path,
+Result<json::Document> Client::write(std::string_view method, const Result<std::string>& path,
                                      std::string_view body, std::string_view content_type,
                                      const WriteOptions& options) {
+  if (!path.ok()) return path.status();
   HttpRequest req;
   req.method = std::string(method);
-  req.target = path + writeQuery(options, content_type == kApplyContentType);
+  req.target = *path + writeQuery(options, content_type == kApplyContentType);
   req.body = body;
   req.content_type = std::string(content_type);
   if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
   auto resp = send(std::move(req), options.timeout.value_or(config_.timeout));
-  return expectObject(resp, method, path, options.metadata_only);
+  return expectObject(resp, method, *path, options.metadata_only);
 }
 
 Result<json::Document> Client::create(const ResourceType& rt, std::string_view ns,
@@ -420,7 +425,7 @@ Result<json::Document> Client::update(const ResourceType& rt, std::string_view n
 Result<json::Document> Client::patch(const ResourceType& rt, std::string_view ns,
                                      std::string_view name, PatchType type, std::string_view body,
                                      const WriteOptions& options, std::string_view subresource) {
-  std::string path = rt.objectPath(ns, name, subresource);
+  auto path = rt.objectPath(ns, name, subresource);
   std::string_view content_type;
   switch (type) {
     case PatchType::kMerge:
@@ -476,12 +481,13 @@ Result<json::Document> Client::replace(
   if (code != Code::kConflict && code != Code::kAlreadyExists && code != Code::kNotFound) {
     return written;
   }
-  std::string path = rt.objectPath(ns, name);
+  auto path = rt.objectPath(ns, name);
+  if (!path.ok()) return path.status();
   HttpRequest req;
   req.method = "GET";
-  req.target = path;
+  req.target = *path;
   req.accept = std::string(kMetadataOnlyAccept);
-  auto now = expectObject(send(std::move(req), config_.timeout), "GET", path, true);
+  auto now = expectObject(send(std::move(req), config_.timeout), "GET", *path, true);
   if (!now.ok() && now.status().code() != Code::kNotFound) return now.status();
   if (!now.ok()) return put(nullptr);
   ObjectMeta current = ObjectMeta::decode(*now);
@@ -490,7 +496,8 @@ Result<json::Document> Client::replace(
 
 Status Client::remove(const ResourceType& rt, std::string_view ns, std::string_view name,
                       const DeleteOptions& options) {
-  std::string path = rt.objectPath(ns, name);
+  auto path = rt.objectPath(ns, name);
+  if (!path.ok()) return path.status();
   json::Document body(rapidjson::kObjectType);
   auto& a = body.GetAllocator();
   json::setString(body, "apiVersion", "v1", a);
@@ -509,20 +516,21 @@ Status Client::remove(const ResourceType& rt, std::string_view ns, std::string_v
   if (options.grace_period_seconds) {
     body.AddMember("gracePeriodSeconds", *options.grace_period_seconds, a);
   }
-  auto resp = raw("DELETE", path, json::dump(body), "application/json");
+  auto resp = raw("DELETE", *path, json::dump(body), "application/json");
   if (!resp.ok()) return resp.status();
   if (resp->status < 200 || resp->status > 299) {
-    return apiError(resp->status, resp->body, "DELETE", path);
+    return apiError(resp->status, resp->body, "DELETE", *path);
   }
   return Status::ok();
 }
 
 Result<std::unique_ptr<Watch>> Client::watch(const ResourceType& rt, std::string_view ns,
                                              const ListOptions& options) {
-  std::string path = rt.collectionPath(ns);
+  auto path = rt.collectionPath(ns);
+  if (!path.ok()) return path.status();
   HttpRequest req;
   req.method = "GET";
-  req.target = path + listQuery(options, true);
+  req.target = *path + listQuery(options, true);
   if (options.metadata_only) req.accept = std::string(kMetadataOnlyAccept);
   for (int attempt = 0;; ++attempt) {
     SDRA_RETURN_IF_ERROR(authorize(req));
@@ -534,7 +542,7 @@ Result<std::unique_ptr<Watch>> Client::watch(const ResourceType& rt, std::string
     int status = (*stream)->status();
     countRequest(std::to_string(status), "WATCH", transport_->hostPort());
     if (status == 200) {
-      return std::make_unique<Watch>(std::move(*stream), "watch " + path);
+      return std::make_unique<Watch>(std::move(*stream), "watch " + *path);
     }
     std::string body;
     while (body.size() < kMaxWatchErrorBody) {
@@ -544,7 +552,7 @@ Result<std::unique_ptr<Watch>> Client::watch(const ResourceType& rt, std::string
     if (status == 401 && attempt == 0 && credentials_ && credentials_->refreshAfterUnauthorized()) {
       continue;
     }
-    return apiError(status, body, "WATCH", path);
+    return apiError(status, body, "WATCH", *path);
   }
 }
 

@@ -178,8 +178,9 @@ class Client {
                             bool wait_retry_after = true);
   Result<json::Document> expectObject(const Result<HttpResponse>& resp, std::string_view verb,
                                       std::string_view path, bool metadata_only = false);
-  // A write (POST, PUT, PATCH) of `body` to `path`, its answer read as WriteOptions say.
-  Result<json::Document> write(std::string_view method, const std::string& path,
+  // A write (POST, PUT, PATCH) of `body` to `path` (a path refused as it was built is the error),
+  // its answer read as WriteOptions say.
+  Result<json::Document> write(std::string_view method, const Result<std::string>& path,
                                std::string_view body, std::string_view content_type,
                                const WriteOptions& options);
 

@@ -1,10 +1,44 @@
 #include "kube/resource.h"
 
+#include <algorithm>
+
+#include "base/strings.h"
+
 namespace sriovdra::kube {
 
-std::string ResourceType::collectionPath(std::string_view ns) const {
+namespace {
+
+constexpr size_t kMaxSegmentBytes = 253;
+
+bool pathChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("-._~!$&'()*+,;=:@").find(c) != std::string_view::npos;
+}
+
+}  // namespace
+
+Status checkPathSegment(std::string_view value, std::string_view what) {
+  auto refuse = [&](std::string_view why) {
+    return Status(Code::kInvalidArgument,
+                  std::string(what) + " \"" + printable(value) + "\" " + std::string(why));
+  };
+  if (value.empty()) return refuse("is empty");
+  if (value == "." || value == "..") return refuse("may not be \".\" or \"..\"");
+  if (value.size() > kMaxSegmentBytes) {
+    return refuse("is longer than " + std::to_string(kMaxSegmentBytes) + " bytes");
+  }
+  if (!std::all_of(value.begin(), value.end(), pathChar)) {
+    return refuse(
+        "is not a Kubernetes object name (letters, digits and \"-._~!$&'()*+,;=:@\" only; no "
+        "\"/\", \"%\", spaces or control characters)");
+  }
+  return Status::ok();
+}
+
+Result<std::string> ResourceType::collectionPath(std::string_view ns) const {
   std::string path = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
   if (namespaced && !ns.empty()) {
+    SDRA_RETURN_IF_ERROR(checkPathSegment(ns, "namespace"));
     path += "/namespaces/";
     path += ns;
   }
@@ -13,14 +47,17 @@ std::string ResourceType::collectionPath(std::string_view ns) const {
   return path;
 }
 
-std::string ResourceType::objectPath(std::string_view ns, std::string_view name,
-                                     std::string_view subresource) const {
-  std::string path = collectionPath(ns);
-  path += "/";
-  path += name;
+Result<std::string> ResourceType::objectPath(std::string_view ns, std::string_view name,
+                                             std::string_view subresource) const {
+  auto path = collectionPath(ns);
+  if (!path.ok()) return path;
+  SDRA_RETURN_IF_ERROR(checkPathSegment(name, kind + " name"));
+  *path += "/";
+  *path += name;
   if (!subresource.empty()) {
-    path += "/";
-    path += subresource;
+    SDRA_RETURN_IF_ERROR(checkPathSegment(subresource, "subresource"));
+    *path += "/";
+    *path += subresource;
   }
   return path;
 }

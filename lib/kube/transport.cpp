@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 
 #include "base/log.h"
+#include "kube/http_request.h"
 
 namespace sriovdra::kube {
 namespace {
@@ -29,8 +30,6 @@ using tcp = asio::ip::tcp;
 using ErrorCode = boost::system::error_code;
 using SteadyClock = std::chrono::steady_clock;
 using Deadline = SteadyClock::time_point;
-// A request as it goes out: its body is a view of the HttpRequest's (no copy of a large body).
-using OutgoingRequest = http::request<http::span_body<const char>>;
 
 constexpr size_t kStreamReadChunk = size_t{64} * 1024;
 // How long a stream's read waits for the rest of what had arrived when more of the body did.
@@ -516,22 +515,8 @@ class TransportImpl final : public Transport {
     }
   }
 
-  // The body is not copied: the message refers to in.body, which must outlive it.
   Result<OutgoingRequest> buildRequest(const HttpRequest& in) const {
-    http::verb verb = http::string_to_verb(in.method);
-    if (verb == http::verb::unknown) {
-      return Status(Code::kInternal, "unknown HTTP method " + in.method);
-    }
-    OutgoingRequest req{verb, server_.prefix + in.target, 11};
-    req.set(http::field::host, server_.host_header);
-    req.set(http::field::user_agent, "sriov-dra-operator/0.1");
-    if (!in.accept.empty()) req.set(http::field::accept, in.accept);
-    if (!in.content_type.empty()) req.set(http::field::content_type, in.content_type);
-    for (const auto& [k, v] : in.headers) req.set(k, v);
-    req.keep_alive(true);
-    req.body() = {in.body.data(), in.body.size()};
-    req.prepare_payload();
-    return req;
+    return kube::buildRequest(in, server_.prefix, server_.host_header);
   }
 
   static std::optional<std::chrono::seconds> parseRetryAfter(boost::beast::string_view v) {

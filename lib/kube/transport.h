@@ -4,7 +4,10 @@
 // (or the system store) and the host name or IP; only TlsOptions::insecure_skip_verify turns
 // that off. Every request has a deadline; TCP keepalive is on; response bodies are bounded by
 // TransportOptions::max_response_bytes, except streams (watch), which are read piece by piece
-// with an idle deadline and can be cancelled from another thread.
+// with an idle deadline and can be cancelled from another thread. Requests are built by
+// buildRequest (kube/http_request.h), which refuses anything that could be read as a second
+// request; a pooled connection is reused only when nothing is buffered or readable on it, so a
+// response is never taken for another request's.
 // Thread-safe: send() and openStream() may be called concurrently.
 #include <chrono>
 #include <memory>

@@ -1,6 +1,7 @@
 #include "policy/networks.h"
 
 #include "base/json.h"
+#include "base/names.h"
 #include "base/strings.h"
 
 namespace sriovdra::policy {
@@ -50,6 +51,11 @@ bool nonEmptyStringMember(const json::Value& obj, std::string_view key, bool tri
 // The rules on the raw JSON fields and the verbatim strings; errors in upstream's words.
 void validateFields(const api::Network& n, Findings& f) {
   const auto& s = n.spec;
+  if (!s.network_namespace.empty() && !isDnsLabel(s.network_namespace)) {
+    f.errors.push_back("networkNamespace \"" + printable(s.network_namespace) +
+                       "\" is not a namespace name (a DNS-1123 label: lower-case letters, "
+                       "digits and '-', at most 63 characters)");
+  }
   if (!s.capabilities.empty()) {
     auto caps = json::parse(s.capabilities);
     bool ok = caps.ok() && caps->IsObject();

@@ -373,6 +373,45 @@ TEST_CASE("a claim cannot make the agent read another namespace's NetworkAttachm
   CHECK((!s || s->data_json.find("10.9.0.66") == std::string::npos));
 }
 
+TEST_CASE("a NAD name that would end the agent's request line is refused; nothing is smuggled",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  auto slices = a.env.slicesOf(a.node);
+  REQUIRE_FALSE(slices.empty());
+  const std::string victim = slices.front().metadata.name;
+  // The agent would GET .../network-attachment-definitions/<name>: this name ends that request
+  // and sends a DELETE of the node's own ResourceSlice with the agent's token (issue 52).
+  const std::string smuggled =
+      R"(x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /apis/resource.k8s.io/v1/resourceslices/)" + victim;
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000401";
+  std::string claim_uid = testing::createAllocatedClaim(
+      a.env.admin(), {.ns = a.env.ns(),
+                      .name = "smuggler",
+                      .node = a.node,
+                      .results = {{"vf", kDriver, "0000-11-00-1"}},
+                      .vf_config = R"("netAttachDefName":")" + smuggled + R"(")",
+                      .pod_name = "pod-smuggler",
+                      .pod_uid = uid});
+  auto prepared = KubeletClient::prepare(a.endpoint, "v1", {{a.env.ns(), claim_uid, "smuggler"}});
+  REQUIRE(prepared.ok());
+  CHECK_THAT(prepared->at(claim_uid).error,
+             Catch::Contains(R"(netAttachDefName: "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /apis)") &&
+                 Catch::Contains("is not a NetworkAttachmentDefinition name"));
+  // The runtime starts the sandbox anyway: the agent has nothing to attach and asks for nothing.
+  // (An agent that sent the GET would have written the DELETE with it, before the answer.)
+  (void)a.runtime.runPodSandbox(a.pod("smuggler", uid, net));
+  CHECK(a.env.admin().get(api::resources::kResourceSlices, "", victim).ok());
+  for (const auto& e : a.env.cp().auditEvents()) {
+    INFO(e.verb << " " << e.resource << " " << e.name);
+    CHECK_FALSE(
+        (e.user == a.env.agentUser() && e.resource == "resourceslices" && e.verb == "delete"));
+    CHECK(e.name.find("HTTP") == std::string::npos);
+  }
+  CHECK(net.vfOnHost());
+}
+
 TEST_CASE("a CNI plugin slower than the runtime's budget fails its sandbox in time, no other",
           "[attach][integration]") {
   if (!root()) return;

@@ -127,6 +127,42 @@ TEST_CASE("a SriovNetwork becomes upstream's NetworkAttachmentDefinition, kept a
         30s, logs);
   }
 
+  SECTION("an edited last-network-namespace annotation sends no request and deletes no NAD") {
+    // Another NAD the operator may delete, and an annotation that would end the operator's
+    // request line and send a DELETE of it with the operator's credentials (issue 52).
+    env.cp().applyYaml(
+        "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\n"
+        "metadata: {name: bystander, namespace: " +
+        moved + "}\nspec:\n  config: '{}'\n");
+    std::string smuggled =
+        "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /apis/k8s.cni.cncf.io/v1/namespaces/" + moved +
+        "/network-attachment-definitions/bystander?a=";
+    auto patched = env.admin().patch(
+        kNetworks, env.ns(), "test-0", kube::PatchType::kMerge,
+        R"({"metadata":{"annotations":{"operator.sriovnetwork.openshift.io/last-network-namespace":)" +
+            jsonString(smuggled) + "}}}");
+    REQUIRE(patched.ok());
+    // The operator puts the annotation back: it has reconciled the network.
+    eventually(
+        [&] {
+          auto m = network(env, kNetworks, env.ns(), "test-0");
+          return m->metadata.annotations.at(
+                     "operator.sriovnetwork.openshift.io/last-network-namespace") == target;
+        },
+        30s, logs);
+    CHECK(nad(env, moved, "bystander"));
+    CHECK(nad(env, target, "test-0"));
+    for (const auto& e : env.cp().auditEvents()) {
+      INFO(e.verb << " " << e.resource << " " << e.namespace_ << "/" << e.name);
+      CHECK_FALSE((e.user == "operator" && e.resource == "network-attachment-definitions" &&
+                   e.verb == "delete"));
+    }
+    CHECK_THAT(
+        op->logs(),
+        Catch::Contains(R"(no NetworkAttachmentDefinition to delete in "x HTTP/1.1\r\nHost: a)"));
+    CHECK(ready(network(env, kNetworks, env.ns(), "test-0")).starts_with("True"));
+  }
+
   SECTION("moving networkNamespace moves the NAD; deleting the network deletes it") {
     patchSpec(env, env.ns(), "test-0", R"({"networkNamespace":")" + moved + R"("})");
     eventually([&] { return nad(env, moved, "test-0") && !nad(env, target, "test-0"); }, 30s, logs);

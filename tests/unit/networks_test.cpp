@@ -209,6 +209,11 @@ TEST_CASE("network admission rules keep upstream's words", "[policy][networks][u
       {"networkNamespace elsewhere", "apps", [](auto& s) { s.network_namespace = "other"; },
        ".Spec.NetworkNamespace field can't be specified if the resource is not in the sriov-dra "
        "namespace"},
+      {"networkNamespace that would end a request line", "sriov-dra",
+       [](auto& s) { s.network_namespace = "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /api"; },
+       R"(networkNamespace "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /api" is not a namespace name)"},
+      {"networkNamespace encoded", "sriov-dra", [](auto& s) { s.network_namespace = "a%2Fb"; },
+       "networkNamespace \"a%2Fb\" is not a namespace name"},
       {"capabilities not booleans", "sriov-dra", [](auto& s) { s.capabilities = R"({"mac":1})"; },
        "capabilities must be a JSON object with boolean values"},
       {"capabilities not JSON", "sriov-dra", [](auto& s) { s.capabilities = "mac"; },

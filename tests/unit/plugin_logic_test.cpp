@@ -49,6 +49,17 @@ TEST_CASE("VfConfig is read strictly and says which field is wrong", "[dra][plug
       {R"("driver":"../../../../etc")", "driver: \"../../../../etc\" is not a kernel driver name"},
       {R"("ifName":"a-very-long-name0")", "ifName: \"a-very-long-name0\" is not a Linux interface"},
       {R"("ifName":"eth/0")", "ifName: \"eth/0\" is not a Linux interface name"},
+      {R"("netAttachDefName":"net.a-1","netAttachDefNamespace":"")", ""},
+      // A name that would end the agent's request line and start another one (issue 52).
+      {R"("netAttachDefName":"x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /apis")",
+       R"(netAttachDefName: "x HTTP/1.1\r\nHost: a\r\n\r\nDELETE /apis" is not a )"
+       "NetworkAttachmentDefinition name"},
+      {R"("netAttachDefName":"../secrets")", "netAttachDefName: \"../secrets\" is not a"},
+      {R"("netAttachDefName":"Net")", "netAttachDefName: \"Net\" is not a"},
+      {R"("netAttachDefNamespace":"a.b")", "netAttachDefNamespace: \"a.b\" is not a namespace"},
+      {R"("netAttachDefNamespace":"x%2Fapis")", "netAttachDefNamespace: \"x%2Fapis\" is not a"},
+      // A terminal escape sequence is shown escaped, never sent to the terminal.
+      {R"("driver":"\u001b[31mred")", R"(driver: "\x1b[31mred" is not a kernel driver name)"},
   };
   for (const auto& row : rows) {
     INFO(row.fields);
