@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "cli/terminal_safe.h"
 #include "policy/render.h"
 
 namespace sriovdra::cli {
@@ -26,8 +27,12 @@ CommandLine::CommandLine(CLI::App& app) {
 }
 
 int CommandLine::run(Streams io) const {
+  TerminalSafeBuf out_buf(io.out);
+  TerminalSafeBuf err_buf(io.err);
+  std::ostream out(&out_buf);
+  std::ostream err(&err_buf);
   for (const auto& [command, run] : commands_) {
-    if (command->parsed()) return run(io);
+    if (command->parsed()) return run({io.in, out, err});
   }
   return 1;
 }

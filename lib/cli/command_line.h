@@ -18,7 +18,8 @@ class CommandLine {
   CommandLine(const CommandLine&) = delete;
   CommandLine& operator=(const CommandLine&) = delete;
 
-  // The exit code of the subcommand the parsed arguments name.
+  // The exit code of the subcommand the parsed arguments name; what it prints goes through
+  // TerminalSafeBuf (cli/terminal_safe.h).
   int run(Streams io) const;
 
  private:

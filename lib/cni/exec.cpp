@@ -6,6 +6,7 @@
 
 #include "base/process.h"
 #include "base/strings.h"
+#include "cni/skel.h"
 
 namespace sriovdra::cni {
 
@@ -54,8 +55,25 @@ Result<std::string> Executor::run(const NetworkConfig& config, size_t index, Com
   return out;
 }
 
+namespace {
+
+Status checkRuntimeArgs(const NetworkConfig& config, const RuntimeArgs& args) {
+  for (const PluginError& e :
+       {validateContainerId(args.container_id), validateNetworkName(config.name),
+        validateInterfaceName(args.if_name)}) {
+    if (e.code != 0) {
+      return Status(Code::kInvalidArgument,
+                    "CNI: " + e.msg + (e.details.empty() ? "" : ": " + printable(e.details)));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs& args,
                                   Deadline deadline) const {
+  SDRA_RETURN_IF_ERROR(checkRuntimeArgs(config, args));
   std::string result;
   for (size_t i = 0; i < config.plugins.size(); ++i) {
     auto timeout = timeout_;
@@ -82,6 +100,7 @@ Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs
 
 Status Executor::del(const NetworkConfig& config, const RuntimeArgs& args,
                      const std::string& add_result) const {
+  SDRA_RETURN_IF_ERROR(checkRuntimeArgs(config, args));
   Status first = Status::ok();
   for (size_t i = config.plugins.size(); i-- > 0;) {
     auto out = run(config, i, Command::kDel, args, add_result, timeout_);

@@ -10,6 +10,10 @@
 //     even when one fails (the first failure is returned), as DEL must clean up what it can.
 //   execPlugin(): one plugin binary alone, for a runtime and for a main plugin delegating to its
 //     IPAM plugin alike.
+// Before any plugin runs, add() and del() check what the reference library (libcni) checks: the
+// container ID and the network name ([a-zA-Z0-9][a-zA-Z0-9_.-]*) and the interface name (1-15
+// bytes, not "." or "..", no '/', ':' or whitespace); kInvalidArgument in its words otherwise, so
+// a name such as "../../x" never reaches a plugin or a path built from it.
 // Thread-safe (no state besides the options).
 #include <chrono>
 #include <string>

@@ -1,6 +1,8 @@
 // The CNI executor with Debian's real CNI plugins (containernetworking-plugins, /usr/lib/cni)
 // on this machine's kernel: an ifb interface stands in for a VF's netdev, moved into a network
 // namespace the test creates and back.
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -104,4 +106,39 @@ TEST_CASE("a plugin that is not installed or fails says so, and nothing is attac
   REQUIRE_FALSE(failed.ok());
   CHECK_THAT(failed.status().message(), Catch::StartsWith("CNI plugin host-device: "));
   CHECK(pod.deviceOnHost());
+}
+
+TEST_CASE("names libcni refuses never reach a plugin", "[host][cni]") {
+  if (!root()) return;
+  Pod pod;
+  cni::Executor cni;
+  auto config = [&](const std::string& name) {
+    return *cni::parseNetworkConfig(R"({"cniVersion":"1.0.0","name":")" + name +
+                                    R"(","type":"host-device","device":")" + pod.device() +
+                                    R"(","ipam":{"type":"host-local","ranges":[[{"subnet":)"
+                                    R"("10.9.3.0/24"}]],"dataDir":"/tmp/sdra-cni-names"}})");
+  };
+  struct Row {
+    std::string network, container, ifname, error;
+  };
+  std::vector<Row> rows = {
+      {"../../..", "sandbox-1", "net1", "CNI: invalid characters found in network name: ../../.."},
+      {"", "sandbox-1", "net1", "CNI: missing network name"},
+      {"n", "../sandbox", "net1", "CNI: invalid characters in containerID: ../sandbox"},
+      {"n", "sandbox-1", "a/b", "CNI: interface name contains / or : or whitespace characters"},
+      {"n", "sandbox-1", "..", "CNI: interface name is . or .."},
+      {"n", "sandbox\r\n1", "net1", R"(CNI: invalid characters in containerID: sandbox\r\n1)"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.error);
+    auto args = pod.args(row.ifname);
+    args.container_id = row.container;
+    auto added = cni.add(config(row.network), args);
+    REQUIRE_FALSE(added.ok());
+    CHECK(added.status().code() == Code::kInvalidArgument);
+    CHECK(added.status().message() == row.error);
+    CHECK(cni.del(config(row.network), args, "").message() == row.error);
+    CHECK(pod.deviceOnHost());  // no plugin ran
+  }
+  CHECK_FALSE(std::filesystem::exists("/tmp/sdra-cni-names"));
 }

@@ -1,10 +1,13 @@
 // The offline commands, through their functions (no process): render and validate.
+#include <fstream>
 #include <sstream>
 
 #include <catch2/catch.hpp>
 
 #include "base/yaml.h"
+#include "cli/command_line.h"
 #include "cli/commands.h"
+#include "cli/terminal_safe.h"
 #include "support/control_plane.h"
 #include "support/temp_dir.h"
 
@@ -205,4 +208,55 @@ TEST_CASE("JSON input is read as JSON: trailing garbage and invalid UTF-8 are re
     CHECK(code != 0);
     CHECK_THAT(err.str() + out.str(), Catch::Contains(row.error));
   }
+}
+
+TEST_CASE("what sriov-dra prints cannot drive the terminal", "[cli][unit]") {
+  struct Row {
+    std::string in, out;
+  };
+  std::vector<Row> rows = {
+      {"plain text\n\tindented", "plain text\n\tindented"},
+      {"\x1b]0;pwned\x07title", R"(\x1b]0;pwned\x07title)"},
+      {"progress\rover", R"(progress\x0dover)"},
+      {std::string("nul\0!", 5), R"(nul\x00!)"},
+      {"del\x7f", R"(del\x7f)"},
+      {"\xc2\x9b"
+       "31m",
+       R"(\xc2\x9b31m)"},                                  // C1 CSI
+      {"caf\xc3\xa9 \xc2\xb5s", "caf\xc3\xa9 \xc2\xb5s"},  // UTF-8 passes, C2 B5 included
+      {"\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 root", "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 root"},
+      {"ends in \xc2", "ends in \xc2"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.out);
+    std::ostringstream sink;
+    {
+      cli::TerminalSafeBuf buf(sink);
+      std::ostream out(&buf);
+      out << row.in;
+    }
+    CHECK(sink.str() == row.out);
+  }
+
+  // Every subcommand writes through it: a name with an escape sequence in a file given to
+  // `sriov-dra validate` is shown, not obeyed.
+  testing::TempDir dir;
+  std::string file = dir.path() + "/network.yaml";
+  {
+    std::ofstream f(file);
+    f << "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetwork\nmetadata:\n"
+         "  name: \"evil\\u001b[2J\\u001b]0;owned\\u0007\"\n  namespace: sriov-dra\n"
+         "spec:\n  resourceName: cx6_vfs\n  capabilities: 'not json'\n";
+  }
+  CLI::App app;
+  cli::CommandLine command_line(app);
+  std::vector<std::string> argv = {"sriov-dra", "validate", "-f", file};
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  app.parse(static_cast<int>(args.size()), args.data());
+  std::istringstream in;
+  std::ostringstream out, err;
+  CHECK(command_line.run({in, out, err}) == 1);
+  CHECK_THAT(out.str(), Catch::Contains(R"(SriovNetwork/evil\x1b[2J\x1b]0;owned\x07: error)"));
+  CHECK(out.str().find('\x1b') == std::string::npos);
 }
