@@ -1,5 +1,6 @@
 #include "serving/metrics_endpoint.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <unistd.h>
@@ -43,8 +44,36 @@ Result<http::TlsFiles> selfSigned() {
 }  // namespace
 
 DelegatedAuth::DelegatedAuth(std::shared_ptr<kube::Client> client, std::chrono::seconds allowed_ttl,
-                             std::chrono::seconds denied_ttl)
-    : client_(std::move(client)), allowed_ttl_(allowed_ttl), denied_ttl_(denied_ttl) {}
+                             std::chrono::seconds denied_ttl, ReviewBudget budget)
+    : client_(std::move(client)),
+      allowed_ttl_(allowed_ttl),
+      denied_ttl_(denied_ttl),
+      budget_(budget),
+      reviews_left_(budget.review_burst),
+      refilled_(std::chrono::steady_clock::now()) {}
+
+bool DelegatedAuth::takeReview(std::chrono::steady_clock::time_point now) {
+  std::chrono::duration<double> elapsed = now - refilled_;
+  refilled_ = now;
+  reviews_left_ =
+      std::min(budget_.review_burst, reviews_left_ + elapsed.count() * budget_.review_rate);
+  if (reviews_left_ < 1) return false;
+  reviews_left_ -= 1;
+  return true;
+}
+
+void DelegatedAuth::remember(std::string key, Entry entry,
+                             std::chrono::steady_clock::time_point now) {
+  if (cache_.size() >= budget_.max_cached) {
+    std::erase_if(cache_, [&](const auto& e) { return e.second.expires <= now; });
+  }
+  if (cache_.size() >= budget_.max_cached) {
+    cache_.erase(std::min_element(cache_.begin(), cache_.end(), [](const auto& a, const auto& b) {
+      return a.second.expires < b.second.expires;
+    }));
+  }
+  cache_[std::move(key)] = std::move(entry);
+}
 
 std::optional<http::Response> DelegatedAuth::check(const http::Request& request) {
   auto auth = request.headers.find("authorization");
@@ -63,13 +92,17 @@ std::optional<http::Response> DelegatedAuth::check(const http::Request& request)
     std::lock_guard lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end() && it->second.expires > now) return it->second.answer;
-    if (cache_.size() > 1024)
-      std::erase_if(cache_, [&](const auto& e) { return e.second.expires <= now; });
+    if (!takeReview(now)) {
+      http::Response r = http::Response::text(
+          429, "Too Many Requests: too many new tokens to review; try again\n");
+      r.headers.emplace_back("Retry-After", "1");
+      return r;
+    }
   }
   auto answer = review(token, request.path);
   if (answer && answer->status >= 500) return answer;  // not cached: the next scrape retries
   std::lock_guard lock(mu_);
-  cache_[key] = {answer, now + (answer ? denied_ttl_ : allowed_ttl_)};
+  remember(std::move(key), {answer, now + (answer ? denied_ttl_ : allowed_ttl_)}, now);
   return answer;
 }
 

@@ -4,10 +4,15 @@
 // SubjectAccessReview (verb get on the non-resource URL of the request, /metrics). No or an
 // invalid token: 401; not allowed: 403; the API server unreachable: 500 (Prometheus retries).
 // Answers are cached by the token's SHA-256 (allowed 1 min, denied 10 s); tokens are never
-// logged. Plain HTTP without checks only with secure = false. Without a certificate directory
-// (tls.crt, tls.key) a self-signed certificate is made at start, as controller-runtime does.
-// The process needs create on tokenreviews and subjectaccessreviews
-// (config/rbac/metrics_auth_role.yaml); scrapers need get on /metrics (metrics_reader_role.yaml).
+// logged. Whoever reaches the port may send any number of new tokens, and each would cost a
+// TokenReview sent with this process's credentials: tokens not in the cache are reviewed at
+// most review_rate per second (burst review_burst); past that the answer is 429 with
+// Retry-After: 1 and nothing is sent (a scraper whose answer is cached is not affected). The
+// cache holds at most max_cached answers (expired ones go first, then those that expire soonest).
+// Plain HTTP without checks only with secure = false. Without a certificate directory (tls.crt,
+// tls.key) a self-signed certificate is made at start, as controller-runtime does. The process
+// needs create on tokenreviews and subjectaccessreviews (config/rbac/metrics_auth_role.yaml);
+// scrapers need get on /metrics (metrics_reader_role.yaml).
 #include <chrono>
 #include <map>
 #include <memory>
@@ -31,10 +36,16 @@ struct MetricsEndpointOptions {
   std::chrono::seconds denied_ttl{10};
 };
 
+struct ReviewBudget {
+  double review_rate = 5;  // reviews of tokens not in the cache, per second
+  double review_burst = 20;
+  size_t max_cached = 4096;
+};
+
 class DelegatedAuth {
  public:
   DelegatedAuth(std::shared_ptr<kube::Client> client, std::chrono::seconds allowed_ttl,
-                std::chrono::seconds denied_ttl);
+                std::chrono::seconds denied_ttl, ReviewBudget budget = {});
   // nullopt: the caller may proceed; otherwise the answer to send.
   std::optional<http::Response> check(const http::Request& request);
 
@@ -44,11 +55,17 @@ class DelegatedAuth {
     std::chrono::steady_clock::time_point expires;
   };
   std::optional<http::Response> review(const std::string& token, const std::string& path);
+  // Takes one review from the budget; false when it is spent (mu_ held).
+  bool takeReview(std::chrono::steady_clock::time_point now);
+  void remember(std::string key, Entry entry, std::chrono::steady_clock::time_point now);
 
   std::shared_ptr<kube::Client> client_;
   std::chrono::seconds allowed_ttl_, denied_ttl_;
+  const ReviewBudget budget_;
   std::mutex mu_;
   std::map<std::string, Entry> cache_;  // sha256(token) + " " + path
+  double reviews_left_;
+  std::chrono::steady_clock::time_point refilled_;
 };
 
 // Registers --metrics-bind-address, --metrics-secure and --metrics-cert-dir on a command line,

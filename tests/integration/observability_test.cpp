@@ -99,6 +99,38 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
       CHECK_THAT(allowed.body,
                  Catch::Contains("# TYPE controller_runtime_reconcile_total counter"));
     }
+    // New tokens cost a TokenReview each, sent with the component's credentials: a flood of
+    // them is answered 429 past the review budget (burst 20, then 5 per second), nothing sent,
+    // while the scraper whose answer is cached goes on.
+    for (auto [port, user] : {std::pair{op->metricsPort(), std::string("operator")},
+                              std::pair{agent->metricsPort(), env.agentUser()}}) {
+      INFO(user);
+      auto reviews = [&, &who = user] {
+        int n = 0;
+        for (const auto& e : cp->auditEvents()) {
+          n += e.user == who && e.resource == "tokenreviews" && e.verb == "create" ? 1 : 0;
+        }
+        return n;
+      };
+      int before = reviews();
+      auto start = std::chrono::steady_clock::now();
+      int refused = 0;
+      int unauthorized = 0;
+      for (int i = 0; i < 80; ++i) {
+        auto r = scrape(port, ca.cert, "flood-" + std::to_string(i));
+        refused += r.status == 429 ? 1 : 0;
+        unauthorized += r.status == 401 ? 1 : 0;
+      }
+      double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      CHECK(refused + unauthorized == 80);
+      CHECK(refused > 0);
+      CHECK(unauthorized <= 20 + static_cast<int>(seconds * 5) + 1);
+      CHECK(scrape(port, ca.cert, cp->token("prometheus")).status == 200);
+      eventually([&] { return reviews() - before >= unauthorized; }, 10s,
+                 [&] { return "TokenReviews not in the audit log yet"; });
+      CHECK(reviews() - before == unauthorized);
+    }
     // Tokens never reach the logs.
     CHECK_THAT(op->logs(), !Catch::Contains(cp->token("prometheus")));
     CHECK_THAT(agent->logs(), !Catch::Contains(cp->token("prometheus")));
