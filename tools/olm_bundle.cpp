@@ -341,7 +341,7 @@ spec:
   displayName: SR-IOV DRA Operator
   version: )" + kVersion + R"(
   maturity: alpha
-  minKubeVersion: 1.32.0
+  minKubeVersion: 1.34.0
   provider: {name: sriov-dra}
   maintainers:
   - {name: sriov-dra maintainers, email: sriov-dra@example.org}
@@ -360,10 +360,13 @@ spec:
     ResourceClaim that asks for a GPU and a VF with the same pcieRoot gets a pair under one PCIe
     root: GPUDirect RDMA at full bandwidth instead of 35-55 % less.
 
-    The operator renders one SriovNodeState per node; a privileged agent on each node creates the
-    VFs, reports the PCIe topology, publishes ResourceSlices and prepares VFs for pods (kubelet
-    DRA plugin, CDI). The agent's DaemonSet is deployed by the operator and uses the privileged
-    SecurityContextConstraints on OpenShift.
+    The operator renders one SriovNodeState per node; an agent on each node creates the VFs,
+    reports the PCIe topology, publishes ResourceSlices and prepares VFs for pods (kubelet DRA
+    plugin, CDI). The operator deploys the agent's DaemonSet. The agent's container is not
+    privileged: it runs as root with the capabilities NET_ADMIN, SYS_ADMIN and NET_RAW, in the
+    host's network namespace, with the host's /sys read-write, AppArmor unconfined and SELinux type
+    spc_t. On OpenShift that needs the privileged SecurityContextConstraints, which the CSV grants
+    the agent's ServiceAccount.
   relatedImages:
   - {name: sriov-dra-operator, image: )" +
                              kOperatorImage + R"(}
@@ -396,7 +399,7 @@ spec:
             "  operators.operatorframework.io.bundle.package.v1: sriov-dra-operator\n"
             "  operators.operatorframework.io.bundle.channels.v1: alpha\n"
             "  operators.operatorframework.io.bundle.channel.default.v1: alpha\n"
-            "  com.redhat.openshift.versions: v4.18\n");
+            "  com.redhat.openshift.versions: v4.21\n");
   std::cout << "wrote the OLM bundle to " << out << "\n";
   return 0;
 }

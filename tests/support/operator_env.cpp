@@ -15,7 +15,7 @@
 namespace sriovdra::testing {
 
 ControlPlaneOptions OperatorEnv::controlPlaneOptions() {
-  // --allow-privileged as on every real cluster: the agent's DaemonSet is privileged.
+  // --allow-privileged, as on every real cluster.
   // Multus's NetworkAttachmentDefinition CRD, as on clusters that run networks.
   return {.users = {{"operator", {}}, {"operator-b", {}}, {"restricted", {}}},
           .extra_apiserver_args = {"--allow-privileged=true"},
