@@ -25,7 +25,9 @@ std::vector<PodRef> podsUsingDevicesOn(const std::string& node, std::string_view
     }
     if (!here) continue;
     for (const auto& consumer : c->status.reserved_for) {
-      if (consumer.resource == "pods") pods.insert({c->metadata.namespace_, consumer.name});
+      if (consumer.resource == "pods") {
+        pods.insert({c->metadata.namespace_, consumer.name, consumer.uid});
+      }
     }
   }
   return {pods.begin(), pods.end()};
@@ -47,7 +49,7 @@ std::vector<NodePod> podsToDrainForReboot(const json::Value& pod_list) {
         phase = p->value.GetString();
     }
     if (phase == "Succeeded" || phase == "Failed") continue;
-    out.push_back({{meta.namespace_, meta.name}, !meta.deletion_timestamp.empty()});
+    out.push_back({{meta.namespace_, meta.name, meta.uid}, !meta.deletion_timestamp.empty()});
   }
   std::sort(out.begin(), out.end(),
             [](const NodePod& a, const NodePod& b) { return a.pod < b.pod; });
@@ -157,8 +159,13 @@ Status DrainReconciler::evictPods(const std::vector<NodePod>& pods,
   std::vector<std::string> blocked;
   for (const auto& [pod, terminating] : pods) {
     if (terminating) continue;
-    Status st = client_.evict(pod.namespace_, pod.name);
+    Status st = client_.evict(pod.namespace_, pod.name, pod.uid);
     if (st.isOk() || st.code() == Code::kNotFound) continue;
+    if (st.code() == Code::kConflict) {
+      SDRA_LOG_INFO << "pod " << pod.namespace_ << "/" << pod.name << " not evicted: it is not the "
+                    << "pod " << pod.uid << " in the way any more (" << st.message() << ")";
+      continue;
+    }
     if (st.code() != Code::kTooManyRequests)
       return st.prepend("evicting pod " + pod.namespace_ + "/" + pod.name);
     blocked.push_back(pod.namespace_ + "/" + pod.name + " (" + st.message() + ")");

@@ -10,7 +10,9 @@
 //     2. evict, through the Eviction API, every pod that holds a device of this driver on the
 //        node (the pods its allocated ResourceClaims are reserved for), as upstream's partial
 //        drain evicts only the pods using SR-IOV resources; before a reboot, every pod of the
-//        node but DaemonSets', static (mirror) and finished ones, as upstream's full drain. A
+//        node but DaemonSets', static (mirror) and finished ones, as upstream's full drain. Each
+//        eviction names the pod's UID (the one a claim is reserved for, or the listed pod's): a
+//        pod created under the same name since, on any node, is never evicted for it. A
 //        PodDisruptionBudget that forbids an eviction is reported (DrainBlocked Warning Event
 //        naming pod and budget) and retried, never overridden: no pod is deleted directly;
 //     3. again every rollout_retry until the agent has applied the change;
@@ -41,9 +43,10 @@ namespace sriovdra::op {
 struct PodRef {
   std::string namespace_;
   std::string name;
+  std::string uid;  // evictions are for this pod only, not one created under its name since
   bool operator==(const PodRef&) const = default;
   bool operator<(const PodRef& o) const {
-    return std::tie(namespace_, name) < std::tie(o.namespace_, o.name);
+    return std::tie(namespace_, name, uid) < std::tie(o.namespace_, o.name, o.uid);
   }
 };
 // The pods holding devices of `driver` from the pool of `node` (pure): each once, sorted.

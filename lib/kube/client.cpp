@@ -284,7 +284,7 @@ Result<HttpResponse> Client::send(HttpRequest req, milliseconds timeout, bool wa
   }
 }
 
-Status Client::evict(std::string_view ns, std::string_view pod) {
+Status Client::evict(std::string_view ns, std::string_view pod, std::string_view uid) {
   json::Document eviction(rapidjson::kObjectType);
   auto& a = eviction.GetAllocator();
   json::setString(eviction, "apiVersion", "policy/v1", a);
@@ -293,6 +293,13 @@ Status Client::evict(std::string_view ns, std::string_view pod) {
   json::setString(meta, "name", std::string(pod), a);
   json::setString(meta, "namespace", std::string(ns), a);
   eviction.AddMember("metadata", meta, a);
+  if (!uid.empty()) {
+    json::Value preconditions(rapidjson::kObjectType);
+    json::setString(preconditions, "uid", std::string(uid), a);
+    json::Value options(rapidjson::kObjectType);
+    options.AddMember("preconditions", preconditions, a);
+    eviction.AddMember("deleteOptions", options, a);
+  }
   auto path = resources::kPods.objectPath(ns, pod, "eviction");
   if (!path.ok()) return path.status();
   HttpRequest req;

@@ -155,8 +155,10 @@ class Client {
   // POST pods/<pod>/eviction (policy/v1 Eviction): the API server deletes the pod gracefully if
   // its PodDisruptionBudgets allow. One that does not is kTooManyRequests with the server's
   // message, returned at once: the caller decides when to try again (its Retry-After is not
-  // waited out here). A pod that is gone is kNotFound.
-  Status evict(std::string_view ns, std::string_view pod);
+  // waited out here). A pod that is gone is kNotFound. With a uid, only the pod of that UID is
+  // evicted (deleteOptions.preconditions.uid): another pod created under the name since is
+  // kConflict, and stays.
+  Status evict(std::string_view ns, std::string_view pod, std::string_view uid = {});
 
   // A request to any path ("/readyz", "/version"): the raw response, with auth and metrics.
   Result<HttpResponse> raw(const std::string& method, const std::string& path,

@@ -70,11 +70,12 @@ std::vector<std::string> configuredNodes(OperatorEnv& env, const testing::Operat
   return nodes;
 }
 
-// A pod on `node` that the API server counts as running and ready (there is no kubelet: the test
-// writes its status), so that PodDisruptionBudgets protect it.
-std::string runningPod(OperatorEnv& env, const std::string& name, const std::string& node) {
+// A pod on `node`, labelled app=<app>, that the API server counts as running and ready (there is
+// no kubelet: the test writes its status), so that PodDisruptionBudgets selecting it protect it.
+std::string runningPod(OperatorEnv& env, const std::string& name, const std::string& node,
+                       const std::string& app = "rdma") {
   auto obj = yamlObject("apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
-                        ", labels: {app: rdma}}\nspec:\n  nodeName: " + node +
+                        ", labels: {app: " + app + "}}\nspec:\n  nodeName: " + node +
                         "\n  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n");
   Result<json::Document> created = Status(Code::kUnavailable, "not tried");
   // The namespace's default ServiceAccount appears shortly after the namespace.
@@ -219,6 +220,16 @@ TEST_CASE(
 
   // A pod on node a holds one of its VFs; its budget allows no disruption.
   podHoldingVf(env, a);
+  // A claim of node a still reserved for a pod that went, whose name a new pod on node b has
+  // taken since: the drain of node a must not evict that one (issue 52 L2).
+  std::string bystander_uid = runningPod(env, "bystander", b, "web");
+  testing::createAllocatedClaim(env.admin(),
+                                {.ns = env.ns(),
+                                 .name = "stale-vf",
+                                 .node = a,
+                                 .results = {{"vf", std::string(api::kDriverName), "0000-0e-00-2"}},
+                                 .pod_name = "bystander",
+                                 .pod_uid = "5b0e6f1c-0000-4000-8000-000000000052"});
   env.applyObject(yamlObject(R"(
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -253,6 +264,12 @@ spec:
   auto still = env.admin().get(kube::resources::kPods, env.ns(), "rdma-worker");
   REQUIRE(still.ok());
   CHECK(kube::ObjectMeta::decode(*still).deletion_timestamp.empty());
+  // The eviction of "bystander" named the UID the claim was reserved for: refused, pod untouched.
+  auto bystander = env.admin().get(kube::resources::kPods, env.ns(), "bystander");
+  REQUIRE(bystander.ok());
+  CHECK(kube::ObjectMeta::decode(*bystander).uid == bystander_uid);
+  CHECK(kube::ObjectMeta::decode(*bystander).deletion_timestamp.empty());
+  CHECK_THAT(op->logs(), Catch::Contains("pod " + env.ns() + "/bystander not evicted"));
 
   // The budget goes: the eviction deletes the pod gracefully (no kubelet here to finish it, so
   // the test does what the kubelet and the resourceclaim controller would).

@@ -230,7 +230,7 @@ TEST_CASE("a drain evicts the pods holding this driver's devices on the node, ea
       a.results.push_back(std::move(r));
     }
     c.status.allocation = std::move(a);
-    for (auto& p : pods) c.status.reserved_for.push_back({"", "pods", std::move(p), "uid"});
+    for (auto& p : pods) c.status.reserved_for.push_back({"", "pods", p, "uid-" + p});
     return c;
   };
   const std::string ours = "sriovnetwork.k8snetworkplumbingwg.io";
@@ -244,14 +244,16 @@ TEST_CASE("a drain evicts the pods holding this driver's devices on the node, ea
   std::vector<const api::ResourceClaim*> claims = {&vf_and_gpu, &same_pod, &gpu_only,
                                                    &elsewhere,  &shared,   &unallocated};
   CHECK(op::podsUsingDevicesOn("node-a", ours, claims) ==
-        std::vector<op::PodRef>{{"batch", "job-1"}, {"batch", "job-2"}, {"llm", "worker-0"}});
+        std::vector<op::PodRef>{{"batch", "job-1", "uid-job-1"},
+                                {"batch", "job-2", "uid-job-2"},
+                                {"llm", "worker-0", "uid-worker-0"}});
   CHECK(op::podsUsingDevicesOn("node-c", ours, claims).empty());
 }
 
 TEST_CASE("a drain before a reboot evicts every pod but DaemonSets', static and finished ones",
           "[operator][drain][unit]") {
   auto list = json::parse(R"({"kind":"PodList","items":[
-    {"metadata":{"namespace":"llm","name":"worker-1"},"status":{"phase":"Running"}},
+    {"metadata":{"namespace":"llm","name":"worker-1","uid":"u-1"},"status":{"phase":"Running"}},
     {"metadata":{"namespace":"kube-system","name":"kube-proxy-x",
       "ownerReferences":[{"apiVersion":"apps/v1","kind":"DaemonSet","name":"kube-proxy",
                           "uid":"u"}]},"status":{"phase":"Running"}},
@@ -275,6 +277,7 @@ TEST_CASE("a drain before a reboot evicts every pod but DaemonSets', static and 
   }
   CHECK(names == std::vector<std::string>{"app/pending", "app/rs-owned",
                                           "batch/leaving (terminating)", "llm/worker-1"});
+  CHECK(pods.back().pod.uid == "u-1");
   CHECK(op::podsToDrainForReboot(*json::parse("{}")).empty());
 }
 
