@@ -75,6 +75,19 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
               isReconfiguring(*state);
   bool drain = slot && currentSettings(caches_, options_).drain;
   bool reboot = slot && rebootRequested(*state);
+  bool refused = false;
+  if (drain || reboot) {
+    if (std::string problem = agentPolicyProblem(); !problem.empty()) {
+      refused = true;
+      events_.warning(ref, "DrainRefused",
+                      problem + ": any node's agent could have written this node's status, so it " +
+                          "is not " + (reboot ? "drained or rebooted" : "drained") +
+                          "; apply config/rbac/agent_validating_admission_policy.yaml "
+                          "(docs/install.md)");
+      drain = false;
+      reboot = false;
+    }
+  }
   if (!drain && !marked.empty()) {
     // Not "if the cache shows it cordoned": the cache may not have seen the cordon yet.
     if (marked == "cordoned" && node != nullptr) SDRA_RETURN_IF_ERROR(cordon(name, false));
@@ -106,7 +119,55 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
   }
   if (drain) SDRA_RETURN_IF_ERROR(evictPods(in_the_way, ref));
   SDRA_RETURN_IF_ERROR(grantReboot(*state, reboot, drain, in_the_way, ref));
-  return drain || reboot ? ReconcileResult::after(options_.rollout_retry) : ReconcileResult::done();
+  return drain || reboot || refused ? ReconcileResult::after(options_.rollout_retry)
+                                    : ReconcileResult::done();
+}
+
+std::string DrainReconciler::agentPolicyProblem() {
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    if (policy_checked_ != std::chrono::steady_clock::time_point{} &&
+        now - policy_checked_ < kAgentPolicyRecheck) {
+      return policy_problem_;
+    }
+  }
+  static const kube::ResourceType kPolicies{"admissionregistration.k8s.io", "v1",
+                                            "validatingadmissionpolicies",
+                                            "ValidatingAdmissionPolicy", false};
+  static const kube::ResourceType kBindings{"admissionregistration.k8s.io", "v1",
+                                            "validatingadmissionpolicybindings",
+                                            "ValidatingAdmissionPolicyBinding", false};
+  std::string problem;
+  auto policy = client_.get(kPolicies, "", kAgentPolicyName);
+  auto binding = client_.get(kBindings, "", kAgentPolicyName);
+  if (!policy.ok()) {
+    problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) +
+              (policy.status().code() == Code::kNotFound
+                   ? " does not exist"
+                   : " cannot be read (" + policy.status().message() + ")");
+  } else if (!binding.ok()) {
+    problem = "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) +
+              (binding.status().code() == Code::kNotFound
+                   ? " does not exist"
+                   : " cannot be read (" + binding.status().message() + ")");
+  } else {
+    const json::Value* actions = json::at(*binding, {"spec", "validationActions"});
+    bool deny = false;
+    if (actions != nullptr && actions->IsArray()) {
+      for (const auto& a : actions->GetArray()) deny = deny || (a.IsString() && a == "Deny");
+    }
+    const json::Value* spec = json::at(*binding, {"spec"});
+    if (spec == nullptr || json::stringOr(*spec, "policyName") != kAgentPolicyName || !deny) {
+      problem = "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) +
+                " does not deny with the policy " + kAgentPolicyName;
+    }
+  }
+  if (!problem.empty()) SDRA_LOG_WARN << "drains and reboots refused: " << problem;
+  std::lock_guard lock(mu_);
+  policy_problem_ = problem;
+  policy_checked_ = now;
+  return problem;
 }
 
 Result<std::vector<NodePod>> DrainReconciler::podsInTheWay(const std::string& node, bool all) {

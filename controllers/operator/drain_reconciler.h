@@ -23,8 +23,16 @@
 //   otherwise, a marked node is done: it is uncordoned if the operator cordoned it, and the mark
 //   is removed (also when the drain is switched off meanwhile, so no node stays cordoned); a
 //   grant is removed.
+// Every step above acts on what an agent wrote in its node's status (InProgress, a reboot
+// request). The ValidatingAdmissionPolicy sriov-dra-agent-own-node and its Deny binding are what
+// keep an agent to its own node's status; an install without them (OLM cannot ship them) would
+// let one node's agent token drain and reboot any node. So while either is missing (checked at
+// most every kAgentPolicyRecheck), no node is cordoned, drained or granted a reboot: a
+// DrainRefused Warning Event on the node's state names what to install, and the node waits
+// (a node already marked is uncordoned as above).
 // How many nodes drain at once is the rollout's limit (node_state_reconciler.h: pools).
 // Thread-safety: reconcile() runs on several workers, one node each.
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -61,6 +69,9 @@ struct NodePod {
 // DaemonSet owns, static pods' mirrors and pods that have finished; sorted.
 std::vector<NodePod> podsToDrainForReboot(const json::Value& pod_list);
 
+inline constexpr const char* kAgentPolicyName = "sriov-dra-agent-own-node";
+inline constexpr std::chrono::seconds kAgentPolicyRecheck{10};
+
 class DrainReconciler {
  public:
   DrainReconciler(kube::Client& client, const OperatorOptions& options, kube::EventRecorder& events,
@@ -80,6 +91,8 @@ class DrainReconciler {
   // empty, or removes a grant that no request stands behind.
   Status grantReboot(const CachedNodeState& state, bool reboot, bool drain,
                      const std::vector<NodePod>& in_the_way, const kube::ObjectReference& ref);
+  // "" when the agent policy and its Deny binding exist, else what is missing (cached).
+  std::string agentPolicyProblem();
 
   kube::Client& client_;
   const OperatorOptions& options_;
@@ -88,7 +101,9 @@ class DrainReconciler {
   // The marks this process wrote ("" = removed), by node: they win over a cache that has not
   // seen them yet, so a second pass never takes its own cordon for someone else's.
   std::mutex mu_;
-  std::map<std::string, std::string> marks_;  // guarded by mu_
+  std::map<std::string, std::string> marks_;                // guarded by mu_
+  std::string policy_problem_;                              // guarded by mu_
+  std::chrono::steady_clock::time_point policy_checked_{};  // guarded by mu_
 };
 
 }  // namespace sriovdra::op

@@ -296,6 +296,39 @@ spec:
              [&] { return drainState(env, nodes, *op); });
 }
 
+TEST_CASE("without the agents' admission policy no node is drained on an agent's word",
+          "[operator][drain][config][integration]") {
+  // A control plane of its own: the test removes a cluster-wide binding.
+  auto cp = testing::ControlPlane::start(OperatorEnv::controlPlaneOptions());
+  OperatorEnv env("drain-policy", *cp);
+  const kube::ResourceType bindings{"admissionregistration.k8s.io", "v1",
+                                    "validatingadmissionpolicybindings",
+                                    "ValidatingAdmissionPolicyBinding", false};
+  // As an OLM install: the bundle cannot carry the policy; here its binding is missing.
+  REQUIRE(env.admin().remove(bindings, "", "sriov-dra-agent-own-node").isOk());
+  auto op = env.startOperator();
+  auto nodes = configuredNodes(env, *op, 1);
+  const auto& a = nodes[0];
+  applyOperatorConfig(env, "{disableDrain: false}");
+  setNumVfs(env, 4);
+  eventually([&] { return env.findEvent("DrainRefused", "Warning", a).has_value(); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  CHECK_THAT(*env.findEvent("DrainRefused", "Warning", a),
+             Catch::Contains("the ValidatingAdmissionPolicyBinding sriov-dra-agent-own-node does "
+                             "not exist") &&
+                 Catch::Contains("agent_validating_admission_policy.yaml"));
+  CHECK_FALSE(unschedulable(env, a));
+  CHECK(drainMark(env, a).empty());
+
+  // The binding is applied: the drain goes on.
+  cp->applyYamlFile(testing::sourceDir() + "/config/rbac/agent_validating_admission_policy.yaml");
+  eventually([&] { return unschedulable(env, a); }, 60s,
+             [&] { return drainState(env, nodes, *op); });
+  env.reportStatus(a, testing::fixture::a100Status(4));
+  eventually([&] { return !unschedulable(env, a); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+}
+
 TEST_CASE("a node cordoned by someone else stays cordoned after the drain",
           "[operator][drain][config][integration]") {
   OperatorEnv env("drain-cordoned");
