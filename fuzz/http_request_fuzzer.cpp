@@ -44,7 +44,7 @@ std::string_view trimmed(std::string_view v) {
 }
 
 // Both ways to a request: the checked path, and the raw concatenation a caller could pass.
-void check(kube::HttpRequest req) {
+void check(const kube::HttpRequest& req) {
   auto built = kube::buildRequest(req, "/prefix", "api.example:6443");
   if (!built.ok()) return;
   std::ostringstream wire;

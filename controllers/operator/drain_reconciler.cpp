@@ -75,17 +75,17 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
               isReconfiguring(*state);
   bool drain = slot && currentSettings(caches_, options_).drain;
   bool reboot = slot && rebootRequested(*state);
-  bool refused = false;
   if (drain || reboot) {
-    if (std::string problem = agentPolicyProblem(); !problem.empty()) {
-      refused = true;
+    auto problem = agentPolicyProblem();
+    if (!problem.ok()) return problem.status();  // retried with backoff, nothing changed
+    if (!problem->empty()) {
+      // Nothing is done on this node, nothing undone either: a cordon or grant of before stays.
       events_.warning(ref, "DrainRefused",
-                      problem + ": any node's agent could have written this node's status, so it " +
-                          "is not " + (reboot ? "drained or rebooted" : "drained") +
+                      *problem + ": any node's agent could have written this node's status, so " +
+                          "it is not " + (reboot ? "drained or rebooted" : "drained") +
                           "; apply config/rbac/agent_validating_admission_policy.yaml "
                           "(docs/install.md)");
-      drain = false;
-      reboot = false;
+      return ReconcileResult::after(options_.rollout_retry);
     }
   }
   if (!drain && !marked.empty()) {
@@ -119,11 +119,10 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
   }
   if (drain) SDRA_RETURN_IF_ERROR(evictPods(in_the_way, ref));
   SDRA_RETURN_IF_ERROR(grantReboot(*state, reboot, drain, in_the_way, ref));
-  return drain || reboot || refused ? ReconcileResult::after(options_.rollout_retry)
-                                    : ReconcileResult::done();
+  return drain || reboot ? ReconcileResult::after(options_.rollout_retry) : ReconcileResult::done();
 }
 
-std::string DrainReconciler::agentPolicyProblem() {
+Result<std::string> DrainReconciler::agentPolicyProblem() {
   auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard lock(mu_);
@@ -141,16 +140,17 @@ std::string DrainReconciler::agentPolicyProblem() {
   std::string problem;
   auto policy = client_.get(kPolicies, "", kAgentPolicyName);
   auto binding = client_.get(kBindings, "", kAgentPolicyName);
+  // Only an answer that it is not there counts; a read that failed says nothing either way.
+  for (const auto* got : {&policy, &binding}) {
+    if (!got->ok() && got->status().code() != Code::kNotFound) {
+      return Status(got->status()).prepend("reading the agents' admission policy");
+    }
+  }
   if (!policy.ok()) {
-    problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) +
-              (policy.status().code() == Code::kNotFound
-                   ? " does not exist"
-                   : " cannot be read (" + policy.status().message() + ")");
+    problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) + " does not exist";
   } else if (!binding.ok()) {
-    problem = "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) +
-              (binding.status().code() == Code::kNotFound
-                   ? " does not exist"
-                   : " cannot be read (" + binding.status().message() + ")");
+    problem =
+        "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) + " does not exist";
   } else {
     const json::Value* actions = json::at(*binding, {"spec", "validationActions"});
     bool deny = false;
@@ -220,6 +220,16 @@ Status DrainReconciler::evictPods(const std::vector<NodePod>& pods,
   std::vector<std::string> blocked;
   for (const auto& [pod, terminating] : pods) {
     if (terminating) continue;
+    // A namesake is passed over before the Eviction API sees it: that API would spend its
+    // budget, answer 429 or wait out a pending pod before the UID precondition refuses it.
+    auto current = client_.get(kube::resources::kPods, pod.namespace_, pod.name);
+    if (!current.ok() && current.status().code() == Code::kNotFound) continue;
+    if (!current.ok()) return Status(current.status()).prepend("reading pod " + pod.name);
+    if (pod.uid.empty() || kube::ObjectMeta::decode(*current).uid != pod.uid) {
+      SDRA_LOG_INFO << "pod " << pod.namespace_ << "/" << pod.name << " not evicted: it is not the "
+                    << "pod " << (pod.uid.empty() ? "(no UID)" : pod.uid) << " in the way";
+      continue;
+    }
     Status st = client_.evict(pod.namespace_, pod.name, pod.uid);
     if (st.isOk() || st.code() == Code::kNotFound) continue;
     if (st.code() == Code::kConflict) {

@@ -11,8 +11,9 @@
 //        node (the pods its allocated ResourceClaims are reserved for), as upstream's partial
 //        drain evicts only the pods using SR-IOV resources; before a reboot, every pod of the
 //        node but DaemonSets', static (mirror) and finished ones, as upstream's full drain. Each
-//        eviction names the pod's UID (the one a claim is reserved for, or the listed pod's): a
-//        pod created under the same name since, on any node, is never evicted for it. A
+//        eviction is for the pod's UID (the one a claim is reserved for, or the listed pod's): a
+//        pod created under the same name since, on any node, is passed over (read first, and
+//        the eviction's UID precondition covers a race). A
 //        PodDisruptionBudget that forbids an eviction is reported (DrainBlocked Warning Event
 //        naming pod and budget) and retried, never overridden: no pod is deleted directly;
 //     3. again every rollout_retry until the agent has applied the change;
@@ -26,10 +27,10 @@
 // Every step above acts on what an agent wrote in its node's status (InProgress, a reboot
 // request). The ValidatingAdmissionPolicy sriov-dra-agent-own-node and its Deny binding are what
 // keep an agent to its own node's status; an install without them (OLM cannot ship them) would
-// let one node's agent token drain and reboot any node. So while either is missing (checked at
-// most every kAgentPolicyRecheck), no node is cordoned, drained or granted a reboot: a
-// DrainRefused Warning Event on the node's state names what to install, and the node waits
-// (a node already marked is uncordoned as above).
+// let one node's agent token drain and reboot any node. So while either is missing (the API
+// server answers 404; checked at most every kAgentPolicyRecheck), nothing is done on a node
+// that would be drained or rebooted, nothing undone either: a DrainRefused Warning Event on the
+// node's state names what to install, and the node waits. A failed read is retried.
 // How many nodes drain at once is the rollout's limit (node_state_reconciler.h: pools).
 // Thread-safety: reconcile() runs on several workers, one node each.
 #include <chrono>
@@ -91,8 +92,9 @@ class DrainReconciler {
   // empty, or removes a grant that no request stands behind.
   Status grantReboot(const CachedNodeState& state, bool reboot, bool drain,
                      const std::vector<NodePod>& in_the_way, const kube::ObjectReference& ref);
-  // "" when the agent policy and its Deny binding exist, else what is missing (cached).
-  std::string agentPolicyProblem();
+  // "" when the agent policy and its Deny binding exist, else what is missing (cached); an error
+  // when they could not be read (not cached).
+  Result<std::string> agentPolicyProblem();
 
   kube::Client& client_;
   const OperatorOptions& options_;

@@ -1,5 +1,6 @@
 #include "kube/credentials.h"
 
+#include <algorithm>
 #include <mutex>
 
 #include <sys/stat.h>
@@ -181,6 +182,12 @@ class ExecPlugin final : public CredentialProvider {
     creds.token = std::string(json::stringOr(*status, "token"));
     creds.client_cert_pem = std::string(json::stringOr(*status, "clientCertificateData"));
     creds.client_key_pem = std::string(json::stringOr(*status, "clientKeyData"));
+    if (std::any_of(creds.token.begin(), creds.token.end(),
+                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      // Never cached: it could go into no request (kube/http_request.h).
+      return Status(Code::kUnauthorized,
+                    "exec plugin " + exec_.command + " returned a token with control characters");
+    }
     if (creds.token.empty() && creds.client_cert_pem.empty()) {
       return Status(Code::kUnauthorized, "exec plugin " + exec_.command +
                                              " returned neither a token nor a client certificate");

@@ -15,6 +15,8 @@
 namespace sriovdra::serving {
 namespace {
 
+constexpr std::chrono::minutes kStaleAllowed{10};
+
 const kube::ResourceType kTokenReviews{"authentication.k8s.io", "v1", "tokenreviews", "TokenReview",
                                        false};
 const kube::ResourceType kSubjectAccessReviews{"authorization.k8s.io", "v1", "subjectaccessreviews",
@@ -93,6 +95,11 @@ std::optional<http::Response> DelegatedAuth::check(const http::Request& request)
     auto it = cache_.find(key);
     if (it != cache_.end() && it->second.expires > now) return it->second.answer;
     if (!takeReview(now)) {
+      // A flood of new tokens must not shut out the scraper it displaces: an allowed answer
+      // that expired less than kStaleAllowed ago still stands while the budget is spent.
+      if (it != cache_.end() && !it->second.answer && now - it->second.expires < kStaleAllowed) {
+        return std::nullopt;
+      }
       http::Response r = http::Response::text(
           429, "Too Many Requests: too many new tokens to review; try again\n");
       r.headers.emplace_back("Retry-After", "1");

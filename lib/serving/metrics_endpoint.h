@@ -7,7 +7,8 @@
 // logged. Whoever reaches the port may send any number of new tokens, and each would cost a
 // TokenReview sent with this process's credentials: tokens not in the cache are reviewed at
 // most review_rate per second (burst review_burst); past that the answer is 429 with
-// Retry-After: 1 and nothing is sent (a scraper whose answer is cached is not affected). The
+// Retry-After: 1 and nothing is sent (a scraper whose answer is cached is not affected, nor one
+// whose allowed answer expired less than 10 minutes ago: it stands until a review is free). The
 // cache holds at most max_cached answers (expired ones go first, then those that expire soonest).
 // Plain HTTP without checks only with secure = false. Without a certificate directory (tls.crt,
 // tls.key) a self-signed certificate is made at start, as controller-runtime does. The process

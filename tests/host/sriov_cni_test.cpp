@@ -417,7 +417,7 @@ TEST_CASE("ib-sriov undoes a failed ADD, and a failed DEL keeps its cache until 
       R"("ipam":{"type":"host-local","dataDir":")" +
       ipam_dir + R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
   const std::string cache = b.stateDir() + "/ib/pod-a-net1";
-  auto withPath = [&](std::string netns, std::string path) {
+  auto withPath = [&](const std::string& netns, std::string path) {
     auto a = args(netns, config);
     a.path = std::move(path);
     return a;

@@ -43,7 +43,7 @@ std::string helmBinary() {
   return helm;
 }
 
-ProcessOutput helm(const std::string& home, std::vector<std::string> args,
+ProcessOutput helm(const std::string& home, const std::vector<std::string>& args,
                    const std::string& kubeconfig = "") {
   auto run = testing::runHelm(home, args, kubeconfig);
   REQUIRE(run.ok());
@@ -392,8 +392,8 @@ TEST_CASE("helm installs, upgrades and uninstalls the chart on a real API server
   auto cp = ControlPlane::start(options);
   testing::TempDir home;
   auto kubeconfig = cp->kubeconfig();
-  auto run = [&](std::vector<std::string> args) {
-    auto out = helm(home.path(), std::move(args), kubeconfig);
+  auto run = [&](const std::vector<std::string>& args) {
+    auto out = helm(home.path(), args, kubeconfig);
     INFO(out.out << out.err);
     REQUIRE(out.exit_code == 0);
     return out.out;

@@ -215,10 +215,10 @@ TEST_CASE("our sriov CNI plugin on Linux's igb: every setting applied, shown and
   // What igb refuses fails the ADD with the kernel's reason and leaves the VF as it was; the
   // runtime's DEL after it succeeds (the driver refusing to set the value back does not matter:
   // the VF has it).
-  for (const auto& [what, errno_name] : std::vector<std::pair<std::string, std::string>>{
-           {"link_state enable", "EOPNOTSUPP"},
-           {"802.1ad", "EPROTONOSUPPORT"},
-           {"min_tx_rate 10", "EINVAL"}}) {
+  for (const auto& [what, errno_name] :
+       std::vector<std::pair<std::string, std::string>>{{"link_state enable", "EOPNOTSUPP"},
+                                                        {"802.1ad", "EPROTONOSUPPORT"},
+                                                        {"min_tx_rate 10", "EINVAL"}}) {
     INFO(what);
     const auto& refused = step("cni ADD refused: " + what);
     CHECK(refused.result == errno_name);

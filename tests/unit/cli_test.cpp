@@ -252,6 +252,7 @@ TEST_CASE("what sriov-dra prints cannot drive the terminal", "[cli][unit]") {
   cli::CommandLine command_line(app);
   std::vector<std::string> argv = {"sriov-dra", "validate", "-f", file};
   std::vector<char*> args;
+  args.reserve(argv.size());
   for (auto& a : argv) args.push_back(a.data());
   app.parse(static_cast<int>(args.size()), args.data());
   std::istringstream in;

@@ -218,10 +218,11 @@ TEST_CASE("admission: defaults, rejections and the wrong namespace",
 
 TEST_CASE("a drain evicts the pods holding this driver's devices on the node, each once",
           "[operator][drain][unit]") {
-  auto claim = [](std::string ns, const std::vector<std::pair<std::string, std::string>>& results,
-                  std::vector<std::string> pods) {
+  auto claim = [](const std::string& ns,
+                  const std::vector<std::pair<std::string, std::string>>& results,
+                  const std::vector<std::string>& pods) {
     api::ResourceClaim c;
-    c.metadata.namespace_ = std::move(ns);
+    c.metadata.namespace_ = ns;
     api::AllocationResult a;
     for (auto& [driver, pool] : results) {
       api::DeviceRequestAllocationResult r;
@@ -230,7 +231,7 @@ TEST_CASE("a drain evicts the pods holding this driver's devices on the node, ea
       a.results.push_back(std::move(r));
     }
     c.status.allocation = std::move(a);
-    for (auto& p : pods) c.status.reserved_for.push_back({"", "pods", p, "uid-" + p});
+    for (const auto& p : pods) c.status.reserved_for.push_back({"", "pods", p, "uid-" + p});
     return c;
   };
   const std::string ours = "sriovnetwork.k8snetworkplumbingwg.io";
