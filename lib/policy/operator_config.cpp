@@ -13,6 +13,31 @@ bool isKnownGate(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Why a gate upstream defines changes nothing here, for the warning when it is set to true.
+std::string inactiveGateReason(std::string_view gate) {
+  if (gate == "parallelNicConfig") return "the agent configures a node's NICs one after another";
+  if (gate == "resourceInjectorMatchCondition") {
+    return "there is no network resources injector (pods ask for VFs with ResourceClaims)";
+  }
+  if (gate == "metricsExporter") {
+    return "there is no per-VF metrics exporter; the operator's and agents' /metrics are served "
+           "either way";
+  }
+  if (gate == "blockDevicePluginUntilConfigured") {
+    return "there is no device plugin; the agent publishes a node's ResourceSlices with only the "
+           "VFs that exist once it has configured them";
+  }
+  if (gate == "mellanoxFirmwareReset") {
+    return "the agent never runs mstfwreset; a firmware change takes effect at the reboot the "
+           "operator grants";
+  }
+  return "it is not implemented";
+}
+
+}  // namespace
+
 Findings validateOperatorConfig(const api::SriovOperatorConfig& c,
                                 const std::string& operator_namespace) {
   Findings f;
@@ -63,6 +88,9 @@ Findings validateOperatorConfig(const api::SriovOperatorConfig& c,
       f.errors.push_back(
           "spec.featureGates.manageSoftwareBridges: OVS software bridges are not supported by "
           "sriov-dra-operator; set it to false or remove it");
+    } else if (on) {
+      f.warnings.push_back("spec.featureGates." + gate +
+                           ": has no effect here: " + inactiveGateReason(gate));
     }
   }
   if (s.use_cdi && !*s.use_cdi) {

@@ -37,8 +37,8 @@
 
 namespace sriovdra::policy {
 
-// The gates upstream defines; their values change nothing here but manageSoftwareBridges: true,
-// which is refused.
+// The gates upstream defines; their values change nothing here: manageSoftwareBridges: true is
+// refused, any other set to true admitted with a warning that says why it has no effect.
 inline constexpr const char* kKnownFeatureGates[] = {
     "parallelNicConfig",     "resourceInjectorMatchCondition",   "metricsExporter",
     "manageSoftwareBridges", "blockDevicePluginUntilConfigured", "mellanoxFirmwareReset"};

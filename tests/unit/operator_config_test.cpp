@@ -66,8 +66,15 @@ TEST_CASE("an operator config is honoured or refused field by field", "[policy][
       {"daemon environment", config("{configDaemonEnvVars: {A: b}}"), "flags of its DaemonSet", ""},
       {"software bridges", config("{featureGates: {manageSoftwareBridges: true}}"),
        "OVS software bridges", ""},
-      {"known gates", config("{featureGates: {parallelNicConfig: true, metricsExporter: false}}"),
+      {"known gates off",
+       config("{featureGates: {parallelNicConfig: false, metricsExporter: "
+              "false, mellanoxFirmwareReset: false}}"),
        "", ""},
+      {"a known gate on", config("{featureGates: {metricsExporter: true}}"), "",
+       "spec.featureGates.metricsExporter: has no effect here: there is no per-VF metrics "
+       "exporter"},
+      {"another known gate on", config("{featureGates: {parallelNicConfig: true}}"), "",
+       "one after another"},
       {"an unknown gate", config("{featureGates: {fasterPlease: true}}"), "",
        "\"fasterPlease\" is not a feature gate"},
       {"the mellanox plugin off", config("{disablePlugins: [mellanox]}"), "", ""},
