@@ -53,12 +53,6 @@ double startOnce(ProductOnNode& p, kube::Client& client, const std::string& name
   return seconds;
 }
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v.at(std::min(i, v.size() - 1));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,13 +76,13 @@ int main(int argc, char** argv) {
                          " pods each, one at a time)");
     report.add({.name = "pod_start_vf",
                 .what = "create -> Ready, GPU+VF claim from gpu-nic-aligned, VF attached (p50)",
-                .ours = percentile(ours, 0.5),
-                .floor = percentile(floor, 0.5),
+                .ours = bench::percentile(ours, 0.5),
+                .floor = bench::percentile(floor, 0.5),
                 .floor_is = "the same pod without a claim (p50)"});
     report.add({.name = "pod_start_vf_p99",
                 .what = "the same, p99",
-                .ours = percentile(ours, 0.99),
-                .floor = percentile(floor, 0.99),
+                .ours = bench::percentile(ours, 0.99),
+                .floor = bench::percentile(floor, 0.99),
                 .floor_is = "the same pod without a claim (p99)"});
     report.note(
         "each pod is deleted (its VF back on the host) before the next starts; pods "

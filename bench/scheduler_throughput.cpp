@@ -126,13 +126,6 @@ struct Outcome {
   int bound = 0;
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
-  return v[i];
-}
-
 // Creates `pods` pods at `rate` per second, each from `tmpl` ("" = no claim), and waits until the
 // watch saw each bound (at most 5 minutes).
 Outcome run(kube::Client& admin, const std::string& ns, const std::string& prefix,
@@ -181,8 +174,8 @@ Outcome run(kube::Client& admin, const std::string& ns, const std::string& prefi
   }
   out.bound = static_cast<int>(bound.size());
   out.seconds_per_pod = std::chrono::duration<double>(last - start).count() / pods;
-  out.p50 = percentile(latencies, 0.50);
-  out.p99 = percentile(latencies, 0.99);
+  out.p50 = bench::percentile(latencies, 0.50);
+  out.p99 = bench::percentile(latencies, 0.99);
   return out;
 }
 

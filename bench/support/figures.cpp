@@ -67,4 +67,12 @@ bool Report::print() const {
   return all_met;
 }
 
+double percentile(std::vector<double> samples, double q) {
+  if (samples.empty()) return 0;
+  std::sort(samples.begin(), samples.end());
+  size_t i =
+      std::min(samples.size() - 1, static_cast<size_t>(q * static_cast<double>(samples.size())));
+  return samples[i];
+}
+
 }  // namespace sriovdra::bench

@@ -47,4 +47,7 @@ class Report {
 // "1.234 s", "105.2 MiB", "17.3 KiB" (under 1 MiB), "1,021" as the table prints them.
 std::string formatValue(double v, Unit unit);
 
+// The value below which the fraction q of `samples` lie (nearest rank); 0 for none.
+double percentile(std::vector<double> samples, double q);
+
 }  // namespace sriovdra::bench
