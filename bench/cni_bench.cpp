@@ -8,6 +8,7 @@
 // Usage: cni_bench [rounds=100]   (as root: network namespaces)
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <thread>
 
@@ -75,8 +76,9 @@ Status directRound(host::SimulatedKernel& kernel, const std::string& netdev,
 }  // namespace
 
 int main(int argc, char** argv) {
-  int rounds = argc > 1 ? std::atoi(argv[1]) : 100;
-  if (rounds < 2) {
+  char* end = nullptr;
+  long rounds = argc > 1 ? std::strtol(argv[1], &end, 10) : 100;
+  if (rounds < 2 || rounds > 100000 || (end != nullptr && *end != '\0')) {
     std::fprintf(stderr, "usage: cni_bench [rounds >= 2]\n");
     return 2;
   }
@@ -129,7 +131,7 @@ int main(int argc, char** argv) {
   ourRound();
   bench::mustBeOk(directRound(kernel, netdev, pod, home), "the direct requests");
   std::vector<double> ours, floor;
-  for (int i = 0; i < rounds; ++i) {
+  for (long i = 0; i < rounds; ++i) {
     auto start = Steady::now();
     ourRound();
     ours.push_back(since(start));
