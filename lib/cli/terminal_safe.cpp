@@ -9,6 +9,7 @@ void TerminalSafeBuf::escaped(unsigned char c) {
 }
 
 void TerminalSafeBuf::put(unsigned char c) {
+  const bool continuation = c >= 0x80 && c <= 0xbf;
   if (after_c2_) {
     after_c2_ = false;
     if (c >= 0x80 && c <= 0x9f) {
@@ -17,12 +18,24 @@ void TerminalSafeBuf::put(unsigned char c) {
       return;
     }
     to_.sputc(static_cast<char>(0xc2));
+    if (continuation) {
+      to_.sputc(static_cast<char>(c));
+      return;
+    }
   }
+  if (continuations_ > 0 && continuation) {
+    --continuations_;
+    to_.sputc(static_cast<char>(c));
+    return;
+  }
+  continuations_ = 0;
   if (c == 0xc2) {
     after_c2_ = true;
-  } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+  } else if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c <= 0x9f)) {
+    // 0x80-0x9F here is no part of a UTF-8 character: a raw 8-bit C1 control.
     escaped(c);
   } else {
+    continuations_ = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : c >= 0xc0 ? 1 : 0;
     to_.sputc(static_cast<char>(c));
   }
 }

@@ -4,7 +4,9 @@
 // recolour, retitle the window or hide lines of the person who runs `sriov-dra`:
 //   C0 control characters other than newline and tab (CR, ESC, BEL, NUL, ...) and DEL become
 //   \xNN; C1 controls (U+0080-U+009F, UTF-8 C2 80-C2 9F, which some terminals take as CSI/OSC)
-//   become \xc2\xNN. All other bytes pass, UTF-8 text and the trees' box drawing included.
+//   become \xc2\xNN, and so does a raw 8-bit C1 byte (0x80-0x9F that continues no UTF-8
+//   character: what a terminal in a non-UTF-8 locale acts on) as \xNN. All other bytes pass,
+//   UTF-8 text and the trees' box drawing included.
 // Every subcommand writes through it (CommandLine::run); JSON and YAML output is unchanged
 // unless it held raw control characters. Not thread-safe (as any std::streambuf).
 #include <ostream>
@@ -31,6 +33,7 @@ class TerminalSafeBuf final : public std::streambuf {
 
   std::streambuf& to_;
   bool after_c2_ = false;  // a 0xC2 byte is held until the next one says whether it starts a C1
+  int continuations_ = 0;  // continuation bytes the UTF-8 character being written still has
 };
 
 }  // namespace sriovdra::cli

@@ -226,6 +226,14 @@ TEST_CASE("what sriov-dra prints cannot drive the terminal", "[cli][unit]") {
       {"caf\xc3\xa9 \xc2\xb5s", "caf\xc3\xa9 \xc2\xb5s"},  // UTF-8 passes, C2 B5 included
       {"\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 root", "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 root"},
       {"ends in \xc2", "ends in \xc2"},
+      {"raw \x9b"
+       "31m csi",
+       R"(raw \x9b31m csi)"},                      // 8-bit C1, no UTF-8 lead
+      {"\xe2\x9b\x94 ok", "\xe2\x9b\x94 ok"},      // U+26D4: 9B continues it
+      {"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!"},  // U+1F600
+      {"\xe2\x94\x9b\x9b",
+       "\xe2\x94\x9b"
+       R"(\x9b)"},  // U+251B, then a stray 9B
   };
   for (const auto& row : rows) {
     INFO(row.out);
