@@ -7,6 +7,8 @@
 // more is written once another replica may lead), so the pod restarts and campaigns again.
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "base/signals.h"
 #include "kube/config.h"
 #include "operator/options.h"
@@ -27,6 +29,10 @@ struct OperatorProcessOptions {
   int webhook_port = 9443;  // 0 = no webhook
   std::string webhook_cert_dir = "/tmp/k8s-webhook-server/serving-certs";
 };
+
+// Registers the operator's flags on `app`, each writing its field of `o` (whose values are the
+// defaults). Defined in operator_flags.cpp.
+void addOperatorFlags(CLI::App& app, OperatorProcessOptions& o);
 
 // The process's exit code.
 int runOperator(OperatorProcessOptions options, ShutdownSignals& signals);

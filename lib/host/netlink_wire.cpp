@@ -1,3 +1,6 @@
+// Over 600 lines, kept whole: rtnetlink's wire format both ways for netlink_wire.h, each
+// message's encoder beside the decoder of its answer and the attribute helpers they share;
+// split, a change to one attribute would touch two files.
 #include "host/netlink_wire.h"
 
 #include <algorithm>

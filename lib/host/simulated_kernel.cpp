@@ -1,3 +1,6 @@
+// Over 600 lines, kept whole: the behaviour simulated_kernel.h specifies. Its sysfs writes and
+// netlink requests change one simulated device state under one lock and one journal; each
+// rule stays beside the state it changes.
 #include "host/simulated_kernel.h"
 
 #include <algorithm>
