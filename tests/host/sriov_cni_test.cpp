@@ -279,6 +279,31 @@ TEST_CASE("DEL succeeds when the cache, the pod or the VF is gone, and says why"
   });
 }
 
+TEST_CASE("DEL of a VF whose netdev refuses MAC changes succeeds when its MAC is unchanged",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b;
+  std::string pod = b.pod("no-mac");
+  b.inside([&] {
+    // VF 1's netdev as an ifb interface: the kernel refuses to change its MAC (EOPNOTSUPP), as
+    // some VF drivers do; ADD without a MAC never changes it, so DEL has nothing to restore.
+    const std::string netdev = b.vfNetdev(1);
+    REQUIRE(run({"ip", "link", "del", netdev}) == 0);
+    REQUIRE(run({"ip", "link", "add", netdev, "type", "ifb"}) == 0);
+    auto plugin = b.plugin();
+    const std::string vlan = configFor(kVf1, R"(,"vlan":10)");
+    REQUIRE(plugin.add(args(pod, vlan, "no-mac")).ok());
+    CHECK(Bench::inPod(pod, "net1"));
+    Status del = plugin.del(args(pod, vlan, "no-mac"));
+    INFO(del.toString());
+    CHECK(del.isOk());
+    CHECK(host::Netdevs().link(netdev).ok());
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    CHECK(b.vf(1).vlan == 0);
+    CHECK_FALSE(fs::exists(b.stateDir() + "/no-mac-net1"));
+  });
+}
+
 TEST_CASE("a configuration naming a VF that is not there, or with bad values, fails ADD cleanly",
           "[host][cni]") {
   if (!root()) return;

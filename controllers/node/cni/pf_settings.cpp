@@ -185,6 +185,7 @@ Status setNetdevMac(const host::Netdevs& nd, const std::string& name, const std:
   if (!wanted.ok()) return wanted.status();
   auto link = nd.link(name);
   if (!link.ok()) return link.status();
+  if (link->mac == *wanted) return Status::ok();
   SDRA_RETURN_IF_ERROR(nd.setMac(link->index, mac));
   return readBack(
       [&]() -> Result<bool> {

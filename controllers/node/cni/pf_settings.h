@@ -37,6 +37,9 @@ class SriovPfSettings {
 
 Status setLinkState(host::Netlink& netlink, const std::string& pf, int64_t vf, uint32_t state);
 
+// Sets the MAC of the netdev `name` and reads it back until it shows (upstream's verify loop);
+// a netdev that already has it is left alone (a driver that refuses MAC changes, or refuses them
+// while the VF is up, fails no DEL that has nothing to restore).
 Status setNetdevMac(const host::Netdevs& netdevs, const std::string& name, const std::string& mac);
 
 }  // namespace sriovdra::cni_plugin
