@@ -2,7 +2,9 @@
 
 #include <string>
 
+#include "base/strings.h"
 #include "cli/terminal_safe.h"
+#include "host/fixtures.h"
 #include "policy/render.h"
 
 namespace sriovdra::cli {
@@ -78,8 +80,7 @@ void CommandLine::addOffline(CLI::App& app) {
 
   auto* f = app.add_subcommand("fixture",
                                "Write a simulated server's sysfs tree (for the demo and tests)");
-  f->add_option("--topology", fixture_.topology,
-                "a100-reference, e810-ethernet, shared-root or many-pfs")
+  f->add_option("--topology", fixture_.topology, "one of: " + join(host::fixtureTopologies(), ", "))
       ->required();
   f->add_option("--out", fixture_.out, "directory to write into (empty or new)")->required();
 

@@ -167,49 +167,43 @@ Nic cx6(const std::string& bdf, const std::string& name) {
   return {bdf, name, "15b3", "101b", "101c", "mlx5_core", 8, true, 4092, 200000};
 }
 
+// The same ConnectX-6 port with its link type set to Ethernet (RoCE): systemd names it by its
+// path and physical port, enp14s0np0 for the InfiniBand port ibp14s0.
+Nic cx6Ethernet(const std::string& bdf, const std::string& ib_name) {
+  std::string name = "enp" + ib_name.substr(3) + "np0";
+  return {bdf, name, "15b3", "101b", "101c", "mlx5_core", 8, false, 9000, 200000};
+}
+
+// The reference A100 server: four roots, each with a switch holding two GPUs and two CX6 ports.
+std::vector<Root> a100Server(bool infiniband) {
+  auto gpus = [](std::initializer_list<const char*> bdfs) {
+    std::vector<Gpu> out;
+    for (const char* b : bdfs) out.push_back({b});
+    return out;
+  };
+  auto nic = [&](const std::string& bdf, const std::string& ib_name) {
+    return infiniband ? cx6(bdf, ib_name) : cx6Ethernet(bdf, ib_name);
+  };
+  auto root = [&](const char* name, int numa, const char* root_port, const char* switch_port,
+                  std::initializer_list<const char*> gpu_bdfs, const Nic& a, const Nic& b) {
+    return Root{name, numa, root_port, {{switch_port, gpus(gpu_bdfs), {a, b}}}, {}, {}};
+  };
+  return {
+      root("pci0000:00", 0, "0000:00:01.0", "0000:05:00.0", {"0000:07:00.0", "0000:0a:00.0"},
+           nic("0000:0e:00.0", "ibp14s0"), nic("0000:11:00.0", "ibp17s0")),
+      root("pci0000:3a", 0, "0000:3a:00.0", "0000:3b:00.0", {"0000:4c:00.0", "0000:4f:00.0"},
+           nic("0000:52:00.0", "ibp82s0"), nic("0000:53:00.0", "ibp83s0")),
+      root("pci0000:80", 1, "0000:80:01.0", "0000:81:00.0", {"0000:85:00.0", "0000:88:00.0"},
+           nic("0000:8b:00.0", "ibp139s0"), nic("0000:8e:00.0", "ibp142s0")),
+      root("pci0000:b9", 1, "0000:b9:00.0", "0000:ba:00.0", {"0000:c0:00.0", "0000:c3:00.0"},
+           nic("0000:c7:00.0", "ibp199s0"), nic("0000:ca:00.0", "ibp202s0")),
+  };
+}
+
 // Long on purpose: a table of the fixture servers, one literal per server.
 std::vector<Root> topology(const std::string& name) {
-  if (name == "a100-reference") {
-    auto gpus = [](std::initializer_list<const char*> bdfs) {
-      std::vector<Gpu> out;
-      for (const char* b : bdfs) out.push_back({b});
-      return out;
-    };
-    return {
-        {"pci0000:00",
-         0,
-         "0000:00:01.0",
-         {{"0000:05:00.0",
-           gpus({"0000:07:00.0", "0000:0a:00.0"}),
-           {cx6("0000:0e:00.0", "ibp14s0"), cx6("0000:11:00.0", "ibp17s0")}}},
-         {},
-         {}},
-        {"pci0000:3a",
-         0,
-         "0000:3a:00.0",
-         {{"0000:3b:00.0",
-           gpus({"0000:4c:00.0", "0000:4f:00.0"}),
-           {cx6("0000:52:00.0", "ibp82s0"), cx6("0000:53:00.0", "ibp83s0")}}},
-         {},
-         {}},
-        {"pci0000:80",
-         1,
-         "0000:80:01.0",
-         {{"0000:81:00.0",
-           gpus({"0000:85:00.0", "0000:88:00.0"}),
-           {cx6("0000:8b:00.0", "ibp139s0"), cx6("0000:8e:00.0", "ibp142s0")}}},
-         {},
-         {}},
-        {"pci0000:b9",
-         1,
-         "0000:b9:00.0",
-         {{"0000:ba:00.0",
-           gpus({"0000:c0:00.0", "0000:c3:00.0"}),
-           {cx6("0000:c7:00.0", "ibp199s0"), cx6("0000:ca:00.0", "ibp202s0")}}},
-         {},
-         {}},
-    };
-  }
+  if (name == "a100-reference") return a100Server(true);
+  if (name == "a100-roce") return a100Server(false);
   if (name == "e810-ethernet") {
     // 256 VFs each; PF1's VFs start after PF0's (routing ids 0x3b08.. and 0x3c08..).
     Nic f0{"0000:3b:00.0", "ens1f0", "8086", "1593", "1889", "ice", 256, false, 1500, 25000, 8};
@@ -268,7 +262,7 @@ std::vector<Root> topology(const std::string& name) {
 }  // namespace
 
 std::vector<std::string> fixtureTopologies() {
-  return {"a100-reference", "e810-ethernet", "shared-root", "many-pfs", "igb-qemu"};
+  return {"a100-reference", "a100-roce", "e810-ethernet", "shared-root", "many-pfs", "igb-qemu"};
 }
 
 Status writeFixture(const std::string& name, const std::string& root) {

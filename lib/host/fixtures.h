@@ -7,6 +7,8 @@
 //                   (NUMA 1), each with one PCIe switch holding 2 A100 GPUs (10de:20b2) and 2
 //                   ConnectX-6 InfiniBand PFs (15b3:101b, VF 101c, mlx5_core, 8 VFs), named and
 //                   addressed as on the reference cluster (ibp14s0 0000:0e:00.0, ...).
+//   a100-roce       the same server with its ConnectX-6 ports set to Ethernet (RoCE): the same
+//                   addresses, PFs enp14s0np0, enp17s0np0, ..., MTU 9000.
 //   e810-ethernet   two Intel E810 Ethernet PFs (8086:1593, VF 1889, ice/iavf, 256 VFs each),
 //                   ens1f0/ens1f1 with the altNames enp59s0f0np0/enp59s0f1np1, eSwitch legacy.
 //   shared-root     one root complex pci0000:00 with two switches, each holding a GPU and a NIC:

@@ -3,15 +3,21 @@
 // reference gpu-nic-aligned template. Checked through the API and inside the pod (`kubectl exec`):
 // the kubelet called our DRA plugin, containerd applied our CDI edits and called our NRI plugin,
 // the pod has its VF; restarts and upgrades of the agent leave it so; the pod's end and the
-// product's uninstall leave nothing behind. The same with the Helm chart: install, a pod's VF,
-// helm upgrade, helm uninstall.
+// product's uninstall leave nothing behind. The same with the Helm chart on the same server with
+// its ports in Ethernet (RoCE): install, a pod's VF through our sriov plugin, helm upgrade, the
+// pod's end (the VF put back), helm uninstall.
+#include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
 #include "api/resource.h"
 #include "base/files.h"
+#include "base/strings.h"
+#include "host/simulated_kernel.h"
 #include "support/eventually.h"
 #include "support/helm.h"
 #include "support/product_on_node.h"
@@ -34,6 +40,74 @@ const std::string kWorkloads = ProductOnNode::kWorkloads;
 const std::vector<std::string> kAgentPods = {"pods", "-l",
                                              "app.kubernetes.io/name=sriov-dra-agent"};
 
+// The simulated server's VFs as their PFs report them (rtnetlink through the simulated kernel,
+// what `ip link show <pf>` prints on a real one).
+std::vector<std::pair<std::string, host::VfInfo>> allVfs() {
+  host::SimulatedKernel kernel(ProductOnNode::fixtureRoot());
+  std::vector<std::pair<std::string, host::VfInfo>> out;
+  auto links = kernel.links();
+  REQUIRE(links.ok());
+  for (const auto& link : *links) {
+    auto vfs = kernel.vfs(link.name);
+    if (!vfs.ok()) continue;  // not a PF
+    for (const auto& vf : *vfs) out.emplace_back(link.name, vf);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, host::VfInfo>> vfsOnVlan(int vlan) {
+  auto out = allVfs();
+  std::erase_if(out, [&](const auto& v) { return v.second.vlan != vlan; });
+  return out;
+}
+
+std::optional<host::VfInfo> vfOf(const std::vector<std::pair<std::string, host::VfInfo>>& vfs,
+                                 const std::string& pf, int32_t index) {
+  for (const auto& [name, vf] : vfs) {
+    if (name == pf && vf.vf == index) return vf;
+  }
+  return std::nullopt;
+}
+
+// What a CNI plugin of ours keeps per attachment on the simulated node, as upstream's: its
+// cache (<container ID>-<ifname>) and the VF's allocation (pci/<VF's PCI address>). The VFs'
+// empty lock files (pci/vf_lock/<address>.lock) stay, as upstream's do.
+std::vector<std::string> cniFiles(const std::string& plugin) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  const std::string dir = ProductOnNode::fixtureRoot() + "/var/lib/cni/" + plugin;
+  for (const auto& e : fs::recursive_directory_iterator(dir, ec)) {
+    std::string path = fs::relative(e.path(), dir);
+    if (e.is_regular_file() && !path.starts_with("pci/vf_lock/")) out.push_back(path);
+  }
+  return out;
+}
+
+// The ResourceClaim the pod's claim "gpu-nic" got (made from the template).
+api::ResourceClaim claimOf(ProductOnNode& p, const std::string& pod) {
+  std::string name = p.jsonpath(kWorkloads, {"pod/" + pod},
+                                "{.status.resourceClaimStatuses[0].resourceClaimName}");
+  REQUIRE_FALSE(name.empty());
+  auto got = p.cp().client()->get(api::resources::kResourceClaims, kWorkloads, name);
+  REQUIRE(got.ok());
+  auto rc = api::ResourceClaim::decode(*got);
+  REQUIRE(rc.ok());
+  REQUIRE(rc->status.allocation);
+  return *rc;
+}
+
+// The PCI address of the VF allocated in the claim (device 0000-11-00-1 is 0000:11:00.1).
+std::string allocatedVf(const api::ResourceClaim& rc) {
+  std::string vf_pci;
+  for (const auto& r : rc.status.allocation->results) {
+    if (r.driver == kDriver) vf_pci = r.device;
+  }
+  REQUIRE(vf_pci.size() == 12);
+  vf_pci[4] = vf_pci[7] = ':';
+  vf_pci[10] = '.';
+  return vf_pci;
+}
+
 }  // namespace
 
 TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an aligned VF",
@@ -41,7 +115,6 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
   if (!sriovdra::testing::rootOr("the real node")) return;
   auto product = ProductOnNode::install();
   auto& p = *product;
-  auto admin = p.cp().client();
   CHECK(fs::exists(p.node().pluginsRegistryDir() + "/" + kDriver + "-reg.sock"));
 
   p.cp().applyYaml(p.podYaml("inference-0", true));
@@ -49,21 +122,9 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
       {"wait", "-n", kWorkloads, "--for=condition=Ready", "pod/inference-0", "--timeout=120s"});
 
   // The VF the scheduler allocated next to the GPU, as the claim says.
-  std::string claim = p.jsonpath(kWorkloads, {"pod/inference-0"},
-                                 "{.status.resourceClaimStatuses[0].resourceClaimName}");
-  REQUIRE_FALSE(claim.empty());
-  auto got = admin->get(api::resources::kResourceClaims, kWorkloads, claim);
-  REQUIRE(got.ok());
-  auto rc = api::ResourceClaim::decode(*got);
-  REQUIRE(rc.ok());
-  REQUIRE(rc->status.allocation);
-  std::string vf_pci;
-  for (const auto& r : rc->status.allocation->results) {
-    if (r.driver == kDriver) vf_pci = r.device;  // 0000-11-00-1 -> 0000:11:00.1
-  }
-  REQUIRE(vf_pci.size() == 12);
-  vf_pci[4] = vf_pci[7] = ':';
-  vf_pci[10] = '.';
+  auto rc = claimOf(p, "inference-0");
+  std::string claim = rc.metadata.name;
+  std::string vf_pci = allocatedVf(rc);
   std::string netdev;
   for (const auto& e : fs::directory_iterator(ProductOnNode::fixtureRoot() +
                                               "/sys/bus/pci/devices/" + vf_pci + "/net")) {
@@ -165,13 +226,13 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
   eventually(
       [&] {
         for (const auto& e : fs::directory_iterator(RealNode::cdiDir())) {
-          if (e.path().filename().string().find(rc->metadata.uid) != std::string::npos) {
+          if (e.path().filename().string().find(rc.metadata.uid) != std::string::npos) {
             return false;
           }
         }
         return true;
       },
-      60s, [&] { return "CDI specs of claim " + rc->metadata.uid + " are still there"; });
+      60s, [&] { return "CDI specs of claim " + rc.metadata.uid + " are still there"; });
 
   // Uninstall removes everything the install created.
   p.uninstall();
@@ -183,15 +244,16 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
 }
 
 TEST_CASE(
-    "installed with helm, the product runs as pods, a pod gets an aligned VF and keeps it "
-    "through an upgrade",
+    "installed with helm on a RoCE server, a pod gets an aligned VF through our sriov plugin and "
+    "keeps it through an upgrade",
     "[node][helm]") {
   if (!sriovdra::testing::rootOr("the real node")) return;
   if (sriovdra::testing::helmBinary().empty()) {
     sriovdra::testing::skip("SRIOV_DRA_HELM is not set: run scripts/build-helm.sh and set it");
     return;
   }
-  auto product = ProductOnNode::install({}, ProductOnNode::Installer::kHelm);
+  auto product =
+      ProductOnNode::install({}, ProductOnNode::Installer::kHelm, ProductOnNode::Fabric::kRoCE);
   auto& p = *product;
   CHECK(p.helm({"status", "sriov-dra", "-n", "sriov-dra"}).find("STATUS: deployed") !=
         std::string::npos);
@@ -200,15 +262,34 @@ TEST_CASE(
   CHECK(p.jsonpath("sriov-dra", kAgentPods, "{.items[0].spec.containers[0].image}")
             .starts_with(kAgentImage + ":test"));
 
+  // The VFs as the agent left them, to compare with after the pod's end.
+  const auto vfs_before = allVfs();
   p.cp().applyYaml(p.podYaml("inference-0", true));
   p.kubectl(
       {"wait", "-n", kWorkloads, "--for=condition=Ready", "pod/inference-0", "--timeout=120s"});
   std::string devices = p.jsonpath(kWorkloads, {"resourceclaims"},
                                    "{.items[0].status.allocation.devices.results[*].driver}");
   CHECK_THAT(devices, Catch::Contains(kDriver));
-  // The VF is in the pod with the NAD's address: our NRI plugin ran CNI.
-  CHECK_THAT(p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}),
-             Catch::Contains(ProductOnNode::kNadAddress));
+  // The operator rendered the SriovNetwork as a sriov NAD; our NRI plugin ran our sriov plugin
+  // in RunPodSandbox, which set the VF's VLAN, trust and spoof checking through the PF, moved its
+  // netdev into the pod as net1 and ran host-local for both address families.
+  CHECK_THAT(p.jsonpath(kWorkloads, {"network-attachment-definitions", "cx6-vf"}, "{.spec.config}"),
+             Catch::Contains("\"type\": \"sriov\"") && Catch::Contains("\"vlan\": 100"));
+  CHECK_THAT(
+      p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}),
+      Catch::Contains(ProductOnNode::kNadAddress) && Catch::Contains(ProductOnNode::kNadAddress6));
+  auto attached = vfsOnVlan(ProductOnNode::kVlan);
+  REQUIRE(attached.size() == 1);
+  const std::string pf = attached[0].first;
+  const host::VfInfo vf = attached[0].second;
+  INFO("VF " << vf.vf << " of " << pf);
+  CHECK(vf.trust);
+  CHECK(vf.spoofchk);
+  CHECK_FALSE(ProductOnNode::onHost(pf + "v0"));
+  const std::string vf_pci = allocatedVf(claimOf(p, "inference-0"));
+  auto files = cniFiles("sriov");
+  CHECK(files.size() == 2);
+  CHECK(std::find(files.begin(), files.end(), "pci/" + vf_pci) != files.end());
 
   // helm upgrade with a changed value rolls the agent; the pod keeps its VF.
   std::string before = p.jsonpath("sriov-dra", kAgentPods, "{.items[0].metadata.name}");
@@ -221,6 +302,15 @@ TEST_CASE(
   CHECK(p.jsonpath("sriov-dra", kAgentPods, "{.items[0].metadata.name}") != before);
   CHECK_THAT(p.exec("inference-0", {"ip", "addr", "show", "dev", "net1"}),
              Catch::Contains(ProductOnNode::kNadAddress));
+
+  // The pod's end: CNI DEL through our plugin puts the VF back as it was before the pod (every
+  // setting its PF reports) and its netdev in the host's namespace under its own name.
+  p.kubectl({"delete", "pod", "-n", kWorkloads, "inference-0", "--wait=true", "--timeout=120s"});
+  // Its cache file and the VF's allocation are the last things DEL removes.
+  eventually([&] { return cniFiles("sriov").empty(); }, 60s,
+             [&] { return "the sriov plugin still keeps " + join(cniFiles("sriov"), " "); });
+  CHECK(ProductOnNode::onHost(pf + "v0"));
+  CHECK(vfOf(vfs_before, pf, vf.vf) == vfOf(allVfs(), pf, vf.vf));
 
   // helm uninstall removes what the chart installed; the CRDs stay (crds.keep, the default),
   // and with them the policies.

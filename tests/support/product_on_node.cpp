@@ -50,6 +50,52 @@ ProcessOutput ip(const std::vector<std::string>& args) {
   return *out;
 }
 
+// The simulated server's ConnectX-6 ports (lib/host/fixtures.h), as the policies select them.
+std::vector<std::string> ports(ProductOnNode::Fabric fabric) {
+  std::vector<std::string> out;
+  for (const char* ib : {"ibp14s0", "ibp17s0", "ibp82s0", "ibp83s0", "ibp139s0", "ibp142s0",
+                         "ibp199s0", "ibp202s0"}) {
+    out.push_back(fabric == ProductOnNode::Fabric::kInfiniBand
+                      ? std::string(ib)
+                      : "enp" + std::string(ib).substr(3) + "np0");
+  }
+  return out;
+}
+
+// What both networks give the pods: host-local IPv4 and IPv6 (ProductOnNode::kNadAddress, 6).
+const char* const kIpam =
+    "'{\"type\":\"host-local\",\"ranges\":[[{\"subnet\":\"10.56.217.0/24\","
+    "\"rangeStart\":\"10.56.217.10\",\"rangeEnd\":\"10.56.217.100\"}],"
+    "[{\"subnet\":\"fd00:10:56::/64\",\"rangeStart\":\"fd00:10:56::10\","
+    "\"rangeEnd\":\"fd00:10:56::100\"}]]}'";
+
+// The reference policies (config/samples) as a RoCE server needs them: the same resource and
+// pool, its Ethernet ports, linkType eth.
+std::string rocePolicies() {
+  auto pf_list = [](const std::string& indent) {
+    std::string out;
+    for (const auto& pf : ports(ProductOnNode::Fabric::kRoCE)) {
+      out.append(indent).append("- ").append(pf).append("\n");
+    }
+    return out;
+  };
+  return "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetworkNodePolicy\n"
+         "metadata: {name: cx6-vfs, namespace: sriov-dra}\n"
+         "spec:\n  resourceName: cx6_vfs\n  priority: 10\n  numVfs: 1\n"
+         "  deviceType: netdevice\n  linkType: eth\n  isRdma: true\n"
+         "  nodeSelector: {dra-sriov-cx6: \"true\"}\n"
+         "  nicSelector:\n    vendor: \"15b3\"\n    deviceID: \"101b\"\n    pfNames:\n" +
+         pf_list("    ") +
+         "---\napiVersion: sriovnetwork.k8snetworkplumbingwg.io/v1alpha1\n"
+         "kind: SriovResourcePolicy\nmetadata: {name: cx6-advertise-vfs, namespace: sriov-dra}\n"
+         "spec:\n  nodeSelector:\n    nodeSelectorTerms:\n    - matchExpressions:\n"
+         "      - {key: dra-sriov-cx6, operator: In, values: [\"true\"]}\n"
+         "  configs:\n  - deviceAttributesSelector: {matchLabels: {pool: cx6-vfs}}\n"
+         "    resourceFilters:\n    - vendors: [\"15b3\"]\n      linkType: eth\n"
+         "      pfNames:\n" +
+         pf_list("      ");
+}
+
 // Polls until cond() or the deadline; then throws with describe().
 void waitFor(const std::function<bool()>& cond, std::chrono::seconds timeout,
              const std::function<std::string()>& describe) {
@@ -58,19 +104,26 @@ void waitFor(const std::function<bool()>& cond, std::chrono::seconds timeout,
 
 }  // namespace
 
-// The hardware's stand-ins on the host: an ifb interface per VF netdev of the simulated server
-// (our ib-sriov plugin moves, renames and addresses it; IPoIB takes no MAC either),
+// The hardware's stand-ins on the host: an interface per VF netdev of the simulated server
+// (our sriov and ib-sriov plugins move, rename and address it),
 // and character devices for the RDMA device nodes of its VFs (/dev/infiniband/uverbsN, umadN,
 // issmN, rdma_cm), which our CDI specs name and containerd creates in the container from the
 // host's node.
 class ProductOnNode::StandIns {
  public:
-  StandIns() {
-    for (const char* pf : {"ibp14s0", "ibp17s0", "ibp82s0", "ibp83s0", "ibp139s0", "ibp142s0",
-                           "ibp199s0", "ibp202s0"}) {
-      std::string name = std::string(pf) + "v0";
+  explicit StandIns(Fabric fabric) {
+    for (const auto& pf : ports(fabric)) {
+      std::string name = pf + "v0";
       ip({"link", "del", name});  // a crashed run's
-      auto added = ip({"link", "add", name, "type", "ifb"});
+      // IPoIB takes no MAC, nor does ifb; an Ethernet VF's netdev takes one, as one end of a
+      // veth pair does (its peer stays on the host; this kernel has no dummy links).
+      std::vector<std::string> type = {"ifb"};
+      if (fabric == Fabric::kRoCE) {
+        type = {"veth", "peer", "name", "sdra-peer" + std::to_string(netdevs_.size())};
+      }
+      std::vector<std::string> add = {"link", "add", name, "type"};
+      add.insert(add.end(), type.begin(), type.end());
+      auto added = ip(add);
       if (added.exit_code != 0) throw std::runtime_error("ip link add " + name + ": " + added.err);
       netdevs_.push_back(name);
     }
@@ -105,7 +158,7 @@ class ProductOnNode::StandIns {
 std::string ProductOnNode::fixtureRoot() { return std::string(RealNode::kRoot) + "/fixture"; }
 
 std::unique_ptr<ProductOnNode> ProductOnNode::install(
-    const std::function<void(const std::string&)>& progress, Installer installer) {
+    const std::function<void(const std::string&)>& progress, Installer installer, Fabric fabric) {
   if (::geteuid() != 0) throw std::runtime_error("a real node needs root");
   auto step = [&](const std::string& what) {
     if (progress) progress(what);
@@ -122,9 +175,10 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
                                 .kubelets = true});
   step("node: containerd and the kubelet join as system:node; our images imported");
   p->node_ = RealNode::start(*p->cp_, imageArchives());
-  Status written = host::writeFixture("a100-reference", fixtureRoot());
+  const bool infiniband = fabric == Fabric::kInfiniBand;
+  Status written = host::writeFixture(infiniband ? "a100-reference" : "a100-roce", fixtureRoot());
   if (!written.isOk()) throw std::runtime_error(written.toString());
-  p->standins_ = std::make_unique<StandIns>();
+  p->standins_ = std::make_unique<StandIns>(fabric);
   const std::string source = sourceDir();
   p->kubectl({"label", "node", p->node_->name(), "dra-sriov-cx6=true"});
 
@@ -143,11 +197,18 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
       {"-n", "sriov-dra", "rollout", "status", "deployment/sriov-dra-operator", "--timeout=180s"});
   p->kubectl(
       {"-n", "sriov-dra", "rollout", "status", "daemonset/sriov-dra-agent", "--timeout=180s"});
-  step("the reference policies (config/samples); the agent makes and publishes the VFs");
-  for (const char* sample :
-       {"sriovnetworknodepolicy-cx6-vfs.yaml", "sriovresourcepolicy-cx6-advertise-vfs.yaml",
-        "deviceattributes-cx6-vfs-attrs.yaml"}) {
-    p->kubectl({"apply", "-n", "sriov-dra", "-f", source + "/config/samples/" + sample});
+  step(infiniband ? "the reference policies (config/samples); the agent makes and publishes the VFs"
+                  : "the reference policies for Ethernet ports; the agent makes and publishes "
+                    "the VFs");
+  p->kubectl({"apply", "-n", "sriov-dra", "-f",
+              source + "/config/samples/deviceattributes-cx6-vfs-attrs.yaml"});
+  if (infiniband) {
+    for (const char* sample :
+         {"sriovnetworknodepolicy-cx6-vfs.yaml", "sriovresourcepolicy-cx6-advertise-vfs.yaml"}) {
+      p->kubectl({"apply", "-n", "sriov-dra", "-f", source + "/config/samples/" + sample});
+    }
+  } else {
+    p->cp_->applyYaml(rocePolicies());
   }
   auto slices = [&] {
     return p->jsonpath(
@@ -179,25 +240,25 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
   step(std::string("namespace ") + kWorkloads +
        ": the template gpu-nic-aligned; the network cx6-vf, which the operator renders");
   // The workloads' namespace: the reference template, and the reference's InfiniBand network as
-  // a SriovIBNetwork (link state enable, as the reference NAD), with IPv4 and IPv6 from
-  // host-local, which the operator renders into the NAD cx6-vf there (Multus's CRD, as a cluster
-  // with Multus has it). The pods get their VF through our ib-sriov plugin.
+  // a SriovIBNetwork (link state enable, as the reference NAD), or on RoCE a SriovNetwork (VLAN,
+  // trust on, spoof checking on), with IPv4 and IPv6 from host-local, which the operator renders
+  // into the NAD cx6-vf there (Multus's CRD, as a cluster with Multus has it). The pods get their
+  // VF through our ib-sriov or sriov plugin.
   p->kubectl({"apply", "-f", source + "/tests/fixtures/crds/network-attachment-definitions.yaml"});
   p->kubectl({"wait", "--for=condition=established", "--timeout=60s",
               "crd/network-attachment-definitions.k8s.cni.cncf.io"});
   p->kubectl({"create", "namespace", kWorkloads});
   p->kubectl({"apply", "-n", kWorkloads, "-f",
               source + "/config/samples/aligned-resourceclaimtemplate.yaml"});
-  p->cp_->applyYaml(
-      "apiVersion: sriovnetwork.openshift.io/v1\nkind: SriovIBNetwork\n"
-      "metadata: {name: cx6-vf, namespace: sriov-dra}\nspec:\n  resourceName: cx6_vfs\n"
-      "  networkNamespace: " +
-      std::string(kWorkloads) +
-      "\n  linkState: enable\n"
-      "  ipam: '{\"type\":\"host-local\",\"ranges\":[[{\"subnet\":\"10.56.217.0/24\","
-      "\"rangeStart\":\"10.56.217.10\",\"rangeEnd\":\"10.56.217.100\"}],"
-      "[{\"subnet\":\"fd00:10:56::/64\",\"rangeStart\":\"fd00:10:56::10\","
-      "\"rangeEnd\":\"fd00:10:56::100\"}]]}'\n");
+  std::string network =
+      infiniband ? "kind: SriovIBNetwork\nmetadata: {name: cx6-vf, namespace: sriov-dra}\n"
+                   "spec:\n  linkState: enable\n"
+                 : "kind: SriovNetwork\nmetadata: {name: cx6-vf, namespace: sriov-dra}\n"
+                   "spec:\n  vlan: " +
+                       std::to_string(kVlan) + "\n  trust: \"on\"\n  spoofChk: \"on\"\n";
+  p->cp_->applyYaml("apiVersion: sriovnetwork.openshift.io/v1\n" + network +
+                    "  resourceName: cx6_vfs\n  networkNamespace: " + std::string(kWorkloads) +
+                    "\n  ipam: " + kIpam + "\n");
   waitFor(
       [&] {
         return !p->jsonpath(kWorkloads, {"network-attachment-definitions", "cx6-vf"},
@@ -213,8 +274,9 @@ void ProductOnNode::uninstall() {
   // The networks first, while the operator runs to remove their NADs and finalizers (install.md,
   // "Uninstall"): a Helm uninstall keeps the CRDs, and a network left with its finalizer would
   // hold the namespace.
-  kubectl(
-      {"delete", "sriovibnetworks", "--all", "-n", "sriov-dra", "--wait=true", "--timeout=60s"});
+  for (const char* networks : {"sriovibnetworks", "sriovnetworks"}) {
+    kubectl({"delete", networks, "--all", "-n", "sriov-dra", "--wait=true", "--timeout=60s"});
+  }
   if (installer_ == Installer::kKubectl) {
     kubectl({"delete", "-k", sourceDir() + "/tests/node/overlay", "--wait=true", "--timeout=180s"});
     return;

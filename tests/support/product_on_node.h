@@ -6,10 +6,12 @@
 // mounts) or `helm install` of the chart with tests/node/helm-values.yaml (the same changes as
 // values), the reference policies, and a workload namespace with the reference
 // `gpu-nic-aligned` ResourceClaimTemplate and the network `cx6-vf` it names (a SriovIBNetwork
-// the operator renders into that namespace as an ib-sriov NAD with host-local IPv4 and IPv6).
+// the operator renders into that namespace as an ib-sriov NAD with host-local IPv4 and IPv6; on
+// a RoCE server a SriovNetwork, rendered as a sriov NAD with a VLAN and the same addresses).
 //
-// Only the hardware is simulated: the agent's sysfs is a simulated A100 server's, an ifb
-// interface in the host's network namespace stands in for each VF's netdev, character devices
+// Only the hardware is simulated: the agent's sysfs is a simulated A100 server's, an interface in
+// the host's network namespace stands in for each VF's netdev (ifb for IPoIB, veth for
+// Ethernet, which takes a MAC), character devices
 // (/dev/null's numbers) for the VFs' RDMA device nodes, and the GPUs' ResourceSlices and kubelet
 // plugin for the NVIDIA driver's. The CNI plugins are ours, installed by the agent's init
 // container, with the simulated kernel for the PF's side (tools/cni_simulated.cpp).
@@ -38,12 +40,20 @@ class ProductOnNode {
     kHelm,     // helm install with tests/node/helm-values.yaml (needs SRIOV_DRA_HELM)
   };
 
+  // What the server's ConnectX-6 ports run, and so which of our CNI plugins attaches the VF.
+  enum class Fabric {
+    kInfiniBand,  // a100-reference: the reference policies, a SriovIBNetwork (ib-sriov)
+    kRoCE,        // a100-roce: the same policies for Ethernet ports, a SriovNetwork (sriov) on
+                  // VLAN kVlan with trust and spoof checking on
+  };
+  static constexpr int kVlan = 100;
+
   // Needs root, SRIOV_DRA_IMAGES (scripts/build-images.sh --test-images) and
   // SRIOV_DRA_CONTAINERD; waits until the operator and the agent are Ready and the node's VFs
   // are published. progress, when given, hears each step as it starts (the demo prints them).
   static std::unique_ptr<ProductOnNode> install(
       const std::function<void(const std::string&)>& progress = {},
-      Installer installer = Installer::kKubectl);
+      Installer installer = Installer::kKubectl, Fabric fabric = Fabric::kInfiniBand);
   ~ProductOnNode();
   // Removes the product as it was installed (kubectl delete -k, or helm uninstall and the
   // namespace), waiting until its objects are gone; the workload namespace goes first.
@@ -67,7 +77,7 @@ class ProductOnNode {
 
   // A busybox pod in the workload namespace; with_vf: its claim "gpu-nic" from the template.
   std::string podYaml(const std::string& name, bool with_vf) const;
-  // Whether the VF netdev (an ifb stand-in) is in the host's network namespace.
+  // Whether the VF netdev (its stand-in) is in the host's network namespace.
   static bool onHost(const std::string& netdev);
 
  private:
