@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
     cni::AllowList allowed;
     allowed.host_paths = {"/var/log/sriov-cni"};
     bool admitted = cni::checkAllowed(*config, allowed).isOk();
-    auto injected = cni::withDeviceId(text, "0000:11:00.1");
+    auto injected = cni::withRuntimeConfig(text, {.device_id = "0000:11:00.1"});
     if (!injected.ok()) std::abort();  // it parsed as a configuration: it is a JSON object
     auto again = cni::parseNetworkConfig(*injected);
     if (!again.ok() || again->plugins.size() != config->plugins.size()) std::abort();

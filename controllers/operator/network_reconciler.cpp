@@ -42,8 +42,8 @@ bool upToDate(const api::NetworkAttachmentDefinition& have, const policy::NetAtt
     auto it = have.metadata.annotations.find(k);
     if (it == have.metadata.annotations.end() || it->second != v) return false;
   }
-  if (!want.annotations.count(policy::kNadResourceNameAnnotation) &&
-      have.metadata.annotations.count(policy::kNadResourceNameAnnotation)) {
+  if (!want.annotations.count(api::kNadResourceNameAnnotation) &&
+      have.metadata.annotations.count(api::kNadResourceNameAnnotation)) {
     return false;
   }
   if (owner_uid.empty()) return true;

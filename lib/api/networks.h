@@ -60,6 +60,10 @@ struct SriovIBNetwork : Network {
 };
 
 // k8s.cni.cncf.io/v1 NetworkAttachmentDefinition: what the network controllers read back.
+// On a NetworkAttachmentDefinition: the device-plugin resource its network is for
+// (<prefix>/<resourceName>); Multus gives its pods a device of that resource.
+inline constexpr const char* kNadResourceNameAnnotation = "k8s.v1.cni.cncf.io/resourceName";
+
 struct NetworkAttachmentDefinition {
   kube::ObjectMeta metadata;
   std::string config;  // spec.config

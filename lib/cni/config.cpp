@@ -59,17 +59,30 @@ Result<NetworkConfig> parseNetworkConfig(std::string_view text) {
   return c;
 }
 
-Result<std::string> withDeviceId(std::string_view config, std::string_view pci_address) {
+Result<std::string> withRuntimeConfig(std::string_view config, const RuntimeConfig& values) {
   auto doc = json::parse(config);
   if (!doc.ok() || !doc->IsObject()) return invalid("the CNI configuration is not a JSON object");
   auto& a = doc->GetAllocator();
-  // CNI's conventions: a plugin that declares the "deviceID" capability gets it in runtimeConfig.
+  // CNI's conventions: a plugin that declares a capability gets its value in runtimeConfig.
   auto capability = [&](json::Value& plugin) {
     const json::Value* caps = json::objectMember(plugin, "capabilities");
-    if (caps != nullptr && json::boolOr(*caps, "deviceID", false)) {
-      json::setString(json::ensureObject(plugin, "runtimeConfig", a), "deviceID", pci_address, a);
+    if (caps == nullptr) return;
+    auto declared = [&](std::string_view name) { return json::boolOr(*caps, name, false); };
+    for (const auto& [name, value] :
+         {std::pair<std::string_view, const std::string*>{"deviceID", &values.device_id},
+          {"mac", &values.mac},
+          {"infinibandGUID", &values.infiniband_guid}}) {
+      if (!value->empty() && declared(name)) {
+        json::setString(json::ensureObject(plugin, "runtimeConfig", a), name, *value, a);
+      }
+    }
+    if (!values.ips.empty() && declared("ips")) {
+      json::Value ips(rapidjson::kArrayType);
+      for (const auto& ip : values.ips) ips.PushBack(json::str(ip, a), a);
+      json::set(json::ensureObject(plugin, "runtimeConfig", a), "ips", std::move(ips), a);
     }
   };
+  const std::string& pci_address = values.device_id;
   json::setString(*doc, "deviceID", pci_address, a);
   if (auto list = doc->FindMember("plugins"); list != doc->MemberEnd() && list->value.IsArray()) {
     if (!list->value.Empty() && list->value[0].IsObject()) {

@@ -36,11 +36,21 @@ bool isPluginType(std::string_view type);
 // kInvalidArgument naming the problem (not JSON, no plugin, a plugin without a valid "type").
 Result<NetworkConfig> parseNetworkConfig(std::string_view config);
 
+// What the runtime passes a network's plugins for one attachment (CNI's capability arguments).
+struct RuntimeConfig {
+  std::string device_id;  // the VF's PCI address
+  // From the pod's network selection (as Multus passes them); empty: not given.
+  std::string mac;
+  std::vector<std::string> ips;
+  std::string infiniband_guid;
+};
+
 // The config with "deviceID" set to the VF's PCI address: at the top (as the reference driver
 // records it) and, in a list, in the first plugin too (where the SR-IOV CNI reads it, as Multus
-// puts it); and, by CNI's conventions, as "runtimeConfig": {"deviceID"} of every plugin that
-// declares "capabilities": {"deviceID": true} (host-device reads it there). `config` must parse.
-Result<std::string> withDeviceId(std::string_view config, std::string_view pci_address);
+// puts it); and, by CNI's conventions, in "runtimeConfig" of every plugin that declares the
+// capability: "deviceID" (host-device reads it there), "mac", "ips", "infinibandGUID" (the SR-IOV
+// and InfiniBand SR-IOV CNIs read these). `config` must parse.
+Result<std::string> withRuntimeConfig(std::string_view config, const RuntimeConfig& values);
 
 enum class Command { kAdd, kDel };
 

@@ -55,6 +55,13 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
   for (const auto* c : claims) {
     for (const auto& d : c->devices) {
       const auto& nad = d.config.net_attach_def_name;
+      if ((!nad || nad->empty()) && c->extended_resource) {
+        Attachment a{c->uid, c->namespace_, c->name, d.pool, d.device, d.pci_address, "", ""};
+        a.extended_resource = true;
+        a.resource_name = d.resource_name;
+        out.push_back(std::move(a));
+        continue;
+      }
       if (!nad || nad->empty()) continue;
       Attachment a{c->uid, c->namespace_, c->name, d.pool, d.device, d.pci_address, "", *nad};
       if (d.config.if_name && !d.config.if_name->empty()) {
@@ -65,6 +72,34 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
         } while (taken.count(a.if_name) != 0);
       }
       out.push_back(std::move(a));
+    }
+  }
+  return out;
+}
+
+std::vector<ResourceVf> waitingForNetworks(const std::vector<Attachment>& wanted) {
+  std::vector<ResourceVf> out;
+  for (const auto& a : wanted) {
+    if (a.extended_resource) out.push_back({a.claim_uid, a.device, a.resource_name});
+  }
+  return out;
+}
+
+std::vector<Attachment> withNetworks(std::vector<Attachment> wanted,
+                                     const std::vector<AssignedNetwork>& assigned) {
+  std::vector<Attachment> out;
+  for (auto& a : wanted) {
+    if (!a.extended_resource) {
+      out.push_back(std::move(a));
+      continue;
+    }
+    for (const auto& n : assigned) {
+      if (n.vf.claim_uid != a.claim_uid || n.vf.device != a.device) continue;
+      a.nad_name = n.network.name;
+      a.if_name = n.if_name;
+      a.network = n.network;
+      out.push_back(std::move(a));
+      break;
     }
   }
   return out;

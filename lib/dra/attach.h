@@ -9,7 +9,10 @@
 // reference driver fails such a claim at prepare instead. The NAD is in the claim's namespace,
 // as in the reference driver (planPrepare refuses a VfConfig naming another). The interface is
 // VfConfig.ifName, else <prefix><N> (the reference driver's default prefix is vfnet), N counting
-// the pod's VFs without ifName from 0 and skipping names some ifName takes.
+// the pod's VFs without ifName from 0 and skipping names some ifName takes. A VF of a claim the
+// scheduler made for an extended resource has no VfConfig: the pod's
+// k8s.v1.cni.cncf.io/networks annotation names its network and interface
+// (dra/network_selection.h, withNetworks()).
 //
 // AttachRecord: what the agent keeps per pod sandbox (<state-dir>/attach/<sandbox>.json): per
 // interface the CNI configuration it ran (deviceID included) and the ADD result, marked Adding
@@ -20,12 +23,14 @@
 // for an attached VF, data {vfConfig, cniConfig, cniResult} and networkData {interfaceName,
 // ips, hardwareAddress}, as the reference driver writes them; networkData.interfaceName alone
 // when only the VfConfig names it.
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "api/resource.h"
 #include "dra/checkpoint.h"
+#include "dra/network_selection.h"
 
 namespace sriovdra::dra {
 
@@ -38,13 +43,26 @@ struct Attachment {
   std::string pci_address;
   std::string if_name;
   std::string nad_name;  // in claim_namespace
+  // A VF of an extended-resource claim: its resourceName, and the network of the pod's
+  // annotation it takes; nad_name and if_name are "" until withNetworks() gives it one.
+  bool extended_resource = false;
+  std::string resource_name;
+  std::optional<NetworkSelection> network;
   bool operator==(const Attachment&) const = default;
 };
 
 inline constexpr const char* kDefaultInterfacePrefix = "vfnet";
+// Also the VFs of extended-resource claims (PreparedClaim::extended_resource), which wait for the
+// pod's networks (they take no <prefix><N> name).
 std::vector<Attachment> attachmentsFor(
     const Checkpoint& checkpoint, const std::string& pod_uid,
     const std::string& interface_prefix = kDefaultInterfacePrefix);
+// The VFs of `wanted` that wait for a network, in order (assignNetworks' input).
+std::vector<ResourceVf> waitingForNetworks(const std::vector<Attachment>& wanted);
+// `wanted` with each waiting VF given the network assigned to it (its NAD, in the claim's
+// namespace, and interface name); a waiting VF that no network took is left out.
+std::vector<Attachment> withNetworks(std::vector<Attachment> wanted,
+                                     const std::vector<AssignedNetwork>& assigned);
 // Whether <prefix><N> is a valid interface name for every N below 1000 (at most 15 characters,
 // no '/', ':' or whitespace, not "." or ".."): "" when it is, else why not.
 std::string interfacePrefixProblem(const std::string& prefix);

@@ -27,11 +27,13 @@ json::Value encodeClaim(const PreparedClaim& c, json::Allocator& a) {
         .strAlways("pciAddress", d.pci_address)
         .strings("cdiDeviceIDs", d.cdi_device_ids)
         .strAlways("originalDriver", d.original_driver)
-        .str("deviceInfoPath", d.device_info_path);
+        .str("deviceInfoPath", d.device_info_path)
+        .str("resourceName", d.resource_name);
     d.config.encode(dw.object("config"));
     devices.PushBack(dv, a);
   }
   w.value("devices", std::move(devices));
+  if (c.extended_resource) w.boolean("extendedResource", true);
   return v;
 }
 
@@ -47,6 +49,7 @@ Result<PreparedClaim> decodeClaim(const std::string& uid, const api::Reader& r) 
   }
   c.state =
       state == "Prepared" ? PreparedClaim::State::kPrepared : PreparedClaim::State::kPreparing;
+  c.extended_resource = r.boolean("extendedResource");
   for (const auto& dr : r.array("devices")) {
     PreparedDevice d;
     d.request_names = dr.strings("requestNames");
@@ -56,6 +59,7 @@ Result<PreparedClaim> decodeClaim(const std::string& uid, const api::Reader& r) 
     d.cdi_device_ids = dr.strings("cdiDeviceIDs");
     d.original_driver = dr.str("originalDriver");
     d.device_info_path = dr.str("deviceInfoPath");
+    d.resource_name = dr.str("resourceName");
     if (const json::Value* cfg = dr.raw("config")) {
       auto parsed = VfConfig::decode(*cfg);
       if (!parsed.ok()) {

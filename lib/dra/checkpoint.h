@@ -24,6 +24,9 @@ struct PreparedDevice {
   VfConfig config;  // effective; a target driver means unprepare restores original_driver
   std::string original_driver;   // "" = none was bound
   std::string device_info_path;  // Multus device-info file written for it ("" = none)
+  // Its resourceName attribute when prepared ("" = none): an extended-resource claim's VF takes
+  // the network of the pod's annotation that is for this resource (dra/network_selection.h).
+  std::string resource_name;
   bool operator==(const PreparedDevice&) const = default;
 };
 
@@ -35,6 +38,9 @@ struct PreparedClaim {
   std::string pod_uid;
   State state = State::kPreparing;
   std::vector<PreparedDevice> devices;
+  // Made by the scheduler for a container's extended resource (KEP-5004): no VfConfig names the
+  // network, the pod's k8s.v1.cni.cncf.io/networks annotation does.
+  bool extended_resource = false;
   bool operator==(const PreparedClaim&) const = default;
 };
 

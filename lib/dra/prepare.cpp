@@ -5,6 +5,7 @@
 #include "api/attributes.h"
 #include "api/names.h"
 #include "base/strings.h"
+#include "dra/network_selection.h"
 #include "host/pci.h"
 
 namespace sriovdra::dra {
@@ -84,10 +85,12 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
                   " consumer(s); a VF is prepared for exactly one pod");
   }
   PreparePlan plan;
-  plan.claim = {.uid = claim.metadata.uid,
-                .namespace_ = claim.metadata.namespace_,
-                .name = claim.metadata.name,
-                .pod_uid = reserved[0].uid};
+  plan.claim = {
+      .uid = claim.metadata.uid,
+      .namespace_ = claim.metadata.namespace_,
+      .name = claim.metadata.name,
+      .pod_uid = reserved[0].uid,
+      .extended_resource = claim.metadata.annotation(kExtendedResourceClaimAnnotation) == "true"};
   std::vector<std::string> problems;
   std::vector<std::pair<const api::DeviceRequestAllocationResult*, std::string>> ours;
   for (const auto& r : claim.status.allocation->results) {
@@ -132,7 +135,10 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
         .device = r->device,
         .pci_address = pci,
         .config = configs->at(r->request),
-        .original_driver = known != known_original.end() ? known->second : access->second->driver};
+        .original_driver = known != known_original.end() ? known->second : access->second->driver,
+        .resource_name =
+            api::stringAttribute(in.devices.at(r->device), in.driver, api::attr::kResourceName)
+                .value_or("")};
     if (const auto& nad_ns = d.config.net_attach_def_namespace;
         nad_ns && !nad_ns->empty() && *nad_ns != claim.metadata.namespace_) {
       std::string message = who + ": request " + r->request + ": VfConfig netAttachDefNamespace \"";
@@ -167,7 +173,9 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
     }
     bool kernel_driver = target ? !host::isUserspaceDriver(*target)
                                 : !host::isUserspaceDriver(access->second->driver);
-    if (in.attaches && kernel_driver && d.config.net_attach_def_name.value_or("").empty()) {
+    // An extended-resource claim's VF takes its network from the pod's annotation at attach.
+    if (in.attaches && kernel_driver && !plan.claim.extended_resource &&
+        d.config.net_attach_def_name.value_or("").empty()) {
       std::string message = who + ": request " + r->request + ": device " + r->device;
       message.append(" stays a network interface, but its VfConfig names no netAttachDefName: the ")
           .append(

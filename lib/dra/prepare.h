@@ -18,8 +18,11 @@
 // only where its author works. Where the agent attaches VFs itself (standalone mode), a VF that
 // stays on a kernel driver needs the NetworkAttachmentDefinition its VfConfig names, or the pod
 // would start without the interface: refused as the reference driver refuses it (which also
-// refuses vfio-pci VFs without one; those are devices the pod opens, and pass here). A claim with
-// none of our results has an empty plan.
+// refuses vfio-pci VFs without one; those are devices the pod opens, and pass here), except in a
+// claim kube-scheduler made for a container's extended resource (annotated
+// resource.kubernetes.io/extended-resource-claim: "true"), whose network the pod's
+// k8s.v1.cni.cncf.io/networks annotation names (recorded: PreparedClaim::extended_resource, each
+// VF's resourceName). A claim with none of our results has an empty plan.
 // Every refusal is kInvalidArgument with a message naming the claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the

@@ -44,6 +44,10 @@ Pod podOf(const api::PodSandbox& p) {
   for (const auto& ns : p.linux().namespaces()) {
     if (ns.type() == "network") pod.netns = ns.path();
   }
+  if (auto networks = p.annotations().find("k8s.v1.cni.cncf.io/networks");
+      networks != p.annotations().end()) {
+    pod.networks = networks->second;
+  }
   return pod;
 }
 

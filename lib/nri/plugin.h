@@ -36,6 +36,9 @@ struct Pod {
   std::string name;
   std::string namespace_;
   std::string netns;  // path of its network namespace, "" when the runtime gave none
+  // Its k8s.v1.cni.cncf.io/networks annotation, "" when it has none (the runtime passes the
+  // pod's annotations on its sandbox; this is the one the attacher reads, as Multus does).
+  std::string networks;
   bool operator==(const Pod&) const = default;
 };
 

@@ -209,7 +209,7 @@ Result<NetAttachDef> renderNetAttachDef(const api::Network& n, std::string_view 
   nad.name = n.metadata.name;
   nad.namespace_ = targetNamespace(n);
   if (!resource_prefix.empty()) {
-    nad.annotations[kNadResourceNameAnnotation] =
+    nad.annotations[api::kNadResourceNameAnnotation] =
         std::string(resource_prefix) + "/" + n.spec.resource_name;
   }
   nad.annotations[kOwnerRefAnnotation] = ownerRef(n);

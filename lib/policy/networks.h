@@ -20,7 +20,6 @@ inline constexpr const char* kNetAttachDefFinalizer =
 inline constexpr const char* kLastNetworkNamespaceAnnotation =
     "operator.sriovnetwork.openshift.io/last-network-namespace";
 inline constexpr const char* kOwnerRefAnnotation = "sriovnetwork.openshift.io/owner-ref";
-inline constexpr const char* kNadResourceNameAnnotation = "k8s.v1.cni.cncf.io/resourceName";
 
 struct NetAttachDef {
   std::string name;

@@ -79,8 +79,9 @@ struct AttachEnv {
   }
 
   // A claim for the VF, allocated and reserved for `pod_uid`, prepared as kubelet would.
+  // extended_resource: as kube-scheduler makes it for a container's extended resource.
   KubeletClaim prepare(const std::string& name, const std::string& pod_uid,
-                       const std::string& vf_config) {
+                       const std::string& vf_config, bool extended_resource = false) {
     std::string uid =
         testing::createAllocatedClaim(env.admin(), {.ns = env.ns(),
                                                     .name = name,
@@ -88,7 +89,8 @@ struct AttachEnv {
                                                     .results = {{"vf", kDriver, "0000-11-00-1"}},
                                                     .vf_config = vf_config,
                                                     .pod_name = "pod-" + name,
-                                                    .pod_uid = pod_uid});
+                                                    .pod_uid = pod_uid,
+                                                    .extended_resource = extended_resource});
     KubeletClaim claim{env.ns(), uid, name};
     auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
     REQUIRE(prepared.ok());
@@ -214,6 +216,64 @@ TEST_CASE("RunPodSandbox attaches the prepared VF with CNI and the claim status 
     REQUIRE(a.runtime.stopPodSandbox(pod) == "");
     CHECK(net.vfOnHost());
   }
+}
+
+TEST_CASE(
+    "a pod written for the SR-IOV network operator gets its VF through the network its "
+    "annotation names",
+    "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  // The network as the operator renders a SriovNetwork of resource cx6_vfs: annotated with the
+  // resource, its plugin declaring the "ips" capability (static IPAM reads runtimeConfig.ips).
+  a.env.cp().applyYaml(
+      "apiVersion: k8s.cni.cncf.io/v1\nkind: NetworkAttachmentDefinition\nmetadata:\n"
+      "  name: vf-net\n  namespace: " +
+      a.env.ns() +
+      "\n  annotations: {k8s.v1.cni.cncf.io/resourceName: openshift.io/cx6_vfs}\nspec:\n"
+      "  config: '{\"cniVersion\":\"1.0.0\",\"name\":\"vf-net\",\"type\":\"host-device\","
+      "\"device\":\"" +
+      kVfNetdev + "\",\"capabilities\":{\"ips\":true},\"ipam\":{\"type\":\"static\"}}'\n");
+  // The claim kube-scheduler made for the pod's resources.limits openshift.io/cx6_vfs: 1 (no
+  // VfConfig); the pod names the network in its annotation, with an address for it.
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000021";
+  a.prepare("pod-x-extended-resources-q7k2m", uid, "", true);
+  auto pod = a.pod("pod-x-extended-resources-q7k2m", uid, net);
+  pod.networks = R"([{"name":"vf-net","ips":["10.9.0.44/24"]}])";
+
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(pod) == "");
+  // Multus's name for the first network of the annotation, with the address the pod asked for.
+  CHECK_THAT(net.inPod("net1"), Catch::Contains("10.9.0.44/24"));
+  CHECK_FALSE(net.vfOnHost());
+  auto s = a.status("pod-x-extended-resources-q7k2m");
+  REQUIRE(s);
+  REQUIRE(s->network_data);
+  CHECK(s->network_data->interface_name == "net1");
+  CHECK(s->network_data->ips == std::vector<std::string>{"10.9.0.44/24"});
+  auto data = json::parse(s->data_json);
+  REQUIRE(data.ok());
+  CHECK(json::dump(*json::at(*data, {"cniConfig", "runtimeConfig", "ips"})) ==
+        R"(["10.9.0.44/24"])");
+  REQUIRE(a.runtime.stopPodSandbox(pod) == "");
+  CHECK(net.vfOnHost());
+
+  // What Multus would refuse fails the sandbox with the reason, and nothing is attached.
+  for (const auto& [networks, says] : std::vector<std::pair<std::string, std::string>>{
+           {"llm/a/b", "annotation k8s.v1.cni.cncf.io/networks: element 1: more than one '/'"},
+           {"vf-net, vf-net@net5",
+            "network " + a.env.ns() +
+                "/vf-net is for resource openshift.io/cx6_vfs, but the pod holds no more VFs"}}) {
+    pod.networks = networks;
+    CHECK_THAT(a.runtime.runPodSandbox(pod), Catch::Contains(says));
+    CHECK(net.vfOnHost());
+  }
+  // A pod whose annotation names no network for the VF's resource starts without it attached.
+  pod.networks = "";
+  CHECK(a.runtime.runPodSandbox(pod) == "");
+  CHECK(net.vfOnHost());
+  CHECK_THAT(a.agent->logs(), Catch::Contains("named by no network"));
 }
 
 TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing attached",

@@ -166,6 +166,27 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
                           std::string(ProductOnNode::kNadAddress) + "\",\"" +
                           ProductOnNode::kNadAddress6 + "\"]"));
 
+  // A pod written for the SR-IOV network operator, unchanged: a resource limit, which
+  // kube-scheduler turns into a claim of its own (the per-resource DeviceClass's
+  // extendedResourceName), and the network in Multus's annotation, which our agent reads as
+  // Multus does: the VF through our ib-sriov plugin as net1, with the network's addresses.
+  p.cp().applyYaml(p.sriovOperatorPodYaml("legacy-0"));
+  p.kubectl({"wait", "-n", kWorkloads, "--for=condition=Ready", "pod/legacy-0", "--timeout=120s"});
+  std::string legacy_claim = p.jsonpath(kWorkloads, {"pod/legacy-0"},
+                                        "{.status.extendedResourceClaimStatus.resourceClaimName}");
+  REQUIRE_FALSE(legacy_claim.empty());
+  CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + legacy_claim},
+                   "{.metadata.annotations.resource\\.kubernetes\\.io/"
+                   "extended-resource-claim}") == "true");
+  auto legacy_net1 = p.exec("legacy-0", {"ip", "addr", "show", "dev", "net1"});
+  CHECK_THAT(legacy_net1, Catch::Contains("10.56.217.") && Catch::Contains("fd00:10:56::"));
+  CHECK_THAT(legacy_net1, !Catch::Contains(ProductOnNode::kNadAddress));
+  CHECK_THAT(p.exec("legacy-0", {"/bin/busybox", "env"}),
+             Catch::Contains("SRIOVNETWORK_PCI_ADDRESSES=0000:"));
+  CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + legacy_claim},
+                   "{.status.devices[0].networkData.interfaceName}") == "net1");
+  p.kubectl({"delete", "pod", "-n", kWorkloads, "legacy-0", "--wait=true", "--timeout=120s"});
+
   // The agent pod deleted while the workload runs: the DaemonSet starts another, which finds the
   // pod attached and attaches nothing again; then an image upgrade rolls the DaemonSet.
   std::string first_agent = p.jsonpath("sriov-dra", kAgentPods, "{.items[0].metadata.name}");

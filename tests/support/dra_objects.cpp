@@ -81,9 +81,14 @@ std::string createAllocatedClaim(kube::Client& client, const AllocatedClaim& c) 
   }
   auto created = client.create(
       api::resources::kResourceClaims, c.ns,
-      parseOrThrow(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)"
-                   R"("metadata":{"name":")" +
-                   c.name + R"("},"spec":{"devices":{"requests":[)" + requests + "]}}}"));
+      parseOrThrow(
+          R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim",)"
+          R"("metadata":{"name":")" +
+          c.name + "\"" +
+          (c.extended_resource
+               ? R"(,"annotations":{"resource.kubernetes.io/extended-resource-claim":"true"})"
+               : "") +
+          R"(},"spec":{"devices":{"requests":[)" + requests + "]}}}"));
   check(created, "ResourceClaim " + c.name);
 
   std::string results;

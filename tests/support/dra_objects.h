@@ -54,6 +54,8 @@ struct AllocatedClaim {
   std::string vf_config;
   std::string pod_name;
   std::string pod_uid;
+  // Made by kube-scheduler for a container's extended resource (annotated so, as it does).
+  bool extended_resource = false;
 };
 
 // Creates the claim (one request per distinct result request, from the class named like the

@@ -98,6 +98,7 @@ std::string NriRuntime::podCommand(const std::string& op, const nri::Pod& pod) {
   json::setString(p, "name", pod.name, a);
   json::setString(p, "namespace", pod.namespace_, a);
   json::setString(p, "netns", pod.netns, a);
+  json::setString(p, "networks", pod.networks, a);
   doc.AddMember("pod", p, a);
   return command(json::dump(doc), std::chrono::seconds(60));
 }

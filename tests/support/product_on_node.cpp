@@ -351,6 +351,16 @@ std::string ProductOnNode::podYaml(const std::string& name, bool with_vf) const 
          "  - {name: gpu-nic, resourceClaimTemplateName: gpu-nic-aligned}\n";
 }
 
+std::string ProductOnNode::sriovOperatorPodYaml(const std::string& name) const {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: " + kWorkloads +
+         "\n  annotations: {k8s.v1.cni.cncf.io/networks: cx6-vf}\n"
+         "spec:\n  terminationGracePeriodSeconds: 1\n  containers:\n"
+         "  - name: main\n    image: " +
+         std::string(RealNode::kSandboxImage) +
+         "\n    command: [/bin/busybox, sleep, inf]\n"
+         "    resources:\n      limits: {openshift.io/cx6_vfs: \"1\"}\n";
+}
+
 bool ProductOnNode::onHost(const std::string& netdev) {
   return ip({"link", "show", netdev}).exit_code == 0;
 }

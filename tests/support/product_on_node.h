@@ -77,6 +77,9 @@ class ProductOnNode {
 
   // A busybox pod in the workload namespace; with_vf: its claim "gpu-nic" from the template.
   std::string podYaml(const std::string& name, bool with_vf) const;
+  // A busybox pod as written for the SR-IOV network operator: resources.limits
+  // openshift.io/cx6_vfs: 1 and the annotation k8s.v1.cni.cncf.io/networks: cx6-vf.
+  std::string sriovOperatorPodYaml(const std::string& name) const;
   // Whether the VF netdev (its stand-in) is in the host's network namespace.
   static bool onHost(const std::string& netdev);
 

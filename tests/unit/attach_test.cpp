@@ -76,6 +76,42 @@ TEST_CASE("a pod's VFs are attached in claim order, vfnet<N> skipping names take
   CHECK(net[2].if_name == "net1");
 }
 
+TEST_CASE("an extended-resource claim's VFs take the networks the pod's annotation names",
+          "[dra][attach][unit]") {
+  dra::Checkpoint cp;
+  auto ext = claim("u-x", "pod-1-extended-resources-abcde",
+                   {device("0000-11-00-1", "0000:11:00.1", std::nullopt),
+                    device("0000-11-00-2", "0000:11:00.2", std::nullopt)});
+  ext.extended_resource = true;
+  ext.devices[0].resource_name = ext.devices[1].resource_name = "cx6_vfs";
+  cp.claims["u-x"] = ext;
+  cp.claims["u-a"] = claim("u-a", "a", {device("0000-0e-00-1", "0000:0e:00.1", "net-a")});
+  auto wanted = dra::attachmentsFor(cp, "pod-1");
+  REQUIRE(wanted.size() == 3);
+  // The VfConfig's VF keeps vfnet0: the waiting ones take no <prefix><N>.
+  CHECK(wanted[0].if_name == "vfnet0");
+  CHECK(wanted[1].extended_resource);
+  CHECK(wanted[1].nad_name.empty());
+  CHECK(dra::waitingForNetworks(wanted) ==
+        std::vector<dra::ResourceVf>{{"u-x", "0000-11-00-1", "cx6_vfs"},
+                                     {"u-x", "0000-11-00-2", "cx6_vfs"}});
+
+  auto networks =
+      dra::parseNetworkSelection(R"([{"name":"ib","mac":"02:00:00:00:00:09"}])", "apps");
+  REQUIRE(networks.ok());
+  auto assigned = dra::assignNetworks(dra::waitingForNetworks(wanted), *networks,
+                                      {{"apps/ib", "openshift.io/cx6_vfs"}});
+  REQUIRE(assigned.ok());
+  auto attached = dra::withNetworks(wanted, *assigned);
+  REQUIRE(attached.size() == 2);  // the second VF is named by no network: left out
+  CHECK(attached[0] == wanted[0]);
+  CHECK(attached[1].device == "0000-11-00-1");
+  CHECK(attached[1].nad_name == "ib");
+  CHECK(attached[1].if_name == "net1");
+  REQUIRE(attached[1].network);
+  CHECK(attached[1].network->mac == "02:00:00:00:00:09");
+}
+
 TEST_CASE("an interface name prefix leaves room for the index", "[dra][attach][unit]") {
   CHECK(dra::interfacePrefixProblem("vfnet").empty());
   CHECK(dra::interfacePrefixProblem("twelve_chars").empty());  // 12 + 3 digits = 15

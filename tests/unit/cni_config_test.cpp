@@ -59,29 +59,57 @@ TEST_CASE("a plugin type is a binary's name, nothing else", "[cni][unit]") {
 }
 
 TEST_CASE("deviceID goes where the reference driver and the SR-IOV CNI read it", "[cni][unit]") {
-  auto single = cni::withDeviceId(R"({"type":"sriov","vlan":1})", "0000:11:00.1");
+  auto single =
+      cni::withRuntimeConfig(R"({"type":"sriov","vlan":1})", {.device_id = "0000:11:00.1"});
   REQUIRE(single.ok());
   CHECK(member(*single, {"deviceID"}) == "\"0000:11:00.1\"");
-  auto list = cni::withDeviceId(R"({"name":"c","plugins":[{"type":"sriov"},{"type":"tuning"}]})",
-                                "0000:11:00.1");
+  auto list =
+      cni::withRuntimeConfig(R"({"name":"c","plugins":[{"type":"sriov"},{"type":"tuning"}]})",
+                             {.device_id = "0000:11:00.1"});
   REQUIRE(list.ok());
   CHECK(member(*list, {"deviceID"}) == "\"0000:11:00.1\"");
   auto doc = json::parse(*list);
   CHECK(json::stringOr((*doc)["plugins"][0], "deviceID") == "0000:11:00.1");
   CHECK(json::stringOr((*doc)["plugins"][1], "deviceID").empty());
   // The "deviceID" capability (CNI's conventions): runtimeConfig of the plugins that declare it.
-  auto capable = cni::withDeviceId(
+  auto capable = cni::withRuntimeConfig(
       R"({"name":"c","plugins":[{"type":"a"},{"type":"host-device","capabilities":{"deviceID":true}}]})",
-      "0000:11:00.1");
+      {.device_id = "0000:11:00.1"});
   REQUIRE(capable.ok());
   doc = json::parse(*capable);
   CHECK(json::at((*doc)["plugins"][0], {"runtimeConfig"}) == nullptr);
   CHECK(json::stringOr(*json::at((*doc)["plugins"][1], {"runtimeConfig"}), "deviceID") ==
         "0000:11:00.1");
-  auto one = cni::withDeviceId(R"({"type":"host-device","capabilities":{"deviceID":true}})",
-                               "0000:11:00.1");
+  auto one = cni::withRuntimeConfig(R"({"type":"host-device","capabilities":{"deviceID":true}})",
+                                    {.device_id = "0000:11:00.1"});
   REQUIRE(one.ok());
   CHECK(member(*one, {"runtimeConfig", "deviceID"}) == "\"0000:11:00.1\"");
+}
+
+TEST_CASE("a pod's mac, ips and GUID reach the plugins that declare those capabilities",
+          "[cni][unit]") {
+  const cni::RuntimeConfig values{.device_id = "0000:11:00.1",
+                                  .mac = "02:00:00:00:00:01",
+                                  .ips = {"10.1.0.5/24", "fd00::5/64"},
+                                  .infiniband_guid = "c2:11:22:33:44:55:66:77"};
+  auto got = cni::withRuntimeConfig(
+      R"({"name":"c","plugins":[)"
+      R"({"type":"sriov","capabilities":{"mac":true,"ips":true,"infinibandGUID":false}},)"
+      R"({"type":"ib-sriov","capabilities":{"infinibandGUID":true}},{"type":"tuning"}]})",
+      values);
+  REQUIRE(got.ok());
+  auto doc = json::parse(*got);
+  REQUIRE(doc.ok());
+  CHECK(json::dump(*json::at((*doc)["plugins"][0], {"runtimeConfig"})) ==
+        R"({"mac":"02:00:00:00:00:01","ips":["10.1.0.5/24","fd00::5/64"]})");
+  CHECK(json::dump(*json::at((*doc)["plugins"][1], {"runtimeConfig"})) ==
+        R"({"infinibandGUID":"c2:11:22:33:44:55:66:77"})");
+  CHECK(json::at((*doc)["plugins"][2], {"runtimeConfig"}) == nullptr);
+  // Nothing given: a declared capability gets no empty value.
+  auto none = cni::withRuntimeConfig(R"({"type":"sriov","capabilities":{"mac":true,"ips":true}})",
+                                     {.device_id = "0000:11:00.1"});
+  REQUIRE(none.ok());
+  CHECK(member(*none, {"runtimeConfig"}) == "<none>");
 }
 
 TEST_CASE("the environment is the CNI protocol's, with the pod's arguments", "[cni][unit]") {

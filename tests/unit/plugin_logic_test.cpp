@@ -206,7 +206,9 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
   cp.claims["uid-1"] = c;
   dra::PreparedClaim preparing{
       .uid = "uid-2", .namespace_ = "team-b", .name = "x", .pod_uid = "pod-1"};
-  preparing.devices.push_back({.device = "0000-0e-00-1", .pci_address = "0000:0e:00.1"});
+  preparing.extended_resource = true;  // made by the scheduler: the pod names the network
+  preparing.devices.push_back(
+      {.device = "0000-0e-00-1", .pci_address = "0000:0e:00.1", .resource_name = "cx6_vfs"});
   cp.claims["uid-2"] = preparing;
 
   std::string text = cp.encode();

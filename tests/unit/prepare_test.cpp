@@ -41,8 +41,16 @@ api::ResourceClaim claim(const std::string& vf_config = "") {
 
 api::SliceDevice advertisedVf() {
   return {"0000-11-00-1",
-          {{std::string(api::attr::kPciAddress), api::AttributeValue::ofString("0000:11:00.1")}},
+          {{std::string(api::attr::kPciAddress), api::AttributeValue::ofString("0000:11:00.1")},
+           {std::string(api::attr::kResourceName), api::AttributeValue::ofString("cx6_vfs")}},
           {}};
+}
+
+// What kube-scheduler makes for a container's extended resource (KEP-5004): no VfConfig.
+api::ResourceClaim extendedResourceClaim() {
+  auto c = claim();
+  c.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] = "true";
+  return c;
 }
 
 host::VfAccess onDriver(const std::string& driver) {
@@ -159,6 +167,9 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
        .host_driver = "vfio-pci",
        .attaches = true,
        .original_driver = "vfio-pci"},
+      {.name = "standalone: an extended-resource claim's VF takes the pod's network later",
+       .claim = extendedResourceClaim(),
+       .attaches = true},
       {.name = "standalone: a netdev VF with its NAD",
        .claim = claim(withNadNamespace("ns")),
        .attaches = true},
@@ -225,6 +236,10 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
     CHECK(d.pci_address == "0000:11:00.1");
     CHECK(d.request_names == std::vector<std::string>{"vf"});
     CHECK(d.original_driver == row.original_driver);
+    CHECK(d.resource_name == "cx6_vfs");
+    CHECK(plan->claim.extended_resource ==
+          (row.claim.metadata.annotation("resource.kubernetes.io/extended-resource-claim") ==
+           "true"));
     REQUIRE(plan->vfs.size() == 1);
     CHECK(plan->vfs[0].rebind_to == row.rebind_to);
   }

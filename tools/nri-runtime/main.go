@@ -10,7 +10,8 @@
 //	{"op":"stop","pod":{...}}     StopPodSandbox
 //	{"op":"remove","pod":{...}}   RemovePodSandbox (the pod is forgotten)
 //
-// A pod is {"id","uid","name","namespace","netns"}; netns becomes its network namespace path.
+// A pod is {"id","uid","name","namespace","netns","networks"}; netns becomes its network
+// namespace path, networks its k8s.v1.cni.cncf.io/networks annotation.
 // Only the tests use this program; the product is C++.
 package main
 
@@ -33,6 +34,7 @@ type pod struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
 	Netns     string `json:"netns"`
+	Networks  string `json:"networks"` // the pod's k8s.v1.cni.cncf.io/networks annotation
 }
 
 type command struct {
@@ -43,7 +45,7 @@ type command struct {
 }
 
 func (p pod) sandbox() *adaptation.PodSandbox {
-	return &adaptation.PodSandbox{
+	s := &adaptation.PodSandbox{
 		Id:        p.ID,
 		Uid:       p.UID,
 		Name:      p.Name,
@@ -52,6 +54,11 @@ func (p pod) sandbox() *adaptation.PodSandbox {
 			Namespaces: []*adaptation.LinuxNamespace{{Type: "network", Path: p.Netns}},
 		},
 	}
+	// containerd passes the pod's annotations on its sandbox.
+	if p.Networks != "" {
+		s.Annotations = map[string]string{"k8s.v1.cni.cncf.io/networks": p.Networks}
+	}
+	return s
 }
 
 type runtime struct {

@@ -5,6 +5,7 @@
 #include "api/names.h"
 #include "api/networks.h"
 #include "base/log.h"
+#include "dra/network_selection.h"
 
 namespace sriovdra::attach {
 namespace {
@@ -73,19 +74,32 @@ std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
   return strong;
 }
 
-Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
-  std::string who = "NetworkAttachmentDefinition " + a.claim_namespace + "/" + a.nad_name +
-                    " (netAttachDefName of ResourceClaim " + a.claim_namespace + "/" +
-                    a.claim_name + ")";
-  auto got =
-      client_->get(api::resources::kNetworkAttachmentDefinitions, a.claim_namespace, a.nad_name);
-  if (!got.ok()) {
-    if (got.status().code() == Code::kNotFound)
+Result<api::NetworkAttachmentDefinition> Attacher::readNad(const std::string& ns,
+                                                           const std::string& name,
+                                                           NadReads& reads) const {
+  std::string key = ns + "/" + name;
+  if (auto known = reads.find(key); known != reads.end()) return known->second;
+  Result<api::NetworkAttachmentDefinition> nad = [&]() -> Result<api::NetworkAttachmentDefinition> {
+    auto got = client_->get(api::resources::kNetworkAttachmentDefinitions, ns, name);
+    if (!got.ok()) return got.status();
+    return api::NetworkAttachmentDefinition::decode(*got);
+  }();
+  reads.emplace(key, nad);
+  return nad;
+}
+
+Result<std::string> Attacher::nadConfig(const dra::Attachment& a, NadReads& reads) const {
+  std::string who = "NetworkAttachmentDefinition " + a.claim_namespace + "/" + a.nad_name;
+  who += a.network ? " (network " + std::to_string(a.network->position + 1) + " of the pod's " +
+                         dra::kNetworksAnnotation + ")"
+                   : " (netAttachDefName of ResourceClaim " + a.claim_namespace + "/" +
+                         a.claim_name + ")";
+  auto nad = readNad(a.claim_namespace, a.nad_name, reads);
+  if (!nad.ok()) {
+    if (nad.status().code() == Code::kNotFound)
       return Status(Code::kNotFound, who + " does not exist");
-    return Status(got.status().code(), "reading " + who + ": " + got.status().message());
+    return Status(nad.status().code(), "reading " + who + ": " + nad.status().message());
   }
-  auto nad = api::NetworkAttachmentDefinition::decode(*got);
-  if (!nad.ok()) return Status(Code::kInvalidArgument, who + ": " + nad.status().message());
   if (nad->config.empty()) return Status(Code::kInvalidArgument, who + " has no spec.config");
   if (nad->config.size() > dra::kMaxCniConfigBytes) {
     return Status(Code::kTooLarge, who + ": spec.config is " + std::to_string(nad->config.size()) +
@@ -98,14 +112,62 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a) const {
   if (Status st = cni::checkAllowed(*parsed, options_.allowed); !st.isOk()) {
     return Status(st.code(), who + ": " + st.message());
   }
-  auto config = cni::withDeviceId(nad->config, a.pci_address);
+  cni::RuntimeConfig values{.device_id = a.pci_address};
+  if (a.network) {
+    values.mac = a.network->mac;
+    values.ips = a.network->ips;
+    values.infiniband_guid = a.network->infiniband_guid;
+  }
+  auto config = cni::withRuntimeConfig(nad->config, values);
   if (!config.ok()) return Status(Code::kInvalidArgument, who + ": " + config.status().message());
   return config;
 }
 
-Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a,
+Result<std::vector<dra::Attachment>> Attacher::wantedFor(const nri::Pod& pod,
+                                                         NadReads& reads) const {
+  auto wanted = local_.attachmentsFor(pod.uid, options_.interface_prefix);
+  auto vfs = dra::waitingForNetworks(wanted);
+  if (vfs.empty()) return wanted;
+  auto networks = dra::parseNetworkSelection(pod.networks, pod.namespace_);
+  if (!networks.ok()) {
+    return Status(Code::kInvalidArgument,
+                  "pod " + podName(pod) + ": " + networks.status().message());
+  }
+  // Which resource each network is for, from its NAD: only the pod's own namespace is read, as
+  // for claims (a pod must not make the agent read what its author may not).
+  std::map<std::string, std::string> resources;
+  for (const auto& n : *networks) {
+    std::string name = n.namespace_ + "/" + n.name;
+    if (n.namespace_ != pod.namespace_) {
+      SDRA_LOG_WARN << "pod " << podName(pod) << ": network " << name
+                    << " is in another namespace; the agent reads NetworkAttachmentDefinitions "
+                       "only in the pod's own, so it gives that network no VF";
+      continue;
+    }
+    auto nad = readNad(n.namespace_, n.name, reads);
+    if (!nad.ok() && nad.status().code() == Code::kNotFound) continue;  // not ours to judge
+    if (!nad.ok()) {
+      return Status(nad.status().code(), "pod " + podName(pod) + ": reading network " + name +
+                                             ": " + nad.status().message());
+    }
+    resources[name] = nad->metadata.annotation(api::kNadResourceNameAnnotation);
+  }
+  auto assigned = dra::assignNetworks(vfs, *networks, resources);
+  if (!assigned.ok()) {
+    return Status(assigned.status().code(),
+                  "pod " + podName(pod) + ": " + assigned.status().message());
+  }
+  if (assigned->size() < vfs.size()) {
+    SDRA_LOG_INFO << "pod " << podName(pod) << ": " << vfs.size() - assigned->size()
+                  << " VF(s) of its extended resources are named by no network of its "
+                  << dra::kNetworksAnnotation << " annotation: left unattached";
+  }
+  return dra::withNetworks(std::move(wanted), *assigned);
+}
+
+Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a, NadReads& reads,
                      cni::Executor::Deadline deadline) {
-  auto config = nadConfig(a);
+  auto config = nadConfig(a, reads);
   if (!config.ok()) return config.status();
   auto parsed = cni::parseNetworkConfig(*config);
   if (!parsed.ok()) return parsed.status();
@@ -143,7 +205,10 @@ Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterfa
 Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   auto deadline = snapshot ? cni::Executor::Deadline::max()
                            : std::chrono::steady_clock::now() + options_.attach_budget;
-  auto wanted = local_.attachmentsFor(pod.uid, options_.interface_prefix);
+  NadReads reads;
+  auto wanted_or = wantedFor(pod, reads);
+  if (!wanted_or.ok()) return wanted_or.status();
+  const auto& wanted = *wanted_or;
   if (wanted.empty()) return Status::ok();
   if (pod.netns.empty()) {
     return Status(Code::kInvalidArgument, "pod " + podName(pod) + " has " +
@@ -174,7 +239,7 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
       auto& list = record.interfaces;
       list.erase(std::remove(list.begin(), list.end(), stale), list.end());
     }
-    if (Status st = add(record, a, deadline); !st.isOk()) {
+    if (Status st = add(record, a, reads, deadline); !st.isOk()) {
       std::string message = "attaching VF " + a.pci_address + " of ResourceClaim " +
                             a.claim_namespace + "/" + a.claim_name + " to pod " + podName(pod) +
                             " as " + a.if_name + ": " + st.message();

@@ -3,10 +3,14 @@
 // puts each VF prepared for a pod into the pod's network namespace with CNI and says so in the
 // claim's status.
 //   RunPodSandbox: for each attachment (dra::attachmentsFor: the pod's prepared VFs whose
-//     VfConfig names a NetworkAttachmentDefinition), read that NAD from the claim's namespace
+//     VfConfig names a NetworkAttachmentDefinition, and those of extended-resource claims given
+//     the networks of the pod's k8s.v1.cni.cncf.io/networks annotation as Multus gives them:
+//     dra/network_selection.h, NADs read in the pod's namespace only, a malformed annotation
+//     failing the sandbox), read that NAD from the claim's namespace
 //     (never another: a claim must not make the agent read what its author may not), check
 //     that it runs only what the administrator allows (cni/allow.h), set deviceID to the VF's
-//     PCI address, record the interface as Adding, run CNI ADD with the pod's netns, interface
+//     PCI address (and the pod's mac, ips and GUID as capability arguments), record the
+//     interface as Adding, run CNI ADD with the pod's netns, interface
 //     name and CNI_ARGS, record it Attached with the result, then write status.devices (data
 //     {vfConfig, cniConfig, cniResult}, networkData). A missing NAD, an unknown plugin type or a
 //     failing plugin fails the sandbox with that message, and whatever this pod had attached is
@@ -41,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/networks.h"
 #include "cni/allow.h"
 #include "cni/exec.h"
 #include "dra/attach.h"
@@ -90,9 +95,17 @@ class Attacher : public nri::PodHandler {
   bool newerThan(const std::string& sandbox, uint64_t events) const;
   // CNI DEL of every interface the sandbox's record holds; the record keeps those that failed.
   Status detach(const std::string& sandbox);
-  Status add(dra::AttachRecord& record, const dra::Attachment& a, cni::Executor::Deadline deadline);
+  // The NetworkAttachmentDefinitions one attach read, by "namespace/name": each read once.
+  using NadReads = std::map<std::string, Result<api::NetworkAttachmentDefinition>>;
+  Result<api::NetworkAttachmentDefinition> readNad(const std::string& ns, const std::string& name,
+                                                   NadReads& reads) const;
+  // The pod's VFs to attach; those of extended-resource claims with the networks of the pod's
+  // annotation (dra/network_selection.h).
+  Result<std::vector<dra::Attachment>> wantedFor(const nri::Pod& pod, NadReads& reads) const;
+  Status add(dra::AttachRecord& record, const dra::Attachment& a, NadReads& reads,
+             cni::Executor::Deadline deadline);
   Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const;
-  Result<std::string> nadConfig(const dra::Attachment& a) const;
+  Result<std::string> nadConfig(const dra::Attachment& a, NadReads& reads) const;
   void writeStatuses(const std::set<std::string>& claim_uids) const;
   std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
 
