@@ -16,7 +16,8 @@
 
 using namespace sriovdra;
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto got = dra::parseNetworkSelection(text, "pods");
   if (!got.ok()) {
