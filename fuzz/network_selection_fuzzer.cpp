@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
     if (!n.interface.empty() && cni::validateInterfaceName(n.interface).code != 0) std::abort();
   }
   // Matching never takes more VFs than there are, whatever the NADs say.
-  std::vector<dra::ResourceVf> vfs = {{"c", "0000-11-00-1", "r"}};
+  std::vector<dra::ResourceVf> vfs = {{"c", "0000-11-00-1", "p/r"}};
   std::map<std::string, std::string> nads;
   for (const auto& n : *got) nads[n.namespace_ + "/" + n.name] = "p/r";
   auto assigned = dra::assignNetworks(vfs, *got, nads);

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "api/codec.h"
 #include "cni/config.h"
+#include "host/pci.h"
 
 namespace sriovdra::dra {
 namespace {
@@ -59,6 +61,12 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
         Attachment a{c->uid, c->namespace_, c->name, d.pool, d.device, d.pci_address, "", ""};
         a.extended_resource = true;
         a.resource_name = d.resource_name;
+        // The driver it was prepared on: the config's, else the one it had.
+        const std::string& driver =
+            d.config.driver && !d.config.driver->empty() && *d.config.driver != "default"
+                ? *d.config.driver
+                : d.original_driver;
+        a.needs_network = !host::isUserspaceDriver(driver);
         out.push_back(std::move(a));
         continue;
       }
@@ -80,13 +88,15 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
 std::vector<ResourceVf> waitingForNetworks(const std::vector<Attachment>& wanted) {
   std::vector<ResourceVf> out;
   for (const auto& a : wanted) {
-    if (a.extended_resource) out.push_back({a.claim_uid, a.device, a.resource_name});
+    if (a.extended_resource) {
+      out.push_back({a.claim_uid, a.device, a.resource_name, a.needs_network});
+    }
   }
   return out;
 }
 
-std::vector<Attachment> withNetworks(std::vector<Attachment> wanted,
-                                     const std::vector<AssignedNetwork>& assigned) {
+Result<std::vector<Attachment>> withNetworks(std::vector<Attachment> wanted,
+                                             const std::vector<AssignedNetwork>& assigned) {
   std::vector<Attachment> out;
   for (auto& a : wanted) {
     if (!a.extended_resource) {
@@ -100,6 +110,19 @@ std::vector<Attachment> withNetworks(std::vector<Attachment> wanted,
       a.network = n.network;
       out.push_back(std::move(a));
       break;
+    }
+  }
+  auto who = [](const Attachment& a) {
+    return a.network ? "network " + a.network->namespace_ + "/" + a.network->name +
+                           " of the pod's " + kNetworksAnnotation
+                     : "the VfConfig of ResourceClaim " + a.claim_namespace + "/" + a.claim_name;
+  };
+  std::map<std::string, const Attachment*> named;
+  for (const auto& a : out) {
+    auto [it, fresh] = named.emplace(a.if_name, &a);
+    if (!fresh) {
+      return Status(Code::kInvalidArgument, "interface " + a.if_name + " is named twice: by " +
+                                                who(*it->second) + " and by " + who(a));
     }
   }
   return out;

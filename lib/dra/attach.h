@@ -46,7 +46,8 @@ struct Attachment {
   // A VF of an extended-resource claim: its resourceName, and the network of the pod's
   // annotation it takes; nad_name and if_name are "" until withNetworks() gives it one.
   bool extended_resource = false;
-  std::string resource_name;
+  std::string resource_name;   // its k8s.cni.cncf.io/resourceName attribute
+  bool needs_network = false;  // it stays on a kernel network driver
   std::optional<NetworkSelection> network;
   bool operator==(const Attachment&) const = default;
 };
@@ -60,9 +61,11 @@ std::vector<Attachment> attachmentsFor(
 // The VFs of `wanted` that wait for a network, in order (assignNetworks' input).
 std::vector<ResourceVf> waitingForNetworks(const std::vector<Attachment>& wanted);
 // `wanted` with each waiting VF given the network assigned to it (its NAD, in the claim's
-// namespace, and interface name); a waiting VF that no network took is left out.
-std::vector<Attachment> withNetworks(std::vector<Attachment> wanted,
-                                     const std::vector<AssignedNetwork>& assigned);
+// namespace, and interface name); a waiting VF that no network took is left out. Two
+// attachments of one interface name (a VfConfig's ifName and a network's net<N>, or two
+// networks) are kInvalidArgument naming both: CNI ADD of the second would fail less clearly.
+Result<std::vector<Attachment>> withNetworks(std::vector<Attachment> wanted,
+                                             const std::vector<AssignedNetwork>& assigned);
 // Whether <prefix><N> is a valid interface name for every N below 1000 (at most 15 characters,
 // no '/', ':' or whitespace, not "." or ".."): "" when it is, else why not.
 std::string interfacePrefixProblem(const std::string& prefix);

@@ -24,8 +24,9 @@ struct PreparedDevice {
   VfConfig config;  // effective; a target driver means unprepare restores original_driver
   std::string original_driver;   // "" = none was bound
   std::string device_info_path;  // Multus device-info file written for it ("" = none)
-  // Its resourceName attribute when prepared ("" = none): an extended-resource claim's VF takes
-  // the network of the pod's annotation that is for this resource (dra/network_selection.h).
+  // Its k8s.cni.cncf.io/resourceName attribute when prepared ("" = none): an extended-resource
+  // claim's VF takes the network of the pod's annotation that is for this resource
+  // (dra/network_selection.h).
   std::string resource_name;
   bool operator==(const PreparedDevice&) const = default;
 };

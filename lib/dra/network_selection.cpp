@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/ip.h"
 #include "base/json.h"
 #include "base/names.h"
 #include "base/strings.h"
@@ -35,6 +36,50 @@ Status checkNames(const NetworkSelection& n, const std::string& where) {
   if (!n.interface.empty()) {
     if (auto e = cni::validateInterfaceName(n.interface); e.code != 0) {
       return invalid(where + ": interface \"" + printable(n.interface) + "\": " + e.msg);
+    }
+    bool plain = std::all_of(n.interface.begin(), n.interface.end(), [](char c) {
+      return std::isgraph(static_cast<unsigned char>(c)) != 0;
+    });
+    if (!plain) {
+      return invalid(where + ": interface \"" + printable(n.interface) +
+                     "\" has a character interface names cannot have");
+    }
+    if (n.interface == "eth0" || n.interface == "lo") {
+      return invalid(where + ": interface " + n.interface +
+                     " is the pod's own (its cluster network or loopback)");
+    }
+  }
+  return Status::ok();
+}
+
+// `n` groups of two hex digits separated by ':' (a MAC: 6, an InfiniBand GUID: 8).
+bool hexOctets(std::string_view s, size_t n) {
+  if (s.size() != 3 * n - 1) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    bool ok = i % 3 == 2 ? s[i] == ':' : std::isxdigit(static_cast<unsigned char>(s[i])) != 0;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// What reaches the plugins as runtimeConfig, written as Multus's documentation writes it.
+Status checkValues(const NetworkSelection& n, const std::string& where) {
+  if (!n.mac.empty() && !hexOctets(n.mac, 6)) {
+    return invalid(where + ": mac \"" + printable(n.mac) +
+                   "\" is not a MAC address (six hex bytes separated by ':')");
+  }
+  if (!n.infiniband_guid.empty() && !hexOctets(n.infiniband_guid, 8)) {
+    return invalid(where + ": infiniband-guid \"" + printable(n.infiniband_guid) +
+                   "\" is not a GUID (eight hex bytes separated by ':')");
+  }
+  if (n.ips.size() > kMaxNetworkIps) {
+    return invalid(where + ": " + std::to_string(n.ips.size()) + " ips, at most " +
+                   std::to_string(kMaxNetworkIps));
+  }
+  for (const auto& ip : n.ips) {
+    if (!parseCidr(ip).ok()) {
+      return invalid(where + ": ips: \"" + printable(ip) +
+                     "\" is not an address with its prefix length (10.1.0.5/24)");
     }
   }
   return Status::ok();
@@ -98,7 +143,24 @@ Result<NetworkSelection> parseObject(const json::Value& v, const std::string& po
   }
   if (n.namespace_.empty()) n.namespace_ = pod_namespace;
   SDRA_RETURN_IF_ERROR(checkNames(n, where));
+  SDRA_RETURN_IF_ERROR(checkValues(n, where));
   return n;
+}
+
+// Every part between commas, empty ones too (Multus fails those).
+std::vector<std::string_view> commaParts(std::string_view text) {
+  std::vector<std::string_view> parts;
+  while (true) {
+    size_t comma = text.find(',');
+    parts.push_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) return parts;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+Status tooMany(size_t n) {
+  return invalid("names " + std::to_string(n) + " networks; the agent reads at most " +
+                 std::to_string(kMaxNetworks));
 }
 
 }  // namespace
@@ -113,6 +175,7 @@ Result<std::vector<NetworkSelection>> parseNetworkSelection(std::string_view ann
     auto doc = json::parse(text);
     if (!doc.ok()) return invalid("not valid JSON: " + doc.status().message());
     if (!doc->IsArray()) return invalid("JSON that is not a list of networks");
+    if (doc->Size() > kMaxNetworks) return tooMany(doc->Size());
     int position = 0;
     for (const auto& v : doc->GetArray()) {
       auto n = parseObject(v, pod_namespace, position++);
@@ -121,8 +184,10 @@ Result<std::vector<NetworkSelection>> parseNetworkSelection(std::string_view ann
     }
     return out;
   }
+  auto parts = commaParts(text);
+  if (parts.size() > kMaxNetworks) return tooMany(parts.size());
   int position = 0;
-  for (const auto& item : splitList(text, ',')) {
+  for (const auto& item : parts) {
     auto n = parseText(trimmed(item), pod_namespace, position++);
     if (!n.ok()) return n.status();
     out.push_back(std::move(*n));
@@ -138,13 +203,8 @@ Result<std::vector<AssignedNetwork>> assignNetworks(
   for (const auto& n : networks) {
     auto nad = nad_resources.find(n.namespace_ + "/" + n.name);
     if (nad == nad_resources.end() || nad->second.empty()) continue;
-    // <prefix>/<resource>: the VFs' attribute is the resource alone.
-    std::string_view resource = nad->second;
-    if (auto slash = resource.rfind('/'); slash != std::string_view::npos) {
-      resource.remove_prefix(slash + 1);
-    }
     size_t i = 0;
-    while (i < vfs.size() && (taken[i] || vfs[i].resource_name != resource)) ++i;
+    while (i < vfs.size() && (taken[i] || vfs[i].resource_name != nad->second)) ++i;
     if (i == vfs.size()) {
       return invalid("network " + n.namespace_ + "/" + n.name + " is for resource " + nad->second +
                      ", but the pod holds no more VFs of it: ask for one more " + nad->second +
@@ -154,6 +214,17 @@ Result<std::vector<AssignedNetwork>> assignNetworks(
     std::string if_name =
         n.interface.empty() ? "net" + std::to_string(n.position + 1) : n.interface;
     out.push_back({vfs[i], n, std::move(if_name)});
+  }
+  for (size_t i = 0; i < vfs.size(); ++i) {
+    if (taken[i] || !vfs[i].needs_network) continue;
+    std::string resource = vfs[i].resource_name.empty() ? "(none)" : vfs[i].resource_name;
+    std::string message = "VF " + vfs[i].device + " of resource " + resource;
+    message.append(" stays a network interface, but no network the annotation names is for ")
+        .append("that resource: name one whose NetworkAttachmentDefinition carries ")
+        .append("k8s.v1.cni.cncf.io/resourceName ")
+        .append(resource)
+        .append(" (a VF left in the host's namespace is not given to a pod)");
+    return invalid(message);
   }
   return out;
 }

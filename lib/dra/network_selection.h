@@ -12,18 +12,24 @@
 //     (other keys, such as cni-args or default-route, are Multus's own and ignored here);
 //   - a comma-separated list of [namespace/]name[@interface], each part a DNS-1123 label.
 //   An element without a namespace is in the pod's. An empty annotation selects nothing; a
-//   malformed one is kInvalidArgument saying where, as Multus refuses the pod.
+//   malformed one is kInvalidArgument saying where, as Multus refuses the pod: an empty element,
+//   more than kMaxNetworks elements, an interface that is eth0, lo or not printable ASCII, a mac
+//   or infiniband-guid not written as hex bytes separated by ':', more than kMaxNetworkIps ips
+//   or one that is not an address with its prefix length.
 //
 // assignNetworks(): Multus's device-plugin matching. A NetworkAttachmentDefinition annotated
-// k8s.v1.cni.cncf.io/resourceName <prefix>/<resource> is for VFs of <resource> (the VF's
-// sriovnetwork.k8snetworkplumbingwg.io/resourceName attribute); each element in annotation order
-// whose NAD is for a resource takes the next VF of that resource the pod's extended-resource
-// claims hold, in claim order. Its interface is the element's `interface`, else net<N> with N its
-// position in the annotation counting from 1 (what Multus names it). Elements whose NAD is for no
-// resource (or that the agent could not read) are left to whatever attaches them; a VF no element
-// takes stays unattached, as the SR-IOV network operator leaves a device no network names. An
-// element whose resource has no VF left is kInvalidArgument naming the network and the resource,
-// the pod's sandbox fails with it (Multus fails the pod the same way).
+// k8s.v1.cni.cncf.io/resourceName <prefix>/<resource> is for the VFs whose
+// k8s.cni.cncf.io/resourceName attribute is the same (what the operator's --resource-prefix
+// publishes); each element in annotation order whose NAD is for a resource takes the next VF of
+// that resource the pod's extended-resource claims hold, in claim order. Its interface is the
+// element's `interface`, else net<N> with N its position in the annotation counting from 1 (what
+// Multus names it). Elements whose NAD is for no resource are left to whatever attaches them. A
+// VF no element takes stays unattached when it is a device (vfio-pci: its pod opens it), as the
+// SR-IOV network operator leaves a device no network names; one that stays a network interface
+// is kInvalidArgument: left in the host's namespace with its RDMA devices in the pod, it would be
+// a VF without the network's VLAN or partition (prepare refuses a VfConfig without a network for
+// the same reason). An element whose resource has no VF left is kInvalidArgument naming the
+// network and the resource, as Multus fails the pod. The pod's sandbox fails with either.
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +43,10 @@ namespace sriovdra::dra {
 inline constexpr const char* kNetworksAnnotation = "k8s.v1.cni.cncf.io/networks";
 inline constexpr const char* kExtendedResourceClaimAnnotation =
     "resource.kubernetes.io/extended-resource-claim";
+// Bounds on what a pod's annotation makes the agent do: each network is a read of the API
+// within the runtime's request budget, each address a value passed to the plugins.
+inline constexpr size_t kMaxNetworks = 32;
+inline constexpr size_t kMaxNetworkIps = 16;
 
 struct NetworkSelection {
   std::string namespace_;
@@ -57,8 +67,11 @@ Result<std::vector<NetworkSelection>> parseNetworkSelection(std::string_view ann
 // A VF of an extended-resource claim, waiting for its network.
 struct ResourceVf {
   std::string claim_uid;
-  std::string device;         // "0000-11-00-1"
-  std::string resource_name;  // its resourceName attribute ("" = none: no network takes it)
+  std::string device;  // "0000-11-00-1"
+  // Its k8s.cni.cncf.io/resourceName attribute, "openshift.io/cx6_vfs" ("" = none: no network
+  // takes it).
+  std::string resource_name;
+  bool needs_network = true;  // it stays on a kernel network driver
   bool operator==(const ResourceVf&) const = default;
 };
 

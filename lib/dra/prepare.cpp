@@ -137,7 +137,7 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
         .config = configs->at(r->request),
         .original_driver = known != known_original.end() ? known->second : access->second->driver,
         .resource_name =
-            api::stringAttribute(in.devices.at(r->device), in.driver, api::attr::kResourceName)
+            api::stringAttribute(in.devices.at(r->device), in.driver, api::attr::kCniResourceName)
                 .value_or("")};
     if (const auto& nad_ns = d.config.net_attach_def_namespace;
         nad_ns && !nad_ns->empty() && *nad_ns != claim.metadata.namespace_) {

@@ -22,7 +22,7 @@
 // claim kube-scheduler made for a container's extended resource (annotated
 // resource.kubernetes.io/extended-resource-claim: "true"), whose network the pod's
 // k8s.v1.cni.cncf.io/networks annotation names (recorded: PreparedClaim::extended_resource, each
-// VF's resourceName). A claim with none of our results has an empty plan.
+// VF's k8s.cni.cncf.io/resourceName). A claim with none of our results has an empty plan.
 // Every refusal is kInvalidArgument with a message naming the claim and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the

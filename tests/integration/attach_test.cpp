@@ -47,7 +47,9 @@ struct AttachEnv {
   explicit AttachEnv(std::vector<std::string> agent_args = {},
                      std::vector<std::pair<std::string, std::string>> agent_env = {})
       : env("attach"), agent_args(std::move(agent_args)), agent_env(std::move(agent_env)) {
-    op = env.startOperator();
+    // With the manifests' --resource-prefix: VFs carry k8s.cni.cncf.io/resourceName, NADs
+    // rendered from networks k8s.v1.cni.cncf.io/resourceName.
+    op = env.startOperator({.extra_args = {"--resource-prefix", "openshift.io"}});
     node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
     agent = startAgent();
     env.applyReferencePolicies();
@@ -264,16 +266,25 @@ TEST_CASE(
            {"llm/a/b", "annotation k8s.v1.cni.cncf.io/networks: element 1: more than one '/'"},
            {"vf-net, vf-net@net5",
             "network " + a.env.ns() +
-                "/vf-net is for resource openshift.io/cx6_vfs, but the pod holds no more VFs"}}) {
+                "/vf-net is for resource openshift.io/cx6_vfs, but the pod holds no more VFs"},
+           {"absent-net, vf-net", "network " + a.env.ns() +
+                                      "/absent-net of its k8s.v1.cni.cncf.io/networks "
+                                      "annotation: its NetworkAttachmentDefinition does not exist"},
+           {"default/vf-net",
+            "network default/vf-net of its k8s.v1.cni.cncf.io/networks "
+            "annotation is in another namespace"},
+           {R"([{"name":"vf-net","interface":"eth0"}])", "interface eth0 is the pod's own"}}) {
     pod.networks = networks;
     CHECK_THAT(a.runtime.runPodSandbox(pod), Catch::Contains(says));
     CHECK(net.vfOnHost());
   }
-  // A pod whose annotation names no network for the VF's resource starts without it attached.
+  // A VF that stays a network interface is not given to a pod without its network.
   pod.networks = "";
-  CHECK(a.runtime.runPodSandbox(pod) == "");
+  CHECK_THAT(a.runtime.runPodSandbox(pod),
+             Catch::Contains("VF 0000-11-00-1 of resource openshift.io/cx6_vfs stays a network "
+                             "interface, but no network the annotation names is for that "
+                             "resource"));
   CHECK(net.vfOnHost());
-  CHECK_THAT(a.agent->logs(), Catch::Contains("named by no network"));
 }
 
 TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing attached",

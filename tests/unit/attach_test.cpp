@@ -83,7 +83,9 @@ TEST_CASE("an extended-resource claim's VFs take the networks the pod's annotati
                    {device("0000-11-00-1", "0000:11:00.1", std::nullopt),
                     device("0000-11-00-2", "0000:11:00.2", std::nullopt)});
   ext.extended_resource = true;
-  ext.devices[0].resource_name = ext.devices[1].resource_name = "cx6_vfs";
+  ext.devices[0].resource_name = ext.devices[1].resource_name = "openshift.io/cx6_vfs";
+  ext.devices[0].original_driver = "mlx5_core";
+  ext.devices[1].original_driver = "vfio-pci";  // a device: no network has to take it
   cp.claims["u-x"] = ext;
   cp.claims["u-a"] = claim("u-a", "a", {device("0000-0e-00-1", "0000:0e:00.1", "net-a")});
   auto wanted = dra::attachmentsFor(cp, "pod-1");
@@ -93,8 +95,8 @@ TEST_CASE("an extended-resource claim's VFs take the networks the pod's annotati
   CHECK(wanted[1].extended_resource);
   CHECK(wanted[1].nad_name.empty());
   CHECK(dra::waitingForNetworks(wanted) ==
-        std::vector<dra::ResourceVf>{{"u-x", "0000-11-00-1", "cx6_vfs"},
-                                     {"u-x", "0000-11-00-2", "cx6_vfs"}});
+        std::vector<dra::ResourceVf>{{"u-x", "0000-11-00-1", "openshift.io/cx6_vfs", true},
+                                     {"u-x", "0000-11-00-2", "openshift.io/cx6_vfs", false}});
 
   auto networks =
       dra::parseNetworkSelection(R"([{"name":"ib","mac":"02:00:00:00:00:09"}])", "apps");
@@ -103,13 +105,25 @@ TEST_CASE("an extended-resource claim's VFs take the networks the pod's annotati
                                       {{"apps/ib", "openshift.io/cx6_vfs"}});
   REQUIRE(assigned.ok());
   auto attached = dra::withNetworks(wanted, *assigned);
-  REQUIRE(attached.size() == 2);  // the second VF is named by no network: left out
-  CHECK(attached[0] == wanted[0]);
-  CHECK(attached[1].device == "0000-11-00-1");
-  CHECK(attached[1].nad_name == "ib");
-  CHECK(attached[1].if_name == "net1");
-  REQUIRE(attached[1].network);
-  CHECK(attached[1].network->mac == "02:00:00:00:00:09");
+  REQUIRE(attached.ok());
+  REQUIRE(attached->size() == 2);  // the vfio-pci VF is named by no network: left out
+  CHECK((*attached)[0] == wanted[0]);
+  CHECK((*attached)[1].device == "0000-11-00-1");
+  CHECK((*attached)[1].nad_name == "ib");
+  CHECK((*attached)[1].if_name == "net1");
+  REQUIRE((*attached)[1].network);
+  CHECK((*attached)[1].network->mac == "02:00:00:00:00:09");
+
+  // A network's interface name that a VfConfig's ifName takes too is refused naming both.
+  auto clash = dra::parseNetworkSelection("ib@vfnet0", "apps");
+  REQUIRE(clash.ok());
+  auto clashing =
+      dra::withNetworks(wanted, *dra::assignNetworks(dra::waitingForNetworks(wanted), *clash,
+                                                     {{"apps/ib", "openshift.io/cx6_vfs"}}));
+  REQUIRE_FALSE(clashing.ok());
+  CHECK(clashing.status().message() ==
+        "interface vfnet0 is named twice: by the VfConfig of ResourceClaim apps/a and by network "
+        "apps/ib of the pod's k8s.v1.cni.cncf.io/networks");
 }
 
 TEST_CASE("an interface name prefix leaves room for the index", "[dra][attach][unit]") {

@@ -42,14 +42,15 @@ api::ResourceClaim claim(const std::string& vf_config = "") {
 api::SliceDevice advertisedVf() {
   return {"0000-11-00-1",
           {{std::string(api::attr::kPciAddress), api::AttributeValue::ofString("0000:11:00.1")},
-           {std::string(api::attr::kResourceName), api::AttributeValue::ofString("cx6_vfs")}},
+           {std::string(api::attr::kCniResourceName),
+            api::AttributeValue::ofString("openshift.io/cx6_vfs")}},
           {}};
 }
 
 // What kube-scheduler makes for a container's extended resource (KEP-5004): no VfConfig.
-api::ResourceClaim extendedResourceClaim() {
+api::ResourceClaim extendedResourceClaim(const std::string& value = "true") {
   auto c = claim();
-  c.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] = "true";
+  c.metadata.annotations["resource.kubernetes.io/extended-resource-claim"] = value;
   return c;
 }
 
@@ -170,6 +171,10 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
       {.name = "standalone: an extended-resource claim's VF takes the pod's network later",
        .claim = extendedResourceClaim(),
        .attaches = true},
+      {.name = "standalone: only \"true\" makes an extended-resource claim",
+       .claim = extendedResourceClaim("false"),
+       .attaches = true,
+       .error = "ResourceClaim ns/c: request vf: device 0000-11-00-1 stays a network interface"},
       {.name = "standalone: a netdev VF with its NAD",
        .claim = claim(withNadNamespace("ns")),
        .attaches = true},
@@ -236,7 +241,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
     CHECK(d.pci_address == "0000:11:00.1");
     CHECK(d.request_names == std::vector<std::string>{"vf"});
     CHECK(d.original_driver == row.original_driver);
-    CHECK(d.resource_name == "cx6_vfs");
+    CHECK(d.resource_name == "openshift.io/cx6_vfs");
     CHECK(plan->claim.extended_resource ==
           (row.claim.metadata.annotation("resource.kubernetes.io/extended-resource-claim") ==
            "true"));

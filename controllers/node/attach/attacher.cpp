@@ -123,8 +123,8 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a, NadReads& read
   return config;
 }
 
-Result<std::vector<dra::Attachment>> Attacher::wantedFor(const nri::Pod& pod,
-                                                         NadReads& reads) const {
+Result<std::vector<dra::Attachment>> Attacher::wantedFor(const nri::Pod& pod, NadReads& reads,
+                                                         cni::Executor::Deadline deadline) const {
   auto wanted = local_.attachmentsFor(pod.uid, options_.interface_prefix);
   auto vfs = dra::waitingForNetworks(wanted);
   if (vfs.empty()) return wanted;
@@ -134,21 +134,31 @@ Result<std::vector<dra::Attachment>> Attacher::wantedFor(const nri::Pod& pod,
                   "pod " + podName(pod) + ": " + networks.status().message());
   }
   // Which resource each network is for, from its NAD: only the pod's own namespace is read, as
-  // for claims (a pod must not make the agent read what its author may not).
+  // for claims (a pod must not make the agent read what its author may not). Skipping another
+  // namespace's network would give its VF to the next one: refused instead.
   std::map<std::string, std::string> resources;
   for (const auto& n : *networks) {
     std::string name = n.namespace_ + "/" + n.name;
     if (n.namespace_ != pod.namespace_) {
-      SDRA_LOG_WARN << "pod " << podName(pod) << ": network " << name
-                    << " is in another namespace; the agent reads NetworkAttachmentDefinitions "
-                       "only in the pod's own, so it gives that network no VF";
-      continue;
+      return Status(Code::kInvalidArgument,
+                    "pod " + podName(pod) + ": network " + name + " of its " +
+                        dra::kNetworksAnnotation +
+                        " annotation is in another namespace; the agent reads "
+                        "NetworkAttachmentDefinitions only in the pod's own namespace");
     }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status(Code::kTimeout, "pod " + podName(pod) + ": reading the networks of its " +
+                                        dra::kNetworksAnnotation + " annotation took too long");
+    }
+    // A network that does not exist fails the pod, as Multus fails it.
     auto nad = readNad(n.namespace_, n.name, reads);
-    if (!nad.ok() && nad.status().code() == Code::kNotFound) continue;  // not ours to judge
     if (!nad.ok()) {
-      return Status(nad.status().code(), "pod " + podName(pod) + ": reading network " + name +
-                                             ": " + nad.status().message());
+      std::string why = nad.status().code() == Code::kNotFound
+                            ? "its NetworkAttachmentDefinition does not exist"
+                            : "reading its NetworkAttachmentDefinition: " + nad.status().message();
+      std::string message = "pod " + podName(pod) + ": network " + name + " of its ";
+      message.append(dra::kNetworksAnnotation).append(" annotation: ").append(why);
+      return Status(nad.status().code(), message);
     }
     resources[name] = nad->metadata.annotation(api::kNadResourceNameAnnotation);
   }
@@ -159,10 +169,15 @@ Result<std::vector<dra::Attachment>> Attacher::wantedFor(const nri::Pod& pod,
   }
   if (assigned->size() < vfs.size()) {
     SDRA_LOG_INFO << "pod " << podName(pod) << ": " << vfs.size() - assigned->size()
-                  << " VF(s) of its extended resources are named by no network of its "
-                  << dra::kNetworksAnnotation << " annotation: left unattached";
+                  << " vfio-pci VF(s) of its extended resources are named by no network of its "
+                  << dra::kNetworksAnnotation << " annotation: left to the pod as devices";
   }
-  return dra::withNetworks(std::move(wanted), *assigned);
+  auto attachments = dra::withNetworks(std::move(wanted), *assigned);
+  if (!attachments.ok()) {
+    return Status(attachments.status().code(),
+                  "pod " + podName(pod) + ": " + attachments.status().message());
+  }
+  return attachments;
 }
 
 Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a, NadReads& reads,
@@ -206,7 +221,7 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   auto deadline = snapshot ? cni::Executor::Deadline::max()
                            : std::chrono::steady_clock::now() + options_.attach_budget;
   NadReads reads;
-  auto wanted_or = wantedFor(pod, reads);
+  auto wanted_or = wantedFor(pod, reads, deadline);
   if (!wanted_or.ok()) return wanted_or.status();
   const auto& wanted = *wanted_or;
   if (wanted.empty()) return Status::ok();

@@ -101,7 +101,8 @@ class Attacher : public nri::PodHandler {
                                                    NadReads& reads) const;
   // The pod's VFs to attach; those of extended-resource claims with the networks of the pod's
   // annotation (dra/network_selection.h).
-  Result<std::vector<dra::Attachment>> wantedFor(const nri::Pod& pod, NadReads& reads) const;
+  Result<std::vector<dra::Attachment>> wantedFor(const nri::Pod& pod, NadReads& reads,
+                                                 cni::Executor::Deadline deadline) const;
   Status add(dra::AttachRecord& record, const dra::Attachment& a, NadReads& reads,
              cni::Executor::Deadline deadline);
   Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const;
