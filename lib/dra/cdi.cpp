@@ -1,6 +1,8 @@
 #include "dra/cdi.h"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 
 #include "api/codec.h"
 #include "base/strings.h"
@@ -62,8 +64,33 @@ Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in) {
   return d;
 }
 
-CdiDevice podCdiDevice(std::string pod_uid, const std::vector<std::string>& pci_addresses) {
-  return {std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + join(pci_addresses, ",")}, {}};
+CdiDevice podCdiDevice(std::string pod_uid, const std::vector<PodVf>& vfs) {
+  std::vector<std::string> all;
+  std::map<std::string, std::vector<std::string>> by_resource;
+  for (const auto& vf : vfs) {
+    all.push_back(vf.pci_address);
+    if (!vf.resource_name.empty()) by_resource[vf.resource_name].push_back(vf.pci_address);
+  }
+  CdiDevice d{std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + join(all, ",")}, {}};
+  for (const auto& [resource, addresses] : by_resource) {
+    std::string key = "PCIDEVICE_";
+    for (char c : resource) {
+      key += c == '.' || c == '/' ? '_'
+                                  : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    json::Document info(rapidjson::kObjectType);
+    auto& a = info.GetAllocator();
+    for (const auto& address : addresses) {
+      json::Value generic(rapidjson::kObjectType);
+      json::setString(generic, "deviceID", address, a);
+      json::Value entry(rapidjson::kObjectType);
+      json::set(entry, "generic", std::move(generic), a);
+      json::set(info, address, std::move(entry), a);
+    }
+    d.env.push_back(key + "=" + join(addresses, ","));
+    d.env.push_back(key + "_INFO=" + json::dump(info));
+  }
+  return d;
 }
 
 std::string cdiQualifiedName(std::string_view device) {

@@ -16,6 +16,7 @@
 
 #include "base/json.h"
 #include "base/status.h"
+#include "dra/checkpoint.h"
 #include "dra/vf_config.h"
 #include "host/model.h"
 
@@ -57,8 +58,13 @@ struct VfEditsInput {
 // The container edits of one VF, as the CDI device `cdi_name`. An RDMA-capable VF on a network
 // driver without an RDMA device is an error (mlx5_ib not loaded?).
 Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in);
-// The pod-level device: SRIOVNETWORK_PCI_ADDRESSES=<a>,<b>,...
-CdiDevice podCdiDevice(std::string pod_uid, const std::vector<std::string>& pci_addresses);
+// The pod-level device: SRIOVNETWORK_PCI_ADDRESSES=<a>,<b>,... (the reference driver's) and,
+// per k8s.cni.cncf.io/resourceName <prefix>/<name> of its VFs, what the SR-IOV network device
+// plugin gives a container of that resource: PCIDEVICE_<PREFIX>_<NAME>=<a>,... (upper case, '.'
+// and '/' as '_') and PCIDEVICE_<PREFIX>_<NAME>_INFO={"<a>":{"generic":{"deviceID":"<a>"}},...}
+// (the device plugin's generic part; its rdma and vfio parts are the VF's own variables here).
+// `vfs` in PCI address order.
+CdiDevice podCdiDevice(std::string pod_uid, const std::vector<PodVf>& vfs);
 
 // "sriovnetwork.k8snetworkplumbingwg.io/vf=<device>"
 std::string cdiQualifiedName(std::string_view device);

@@ -128,13 +128,14 @@ host::PreparedVfs Checkpoint::preparedVfs() const {
   return out;
 }
 
-std::vector<std::string> Checkpoint::podAddresses(const std::string& pod_uid) const {
-  std::vector<std::string> out;
+std::vector<PodVf> Checkpoint::podVfs(const std::string& pod_uid) const {
+  std::vector<PodVf> out;
   for (const auto& [uid, c] : claims) {
     if (c.pod_uid != pod_uid) continue;
-    for (const auto& d : c.devices) out.push_back(d.pci_address);
+    for (const auto& d : c.devices) out.push_back({d.pci_address, d.resource_name});
   }
-  std::sort(out.begin(), out.end());
+  std::sort(out.begin(), out.end(),
+            [](const PodVf& a, const PodVf& b) { return a.pci_address < b.pci_address; });
   return out;
 }
 

@@ -45,6 +45,13 @@ struct PreparedClaim {
   bool operator==(const PreparedClaim&) const = default;
 };
 
+// A VF prepared for a pod, as its pod-level CDI device names it.
+struct PodVf {
+  std::string pci_address;
+  std::string resource_name;  // PreparedDevice::resource_name
+  bool operator==(const PodVf&) const = default;
+};
+
 struct Checkpoint {
   std::map<std::string, PreparedClaim> claims;  // by claim UID
   bool operator==(const Checkpoint&) const = default;
@@ -56,8 +63,8 @@ struct Checkpoint {
   // VF address -> "namespace/name (prepared for its pod)" of the claims holding it (for the
   // agent's plan and its Blocked message).
   host::PreparedVfs preparedVfs() const;
-  // PCI addresses of the VFs prepared for a pod, sorted.
-  std::vector<std::string> podAddresses(const std::string& pod_uid) const;
+  // The VFs prepared for a pod, by PCI address.
+  std::vector<PodVf> podVfs(const std::string& pod_uid) const;
 };
 
 }  // namespace sriovdra::dra

@@ -181,8 +181,11 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
   auto legacy_net1 = p.exec("legacy-0", {"ip", "addr", "show", "dev", "net1"});
   CHECK_THAT(legacy_net1, Catch::Contains("10.56.217.") && Catch::Contains("fd00:10:56::"));
   CHECK_THAT(legacy_net1, !Catch::Contains(ProductOnNode::kNadAddress));
-  CHECK_THAT(p.exec("legacy-0", {"/bin/busybox", "env"}),
-             Catch::Contains("SRIOVNETWORK_PCI_ADDRESSES=0000:"));
+  // The device plugin's variables, which DPDK entrypoints of such pods read.
+  auto legacy_env = p.exec("legacy-0", {"/bin/busybox", "env"});
+  CHECK_THAT(legacy_env, Catch::Contains("SRIOVNETWORK_PCI_ADDRESSES=0000:") &&
+                             Catch::Contains("PCIDEVICE_OPENSHIFT_IO_CX6_VFS=0000:") &&
+                             Catch::Contains("PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={\"0000:"));
   CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + legacy_claim},
                    "{.status.devices[0].networkData.interfaceName}") == "net1");
   p.kubectl({"delete", "pod", "-n", kWorkloads, "legacy-0", "--wait=true", "--timeout=120s"});

@@ -68,8 +68,8 @@ TEST_CASE("the VFs our CDI specs name: claim specs, pod specs, and what is not a
       {}};
   auto claim_spec = json::dump(dra::cdiSpec({vf}));
   CHECK(dra::cdiSpecAddresses(claim_spec).value() == std::vector<std::string>{"0000:0e:00.1"});
-  auto pod_spec =
-      json::dump(dra::cdiSpec({dra::podCdiDevice("pod-1", {"0000:0e:00.2", "0000:0e:00.1"})}));
+  auto pod_spec = json::dump(dra::cdiSpec({dra::podCdiDevice(
+      "pod-1", {{"0000:0e:00.1", "openshift.io/cx6_vfs"}, {"0000:0e:00.2", ""}})}));
   CHECK(dra::cdiSpecAddresses(pod_spec).value() ==
         std::vector<std::string>{"0000:0e:00.1", "0000:0e:00.2"});
   for (const std::string bad : {"", "{", "[]", R"({"kind":"x"})", R"({"devices":{}})"}) {

@@ -171,9 +171,16 @@ TEST_CASE("CDI specs carry the reference driver's edits and validate against the
   REQUIRE_FALSE(no_rdma.ok());
   CHECK_THAT(no_rdma.status().message(), Catch::Contains("no RDMA device"));
 
-  auto pod = dra::podCdiDevice("pod-uid", {"0000:0e:00.1", "0000:11:00.1"});
+  auto pod = dra::podCdiDevice("pod-uid", {{"0000:0e:00.1", "openshift.io/cx6_vfs"},
+                                           {"0000:0e:00.2", "openshift.io/cx6_vfs"},
+                                           {"0000:11:00.1", ""}});
+  // The reference driver's variable, and the SR-IOV network device plugin's per resource.
   CHECK(pod.env ==
-        std::vector<std::string>{"SRIOVNETWORK_PCI_ADDRESSES=0000:0e:00.1,0000:11:00.1"});
+        std::vector<std::string>{
+            "SRIOVNETWORK_PCI_ADDRESSES=0000:0e:00.1,0000:0e:00.2,0000:11:00.1",
+            "PCIDEVICE_OPENSHIFT_IO_CX6_VFS=0000:0e:00.1,0000:0e:00.2",
+            R"(PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={"0000:0e:00.1":{"generic":{"deviceID":)"
+            R"("0000:0e:00.1"}},"0000:0e:00.2":{"generic":{"deviceID":"0000:0e:00.2"}}})"});
 
   auto spec = dra::cdiSpec({*dev, *v, pod});
   CHECK(testing::cdiSchemaErrors(spec) == "");
@@ -218,7 +225,8 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
   CHECK(back->preparedVfs() ==
         host::PreparedVfs{{"0000:0e:00.1", {"team-b/x (prepared for its pod)"}},
                           {"0000:11:00.1", {"team-a/train-0 (prepared for its pod)"}}});
-  CHECK(back->podAddresses("pod-1") == std::vector<std::string>{"0000:0e:00.1", "0000:11:00.1"});
+  CHECK(back->podVfs("pod-1") ==
+        std::vector<dra::PodVf>{{"0000:0e:00.1", "cx6_vfs"}, {"0000:11:00.1", ""}});
 
   std::string edited = text;
   edited.replace(edited.find("mlx5_core"), 9, "mlx4_core");

@@ -355,10 +355,10 @@ Status KubeletPlugin::removeFiles(const dra::PreparedClaim& claim) {
 
 Status KubeletPlugin::writePodSpec(const std::string& pod_uid) {
   std::string path = options_.cdi_root + "/" + dra::cdiSpecFileName(pod_uid);
-  auto addresses = local_.podAddresses(pod_uid);
-  if (addresses.empty()) return removeIfPresent(path);
-  return writeFileAtomic(
-      path, json::dump(dra::cdiSpec({dra::podCdiDevice(pod_uid, addresses)})) + "\n", 0644);
+  auto vfs = local_.podVfs(pod_uid);
+  if (vfs.empty()) return removeIfPresent(path);
+  return writeFileAtomic(path, json::dump(dra::cdiSpec({dra::podCdiDevice(pod_uid, vfs)})) + "\n",
+                         0644);
 }
 
 Status KubeletPlugin::unprepareClaim(const std::string& uid) {

@@ -182,9 +182,9 @@ Status LocalState::saveLocked() {
   return Status::ok();
 }
 
-std::vector<std::string> LocalState::podAddresses(const std::string& pod_uid) const {
+std::vector<dra::PodVf> LocalState::podVfs(const std::string& pod_uid) const {
   std::lock_guard lock(mu_);
-  return checkpoint_.podAddresses(pod_uid);
+  return checkpoint_.podVfs(pod_uid);
 }
 
 std::vector<dra::Attachment> LocalState::attachmentsFor(const std::string& pod_uid,

@@ -101,7 +101,7 @@ class LocalState : public host::PreparedSource {
   Status record(const dra::PreparedClaim& claim);
   Status forget(const std::string& uid);
   // The VFs of every claim prepared for the pod (its pod CDI spec).
-  std::vector<std::string> podAddresses(const std::string& pod_uid) const;
+  std::vector<dra::PodVf> podVfs(const std::string& pod_uid) const;
   // What the pod's VFs are to be attached as (dra::attachmentsFor).
   std::vector<dra::Attachment> attachmentsFor(const std::string& pod_uid,
                                               const std::string& interface_prefix) const;
