@@ -4,7 +4,6 @@
 
 #include "api/names.h"
 #include "base/strings.h"
-#include "host/pci.h"
 
 namespace sriovdra::host {
 namespace {
@@ -70,19 +69,6 @@ std::vector<std::string> describeUnconverged(const Plan& left) {
 // Long on purpose: one walk over the spec's PFs that decides each change in the order it must be
 // applied (eSwitch mode, VF count, then per VF its driver and MTU), each guarded by what is in
 // use, then the PFs that left the spec; the order is the contract with apply.cpp.
-PreparedVfs vfsAttachedElsewhere(const Topology& discovered) {
-  PreparedVfs out;
-  for (const auto& pf : discovered.pfs) {
-    for (const auto& vf : pf.vfs) {
-      if (vf.name.empty() && !vf.driver.empty() && !isUserspaceDriver(vf.driver) &&
-          vf.driver != "pci-stub") {
-        out[vf.pci_address].emplace_back(kNetdevElsewhere);
-      }
-    }
-  }
-  return out;
-}
-
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared,
               const GuidAssigner* guids, const std::set<std::string>& awaiting_reboot,

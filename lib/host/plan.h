@@ -83,16 +83,6 @@ struct Plan {
 };
 
 // `guids`: nullptr leaves VF GUIDs alone.
-// The VFs on a network driver whose netdev the host's namespace does not show: moved into a pod's
-// network namespace, by our attach or by a plugin this agent did not run (a pod the SR-IOV network
-// operator's device plugin and sriov-cni started before a takeover, or the SR-IOV DRA driver's).
-// They count as in use, each held by kNetdevElsewhere: planHost then neither rebinds them nor
-// rewrites their GUIDs, and a change that would destroy them waits (Blocked) until the pod ends.
-// VFs without a driver, on a userspace driver or on pci-stub have no netdev anyway.
-inline constexpr const char* kNetdevElsewhere =
-    "a pod's network namespace (its netdev is not in the host's)";
-PreparedVfs vfsAttachedElsewhere(const Topology& discovered);
-
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
               const std::set<std::string>& record, const PreparedVfs& prepared,
               const GuidAssigner* guids = nullptr,

@@ -297,41 +297,6 @@ TEST_CASE("InfiniBand VFs get their GUID, then their driver again", "[host][plan
   }
 }
 
-TEST_CASE("a VF whose netdev a pod holds keeps its GUID and driver through a takeover",
-          "[host][plan][unit]") {
-  // Taking over a node from the SR-IOV network operator: a pod that its device plugin and
-  // ib-sriov started holds VF 0 (its netdev moved into the pod), VF 1 is free; neither has the
-  // GUID this agent would give. The pod's VF is left as it is, the free one gets its GUID.
-  host::GuidAssigner derived("node-a", std::optional<std::vector<host::GuidPoolEntry>>());
-  auto topo = topology(2);
-  for (auto& p : topo.pfs) {
-    for (auto& vf : p.vfs) {
-      vf.guid = "02:11:22:33:44:55:66:77";
-      vf.name = p.name + "v" + std::to_string(vf.vf_id);  // in the host's namespace
-    }
-  }
-  auto& pf = topo.pfs[0];
-  pf.vfs[0].name.clear();
-  auto held = host::vfsAttachedElsewhere(topo);
-  CHECK(held == host::PreparedVfs{{pf.vfs[0].pci_address, {host::kNetdevElsewhere}}});
-  auto plan = host::planHost({{itf(pf.pci_address, 2)}, {}}, topo, {}, held, &derived);
-  CHECK(described(plan) ==
-        std::vector<std::string>{
-            "set the GUID of VF 1 of " + pf.name + " to " +
-                host::guidText(derived.guidFor(pf, 1).value()),
-            "bind " + pf.vfs[1].pci_address + " to its default driver (from mlx5_core)"});
-  // A change that would destroy it waits for the pod, saying why.
-  auto more = host::planHost({{itf(pf.pci_address, 4)}, {}}, topo, {}, held, &derived);
-  REQUIRE(more.blocked.size() == 1);
-  CHECK(more.blocked[0].claims == std::vector<std::string>{host::kNetdevElsewhere});
-  CHECK_THAT(more.blocked[0].reason, Catch::Contains("from 2 to 4 would destroy them"));
-  // A VF on vfio-pci or pci-stub, or without a driver, has no netdev to miss.
-  for (const char* driver : {"vfio-pci", "pci-stub", ""}) {
-    pf.vfs[0].driver = driver;
-    CHECK(host::vfsAttachedElsewhere(topo).empty());
-  }
-}
-
 TEST_CASE("IB GUID pools in the SR-IOV network operator's format", "[host][plan][unit]") {
   auto pool = host::parseGuidPool(R"([
     {"pciAddress": "0000:0e:00.0", "guids": ["02:00:00:00:00:00:00:01", "02:00:00:00:00:00:00:02"]},

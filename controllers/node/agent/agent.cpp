@@ -17,7 +17,6 @@
 #include "base/process.h"
 #include "base/strings.h"
 #include "base/time.h"
-#include "dra/in_use.h"
 #include "dra/slices.h"
 #include "host/apply.h"
 #include "host/discovery.h"
@@ -277,9 +276,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
     auto macs = timed(
         "vf_macs", [&] { return host::readVfAdminMacs(*netlink_, spec, *topology, mac_warnings); });
     return timed("plan", [&] {
-      host::PreparedVfs held = in_use;  // and what the host shows moved into pods
-      dra::mergeInUse(held, host::vfsAttachedElsewhere(*topology));
-      return host::planHost(spec, *topology, record, held, &guids_, awaiting, macs);
+      return host::planHost(spec, *topology, record, in_use, &guids_, awaiting, macs);
     });
   };
   bool wrote_in_progress = false;
