@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 #include "api/codec.h"
 #include "base/strings.h"
@@ -64,6 +65,28 @@ Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in) {
   return d;
 }
 
+namespace {
+
+// The device plugin's variable for <prefix>/<name> (upper case, '.' and '/' as '_'), or "" for a
+// name that is not one: only the characters of a DNS prefix and a device-plugin resource name,
+// one '/' (a DeviceAttributes may set the attribute to anything).
+std::string pciDeviceVariable(std::string_view resource) {
+  if (std::count(resource.begin(), resource.end(), '/') != 1) return "";
+  std::string key = "PCIDEVICE_";
+  for (char c : resource) {
+    if (c == '.' || c == '/') {
+      key += '_';
+    } else if (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-') {
+      key += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    } else {
+      return "";
+    }
+  }
+  return key;
+}
+
+}  // namespace
+
 CdiDevice podCdiDevice(std::string pod_uid, const std::vector<PodVf>& vfs) {
   std::vector<std::string> all;
   std::map<std::string, std::vector<std::string>> by_resource;
@@ -72,12 +95,12 @@ CdiDevice podCdiDevice(std::string pod_uid, const std::vector<PodVf>& vfs) {
     if (!vf.resource_name.empty()) by_resource[vf.resource_name].push_back(vf.pci_address);
   }
   CdiDevice d{std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + join(all, ",")}, {}};
+  std::set<std::string> named;  // a name two resources map to goes to the first, in name order
   for (const auto& [resource, addresses] : by_resource) {
-    std::string key = "PCIDEVICE_";
-    for (char c : resource) {
-      key += c == '.' || c == '/' ? '_'
-                                  : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    }
+    std::string key = pciDeviceVariable(resource);
+    if (key.empty() || named.count(key) != 0 || named.count(key + "_INFO") != 0) continue;
+    named.insert(key);
+    named.insert(key + "_INFO");
     json::Document info(rapidjson::kObjectType);
     auto& a = info.GetAllocator();
     for (const auto& address : addresses) {

@@ -63,7 +63,9 @@ Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in);
 // plugin gives a container of that resource: PCIDEVICE_<PREFIX>_<NAME>=<a>,... (upper case, '.'
 // and '/' as '_') and PCIDEVICE_<PREFIX>_<NAME>_INFO={"<a>":{"generic":{"deviceID":"<a>"}},...}
 // (the device plugin's generic part; its rdma and vfio parts are the VF's own variables here).
-// `vfs` in PCI address order.
+// A resource name with other characters than a DNS prefix's and a device-plugin name's
+// ([A-Za-z0-9_-]), or whose variables another resource of the pod already set (x and x_info;
+// a.b and a_b), gets none. `vfs` in PCI address order.
 CdiDevice podCdiDevice(std::string pod_uid, const std::vector<PodVf>& vfs);
 
 // "sriovnetwork.k8snetworkplumbingwg.io/vf=<device>"

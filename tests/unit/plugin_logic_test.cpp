@@ -182,6 +182,17 @@ TEST_CASE("CDI specs carry the reference driver's edits and validate against the
             R"(PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={"0000:0e:00.1":{"generic":{"deviceID":)"
             R"("0000:0e:00.1"}},"0000:0e:00.2":{"generic":{"deviceID":"0000:0e:00.2"}}})"});
 
+  // Names that are no variable name, or another resource's, get none.
+  auto odd = dra::podCdiDevice("pod-uid", {{"0000:0e:00.1", "p/x"},
+                                           {"0000:0e:00.2", "p/x_info"},
+                                           {"0000:0e:00.3", "p/a=b"},
+                                           {"0000:0e:00.4", "no-prefix"},
+                                           {"0000:0e:00.5", "p/x\nY=1"}});
+  std::vector<std::string> names;
+  for (const auto& e : odd.env) names.push_back(e.substr(0, e.find('=')));
+  CHECK(names == std::vector<std::string>{"SRIOVNETWORK_PCI_ADDRESSES", "PCIDEVICE_P_X",
+                                          "PCIDEVICE_P_X_INFO"});
+
   auto spec = dra::cdiSpec({*dev, *v, pod});
   CHECK(testing::cdiSchemaErrors(spec) == "");
   CHECK(std::string(spec["kind"].GetString()) == "sriovnetwork.k8snetworkplumbingwg.io/vf");
