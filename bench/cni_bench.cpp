@@ -76,12 +76,12 @@ Status directRound(host::SimulatedKernel& kernel, const std::string& netdev,
 }  // namespace
 
 int main(int argc, char** argv) {
-  char* end = nullptr;
-  long rounds = argc > 1 ? std::strtol(argv[1], &end, 10) : 100;
-  if (rounds < 2 || rounds > 100000 || (end != nullptr && *end != '\0')) {
-    std::fprintf(stderr, "usage: cni_bench [rounds >= 2]\n");
+  auto count = bench::countArgument(argc, argv, 100, 2, 100000);
+  if (!count) {
+    std::fprintf(stderr, "usage: cni_bench [rounds: 2 to 100000]\n");
     return 2;
   }
+  const long rounds = *count;
   if (::geteuid() != 0) {
     std::fprintf(stderr, "cni_bench needs root (it makes network namespaces)\n");
     return 2;
@@ -143,16 +143,8 @@ int main(int argc, char** argv) {
 
   bench::Report report("our sriov CNI plugin: ADD + DEL of one VF, " + std::to_string(rounds) +
                        " rounds");
-  report.add({.name = "cni_add",
-              .what = "ADD + DEL of one VF with a VLAN (p50)",
-              .ours = bench::percentile(ours, 0.5),
-              .floor = bench::percentile(floor, 0.5),
-              .floor_is = "the same netdev moves and VF settings, issued directly (p50)"});
-  report.add({.name = "cni_add_p99",
-              .what = "the same, p99",
-              .ours = bench::percentile(ours, 0.99),
-              .floor = bench::percentile(floor, 0.99),
-              .floor_is = "the same, p99"});
+  report.addMedianAndP99("cni_add", "ADD + DEL of one VF with a VLAN",
+                         "the same netdev moves and VF settings, issued directly", ours, floor);
   report.note(
       "the PF's side is the simulated kernel (files), the netdev moves are the real "
       "kernel's rtnetlink; the plugin also reads sysfs, takes its lock and writes its cache "

@@ -56,11 +56,12 @@ double startOnce(ProductOnNode& p, kube::Client& client, const std::string& name
 }  // namespace
 
 int main(int argc, char** argv) {
-  int pods = argc > 1 ? std::atoi(argv[1]) : 20;
-  if (pods < 2) {
-    std::fprintf(stderr, "usage: pod_start_bench [pods >= 2]\n");
+  auto count = bench::countArgument(argc, argv, 20, 2, 1000);
+  if (!count) {
+    std::fprintf(stderr, "usage: pod_start_bench [pods: 2 to 1000]\n");
     return 2;
   }
+  const long pods = *count;
   try {
     auto product = ProductOnNode::install();
     auto client = product->cp().client();
@@ -68,22 +69,15 @@ int main(int argc, char** argv) {
     startOnce(*product, *client, "warm-plain", false);
     startOnce(*product, *client, "warm-vf", true);
     std::vector<double> floor, ours;
-    for (int i = 0; i < pods; ++i) {
+    for (long i = 0; i < pods; ++i) {
       floor.push_back(startOnce(*product, *client, "plain-" + std::to_string(i), false));
       ours.push_back(startOnce(*product, *client, "vf-" + std::to_string(i), true));
     }
     bench::Report report("pod start on a real node (kubelet, containerd, " + std::to_string(pods) +
                          " pods each, one at a time)");
-    report.add({.name = "pod_start_vf",
-                .what = "create -> Ready, GPU+VF claim from gpu-nic-aligned, VF attached (p50)",
-                .ours = bench::percentile(ours, 0.5),
-                .floor = bench::percentile(floor, 0.5),
-                .floor_is = "the same pod without a claim (p50)"});
-    report.add({.name = "pod_start_vf_p99",
-                .what = "the same, p99",
-                .ours = bench::percentile(ours, 0.99),
-                .floor = bench::percentile(floor, 0.99),
-                .floor_is = "the same pod without a claim (p99)"});
+    report.addMedianAndP99("pod_start_vf",
+                           "create -> Ready, GPU+VF claim from gpu-nic-aligned, VF attached",
+                           "the same pod without a claim", ours, floor);
     report.note(
         "each pod is deleted (its VF back on the host) before the next starts; pods "
         "alternate with and without a claim");

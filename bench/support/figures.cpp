@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace sriovdra::bench {
 namespace {
@@ -65,6 +66,29 @@ bool Report::print() const {
   }
   std::fflush(stdout);
   return all_met;
+}
+
+void Report::addMedianAndP99(const std::string& name, const std::string& what,
+                             const std::string& floor_is, const std::vector<double>& ours,
+                             const std::vector<double>& floor) {
+  add({.name = name,
+       .what = what + " (p50)",
+       .ours = percentile(ours, 0.5),
+       .floor = percentile(floor, 0.5),
+       .floor_is = floor_is + " (p50)"});
+  add({.name = name + "_p99",
+       .what = "the same, p99",
+       .ours = percentile(ours, 0.99),
+       .floor = percentile(floor, 0.99),
+       .floor_is = floor_is + " (p99)"});
+}
+
+std::optional<long> countArgument(int argc, char** argv, long fallback, long min, long max) {
+  if (argc < 2) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(argv[1], &end, 10);
+  if (end == argv[1] || *end != '\0' || n < min || n > max) return std::nullopt;
+  return n;
 }
 
 double percentile(std::vector<double> samples, double q) {

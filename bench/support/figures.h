@@ -9,6 +9,7 @@
 // figure for scripts:
 //   figure <name> ours=<x> floor=<y> ratio=<x/y>
 // Times in seconds, memory in bytes, counts as they are.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ class Report {
  public:
   explicit Report(std::string title) : title_(std::move(title)) {}
   void add(Figure f) { figures_.push_back(std::move(f)); }
+  // Two figures of timed samples: `name` at the median and `name`_p99 (seconds).
+  void addMedianAndP99(const std::string& name, const std::string& what,
+                       const std::string& floor_is, const std::vector<double>& ours,
+                       const std::vector<double>& floor);
   // A line printed under the table: where the time goes, how the run was set up.
   void note(std::string line) { notes_.push_back(std::move(line)); }
   // Prints everything to stdout; returns false when a figure misses its goal (the bench's exit
@@ -46,6 +51,10 @@ class Report {
 
 // "1.234 s", "105.2 MiB", "17.3 KiB" (under 1 MiB), "1,021" as the table prints them.
 std::string formatValue(double v, Unit unit);
+
+// A bench's one count argument (argv[1], rounds or pods): `fallback` when absent, nullopt when it
+// is not a whole number in [min, max].
+std::optional<long> countArgument(int argc, char** argv, long fallback, long min, long max);
 
 // The value below which the fraction q of `samples` lie (nearest rank); 0 for none.
 double percentile(std::vector<double> samples, double q);
