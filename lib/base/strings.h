@@ -4,6 +4,7 @@
 // APIs (link types, HTTP header names, hex ids, YAML words); printable() for text someone else
 // wrote that goes into a message, a log line or a terminal.
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,13 @@ inline std::string asciiShift(std::string_view s, char from, char to) {
 
 inline std::string asciiLower(std::string_view s) { return asciiShift(s, 'A', 'a'); }
 inline std::string asciiUpper(std::string_view s) { return asciiShift(s, 'a', 'A'); }
+
+// s without the whitespace (std::isspace) at either end.
+inline std::string_view trimSpace(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())) != 0) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())) != 0) s.remove_suffix(1);
+  return s;
+}
 
 inline bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && asciiLower(a) == asciiLower(b);

@@ -7,7 +7,6 @@
 
 #include "api/codec.h"
 #include "cni/config.h"
-#include "host/pci.h"
 
 namespace sriovdra::dra {
 namespace {
@@ -61,12 +60,7 @@ std::vector<Attachment> attachmentsFor(const Checkpoint& checkpoint, const std::
         Attachment a{c->uid, c->namespace_, c->name, d.pool, d.device, d.pci_address, "", ""};
         a.extended_resource = true;
         a.resource_name = d.resource_name;
-        // The driver it was prepared on: the config's, else the one it had.
-        const std::string& driver =
-            d.config.driver && !d.config.driver->empty() && *d.config.driver != "default"
-                ? *d.config.driver
-                : d.original_driver;
-        a.needs_network = !host::isUserspaceDriver(driver);
+        a.needs_network = d.config.keepsNetdev(d.original_driver);
         out.push_back(std::move(a));
         continue;
       }

@@ -72,16 +72,14 @@ namespace {
 // one '/' (a DeviceAttributes may set the attribute to anything).
 std::string pciDeviceVariable(std::string_view resource) {
   if (std::count(resource.begin(), resource.end(), '/') != 1) return "";
-  std::string key = "PCIDEVICE_";
-  for (char c : resource) {
-    if (c == '.' || c == '/') {
-      key += '_';
-    } else if (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-') {
-      key += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    } else {
-      return "";
-    }
-  }
+  bool valid = std::all_of(resource.begin(), resource.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' ||
+           c == '/';
+  });
+  if (!valid) return "";
+  std::string key = "PCIDEVICE_" + asciiUpper(resource);
+  std::replace_if(
+      key.begin(), key.end(), [](char c) { return c == '.' || c == '/'; }, '_');
   return key;
 }
 

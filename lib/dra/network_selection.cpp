@@ -17,12 +17,6 @@ Status invalid(const std::string& message) {
                 "annotation " + std::string(kNetworksAnnotation) + ": " + message);
 }
 
-std::string trimmed(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return std::string(s);
-}
-
 // The names of one element, checked as what they name: a NAD, a namespace, an interface.
 Status checkNames(const NetworkSelection& n, const std::string& where) {
   if (!isDnsSubdomain(n.name)) {
@@ -99,14 +93,14 @@ Result<NetworkSelection> parseText(std::string_view item, const std::string& pod
   n.position = position;
   std::string_view rest = item;
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-    n.namespace_ = trimmed(rest.substr(0, slash));
+    n.namespace_ = trimSpace(rest.substr(0, slash));
     rest.remove_prefix(slash + 1);
   }
   if (auto at = rest.find('@'); at != std::string_view::npos) {
-    n.interface = trimmed(rest.substr(at + 1));
+    n.interface = trimSpace(rest.substr(at + 1));
     rest = rest.substr(0, at);
   }
-  n.name = trimmed(rest);
+  n.name = trimSpace(rest);
   for (const std::string* part : {&n.namespace_, &n.name, &n.interface}) {
     if (!part->empty() && !isDnsLabel(*part)) {
       return invalid(where + ": \"" + printable(*part) +
@@ -168,7 +162,7 @@ Status tooMany(size_t n) {
 Result<std::vector<NetworkSelection>> parseNetworkSelection(std::string_view annotation,
                                                             const std::string& pod_namespace) {
   std::vector<NetworkSelection> out;
-  std::string text = trimmed(annotation);
+  std::string text(trimSpace(annotation));
   if (text.empty()) return out;
   // Multus's test: any of these characters means JSON.
   if (text.find_first_of("[{\"") != std::string::npos) {
@@ -188,7 +182,7 @@ Result<std::vector<NetworkSelection>> parseNetworkSelection(std::string_view ann
   if (parts.size() > kMaxNetworks) return tooMany(parts.size());
   int position = 0;
   for (const auto& item : parts) {
-    auto n = parseText(trimmed(item), pod_namespace, position++);
+    auto n = parseText(trimSpace(item), pod_namespace, position++);
     if (!n.ok()) return n.status();
     out.push_back(std::move(*n));
   }

@@ -171,8 +171,7 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
           .append(" or a driver the administrator allows with the agent's --allowed-vf-drivers");
       return refuse(message);
     }
-    bool kernel_driver = target ? !host::isUserspaceDriver(*target)
-                                : !host::isUserspaceDriver(access->second->driver);
+    bool kernel_driver = d.config.keepsNetdev(access->second->driver);
     // An extended-resource claim's VF takes its network from the pod's annotation at attach.
     if (in.attaches && kernel_driver && !plan.claim.extended_resource &&
         d.config.net_attach_def_name.value_or("").empty()) {

@@ -7,6 +7,7 @@
 #include "api/names.h"
 #include "base/names.h"
 #include "base/strings.h"
+#include "host/pci.h"
 
 namespace sriovdra::dra {
 namespace {
@@ -41,6 +42,11 @@ std::optional<std::string> VfConfig::targetDriver() const {
   if (!driver || driver->empty()) return std::nullopt;
   if (*driver == "default") return std::string();
   return *driver;
+}
+
+bool VfConfig::keepsNetdev(const std::string& current_driver) const {
+  auto target = targetDriver();
+  return !host::isUserspaceDriver(target ? *target : current_driver);
 }
 
 void VfConfig::encode(api::Writer w) const {

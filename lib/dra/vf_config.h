@@ -35,6 +35,9 @@ struct VfConfig {
   void mergeFrom(const VfConfig& later);
   // The driver the VF must be bound to: nullopt = leave it as it is, "" = its default driver.
   std::optional<std::string> targetDriver() const;
+  // Whether a VF on `current_driver` stays a network interface once prepared with this config:
+  // its target driver (else the current one) is not a userspace driver.
+  bool keepsNetdev(const std::string& current_driver) const;
   // With apiVersion and kind, only the fields that are set.
   void encode(api::Writer w) const;
   static Result<VfConfig> decode(const json::Value& v);  // lenient: for our own checkpoint

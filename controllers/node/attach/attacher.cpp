@@ -88,7 +88,7 @@ Result<api::NetworkAttachmentDefinition> Attacher::readNad(const std::string& ns
   return nad;
 }
 
-Result<std::string> Attacher::nadConfig(const dra::Attachment& a, NadReads& reads) const {
+Result<Attacher::NadConfig> Attacher::nadConfig(const dra::Attachment& a, NadReads& reads) const {
   std::string who = "NetworkAttachmentDefinition " + a.claim_namespace + "/" + a.nad_name;
   who += a.network ? " (network " + std::to_string(a.network->position + 1) + " of the pod's " +
                          dra::kNetworksAnnotation + ")"
@@ -107,9 +107,10 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a, NadReads& read
                                        std::to_string(dra::kMaxCniConfigBytes) +
                                        " the agent records to run CNI DEL with later");
   }
-  auto parsed = cni::parseNetworkConfig(nad->config);
-  if (!parsed.ok()) return Status(Code::kInvalidArgument, who + ": " + parsed.status().message());
-  if (Status st = cni::checkAllowed(*parsed, options_.allowed); !st.isOk()) {
+  // The NAD as written is what the node's rules judge (a NAD must not name a device itself).
+  auto written = cni::parseNetworkConfig(nad->config);
+  if (!written.ok()) return Status(Code::kInvalidArgument, who + ": " + written.status().message());
+  if (Status st = cni::checkAllowed(*written, options_.allowed); !st.isOk()) {
     return Status(st.code(), who + ": " + st.message());
   }
   cni::RuntimeConfig values{.device_id = a.pci_address};
@@ -118,9 +119,19 @@ Result<std::string> Attacher::nadConfig(const dra::Attachment& a, NadReads& read
     values.ips = a.network->ips;
     values.infiniband_guid = a.network->infiniband_guid;
   }
-  auto config = cni::withRuntimeConfig(nad->config, values);
-  if (!config.ok()) return Status(Code::kInvalidArgument, who + ": " + config.status().message());
-  return config;
+  // What CNI runs and the record keeps: the VF's deviceID and the pod's values in.
+  auto text = cni::withRuntimeConfig(nad->config, values);
+  if (!text.ok()) return Status(Code::kInvalidArgument, who + ": " + text.status().message());
+  if (text->size() > dra::kMaxCniConfigBytes) {
+    return Status(Code::kTooLarge, who + ": with the VF's deviceID and the pod's values, " +
+                                       "spec.config is " + std::to_string(text->size()) +
+                                       " bytes, over the " +
+                                       std::to_string(dra::kMaxCniConfigBytes) +
+                                       " the agent records to run CNI DEL with later");
+  }
+  auto parsed = cni::parseNetworkConfig(*text);
+  if (!parsed.ok()) return Status(Code::kInvalidArgument, who + ": " + parsed.status().message());
+  return NadConfig{std::move(*text), std::move(*parsed)};
 }
 
 Result<std::vector<dra::Attachment>> Attacher::wantedFor(const nri::Pod& pod, NadReads& reads,
@@ -184,10 +195,9 @@ Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a, NadRea
                      cni::Executor::Deadline deadline) {
   auto config = nadConfig(a, reads);
   if (!config.ok()) return config.status();
-  auto parsed = cni::parseNetworkConfig(*config);
-  if (!parsed.ok()) return parsed.status();
+  const cni::NetworkConfig* parsed = &config->parsed;
   record.interfaces.push_back({a.claim_uid, a.pool, a.device, a.pci_address, a.if_name,
-                               dra::AttachedInterface::State::kAdding, *config, ""});
+                               dra::AttachedInterface::State::kAdding, config->text, ""});
   SDRA_RETURN_IF_ERROR(records_.save(record));
   auto result = cni_.add(*parsed, argsFor(record, a.if_name, options_.cni_bin_dirs), deadline);
   if (!result.ok()) {

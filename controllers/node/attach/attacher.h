@@ -106,7 +106,13 @@ class Attacher : public nri::PodHandler {
   Status add(dra::AttachRecord& record, const dra::Attachment& a, NadReads& reads,
              cni::Executor::Deadline deadline);
   Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const;
-  Result<std::string> nadConfig(const dra::Attachment& a, NadReads& reads) const;
+  // The NAD's configuration as CNI runs it (deviceID and the pod's values in), parsed, and
+  // checked against what the node allows.
+  struct NadConfig {
+    std::string text;
+    cni::NetworkConfig parsed;
+  };
+  Result<NadConfig> nadConfig(const dra::Attachment& a, NadReads& reads) const;
   void writeStatuses(const std::set<std::string>& claim_uids) const;
   std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
 
