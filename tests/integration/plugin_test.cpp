@@ -542,7 +542,12 @@ TEST_CASE("the SR-IOV DRA driver's drivers pattern: a filter's vfio-pci binds it
     }
     return std::string("not in spec");
   };
-  eventually([&] { return driversOf("0000-11-00-1") == "vfio-pci"; }, 60s,
+  // The agent prepares from its own cache of the spec: wait until it reports that generation.
+  auto applied = [&] {
+    auto state = p.env.nodeState(p.node);
+    return state && state->status.observed_generation == state->metadata.generation;
+  };
+  eventually([&] { return driversOf("0000-11-00-1") == "vfio-pci" && applied(); }, 60s,
              [&] { return driversOf("0000-11-00-1"); });
   CHECK(p.env.deviceCount(p.node) == 8);  // advertised although none is on vfio-pci
 
