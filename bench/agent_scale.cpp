@@ -137,7 +137,7 @@ double timeOne(kube::Client& c, bench::Apply w) {
 // Devices of the node's published slices carrying example.com/tier=tier.
 size_t published(kube::Client& client, const std::string& node, const std::string& tier) {
   auto list = client.listAll(api::resources::kResourceSlices, "",
-                             {.field_selector = node::sliceFieldSelector(node)});
+                             {.field_selector = agent::sliceFieldSelector(node)});
   bench::mustBeOk(list.status(), "listing the node's slices");
   size_t n = 0;
   for (const auto& item : (*list)["items"].GetArray()) {
@@ -390,7 +390,7 @@ int main(int argc, char** argv) {
   {
     kube::Informer<kube::Unstructured> slices(
         env.cp().client(), api::resources::kResourceSlices,
-        {.field_selector = node::sliceFieldSelector(floor_node.metadata.name),
+        {.field_selector = agent::sliceFieldSelector(floor_node.metadata.name),
          .watch_metadata_only = true});
     slices.setCompletion([](const kube::ObjectMeta& meta, const auto&) {
       return std::make_shared<const kube::Unstructured>(kube::Unstructured{meta, ""});
@@ -414,7 +414,7 @@ int main(int argc, char** argv) {
 
   size_t cached_json =
       bench::listJsonBytes(admin, api::resources::kResourceSlices, "",
-                           {.field_selector = node::sliceFieldSelector(ours_node.metadata.name)}) +
+                           {.field_selector = agent::sliceFieldSelector(ours_node.metadata.name)}) +
       bench::listJsonBytes(admin, api::resources::kSriovNodeStates, env.ns(),
                            {.field_selector = "metadata.name=" + ours_node.metadata.name});
 

@@ -1,7 +1,3 @@
-// Over 600 lines, kept whole for now: the Agent's methods, one per phase of its sync pass
-// (discover, plan, in use, firmware, apply, publish, status), sharing the class's private state.
-// The slice publishing moves to its own owner with issue 51's SlicePublisher, which brings this
-// file back under the limit.
 #include "node/agent/agent.h"
 
 #include <algorithm>
@@ -119,8 +115,8 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
       guids_(options_.node_name, loadGuidPool(options_.ib_guid_pool)),
       events_(events),
       state_(local.nodeStates()),
-      slices_(local.slices()),
-      controller_("sriov-dra-agent", [this](const std::string& k) { return reconcile(k); }) {
+      controller_("sriov-dra-agent", [this](const std::string& k) { return reconcile(k); }),
+      slices_(client_, options_.node_name, [this] { controller_.queue().add(kKey); }) {
   auto kick = [this] { controller_.queue().add(kKey); };
   state_.addHandlers({.on_add = [kick](const auto&) { kick(); },
                       .on_update =
@@ -131,45 +127,20 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
                               kick();
                           },
                       .on_delete = [kick](const auto&, bool) { kick(); }});
-  // Our own writes come back here; only someone else's matter (a slice another writer created,
-  // changed or deleted).
-  auto own = [this](const auto& s) {
-    return written_slices_.isOwn(s->metadata.name, s->metadata.resource_version);
-  };
-  // The watch of the slices brings metadata only: our own writes are completed from what we wrote,
-  // anyone else's change is read.
-  slices_.setCompletion([this](const kube::ObjectMeta& meta, const auto&) {
-    auto summary = slice_contents_.take(meta.name, meta.resource_version, kube::kWriteAnswerWait);
-    return summary ? std::make_shared<const node::CachedSlice>(
-                         node::CachedSlice{meta, std::move(*summary)})
-                   : nullptr;
-  });
-  slices_.addHandlers({.on_add =
-                           [own, kick](const auto& n) {
-                             if (!own(n)) kick();
-                           },
-                       .on_update =
-                           [own, kick](const auto& o, const auto& n) {
-                             if (o->summary != n->summary && !own(n)) kick();
-                           },
-                       .on_delete = [kick](const auto&, bool) { kick(); }});
 }
 
 Agent::~Agent() { stop(); }
 
 void Agent::start() {
-  auto node = client_->get(kube::resources::kNodes, "", options_.node_name);
-  if (node.ok()) {
-    node_uid_ = kube::ObjectMeta::decode(*node).uid;
-  } else {
-    SDRA_LOG_WARN << "cannot read Node " << options_.node_name << " (" << node.status().message()
-                  << "): ResourceSlices will have no owner reference";
-  }
+  slices_.start();
   controller_.start();
   controller_.queue().add(kKey);
 }
 
-void Agent::stop() { controller_.stop(); }
+void Agent::stop() {
+  controller_.stop();
+  slices_.stop();
+}
 
 bool Agent::ready() const {
   std::lock_guard lock(mu_);
@@ -224,7 +195,8 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   // Until both caches are filled, "no state" and "no slice" would be guesses: a slice published
   // against an empty cache is a needless write, a missing state a false message. The key is
   // retried until then.
-  if (!local_.synced()) return ReconcileResult::after(std::chrono::milliseconds(100));
+  if (!local_.synced() || !slices_.synced())
+    return ReconcileResult::after(std::chrono::milliseconds(100));
   auto state = state_.get(options_.namespace_, options_.node_name);
   if (!state) {
     SDRA_VLOG(1) << "no SriovNodeState for " << options_.node_name
@@ -442,9 +414,10 @@ std::optional<std::vector<dra::SliceSummary>> Agent::publishAhead(
       state.status.sync_status != "Succeeded" || state.spec.interfaces != last->interfaces) {
     return std::nullopt;
   }
-  auto previous = cachedSlices();
+  auto previous = slices_.published();
   auto set = buildSlices(state.spec.devices, state.status.interfaces, previous);
-  if (Status st = writeSlices(set, previous); !st.isOk()) {
+  if (Status st = timed("slices_write", [&] { return slices_.publish(set, previous); });
+      !st.isOk()) {
     SDRA_LOG_WARN << "publishing the changed devices ahead of discovery: " << st.message()
                   << "; the pass publishes them after it";
     return std::nullopt;
@@ -456,10 +429,11 @@ Status Agent::report(const api::SriovNodeState& state, api::SriovNodeStateStatus
                      const host::Topology& topology, host::SyncOutcome outcome,
                      const std::optional<std::vector<dra::SliceSummary>>& ahead) {
   const api::SriovNodeStateSpec& spec = state.spec;
-  const std::vector<dra::SliceSummary> previous = ahead ? *ahead : cachedSlices();
+  const std::vector<dra::SliceSummary> previous = ahead ? *ahead : slices_.published();
   auto set = buildSlices(spec.devices, topology.pfs, previous);
   if (!ahead || dra::summaries(set.slices) != *ahead) {
-    if (Status st = writeSlices(set, previous); !st.isOk()) {
+    if (Status st = timed("slices_write", [&] { return slices_.publish(set, previous); });
+        !st.isOk()) {
       outcome.errors.push_back("publishing ResourceSlices: " + st.message());
     }
   }
@@ -531,77 +505,6 @@ dra::SliceSet Agent::buildSlices(const std::vector<api::Device>& devices,
                                  const std::vector<dra::SliceSummary>& previous) const {
   return timed("slices_build",
                [&] { return dra::buildSlices(options_.node_name, devices, pfs, previous); });
-}
-
-std::vector<dra::SliceSummary> Agent::cachedSlices() const {
-  std::vector<dra::SliceSummary> out;
-  for (const auto& s : slices_.list()) out.push_back(s->summary);
-  return out;
-}
-
-Status Agent::writeSlices(const dra::SliceSet& set,
-                          const std::vector<dra::SliceSummary>& previous) {
-  PhaseTimer timer("slices_write");
-  std::map<std::string_view, std::string_view> digests;
-  for (const auto& s : previous) digests.emplace(s.name, s.digest);
-  std::set<std::string> wanted;
-  std::vector<const dra::PublishedSlice*> changed;
-  for (const auto& slice : set.slices) {
-    wanted.insert(slice.name);
-    auto it = digests.find(slice.name);
-    if (it == digests.end() || it->second != slice.digest) changed.push_back(&slice);
-  }
-  // The changed slices go out kSliceWriters at a time, so the scheduler also sees the pool's new
-  // generation complete sooner.
-  std::vector<Status> written(changed.size());
-  forEachConcurrently(changed.size(), kSliceWriters, [&](size_t i) {
-    const dra::PublishedSlice& slice = *changed[i];
-    written_slices_.start(slice.name);
-    slice_contents_.start(slice.name, dra::SliceSummary::of(slice));
-    auto rv = writeSlice(slice);
-    slice_contents_.answered(slice.name, rv.ok() ? *rv : "");
-    if (written_slices_.finish(slice.name, rv.ok() ? *rv : "")) controller_.queue().add(kKey);
-    written[i] = rv.status();
-    if (!rv.ok()) return;
-    SDRA_LOG_INFO << "published ResourceSlice " << slice.name << " (" << slice.spec.devices.size()
-                  << " devices, pool generation " << slice.spec.pool.generation << ")";
-  });
-  for (const auto& st : written) SDRA_RETURN_IF_ERROR(st);
-  for (const auto& s : slices_.list()) {
-    if (wanted.count(s->metadata.name) != 0) continue;
-    Status st = client_->remove(api::resources::kResourceSlices, "", s->metadata.name);
-    if (!st.isOk() && st.code() != Code::kNotFound) return st;
-    written_slices_.forget(s->metadata.name);
-    slice_contents_.forget(s->metadata.name);
-  }
-  return Status::ok();
-}
-
-Result<std::string> Agent::writeSlice(const dra::PublishedSlice& slice) {
-  auto cached = slices_.get("", slice.name);
-  std::string text;
-  auto written = client_->replace(
-      api::resources::kResourceSlices, "", slice.name, cached ? &cached->metadata : nullptr,
-      [&](const kube::ObjectMeta* current) -> std::string_view {
-        text = json::dump(sliceDocument(options_.node_name, node_uid_, slice, current));
-        return text;
-      },
-      {.field_manager = api::kAgentFieldManager, .metadata_only = true});
-  if (!written.ok()) return written.status();
-  return kube::ObjectMeta::decode(*written).resource_version;
-}
-
-json::Document sliceDocument(const std::string& node, const std::string& node_uid,
-                             const dra::PublishedSlice& slice, const kube::ObjectMeta* current) {
-  auto doc = kube::newObject(api::resources::kResourceSlices, "", slice.name);
-  kube::ObjectMeta meta;
-  if (current) meta = *current;
-  meta.labels[kNodeLabel] = node;
-  meta.labels["app.kubernetes.io/managed-by"] = "sriov-dra-agent";
-  if (!node_uid.empty()) meta.setOwner({"v1", "Node", node, node_uid});
-  meta.encode(doc["metadata"], doc.GetAllocator());
-  slice.spec.encode(api::Writer(doc, doc.GetAllocator()).object("spec"));
-  return doc;
 }
 
 json::Document statusDocument(const std::string& ns, const std::string& node,

@@ -4,8 +4,9 @@
 //   1. discover the PCI topology (sysfs, netlink), plan (host/plan.h), apply the plan (the only
 //      writer of sysfs and devlink), discover again; repeat while the plan has work (VFs appear
 //      before their drivers can be set), at most a few passes;
-//   2. publish the node's ResourceSlices (dra/slices.h), writing only slices that changed
-//      (kSliceWriters at once) and recreating slices someone deleted;
+//   2. publish the node's ResourceSlices (dra/slices.h) through its SlicePublisher
+//      (slice_publisher.h), which writes only slices that changed and recreates slices someone
+//      deleted;
 //   3. write status (an update of the status subresource, field manager sriov-dra-agent, only
 //      when it changed):
 //      PFs/VFs, GPUs, PCIe tree, alignment, syncStatus, lastSyncError, conditions Ready,
@@ -21,8 +22,8 @@
 // the node is rebooted only when the operator grants it (host/reboot.h). A VF a pod uses is never
 // destroyed or rebound: in use is what the node's checkpoint, the API server's claims and the CDI
 // specs on disk say (node/state/local_state.h); while that cannot be known, the changes wait
-// (Blocked=True, reason InUseUnknown, Event) and retry. Its SriovNodeState and slices come from the
-// node's caches (LocalState), which the process starts before the agent.
+// (Blocked=True, reason InUseUnknown, Event) and retry. Its SriovNodeState comes from the node's
+// cache (LocalState), which the process starts before the agent; its slices from its publisher.
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -44,18 +45,10 @@
 #include "kube/controller.h"
 #include "kube/events.h"
 #include "kube/informer.h"
-#include "kube/own_writes.h"
-#include "kube/write_completions.h"
+#include "node/agent/slice_publisher.h"
 #include "node/state/local_state.h"
 
 namespace sriovdra::agent {
-
-inline constexpr const char* kNodeLabel = "sriovnetwork.k8snetworkplumbingwg.io/node";
-// How many of the node's changed ResourceSlices are written at once: the API server takes a
-// node's slices faster from several writers than from one (bench/agent_scale measures 1 to 8;
-// eight beat four in five of its six sweeps on a 2-core API server). Eight differs from four only
-// on nodes with more than 512 VFs (five slices of 128 or more).
-inline constexpr size_t kSliceWriters = 8;
 
 struct AgentOptions {
   std::string node_name;
@@ -129,15 +122,6 @@ class Agent {
   dra::SliceSet buildSlices(const std::vector<api::Device>& devices,
                             const std::vector<api::InterfaceExt>& pfs,
                             const std::vector<dra::SliceSummary>& previous) const;
-  // The node's slices as its cache has them.
-  std::vector<dra::SliceSummary> cachedSlices() const;
-  // Writes the slices of `set` that `previous` does not have as they are, kSliceWriters at once,
-  // and deletes the cached slices `set` has no more.
-  Status writeSlices(const dra::SliceSet& set, const std::vector<dra::SliceSummary>& previous);
-  // Updates the slice as the cache has it, or creates it when the cache has none. A write that
-  // lost a race (the slice changed, appeared or went since the cache saw it) is made once more
-  // against the slice as the API server has it. Returns the written resourceVersion.
-  Result<std::string> writeSlice(const dra::PublishedSlice& slice);
   std::set<std::string> loadRecord() const;
   Status saveRecord(const std::set<std::string>& record) const;
   // Writes <state-dir>/<name> atomically, making the directory first.
@@ -152,19 +136,14 @@ class Agent {
   const AgentOptions options_;
   const host::GuidAssigner guids_;
   kube::EventRecorder& events_;
-  std::string node_uid_;
 
-  kube::Informer<api::SriovNodeState>& state_;  // local_'s caches
-  kube::Informer<node::CachedSlice>& slices_;
+  kube::Informer<api::SriovNodeState>& state_;  // local_'s cache
   kube::Controller controller_;
+  SlicePublisher slices_;
   mutable std::mutex mu_;
   bool ready_ = false;            // guarded by mu_
   bool reconciled_once_ = false;  // guarded by mu_
   std::atomic<bool> firmware_changes_{true};
-  kube::OwnWrites written_slices_;  // by slice name
-  // What the slices' metadata-only watch is completed with: the summaries of the slices this agent
-  // wrote, by name.
-  kube::WriteCompletions<dra::SliceSummary> slice_contents_;
   // The last pass, when it left the host matching the spec and reported it (status written, or
   // unchanged). Only reconcile() touches it: the controller never runs its one key twice at once.
   std::optional<Converged> converged_;
@@ -173,15 +152,6 @@ class Agent {
   std::string status_version_;
 };
 
-// One ResourceSlice of the node as the agent writes it: labelled with the node, owned by the Node
-// when its uid is known. Without `current` the object to create; with it, the object that
-// replaces `current` (an update guarded by its resourceVersion, keeping the labels, annotations,
-// finalizers and owners others gave it). The agent creates and updates its slices rather than
-// applying them: an update of a 128-device slice costs the API server about a third less CPU than
-// the same server-side apply (bench/agent_scale). Also what bench/ writes as the agent's floor.
-json::Document sliceDocument(const std::string& node, const std::string& node_uid,
-                             const dra::PublishedSlice& slice,
-                             const kube::ObjectMeta* current = nullptr);
 // The node's SriovNodeState status as the agent writes it (kube::Client::writeStatus, field
 // manager sriov-dra-agent): apiVersion, kind, metadata.name and namespace, status.
 json::Document statusDocument(const std::string& ns, const std::string& node,

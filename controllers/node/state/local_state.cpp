@@ -25,10 +25,6 @@ LocalState::LocalState(std::shared_ptr<kube::Client> client, LocalStateOptions o
               {.name = "sriovnodestate",
                .namespace_ = options_.namespace_,
                .field_selector = "metadata.name=" + options_.node_name}),
-      slices_(client_, api::resources::kResourceSlices,
-              {.name = "resourceslices",
-               .field_selector = sliceFieldSelector(options_.node_name),
-               .watch_metadata_only = true}),
       records_(options_.state_dir + "/attach"),
       prepared_claims_(&prometheus::BuildGauge()
                             .Name("sriov_dra_prepared_claims")
@@ -38,27 +34,14 @@ LocalState::LocalState(std::shared_ptr<kube::Client> client, LocalStateOptions o
 
 LocalState::~LocalState() { stop(); }
 
-void LocalState::start() {
-  states_.start();
-  slices_.start();
-}
+void LocalState::start() { states_.start(); }
 
-void LocalState::stop() {
-  states_.stop();
-  slices_.stop();
-}
+void LocalState::stop() { states_.stop(); }
 
-bool LocalState::synced() const { return states_.hasSynced() && slices_.hasSynced(); }
+bool LocalState::synced() const { return states_.hasSynced(); }
 
 bool LocalState::waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) const {
   return kube::waitUntil([this] { return synced(); }, timeout, stop);
-}
-
-Result<CachedSlice> CachedSlice::decode(const json::Value& v) {
-  auto slice = api::ResourceSlice::decode(v);
-  if (!slice.ok()) return slice.status();
-  auto summary = dra::SliceSummary::of(slice->metadata.name, slice->spec);
-  return CachedSlice{std::move(slice->metadata), std::move(summary)};
 }
 
 namespace {
@@ -280,10 +263,6 @@ Result<host::PreparedVfs> LocalState::inUse() const {
     dra::mergeInUse(out, on_disk);
   }
   return out;
-}
-
-std::string sliceFieldSelector(const std::string& node) {
-  return "spec.nodeName=" + node + ",spec.driver=" + std::string(api::kDriverName);
 }
 
 Result<std::vector<CdiSpecOnDisk>> ourCdiSpecs(const std::string& root) {

@@ -5,9 +5,10 @@
 // controllers/node/kubelet_plugin) and the NRI attacher (puts them into pods,
 // controllers/node/attach).
 //
-//   the view of what the node publishes | its SriovNodeState and our ResourceSlices on it
-//                                       | (informer caches; the agent reconciles on their
-//                                       | events): advertised(), needsVhostNet()
+//   the view of what the node publishes | its SriovNodeState (an informer cache; the agent
+//                                       | reconciles on its events): advertised(),
+//                                       | needsVhostNet(), driversOf(); the ResourceSlices
+//                                       | are the agent's alone (node/agent/slice_publisher.h)
 //   the prepared claims                 | <state-dir>/checkpoint.json: written atomically first,
 //                                       | then memory changes; a failed write changes nothing
 //   the attach records                  | <state-dir>/attach (attach_records.h)
@@ -32,7 +33,6 @@
 #include "api/resource.h"
 #include "dra/attach.h"
 #include "dra/checkpoint.h"
-#include "dra/slices.h"
 #include "host/prepared.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -43,14 +43,6 @@ class Gauge;
 }  // namespace prometheus
 
 namespace sriovdra::node {
-
-// One of this node's ResourceSlices as the node keeps it: its metadata and dra::SliceSummary (not
-// its devices' attributes, which the node's SriovNodeState gives).
-struct CachedSlice {
-  kube::ObjectMeta metadata;
-  dra::SliceSummary summary;
-  static Result<CachedSlice> decode(const json::Value& v);
-};
 
 struct LocalStateOptions {
   std::string driver_name;
@@ -70,19 +62,18 @@ class LocalState : public host::PreparedSource {
   LocalState(const LocalState&) = delete;
   LocalState& operator=(const LocalState&) = delete;
 
-  // The caches. Handlers are added (by the agent) before start().
+  // The cache. Handlers are added (by the agent) before start().
   void start();
   void stop();
   bool synced() const;
   // Waits until synced, the timeout passes or stop is requested; returns synced().
   bool waitForSync(std::chrono::milliseconds timeout, const std::stop_token& stop) const;
   kube::Informer<api::SriovNodeState>& nodeStates() { return states_; }
-  kube::Informer<CachedSlice>& slices() { return slices_; }
   // The device as this node publishes it, if its SriovNodeState's spec lists it and the agent
   // would publish it: dra::buildSlices of the spec's device over the status's PFs, from which the
-  // agent builds its slices. Not asked of the slice cache: the agent's own slice write reaches
-  // that cache a moment after the API server shows it, and a claim allocated from it in that
-  // moment would lose its attributes (and with them Multus' device-info file).
+  // agent builds its slices. Not asked of the published slices: the agent's own slice write
+  // reaches its cache a moment after the API server shows it, and a claim allocated from it in
+  // that moment would lose its attributes (and with them Multus' device-info file).
   std::optional<api::SliceDevice> advertised(const std::string& device) const;
   // A VF of this node as its SriovNodeState's status says it was discovered, with the built-in
   // attributes only (what an allocated VF that is no longer advertised is prepared with).
@@ -126,19 +117,12 @@ class LocalState : public host::PreparedSource {
   std::shared_ptr<kube::Client> client_;
   const LocalStateOptions options_;
   kube::Informer<api::SriovNodeState> states_;
-  kube::Informer<CachedSlice> slices_;
   AttachRecords records_;
   std::mutex host_mu_;
   mutable std::mutex mu_;
   dra::Checkpoint checkpoint_;  // guarded by mu_; what checkpoint.json holds
   prometheus::Gauge* prepared_claims_;
 };
-
-// The ResourceSlices of our driver on the node: every slice of it, labelled or not (a stale one,
-// e.g. left by the reference driver, is the agent's to delete). The API server indexes slices by
-// spec.nodeName, so each agent's list and watch cost the same at 10,000 nodes as at one; a label
-// selector would be matched against every slice's event.
-std::string sliceFieldSelector(const std::string& node);
 
 // One of our CDI spec files and the VFs it names.
 struct CdiSpecOnDisk {
