@@ -74,10 +74,6 @@ std::vector<std::string> addressesToRead(const api::ResourceClaim& claim, const 
 Result<PreparePlan> planPrepare(const PrepareInput& in) {
   const api::ResourceClaim& claim = *in.claim;
   const std::string who = "ResourceClaim " + claim.metadata.namespace_ + "/" + claim.metadata.name;
-  if (claim.metadata.uid != in.expected_uid) {
-    return refuse(who + " has UID " + claim.metadata.uid + ", not " + in.expected_uid +
-                  " (deleted and created again?)");
-  }
   if (!claim.status.allocation) return refuse(who + " is not allocated");
   const auto& reserved = claim.status.reserved_for;
   if (reserved.size() != 1 || reserved[0].resource != "pods") {

@@ -2,28 +2,29 @@
 // What the kubelet plugin does for one claim, decided from what it read (pure; the plugin reads
 // the claim, the node's devices and the host, calls these, and applies the result).
 //
-// planPrepare(): the claim must be the one kubelet named (same UID), allocated and reserved for
-// exactly one pod; each of its results for `driver` must be in this node's pool and a VF of this
-// node the host has. The scheduler's allocation is the contract: a VF allocated to the claim is
-// prepared also when it stopped being advertised since (a policy changed before the pod
-// started); advertising decides future allocations only. The plan records every such VF with its
-// effective VfConfig (dra/vf_config.h) and its original driver (from an interrupted earlier attempt
-// if there was one, so a crash between binding and recording never loses the driver to restore),
-// and says which VFs must be bound to another driver first. The driver a VfConfig names must be
-// vfio-pci, the VF's own kernel driver ("default", or its name) or one the administrator allowed: a
-// claim author never makes the agent bind a VF to an arbitrary kernel driver as root. A resource
-// filter's `drivers` (PrepareInput::device_drivers) picks the driver of a claim that names none
-// and limits the others. A VfConfig's netAttachDefNamespace, accepted for compatibility, must be
-// empty or the claim's own namespace: the agent reads NetworkAttachmentDefinitions for a claim
-// only where its author works. Where the agent attaches VFs itself (standalone mode), a VF that
-// stays on a kernel driver needs the NetworkAttachmentDefinition its VfConfig names, or the pod
-// would start without the interface: refused as the reference driver refuses it (which also
-// refuses vfio-pci VFs without one; those are devices the pod opens, and pass here), except in a
-// claim kube-scheduler made for a container's extended resource (annotated
-// resource.kubernetes.io/extended-resource-claim: "true"), whose network the pod's
-// k8s.v1.cni.cncf.io/networks annotation names (recorded: PreparedClaim::extended_resource, each
-// VF's k8s.cni.cncf.io/resourceName). A claim with none of our results has an empty plan.
-// Every refusal is kInvalidArgument with a message naming the claim and the device.
+// planPrepare(): the claim (which the kubelet plugin's helper checked is the one kubelet named)
+// must be allocated and reserved for exactly one pod; each of its results for `driver` must be in
+// this node's pool and a VF of this node the host has. The scheduler's allocation is the contract:
+// a VF allocated to the claim is prepared also when it stopped being advertised since (a policy
+// changed before the pod started); advertising decides future allocations only. The plan records
+// every such VF with its effective VfConfig (dra/vf_config.h) and its original driver (from an
+// interrupted earlier attempt if there was one, so a crash between binding and recording never
+// loses the driver to restore), and says which VFs must be bound to another driver first. The
+// driver a VfConfig names must be vfio-pci, the VF's own kernel driver ("default", or its name) or
+// one the administrator allowed: a claim author never makes the agent bind a VF to an arbitrary
+// kernel driver as root. A resource filter's `drivers` (PrepareInput::device_drivers) picks the
+// driver of a claim that names none and limits the others. A VfConfig's netAttachDefNamespace,
+// accepted for compatibility, must be empty or the claim's own namespace: the agent reads
+// NetworkAttachmentDefinitions for a claim only where its author works. Where the agent attaches
+// VFs itself (standalone mode), a VF that stays on a kernel driver needs the
+// NetworkAttachmentDefinition its VfConfig names, or the pod would start without the interface:
+// refused as the reference driver refuses it (which also refuses vfio-pci VFs without one; those
+// are devices the pod opens, and pass here), except in a claim kube-scheduler made for a
+// container's extended resource (annotated resource.kubernetes.io/extended-resource-claim: "true"),
+// whose network the pod's k8s.v1.cni.cncf.io/networks annotation names (recorded:
+// PreparedClaim::extended_resource, each VF's k8s.cni.cncf.io/resourceName). A claim with none of
+// our results has an empty plan. Every refusal is kInvalidArgument with a message naming the claim
+// and the device.
 //
 // deviceArtifacts(): once a VF is bound as planned, its CDI device for the claim and, when the
 // device carries the Multus attributes, its device-info file.
@@ -42,7 +43,6 @@ namespace sriovdra::dra {
 
 struct PrepareInput {
   const api::ResourceClaim* claim = nullptr;
-  std::string expected_uid;  // the UID kubelet named
   std::string driver;
   std::string node;
   // The claim's devices of this node, by name: as advertised, or for a device no longer

@@ -713,7 +713,7 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
   }
   REQUIRE(vfs.size() == 64);
   std::vector<KubeletClaim> claims;
-  claims.reserve(53);
+  claims.reserve(55);
   for (int i = 0; i < 50; ++i) {
     claims.push_back(p.createClaim("many-" + std::to_string(i), "pod-" + std::to_string(i),
                                    {{"vf", kDriver, vfs[static_cast<size_t>(i)]}}));
@@ -729,13 +729,18 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
   KubeletClaim pending{p.env.ns(), (*unallocated)["metadata"]["uid"].GetString(), "pending"};
   auto malformed = p.createClaim("malformed", "pod-y", {{"vf", kDriver, vfs[61]}},
                                  R"("ifName":"net1","mtu":9000)");
+  // Kubelet names a claim that was deleted and created again, and one that is gone.
+  KubeletClaim recreated{p.env.ns(), "5a0c1d2e-0000-4000-8000-0000000000aa", "many-0"};
+  KubeletClaim gone{p.env.ns(), "5a0c1d2e-0000-4000-8000-0000000000ab", "gone"};
   claims.push_back(elsewhere);
   claims.push_back(pending);
   claims.push_back(malformed);
+  claims.push_back(recreated);
+  claims.push_back(gone);
 
   auto prepared = KubeletClient::prepare(endpoint, "v1", claims);
   REQUIRE(prepared.ok());
-  REQUIRE(prepared->size() == 53);
+  REQUIRE(prepared->size() == 55);
   for (int i = 0; i < 50; ++i) {
     const auto& r = prepared->at(claims[static_cast<size_t>(i)].uid);
     INFO(claims[static_cast<size_t>(i)].name << ": " << r.error);
@@ -746,7 +751,11 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
              Catch::Contains("in pool other-node, another node's"));
   CHECK_THAT(prepared->at(pending.uid).error, Catch::Contains("is not allocated"));
   CHECK_THAT(prepared->at(malformed.uid).error, Catch::Contains("mtu: unknown field"));
-  for (const auto& bad : {elsewhere, pending, malformed}) {
+  CHECK(prepared->at(recreated.uid).error == "ResourceClaim " + p.env.ns() + "/many-0 has UID " +
+                                                 claims[0].uid + ", not " + recreated.uid +
+                                                 " (deleted and created again?)");
+  CHECK(prepared->at(gone.uid).error == "ResourceClaim " + p.env.ns() + "/gone does not exist");
+  for (const auto& bad : {elsewhere, pending, malformed, recreated, gone}) {
     CHECK(prepared->at(bad.uid).devices.empty());
     CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(bad.uid)));
   }

@@ -2,7 +2,8 @@
 // The NVIDIA GPU DRA driver's kubelet plugin, as much of it as a real node needs for the tests: a
 // kubelet asks every driver of a pod's claim to prepare it, and there is no GPU (or its driver)
 // here. Registers as gpu.nvidia.com with the kubelet's plugin registry and prepares a claim's
-// gpu.nvidia.com devices as allocated, with no CDI edits; unprepare does nothing. The GPUs' side
+// gpu.nvidia.com devices as allocated (the gRPC server's helper read the claims), with no CDI
+// edits; unprepare does nothing. The GPUs' side
 // in the API (ResourceSlices, DeviceClass) is dra_objects.h.
 #include <memory>
 #include <string>
@@ -21,12 +22,11 @@ class GpuKubeletPlugin : public kubelet_plugin::DraDriver {
   ~GpuKubeletPlugin() override;
 
   std::map<std::string, kubelet_plugin::PrepareResult> prepare(
-      const std::vector<kubelet_plugin::ClaimRef>& claims) override;
+      const std::vector<api::ResourceClaim>& claims) override;
   std::map<std::string, std::string> unprepare(
       const std::vector<kubelet_plugin::ClaimRef>& claims) override;
 
  private:
-  std::shared_ptr<kube::Client> client_;
   std::unique_ptr<kubelet_plugin::GrpcServer> server_;
 };
 

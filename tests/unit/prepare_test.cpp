@@ -63,7 +63,6 @@ host::VfAccess onDriver(const std::string& driver) {
 struct Row {
   std::string name;
   api::ResourceClaim claim;
-  std::string uid = "uid-1";
   bool advertised = true;
   std::optional<std::string> host_driver = "mlx5_core";  // nullopt: not on the host
   std::optional<std::string> earlier_original;           // an interrupted attempt recorded this
@@ -88,10 +87,6 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
   auto gpu_only = claim();
   gpu_only.status.allocation->results.pop_back();
   const std::vector<Row> rows = {
-      {.name = "another claim of the same name",
-       .claim = claim(),
-       .uid = "uid-0",
-       .error = "ResourceClaim ns/c has UID uid-1, not uid-0 (deleted and created again?)"},
       {.name = "not allocated",
        .claim = unallocated,
        .error = "ResourceClaim ns/c is not allocated"},
@@ -209,8 +204,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
   };
   for (const auto& row : rows) {
     INFO(row.name);
-    dra::PrepareInput in{
-        .claim = &row.claim, .expected_uid = row.uid, .driver = kDriver, .node = "n1"};
+    dra::PrepareInput in{.claim = &row.claim, .driver = kDriver, .node = "n1"};
     in.allowed_drivers = row.allowed;
     in.attaches = row.attaches;
     in.device_drivers["0000-11-00-1"] = row.drivers;
@@ -253,7 +247,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
 TEST_CASE("a claim with none of our devices has an empty plan", "[dra][plugin][unit]") {
   auto c = claim();
   c.status.allocation->results.pop_back();
-  dra::PrepareInput in{.claim = &c, .expected_uid = "uid-1", .driver = kDriver, .node = "n1"};
+  dra::PrepareInput in{.claim = &c, .driver = kDriver, .node = "n1"};
   auto plan = dra::planPrepare(in);
   REQUIRE(plan.ok());
   CHECK(plan->claim.devices.empty());
@@ -302,7 +296,7 @@ TEST_CASE("a VF of a needVhostNet group gets the vhost mounts unless the claim s
   for (const auto& row : rows) {
     INFO(row.name);
     auto c = claim(row.vf_config);
-    dra::PrepareInput in{.claim = &c, .expected_uid = "uid-1", .driver = kDriver, .node = "n1"};
+    dra::PrepareInput in{.claim = &c, .driver = kDriver, .node = "n1"};
     in.devices.emplace("0000-11-00-1", advertisedVf());
     in.host.emplace("0000:11:00.1", onDriver("mlx5_core"));
     if (row.in_group) in.vhost_net_vfs.insert("0000:11:00.1");

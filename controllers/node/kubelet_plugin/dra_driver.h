@@ -1,10 +1,14 @@
 #pragma once
-// What kubelet's DRA calls reach (grpc_server.h serves them): the node agent's Plugin, and in the
-// real-node tests a stand-in for another driver on the same kubelet. Implementations are called
-// from gRPC threads, concurrently; each serializes what it must.
+// What a DRA driver implements to be served to kubelet (grpc_server.h): the node agent's
+// KubeletPlugin, and in the real-node tests a stand-in for another driver on the same kubelet.
+// As with upstream's kubeletplugin helper, the driver gets decoded claims: the server has read
+// each one, checked it is the claim kubelet named (same UID) and allocated, answered the others
+// itself, and calls the driver one call at a time (helper.h).
 #include <map>
 #include <string>
 #include <vector>
+
+#include "api/resource.h"
 
 namespace sriovdra::kubelet_plugin {
 
@@ -30,9 +34,11 @@ struct PrepareResult {
 class DraDriver {
  public:
   virtual ~DraDriver() = default;
-  // claim UID -> the claim's devices, or its error
-  virtual std::map<std::string, PrepareResult> prepare(const std::vector<ClaimRef>& claims) = 0;
-  // claim UID -> error ("" = done)
+  // The claims as the API server has them, each allocated. Claim UID -> its devices, or its
+  // error; a claim missing from the answer fails with a message saying so.
+  virtual std::map<std::string, PrepareResult> prepare(
+      const std::vector<api::ResourceClaim>& claims) = 0;
+  // References only: the claims may be gone from the API server. Claim UID -> error ("" = done).
   virtual std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims) = 0;
 };
 

@@ -48,12 +48,12 @@ class RegistrationService final : public reg::Registration::Service {
 template <typename Ns>
 class DraService final : public Ns::DRAPlugin::Service {
  public:
-  explicit DraService(DraDriver& driver) : driver_(driver) {}
+  explicit DraService(Helper& helper) : helper_(helper) {}
 
   grpc::Status NodePrepareResources(grpc::ServerContext*,
                                     const typename Ns::NodePrepareResourcesRequest* req,
                                     typename Ns::NodePrepareResourcesResponse* resp) override {
-    auto results = driver_.prepare(claims(*req));
+    auto results = helper_.prepare(claims(*req));
     for (auto& [uid, result] : results) {
       auto& out = (*resp->mutable_claims())[uid];
       out.set_error(result.error);
@@ -71,7 +71,7 @@ class DraService final : public Ns::DRAPlugin::Service {
   grpc::Status NodeUnprepareResources(grpc::ServerContext*,
                                       const typename Ns::NodeUnprepareResourcesRequest* req,
                                       typename Ns::NodeUnprepareResourcesResponse* resp) override {
-    for (auto& [uid, error] : driver_.unprepare(claims(*req))) {
+    for (auto& [uid, error] : helper_.unprepare(claims(*req))) {
       (*resp->mutable_claims())[uid].set_error(error);
     }
     return grpc::Status::OK;
@@ -85,7 +85,7 @@ class DraService final : public Ns::DRAPlugin::Service {
     return out;
   }
 
-  DraDriver& driver_;
+  Helper& helper_;
 };
 
 struct V1 {
@@ -134,12 +134,13 @@ Result<std::unique_ptr<grpc::Server>> listen(const std::string& path,
 }  // namespace
 
 Result<std::unique_ptr<GrpcServer>> GrpcServer::start(DraDriver& driver,
+                                                      std::shared_ptr<kube::Client> client,
                                                       const GrpcServerOptions& options) {
-  std::unique_ptr<GrpcServer> s(new GrpcServer());
+  std::unique_ptr<GrpcServer> s(new GrpcServer(driver, std::move(client)));
   s->dra_socket_ = options.plugins_dir + "/" + options.driver_name + "/dra.sock";
   s->registration_socket_ = options.registry_dir + "/" + options.driver_name + "-reg.sock";
-  s->v1_service_ = std::make_unique<DraService<V1>>(driver);
-  s->v1beta1_service_ = std::make_unique<DraService<V1beta1>>(driver);
+  s->v1_service_ = std::make_unique<DraService<V1>>(s->helper_);
+  s->v1beta1_service_ = std::make_unique<DraService<V1beta1>>(s->helper_);
   auto dra = listen(s->dra_socket_, {s->v1_service_.get(), s->v1beta1_service_.get()});
   if (!dra.ok()) return dra.status();
   s->dra_server_ = std::move(*dra);
@@ -153,6 +154,9 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(DraDriver& driver,
                 << ", DRA socket " << s->dra_socket_;
   return s;
 }
+
+GrpcServer::GrpcServer(DraDriver& driver, std::shared_ptr<kube::Client> client)
+    : helper_(driver, std::move(client)) {}
 
 GrpcServer::~GrpcServer() { stop(); }
 

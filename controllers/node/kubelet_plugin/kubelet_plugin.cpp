@@ -20,16 +20,9 @@
 #include "host/discovery.h"
 #include "host/pci.h"
 #include "kube/object_meta.h"
-#include "metrics/registry.h"
 
 namespace sriovdra::kubelet_plugin {
 namespace {
-
-using Steady = std::chrono::steady_clock;
-
-std::string claimName(const ClaimRef& r) { return r.namespace_ + "/" + r.name; }
-
-Status claimError(const std::string& what) { return Status(Code::kInvalidArgument, what); }
 
 // A driver for messages: "" is the VF's default driver.
 std::string driverText(const std::string& driver) {
@@ -51,59 +44,31 @@ KubeletPlugin::KubeletPlugin(std::shared_ptr<kube::Client> client,
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       local_(local),
-      options_(std::move(options)) {
-  auto& requests = prometheus::BuildCounter()
-                       .Name("sriov_dra_kubelet_plugin_claims_total")
-                       .Help("Claims the kubelet asked to prepare or unprepare, by outcome")
-                       .Register(metrics::registry());
-  prepare_ok_ = &requests.Add({{"operation", "prepare"}, {"result", "success"}});
-  prepare_failed_ = &requests.Add({{"operation", "prepare"}, {"result", "error"}});
-  unprepare_ok_ = &requests.Add({{"operation", "unprepare"}, {"result", "success"}});
-  unprepare_failed_ = &requests.Add({{"operation", "unprepare"}, {"result", "error"}});
-  auto& seconds = prometheus::BuildHistogram()
-                      .Name("sriov_dra_kubelet_plugin_request_duration_seconds")
-                      .Help("Time to answer one NodePrepareResources / NodeUnprepareResources call")
-                      .Register(metrics::registry());
-  prepare_seconds_ = &seconds.Add({{"operation", "prepare"}}, metrics::reconcileTimeBuckets());
-  unprepare_seconds_ = &seconds.Add({{"operation", "unprepare"}}, metrics::reconcileTimeBuckets());
-}
+      options_(std::move(options)) {}
 
 KubeletPlugin::~KubeletPlugin() = default;
 
-std::map<std::string, PrepareResult> KubeletPlugin::prepare(const std::vector<ClaimRef>& claims) {
-  std::lock_guard calls(calls_mu_);
-  auto start = Steady::now();
+std::map<std::string, PrepareResult> KubeletPlugin::prepare(
+    const std::vector<api::ResourceClaim>& claims) {
   std::map<std::string, PrepareResult> out;
-  for (const auto& ref : claims) {
-    auto devices = prepareClaim(ref);
+  for (const auto& claim : claims) {
+    auto devices = prepareClaim(claim);
+    auto& result = out[claim.metadata.uid];
     if (devices.ok()) {
-      out[ref.uid].devices = std::move(*devices);
-      prepare_ok_->Increment();
+      result.devices = std::move(*devices);
     } else {
-      out[ref.uid].error = devices.status().message();
-      prepare_failed_->Increment();
-      SDRA_LOG_WARN << "preparing ResourceClaim " << claimName(ref) << " (" << ref.uid
-                    << "): " << devices.status().message();
+      result.error = devices.status().message();
     }
   }
-  prepare_seconds_->Observe(std::chrono::duration<double>(Steady::now() - start).count());
   return out;
 }
 
 std::map<std::string, std::string> KubeletPlugin::unprepare(const std::vector<ClaimRef>& claims) {
-  std::lock_guard calls(calls_mu_);
-  auto start = Steady::now();
   std::map<std::string, std::string> out;
   for (const auto& ref : claims) {
     Status st = unprepareClaim(ref.uid);
     out[ref.uid] = st.isOk() ? "" : st.message();
-    (st.isOk() ? unprepare_ok_ : unprepare_failed_)->Increment();
-    if (!st.isOk()) {
-      SDRA_LOG_WARN << "unpreparing ResourceClaim " << claimName(ref) << " (" << ref.uid
-                    << "): " << st.message();
-    }
   }
-  unprepare_seconds_->Observe(std::chrono::duration<double>(Steady::now() - start).count());
   return out;
 }
 
@@ -117,21 +82,20 @@ std::vector<PreparedDeviceResult> KubeletPlugin::results(const dra::PreparedClai
 
 // Prepare = fetch what planPrepare() needs, call it, then apply the plan: record the claim
 // (Preparing), bind, write the CDI specs and device-info files, record it Prepared, report.
-Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(const ClaimRef& ref) {
-  if (auto earlier = local_.claim(ref.uid);
+Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(
+    const api::ResourceClaim& claim) {
+  if (auto earlier = local_.claim(claim.metadata.uid);
       earlier && earlier->state == dra::PreparedClaim::State::kPrepared) {
     return results(*earlier);
   }
-  auto claim = readClaim(ref);
-  if (!claim.ok()) return claim.status();
   auto host = local_.holdHost();
   dra::PreparedClaim earlier;
-  auto plan = dra::planPrepare(gather(ref, *claim, earlier));
+  auto plan = dra::planPrepare(gather(claim, earlier));
   if (!plan.ok()) return plan.status();
   dra::PreparedClaim& pc = plan->claim;
   if (pc.devices.empty()) return std::vector<PreparedDeviceResult>{};
   SDRA_RETURN_IF_ERROR(local_.record(pc));
-  if (Status st = applyPlan(*plan, *claim); !st.isOk()) return undo(pc, st);
+  if (Status st = applyPlan(*plan, claim); !st.isOk()) return undo(pc, st);
   pc.state = dra::PreparedClaim::State::kPrepared;
   SDRA_RETURN_IF_ERROR(local_.record(pc));
   if (Status st = writePodSpec(pc.pod_uid); !st.isOk()) {
@@ -144,22 +108,9 @@ Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(const Clai
   return results(pc);
 }
 
-Result<api::ResourceClaim> KubeletPlugin::readClaim(const ClaimRef& ref) {
-  const std::string who = "ResourceClaim " + claimName(ref);
-  auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
-  if (!got.ok()) {
-    if (got.status().code() == Code::kNotFound) return claimError(who + " does not exist");
-    return Status(got.status().code(), "reading " + who + ": " + got.status().message());
-  }
-  auto claim = api::ResourceClaim::decode(*got);
-  if (!claim.ok()) return claimError(who + ": " + claim.status().message());
-  return claim;
-}
-
-dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::ResourceClaim& claim,
+dra::PrepareInput KubeletPlugin::gather(const api::ResourceClaim& claim,
                                         dra::PreparedClaim& earlier) {
   dra::PrepareInput input{.claim = &claim,
-                          .expected_uid = ref.uid,
                           .driver = options_.driver_name,
                           .node = options_.node_name,
                           .allowed_drivers = options_.allowed_drivers,
@@ -171,7 +122,8 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
       if (auto adv = local_.advertised(r.device)) {
         input.devices.emplace(r.device, std::move(*adv));
       } else if (auto found = local_.discovered(r.device)) {
-        SDRA_LOG_INFO << "ResourceClaim " << claimName(ref) << ": device " << r.device
+        SDRA_LOG_INFO << "ResourceClaim " << claim.metadata.namespace_ << "/" << claim.metadata.name
+                      << ": device " << r.device
                       << " is no longer advertised; it is allocated to the claim, so it is "
                       << "prepared as the node discovered it";
         input.devices.emplace(r.device, std::move(*found));
@@ -182,7 +134,7 @@ dra::PrepareInput KubeletPlugin::gather(const ClaimRef& ref, const api::Resource
     input.host.emplace(pci, host::readVfAccess(*sysfs_, pci));
     if (local_.needsVhostNet(pci)) input.vhost_net_vfs.insert(pci);
   }
-  if (auto recorded = local_.claim(ref.uid)) {
+  if (auto recorded = local_.claim(claim.metadata.uid)) {
     earlier = std::move(*recorded);
     input.earlier = &earlier;
   }

@@ -1,21 +1,20 @@
 #pragma once
 // The kubelet DRA plugin of the node agent: NodePrepareResources and NodeUnprepareResources for
 // this driver's devices on this node (the gRPC services are in grpc_server.h).
-// Prepare, per claim: read the ResourceClaim; it must be allocated and reserved for one pod, and
-// each of our results must name this node's pool and a device the agent advertises and the host
-// has. Then: merge the VfConfigs (dra/vf_config.h); record the claim as Preparing in the
-// checkpoint with each VF's driver; bind the VFs the config asks for through sysfs; write a CDI
-// spec for the claim and one for the pod (dra/cdi.h), the Multus device-info file and, when
-// enabled, the KEP-5304 metadata files (dra/device_metadata.h); record the
-// claim as Prepared; add our entries to the claim's status.devices with a merge patch guarded
-// by the claim's resourceVersion (other drivers' entries stay). The decision is
-// dra::planPrepare(); this class fetches its inputs and applies it. A claim prepared before gets
-// the same answer without touching the host. Unprepare undoes all of it, also after a restart and
-// for claims already deleted, and for claims a lost checkpoint forgot (from their CDI spec on
-// disk). Calls are serialized; one claim's failure never fails another. The checkpoint, the view
-// of what the node advertises, the host lock and the claim status writer are the node's
-// (node/state/local_state.h): the agent reads the same checkpoint, so it never tears down a
-// prepared VF.
+// Prepare, per claim (read, checked and serialized by the gRPC server's helper, helper.h): it must
+// be reserved for one pod, and each of our results must name this node's pool and a device the
+// agent advertises and the host has. Then: merge the VfConfigs (dra/vf_config.h); record the claim
+// as Preparing in the checkpoint with each VF's driver; bind the VFs the config asks for through
+// sysfs; write a CDI spec for the claim and one for the pod (dra/cdi.h), the Multus device-info
+// file and, when enabled, the KEP-5304 metadata files (dra/device_metadata.h); record the claim as
+// Prepared; add our entries to the claim's status.devices with a merge patch guarded by the claim's
+// resourceVersion (other drivers' entries stay). The decision is dra::planPrepare(); this class
+// fetches its inputs and applies it. A claim prepared before gets the same answer without touching
+// the host. Unprepare undoes all of it, also after a restart and for claims already deleted, and
+// for claims a lost checkpoint forgot (from their CDI spec on disk). One claim's failure never
+// fails another. The checkpoint, the view of what the node advertises, the host lock and the claim
+// status writer are the node's (node/state/local_state.h): the agent reads the same checkpoint, so
+// it never tears down a prepared VF.
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -33,11 +32,6 @@
 #include "kube/client.h"
 #include "node/kubelet_plugin/dra_driver.h"
 #include "node/state/local_state.h"
-
-namespace prometheus {
-class Counter;
-class Histogram;
-}  // namespace prometheus
 
 namespace sriovdra::kubelet_plugin {
 
@@ -59,15 +53,14 @@ class KubeletPlugin : public DraDriver {
                 node::LocalState& local, KubeletPluginOptions options);
   ~KubeletPlugin() override;
 
-  std::map<std::string, PrepareResult> prepare(const std::vector<ClaimRef>& claims) override;
+  std::map<std::string, PrepareResult> prepare(
+      const std::vector<api::ResourceClaim>& claims) override;
   std::map<std::string, std::string> unprepare(const std::vector<ClaimRef>& claims) override;
 
  private:
-  Result<std::vector<PreparedDeviceResult>> prepareClaim(const ClaimRef& ref);
-  Result<api::ResourceClaim> readClaim(const ClaimRef& ref);
+  Result<std::vector<PreparedDeviceResult>> prepareClaim(const api::ResourceClaim& claim);
   // What planPrepare() needs; `earlier` holds the checkpoint's record the input points to.
-  dra::PrepareInput gather(const ClaimRef& ref, const api::ResourceClaim& claim,
-                           dra::PreparedClaim& earlier);
+  dra::PrepareInput gather(const api::ResourceClaim& claim, dra::PreparedClaim& earlier);
   // Binds, then writes the CDI specs, device-info and metadata files (host lock held).
   Status applyPlan(dra::PreparePlan& plan, const api::ResourceClaim& claim);
   // With metadata on: each request's metadata file and its CDI spec; the devices of the request
@@ -96,15 +89,6 @@ class KubeletPlugin : public DraDriver {
   std::shared_ptr<host::Sysfs> sysfs_;
   node::LocalState& local_;
   const KubeletPluginOptions options_;
-
-  std::mutex calls_mu_;  // one prepare/unprepare at a time
-
-  prometheus::Counter* prepare_ok_;
-  prometheus::Counter* prepare_failed_;
-  prometheus::Counter* unprepare_ok_;
-  prometheus::Counter* unprepare_failed_;
-  prometheus::Histogram* prepare_seconds_;
-  prometheus::Histogram* unprepare_seconds_;
 };
 
 }  // namespace sriovdra::kubelet_plugin

@@ -1,0 +1,120 @@
+#include "node/kubelet_plugin/helper.h"
+
+#include <chrono>
+
+#include <prometheus/counter.h>
+#include <prometheus/histogram.h>
+
+#include "api/names.h"
+#include "base/log.h"
+#include "metrics/registry.h"
+
+namespace sriovdra::kubelet_plugin {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+std::string claimName(const ClaimRef& r) { return "ResourceClaim " + r.namespace_ + "/" + r.name; }
+
+prometheus::Counter& claimsCounter(const char* operation, bool ok) {
+  static auto& f = prometheus::BuildCounter()
+                       .Name("sriov_dra_kubelet_plugin_claims_total")
+                       .Help("Claims the kubelet asked to prepare or unprepare, by outcome")
+                       .Register(metrics::registry());
+  return f.Add({{"operation", operation}, {"result", ok ? "success" : "error"}});
+}
+
+// Observes the time from construction to destruction under the request duration histogram.
+class CallTimer {
+ public:
+  explicit CallTimer(const char* operation) : operation_(operation) {}
+  ~CallTimer() {
+    static auto& f =
+        prometheus::BuildHistogram()
+            .Name("sriov_dra_kubelet_plugin_request_duration_seconds")
+            .Help("Time to answer one NodePrepareResources / NodeUnprepareResources call")
+            .Register(metrics::registry());
+    f.Add({{"operation", operation_}}, metrics::reconcileTimeBuckets())
+        .Observe(std::chrono::duration<double>(Steady::now() - start_).count());
+  }
+  CallTimer(const CallTimer&) = delete;
+  CallTimer& operator=(const CallTimer&) = delete;
+
+ private:
+  const char* operation_;
+  Steady::time_point start_ = Steady::now();
+};
+
+}  // namespace
+
+Status checkClaim(const ClaimRef& ref, const api::ResourceClaim& claim) {
+  if (claim.metadata.uid != ref.uid) {
+    return Status(Code::kInvalidArgument, claimName(ref) + " has UID " + claim.metadata.uid +
+                                              ", not " + ref.uid + " (deleted and created again?)");
+  }
+  if (!claim.status.allocation) {
+    return Status(Code::kInvalidArgument, claimName(ref) + " is not allocated");
+  }
+  return Status::ok();
+}
+
+Helper::Helper(DraDriver& driver, std::shared_ptr<kube::Client> client)
+    : driver_(driver), client_(std::move(client)) {}
+
+Result<api::ResourceClaim> Helper::read(const ClaimRef& ref) const {
+  auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
+  if (!got.ok()) {
+    if (got.status().code() == Code::kNotFound) {
+      return Status(Code::kInvalidArgument, claimName(ref) + " does not exist");
+    }
+    return Status(got.status().code(), "reading " + claimName(ref) + ": " + got.status().message());
+  }
+  auto claim = api::ResourceClaim::decode(*got);
+  if (!claim.ok()) {
+    return Status(Code::kInvalidArgument, claimName(ref) + ": " + claim.status().message());
+  }
+  SDRA_RETURN_IF_ERROR(checkClaim(ref, *claim));
+  return claim;
+}
+
+std::map<std::string, PrepareResult> Helper::prepare(const std::vector<ClaimRef>& claims) {
+  std::lock_guard calls(calls_mu_);
+  CallTimer timer("prepare");
+  std::map<std::string, PrepareResult> out;
+  std::vector<api::ResourceClaim> read_claims;
+  for (const auto& ref : claims) {
+    auto claim = read(ref);
+    if (claim.ok()) {
+      read_claims.push_back(std::move(*claim));
+    } else {
+      out[ref.uid].error = claim.status().message();
+    }
+  }
+  if (!read_claims.empty()) out.merge(driver_.prepare(read_claims));
+  for (const auto& ref : claims) {
+    auto [it, missing] = out.try_emplace(ref.uid);
+    PrepareResult& result = it->second;
+    if (missing) result.error = "the driver did not answer for this claim";
+    claimsCounter("prepare", result.error.empty()).Increment();
+    if (!result.error.empty()) {
+      SDRA_LOG_WARN << "preparing " << claimName(ref) << " (" << ref.uid << "): " << result.error;
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::string> Helper::unprepare(const std::vector<ClaimRef>& claims) {
+  std::lock_guard calls(calls_mu_);
+  CallTimer timer("unprepare");
+  auto out = driver_.unprepare(claims);
+  for (const auto& ref : claims) {
+    auto it = out.try_emplace(ref.uid, "the driver did not answer for this claim").first;
+    claimsCounter("unprepare", it->second.empty()).Increment();
+    if (!it->second.empty()) {
+      SDRA_LOG_WARN << "unpreparing " << claimName(ref) << " (" << ref.uid << "): " << it->second;
+    }
+  }
+  return out;
+}
+
+}  // namespace sriovdra::kubelet_plugin
