@@ -68,28 +68,35 @@ std::vector<std::string> addressesToRead(const api::ResourceClaim& claim, const 
   return out;
 }
 
-// Long on purpose: the checks of one claim in the order the reference driver makes them (the
-// claim, then each of our results, then their configs), each with its own message, then the plan
-// that follows from them; split up, the order of the refusals would be hard to see.
-Result<PreparePlan> planPrepare(const PrepareInput& in) {
-  const api::ResourceClaim& claim = *in.claim;
-  const std::string who = "ResourceClaim " + claim.metadata.namespace_ + "/" + claim.metadata.name;
+namespace {
+
+// One of the claim's results for our driver, in this node's pool, with its VF's PCI address.
+struct OurResult {
+  const api::DeviceRequestAllocationResult* result;
+  std::string pci;
+};
+
+// The claim as a whole: allocated, reserved for exactly one pod.
+Result<PreparedClaim> claimToPrepare(const api::ResourceClaim& claim, const std::string& who) {
   if (!claim.status.allocation) return refuse(who + " is not allocated");
   const auto& reserved = claim.status.reserved_for;
   if (reserved.size() != 1 || reserved[0].resource != "pods") {
     return refuse(who + " is reserved for " + std::to_string(reserved.size()) +
                   " consumer(s); a VF is prepared for exactly one pod");
   }
-  PreparePlan plan;
-  plan.claim = {
+  return PreparedClaim{
       .uid = claim.metadata.uid,
       .namespace_ = claim.metadata.namespace_,
       .name = claim.metadata.name,
       .pod_uid = reserved[0].uid,
       .extended_resource = claim.metadata.annotation(kExtendedResourceClaimAnnotation) == "true"};
+}
+
+// Our results: each in this node's pool and a VF the node knows; otherwise every problem at once.
+Result<std::vector<OurResult>> ourResults(const PrepareInput& in, const std::string& who) {
   std::vector<std::string> problems;
-  std::vector<std::pair<const api::DeviceRequestAllocationResult*, std::string>> ours;
-  for (const auto& r : claim.status.allocation->results) {
+  std::vector<OurResult> ours;
+  for (const auto& r : in.claim->status.allocation->results) {
     if (r.driver != in.driver) continue;
     if (r.pool != in.node) {
       problems.push_back("device " + r.device + " is in pool " + r.pool +
@@ -105,10 +112,81 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
                          " (neither advertised nor discovered there)");
       continue;
     }
-    ours.emplace_back(&r, *pci);
+    ours.push_back({&r, *pci});
   }
   if (!problems.empty()) return refuse(who + ": " + join(problems, "; "));
-  if (ours.empty()) return plan;
+  return ours;
+}
+
+// A VfConfig's netAttachDefNamespace: empty or the claim's own.
+Status checkNadNamespace(const PreparedDevice& d, const std::string& claim_ns,
+                         const std::string& where) {
+  const auto& nad_ns = d.config.net_attach_def_namespace;
+  if (!nad_ns || nad_ns->empty() || *nad_ns == claim_ns) return Status();
+  std::string message = where + ": VfConfig netAttachDefNamespace \"";
+  message.append(*nad_ns)
+      .append("\" is not the claim's namespace; a claim uses only the ")
+      .append("NetworkAttachmentDefinitions of its own namespace (as the reference driver ")
+      .append("does): create the NetworkAttachmentDefinition in ")
+      .append(claim_ns)
+      .append(" and drop netAttachDefNamespace");
+  return refuse(message);
+}
+
+// The driver the device's config names: within its filter's drivers, then vfio-pci, its own
+// kernel driver or one the administrator allows.
+Status checkDriver(const PrepareInput& in, const std::string& who, const std::string& request,
+                   PreparedDevice& d) {
+  if (auto limit = in.device_drivers.find(d.device); limit != in.device_drivers.end()) {
+    SDRA_RETURN_IF_ERROR(
+        limitDriver(limit->second, who + ": request " + request + ": device " + d.device, d));
+  }
+  auto target = d.config.targetDriver();
+  if (!target || target->empty() || *target == "vfio-pci" || in.allowed_drivers.count(*target) ||
+      (!host::isUserspaceDriver(d.original_driver) && *target == d.original_driver)) {
+    return Status();
+  }
+  std::string own = host::isUserspaceDriver(d.original_driver) || d.original_driver.empty()
+                        ? std::string()
+                        : ", " + d.original_driver + " (its own)";
+  std::string message = who + ": device " + d.device + ": driver \"" + *target;
+  message.append("\" is not allowed; a claim may ask for \"vfio-pci\", \"default\"")
+      .append(own)
+      .append(" or a driver the administrator allows with the agent's --allowed-vf-drivers");
+  return refuse(message);
+}
+
+// Standalone mode: a VF that stays a network interface needs the NAD the agent attaches it with
+// (an extended-resource claim's VF takes its network from the pod's annotation at attach).
+Status checkAttachable(const PrepareInput& in, const PreparedClaim& pc, const std::string& where,
+                       const PreparedDevice& d, const std::string& current_driver) {
+  if (!in.attaches || !d.config.keepsNetdev(current_driver) || pc.extended_resource ||
+      !d.config.net_attach_def_name.value_or("").empty()) {
+    return Status();
+  }
+  std::string message = where + ": device " + d.device;
+  message.append(" stays a network interface, but its VfConfig names no netAttachDefName: the ")
+      .append("agent attaches a VF to a pod only through a NetworkAttachmentDefinition, so the ")
+      .append("pod would start without it. Name one of namespace ")
+      .append(pc.namespace_)
+      .append(" in the claim's VfConfig, ask for driver \"vfio-pci\" to use the VF as a ")
+      .append("device, or run the agent with --configuration-mode=multus");
+  return refuse(message);
+}
+
+}  // namespace
+
+// The checks in the order the reference driver makes them: the claim, our results, their
+// configs, then each device (on the host, its network's namespace, its driver, its network).
+Result<PreparePlan> planPrepare(const PrepareInput& in) {
+  const api::ResourceClaim& claim = *in.claim;
+  const std::string who = "ResourceClaim " + claim.metadata.namespace_ + "/" + claim.metadata.name;
+  auto prepared = claimToPrepare(claim, who);
+  if (!prepared.ok()) return prepared.status();
+  PreparePlan plan{.claim = std::move(*prepared)};
+  auto ours = ourResults(in, who);
+  if (!ours.ok()) return ours.status();
+  if (ours->empty()) return plan;
   auto configs = vfConfigsByRequest(*claim.status.allocation, in.driver);
   if (!configs.ok()) return refuse(who + ": " + configs.status().message());
 
@@ -116,7 +194,7 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
   if (in.earlier != nullptr) {
     for (const auto& d : in.earlier->devices) known_original[d.pci_address] = d.original_driver;
   }
-  for (const auto& [r, pci] : ours) {
+  for (const auto& [r, pci] : *ours) {
     auto access = in.host.find(pci);
     if (access == in.host.end() || !access->second.ok()) {
       std::string why = access == in.host.end() ? "not read" : access->second.status().message();
@@ -124,64 +202,28 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
       message.append(" (").append(pci).append(") is not on the host: ").append(why);
       return refuse(message);
     }
+    const std::string& current = access->second->driver;
     auto known = known_original.find(pci);
-    PreparedDevice d{
-        .request_names = {r->request},
-        .pool = r->pool,
-        .device = r->device,
-        .pci_address = pci,
-        .config = configs->at(r->request),
-        .original_driver = known != known_original.end() ? known->second : access->second->driver,
-        .resource_name =
-            api::stringAttribute(in.devices.at(r->device), in.driver, api::attr::kCniResourceName)
-                .value_or("")};
-    if (const auto& nad_ns = d.config.net_attach_def_namespace;
-        nad_ns && !nad_ns->empty() && *nad_ns != claim.metadata.namespace_) {
-      std::string message = who + ": request " + r->request + ": VfConfig netAttachDefNamespace \"";
-      message.append(*nad_ns)
-          .append("\" is not the claim's namespace; a claim uses only the ")
-          .append("NetworkAttachmentDefinitions of its own namespace (as the reference driver ")
-          .append("does): create the NetworkAttachmentDefinition in ")
-          .append(claim.metadata.namespace_)
-          .append(" and drop netAttachDefNamespace");
-      return refuse(message);
-    }
+    PreparedDevice d{.request_names = {r->request},
+                     .pool = r->pool,
+                     .device = r->device,
+                     .pci_address = pci,
+                     .config = configs->at(r->request),
+                     .original_driver = known != known_original.end() ? known->second : current,
+                     .resource_name = api::stringAttribute(in.devices.at(r->device), in.driver,
+                                                           api::attr::kCniResourceName)
+                                          .value_or("")};
+    const std::string where = who + ": request " + r->request;
+    SDRA_RETURN_IF_ERROR(checkNadNamespace(d, claim.metadata.namespace_, where));
     if (in.vhost_net_vfs.count(pci) != 0 && !d.config.add_vhost_mount) {
-      d.config.add_vhost_mount = true;
+      d.config.add_vhost_mount = true;  // unless the claim says otherwise
     }
+    SDRA_RETURN_IF_ERROR(checkDriver(in, who, r->request, d));
+    SDRA_RETURN_IF_ERROR(checkAttachable(in, plan.claim, where, d, current));
     PlannedVf vf{.rebind_to = std::nullopt, .device = in.devices.at(r->device)};
-    if (auto limit = in.device_drivers.find(r->device); limit != in.device_drivers.end()) {
-      SDRA_RETURN_IF_ERROR(
-          limitDriver(limit->second, who + ": request " + r->request + ": device " + r->device, d));
+    if (auto target = d.config.targetDriver(); target && needsRebind(*target, current)) {
+      vf.rebind_to = *target;
     }
-    auto target = d.config.targetDriver();
-    if (target && !target->empty() && *target != "vfio-pci" &&
-        in.allowed_drivers.count(*target) == 0 &&
-        (host::isUserspaceDriver(d.original_driver) || *target != d.original_driver)) {
-      std::string own = host::isUserspaceDriver(d.original_driver) || d.original_driver.empty()
-                            ? std::string()
-                            : ", " + d.original_driver + " (its own)";
-      std::string message = who + ": device " + r->device + ": driver \"" + *target;
-      message.append("\" is not allowed; a claim may ask for \"vfio-pci\", \"default\"")
-          .append(own)
-          .append(" or a driver the administrator allows with the agent's --allowed-vf-drivers");
-      return refuse(message);
-    }
-    bool kernel_driver = d.config.keepsNetdev(access->second->driver);
-    // An extended-resource claim's VF takes its network from the pod's annotation at attach.
-    if (in.attaches && kernel_driver && !plan.claim.extended_resource &&
-        d.config.net_attach_def_name.value_or("").empty()) {
-      std::string message = who + ": request " + r->request + ": device " + r->device;
-      message.append(" stays a network interface, but its VfConfig names no netAttachDefName: the ")
-          .append(
-              "agent attaches a VF to a pod only through a NetworkAttachmentDefinition, so the ")
-          .append("pod would start without it. Name one of namespace ")
-          .append(claim.metadata.namespace_)
-          .append(" in the claim's VfConfig, ask for driver \"vfio-pci\" to use the VF as a ")
-          .append("device, or run the agent with --configuration-mode=multus");
-      return refuse(message);
-    }
-    if (target && needsRebind(*target, access->second->driver)) vf.rebind_to = *target;
     plan.claim.devices.push_back(std::move(d));
     plan.vfs.push_back(std::move(vf));
   }

@@ -78,18 +78,17 @@ std::vector<SliceSummary> summaries(const std::vector<PublishedSlice>& slices) {
   return out;
 }
 
-// Long on purpose: the three steps of a publication in order (the devices that exist, their
-// split into slices of at most 128, which slices differ from what is published), sharing the
-// maps built in the first.
-SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
-                     const std::vector<api::InterfaceExt>& discovered,
-                     const std::vector<SliceSummary>& previous) {
-  SliceSet out;
+namespace {
+
+// Step 1: the devices that exist, with their attributes, by name; the others go to
+// out.missing (not discovered) or out.refused (attributes the API would refuse).
+std::map<std::string, api::SliceDevice> presentDevices(
+    const std::vector<api::Device>& devices, const std::vector<api::InterfaceExt>& discovered,
+    SliceSet& out) {
   std::map<std::string, std::pair<const api::InterfaceExt*, const api::VirtualFunction*>> vfs;
   for (const auto& pf : discovered) {
     for (const auto& vf : pf.vfs) vfs[vf.pci_address] = {&pf, &vf};
   }
-  // The devices that exist, with their attributes, by name.
   std::map<std::string, api::SliceDevice> present;
   for (const auto& d : devices) {
     auto it = vfs.find(d.pci_address);
@@ -108,38 +107,95 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     }
     present.emplace(d.name, std::move(dev));
   }
+  return present;
+}
 
-  size_t needed = std::max<size_t>(
-      1, (present.size() + api::kMaxDevicesPerSlice - 1) / api::kMaxDevicesPerSlice);
-  std::map<std::string, size_t> was;  // device -> previous slice index
-  std::map<size_t, const SliceSummary*> prev_by_index;
+// The published slices by index among the first `needed + previous.size()` names.
+std::map<size_t, const SliceSummary*> previousByIndex(const std::string& node,
+                                                      const std::vector<SliceSummary>& previous,
+                                                      size_t needed) {
+  std::map<size_t, const SliceSummary*> out;
   for (const auto& p : previous) {
     for (size_t i = 0; i < needed + previous.size(); ++i) {
-      if (p.name != sliceName(node, i)) continue;
-      prev_by_index[i] = &p;
-      for (const auto& d : p.devices) was[d] = i;
+      if (p.name == sliceName(node, i)) out[i] = &p;
     }
   }
-  std::vector<std::vector<std::string>> members(needed);
+  return out;
+}
+
+// Step 2: the split into `needed` slices of at most 128 with stable membership: a device stays
+// in its slice while that slice is kept and has room; the others fill the first with room.
+std::vector<std::vector<std::string>> members(
+    const std::map<std::string, api::SliceDevice>& present,
+    const std::map<size_t, const SliceSummary*>& previous, size_t needed) {
+  std::map<std::string, size_t> was;  // device -> previous slice index
+  for (const auto& [i, p] : previous) {
+    for (const auto& d : p->devices) was[d] = i;
+  }
+  std::vector<std::vector<std::string>> out(needed);
   std::vector<std::string> unplaced;
   for (const auto& [name, dev] : present) {
     auto it = was.find(name);
     if (it != was.end() && it->second < needed &&
-        members[it->second].size() < api::kMaxDevicesPerSlice) {
-      members[it->second].push_back(name);
+        out[it->second].size() < api::kMaxDevicesPerSlice) {
+      out[it->second].push_back(name);
     } else {
       unplaced.push_back(name);
     }
   }
   for (const auto& name : unplaced) {
-    for (auto& m : members) {
+    for (auto& m : out) {
       if (m.size() < api::kMaxDevicesPerSlice) {
         m.push_back(name);
         break;
       }
     }
   }
+  return out;
+}
 
+// Step 3: which slices differ from what is published (ignoring the generation)? Each is
+// compared as if of its old generation; that digest is its final one when the generation stays.
+// Once two differ, every slice takes the next generation and gets its digest afresh, so
+// comparing stops.
+void setGenerations(std::vector<PublishedSlice>& slices,
+                    const std::map<size_t, const SliceSummary*>& previous_by_index,
+                    size_t previous_count, int64_t generation) {
+  const size_t needed = slices.size();
+  size_t changed = previous_count > needed ? previous_count - needed : 0;
+  for (size_t i = 0; i < needed && changed <= 1; ++i) {
+    auto it = previous_by_index.find(i);
+    if (it == previous_by_index.end()) {
+      ++changed;
+      continue;
+    }
+    PublishedSlice& now = slices[i];
+    now.spec.pool.generation = it->second->generation;
+    std::string digest = sliceDigest(now.spec);
+    if (digest != it->second->digest) ++changed;
+    now.spec.pool.generation = generation;
+    if (it->second->generation == generation) now.digest = std::move(digest);
+  }
+  for (auto& s : slices) {
+    if (changed > 1) {
+      s.spec.pool.generation = generation + 1;
+      s.digest.clear();
+    }
+    if (s.digest.empty()) s.digest = sliceDigest(s.spec);
+  }
+}
+
+}  // namespace
+
+SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& devices,
+                     const std::vector<api::InterfaceExt>& discovered,
+                     const std::vector<SliceSummary>& previous) {
+  SliceSet out;
+  auto present = presentDevices(devices, discovered, out);
+  size_t needed = std::max<size_t>(
+      1, (present.size() + api::kMaxDevicesPerSlice - 1) / api::kMaxDevicesPerSlice);
+  auto previous_by_index = previousByIndex(node, previous, needed);
+  auto split = members(present, previous_by_index, needed);
   int64_t generation = 0;
   for (const auto& p : previous) generation = std::max(generation, p.generation);
   for (size_t i = 0; i < needed; ++i) {
@@ -147,35 +203,12 @@ SliceSet buildSlices(const std::string& node, const std::vector<api::Device>& de
     spec.driver = std::string(api::kDriverName);
     spec.node_name = node;
     spec.pool = {node, generation, static_cast<int64_t>(needed)};
-    std::sort(members[i].begin(), members[i].end());
-    spec.devices.reserve(members[i].size());
-    for (const auto& name : members[i]) spec.devices.push_back(std::move(present.at(name)));
+    std::sort(split[i].begin(), split[i].end());
+    spec.devices.reserve(split[i].size());
+    for (const auto& name : split[i]) spec.devices.push_back(std::move(present.at(name)));
     out.slices.push_back({sliceName(node, i), std::move(spec)});
   }
-  // Which slices differ from what is published (ignoring the generation)? Each is compared as
-  // if of its old generation; that digest is its final one when the generation stays. Once two
-  // differ, every slice takes the next generation and gets its digest below, so comparing stops.
-  size_t changed = previous.size() > needed ? previous.size() - needed : 0;
-  for (size_t i = 0; i < needed && changed <= 1; ++i) {
-    auto it = prev_by_index.find(i);
-    if (it == prev_by_index.end()) {
-      ++changed;
-      continue;
-    }
-    PublishedSlice& now = out.slices[i];
-    now.spec.pool.generation = it->second->generation;
-    std::string digest = sliceDigest(now.spec);
-    if (digest != it->second->digest) ++changed;
-    now.spec.pool.generation = generation;
-    if (it->second->generation == generation) now.digest = std::move(digest);
-  }
-  for (auto& s : out.slices) {
-    if (changed > 1) {
-      s.spec.pool.generation = generation + 1;
-      s.digest.clear();
-    }
-    if (s.digest.empty()) s.digest = sliceDigest(s.spec);
-  }
+  setGenerations(out.slices, previous_by_index, previous.size(), generation);
   return out;
 }
 

@@ -66,157 +66,160 @@ std::vector<std::string> describeUnconverged(const Plan& left) {
   return out;
 }
 
-// Long on purpose: one walk over the spec's PFs that decides each change in the order it must be
-// applied (eSwitch mode, VF count, then per VF its driver and MTU), each guarded by what is in
-// use, then the PFs that left the spec; the order is the contract with apply.cpp.
-Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
-              const std::set<std::string>& record, const PreparedVfs& prepared,
-              const GuidAssigner* guids, const std::set<std::string>& awaiting_reboot,
-              const std::map<std::string, std::string>& vf_admin_macs) {
-  Plan plan;
-  std::map<std::string, const api::InterfaceExt*> pfs;
-  for (const auto& pf : discovered.pfs) pfs[pf.pci_address] = &pf;
+namespace {
 
-  for (const auto& itf : spec.interfaces) {
-    auto it = pfs.find(itf.pci_address);
-    if (it == pfs.end()) {
-      plan.errors.push_back("PF " + itf.pci_address +
-                            (itf.name.empty() ? "" : " (" + itf.name + ")") +
-                            " from the spec is not on this node");
-      continue;
+// The PF's VF count and eSwitch mode (VFs to 0, the mode, then the VFs back, as the kernel needs
+// them), or for an externally managed PF the check that the host has them. False when nothing
+// more is planned for the PF in this pass: its VFs are recreated (their drivers and MTUs follow
+// on the next pass, once they exist), held by claims, or the spec cannot be met.
+bool planVfCount(const api::Interface& itf, const api::InterfaceExt& pf, const std::string& who,
+                 const PreparedVfs& prepared, Plan& plan) {
+  // Settings this agent does not change on the host are checked, never silently ignored.
+  if (!itf.link_type.empty() && !pf.link_type.empty() &&
+      !equalsIgnoreCase(itf.link_type, pf.link_type)) {
+    plan.errors.push_back(who + ": linkType " + itf.link_type + " is asked, the port is " +
+                          pf.link_type +
+                          "; the link type is a firmware setting that only Mellanox NICs "
+                          "offer to change");
+  }
+  // An empty eSwitchMode means legacy, as upstream reads the spec.
+  std::string mode = itf.eswitch_mode.empty() ? "legacy" : itf.eswitch_mode;
+  bool mode_change = !pf.eswitch_mode.empty() && mode != pf.eswitch_mode;
+  if (itf.externally_managed) {
+    if (mode_change) {
+      std::string e = who;
+      e.append(" is externally managed and in eSwitch mode ").append(pf.eswitch_mode);
+      e.append(", not the ").append(mode).append(" the policy expects; change it on the host ");
+      e.append("(devlink dev eswitch set pci/").append(pf.pci_address).append(" mode ");
+      e.append(mode).append("), or the policy's eSwitchMode");
+      plan.errors.push_back(std::move(e));
     }
-    const api::InterfaceExt& pf = *it->second;
-    if (awaiting_reboot.count(pf.pci_address) != 0) {
-      plan.configured.insert(pf.pci_address);
-      continue;
+    if (pf.num_vfs < itf.num_vfs) {
+      plan.errors.push_back(who + " is externally managed and has " + std::to_string(pf.num_vfs) +
+                            " VFs, fewer than the " + std::to_string(itf.num_vfs) +
+                            " the policy expects; create them, or lower numVfs");
     }
-    std::string who = api::describePf(pf);
-    // Settings this agent does not change on the host are checked, never silently ignored.
-    if (!itf.link_type.empty() && !pf.link_type.empty() &&
-        !equalsIgnoreCase(itf.link_type, pf.link_type)) {
-      plan.errors.push_back(who + ": linkType " + itf.link_type + " is asked, the port is " +
-                            pf.link_type +
-                            "; the link type is a firmware setting that only Mellanox NICs "
-                            "offer to change");
+    return true;
+  }
+  plan.configured.insert(pf.pci_address);
+  if (itf.num_vfs > pf.total_vfs) {
+    plan.errors.push_back(who + ": numVfs " + std::to_string(itf.num_vfs) +
+                          " exceeds sriov_totalvfs " + std::to_string(pf.total_vfs) +
+                          "; lower numVfs in the policy");
+    return false;
+  }
+  if (itf.num_vfs == pf.num_vfs && !mode_change) return true;
+  auto claims = claimsOn(pf, prepared);
+  if (!claims.empty()) {
+    plan.blocked.push_back(
+        {pf.pci_address, claims,
+         who + " has VFs that claims hold; " +
+             (mode_change ? "changing its eSwitch mode to " + mode
+                          : "changing its VF count from " + std::to_string(pf.num_vfs) + " to " +
+                                std::to_string(itf.num_vfs)) +
+             " would destroy them"});
+    return false;
+  }
+  if (pf.num_vfs > 0 && (itf.num_vfs > 0 || mode_change)) {
+    plan.actions.push_back({Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address, "0", ""});
+  }
+  if (mode_change) {
+    plan.actions.push_back(
+        {Action::Kind::kSetEswitchMode, pf.pci_address, pf.pci_address, mode, ""});
+  }
+  if (itf.num_vfs == 0 && (pf.num_vfs == 0 || mode_change)) return false;
+  plan.actions.push_back(
+      {Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address, std::to_string(itf.num_vfs), ""});
+  if (itf.mtu > pf.mtu && !pf.name.empty()) {
+    plan.actions.push_back(
+        {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
+  }
+  return false;
+}
+
+// What planning a VF needs of its PF.
+struct VfContext {
+  const api::InterfaceExt& pf;
+  const std::string& who;
+  const GuidAssigner* guids;
+  const std::map<std::string, std::string>& vf_admin_macs;
+};
+
+// One VF of a group: its driver, then (InfiniBand) its GUID, or its MTU and administrative MAC.
+void planVf(const VfContext& c, const api::VfGroup& group, const api::VirtualFunction& vf,
+            Plan& plan) {
+  const api::InterfaceExt& pf = c.pf;
+  bool want_vfio = group.device_type == "vfio-pci";
+  bool is_vfio = vf.driver == "vfio-pci";
+  if (want_vfio != is_vfio || vf.driver.empty()) {
+    plan.actions.push_back({Action::Kind::kBindDriver, pf.pci_address, vf.pci_address,
+                            want_vfio ? "vfio-pci" : "", vf.driver});
+    return;
+  }
+  if (c.guids != nullptr && pf.link_type == "IB" && !vf.guid.empty() && !pf.name.empty()) {
+    auto guid = c.guids->guidFor(pf, vf.vf_id);
+    if (!guid.ok()) {
+      plan.errors.push_back(c.who + ": VF " + std::to_string(vf.vf_id) + ": " +
+                            guid.status().message());
+      return;
     }
-    // An empty eSwitchMode means legacy, as upstream reads the spec.
-    std::string mode = itf.eswitch_mode.empty() ? "legacy" : itf.eswitch_mode;
-    bool mode_change = !pf.eswitch_mode.empty() && mode != pf.eswitch_mode;
-    if (itf.externally_managed) {
-      if (mode_change) {
-        std::string e = who;
-        e.append(" is externally managed and in eSwitch mode ").append(pf.eswitch_mode);
-        e.append(", not the ").append(mode).append(" the policy expects; change it on the host ");
-        e.append("(devlink dev eswitch set pci/").append(pf.pci_address).append(" mode ");
-        e.append(mode).append("), or the policy's eSwitchMode");
-        plan.errors.push_back(std::move(e));
-      }
-      if (pf.num_vfs < itf.num_vfs) {
-        plan.errors.push_back(who + " is externally managed and has " + std::to_string(pf.num_vfs) +
-                              " VFs, fewer than the " + std::to_string(itf.num_vfs) +
-                              " the policy expects; create them, or lower numVfs");
-      }
-    } else {
-      plan.configured.insert(pf.pci_address);
-      if (itf.num_vfs > pf.total_vfs) {
-        plan.errors.push_back(who + ": numVfs " + std::to_string(itf.num_vfs) +
-                              " exceeds sriov_totalvfs " + std::to_string(pf.total_vfs) +
-                              "; lower numVfs in the policy");
-        continue;
-      }
-      if (itf.num_vfs != pf.num_vfs || mode_change) {
-        auto claims = claimsOn(pf, prepared);
-        if (!claims.empty()) {
-          plan.blocked.push_back(
-              {pf.pci_address, claims,
-               who + " has VFs that claims hold; " +
-                   (mode_change ? "changing its eSwitch mode to " + mode
-                                : "changing its VF count from " + std::to_string(pf.num_vfs) +
-                                      " to " + std::to_string(itf.num_vfs)) +
-                   " would destroy them"});
-          continue;
-        }
-        // The kernel's order: VFs to 0, the eSwitch mode, then the VFs back.
-        if (pf.num_vfs > 0 && (itf.num_vfs > 0 || mode_change)) {
-          plan.actions.push_back(
-              {Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address, "0", ""});
-        }
-        if (mode_change) {
-          plan.actions.push_back(
-              {Action::Kind::kSetEswitchMode, pf.pci_address, pf.pci_address, mode, ""});
-        }
-        if (itf.num_vfs == 0 && (pf.num_vfs == 0 || mode_change)) continue;
-        plan.actions.push_back({Action::Kind::kSetNumVfs, pf.pci_address, pf.pci_address,
-                                std::to_string(itf.num_vfs), ""});
-        // Drivers and VF MTUs follow on the next pass, once the VFs exist.
-        if (itf.mtu > pf.mtu && !pf.name.empty()) {
-          plan.actions.push_back(
-              {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
-        }
-        continue;
-      }
-    }
-    if (itf.mtu > pf.mtu && !pf.name.empty() && !itf.externally_managed) {
+    if (vf.guid != guidText(*guid)) {
       plan.actions.push_back(
-          {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
-    }
-    if (!pf.name.empty() && pf.link_admin_state == "down") {
-      plan.actions.push_back({Action::Kind::kSetLinkUp, pf.pci_address, pf.name, "up", ""});
-    }
-    bool vfio_missing =
-        !discovered.pci_drivers.empty() && discovered.pci_drivers.count("vfio-pci") == 0 &&
-        std::any_of(itf.vf_groups.begin(), itf.vf_groups.end(),
-                    [](const api::VfGroup& g) { return g.device_type == "vfio-pci"; });
-    if (vfio_missing) {
-      plan.errors.push_back(who +
-                            ": its VF groups of deviceType vfio-pci need the vfio-pci driver, "
-                            "which this node has not loaded; load it (modprobe vfio-pci, and "
-                            "list it in /etc/modules-load.d): the agent loads no kernel modules");
-    }
-    for (const auto& vf : pf.vfs) {
-      const api::VfGroup* group = itf.groupOf(vf.vf_id);
-      if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;
-      bool want_vfio = group->device_type == "vfio-pci";
-      bool is_vfio = vf.driver == "vfio-pci";
-      if (want_vfio && vfio_missing) continue;
-      if (want_vfio != is_vfio || vf.driver.empty()) {
-        plan.actions.push_back({Action::Kind::kBindDriver, pf.pci_address, vf.pci_address,
-                                want_vfio ? "vfio-pci" : "", vf.driver});
-        continue;
-      }
-      if (guids != nullptr && pf.link_type == "IB" && !vf.guid.empty() && !pf.name.empty()) {
-        auto guid = guids->guidFor(pf, vf.vf_id);
-        if (!guid.ok()) {
-          plan.errors.push_back(who + ": VF " + std::to_string(vf.vf_id) + ": " +
-                                guid.status().message());
-          continue;
-        }
-        if (vf.guid != guidText(*guid)) {
-          plan.actions.push_back(
-              {Action::Kind::kSetVfGuid, pf.pci_address, pf.name, guidText(*guid), "", vf.vf_id});
-          // Its driver reads the GUID when it binds (a VF on vfio-pci: when the guest's does).
-          if (!is_vfio) {
-            plan.actions.push_back(
-                {Action::Kind::kBindDriver, pf.pci_address, vf.pci_address, "", vf.driver});
-          }
-          continue;
-        }
-      }
-      if (!want_vfio && group->mtu > 0 && !vf.name.empty() && vf.mtu != group->mtu) {
+          {Action::Kind::kSetVfGuid, pf.pci_address, pf.name, guidText(*guid), "", vf.vf_id});
+      // Its driver reads the GUID when it binds (a VF on vfio-pci: when the guest's does).
+      if (!is_vfio) {
         plan.actions.push_back(
-            {Action::Kind::kSetMtu, pf.pci_address, vf.name, std::to_string(group->mtu), ""});
+            {Action::Kind::kBindDriver, pf.pci_address, vf.pci_address, "", vf.driver});
       }
-      // Its own MAC as its administrative one (Ethernet netdevice VFs whose netdev is here).
-      auto admin = vf_admin_macs.find(vf.pci_address);
-      if (!want_vfio && pf.link_type != "IB" && admin != vf_admin_macs.end() && !vf.mac.empty() &&
-          vf.mac != "00:00:00:00:00:00" && admin->second != vf.mac && !pf.name.empty()) {
-        plan.actions.push_back(
-            {Action::Kind::kSetVfMac, pf.pci_address, pf.name, vf.mac, "", vf.vf_id});
-      }
+      return;
     }
   }
+  if (!want_vfio && group.mtu > 0 && !vf.name.empty() && vf.mtu != group.mtu) {
+    plan.actions.push_back(
+        {Action::Kind::kSetMtu, pf.pci_address, vf.name, std::to_string(group.mtu), ""});
+  }
+  // Its own MAC as its administrative one (Ethernet netdevice VFs whose netdev is here).
+  auto admin = c.vf_admin_macs.find(vf.pci_address);
+  if (!want_vfio && pf.link_type != "IB" && admin != c.vf_admin_macs.end() && !vf.mac.empty() &&
+      vf.mac != "00:00:00:00:00:00" && admin->second != vf.mac && !pf.name.empty()) {
+    plan.actions.push_back(
+        {Action::Kind::kSetVfMac, pf.pci_address, pf.name, vf.mac, "", vf.vf_id});
+  }
+}
 
-  // PFs configured earlier that left the spec go back to 0 VFs.
+// The PF's MTU and link, then each of its VFs in a group and held by no claim.
+void planVfs(const api::Interface& itf, const VfContext& c, const Topology& discovered,
+             const PreparedVfs& prepared, Plan& plan) {
+  const api::InterfaceExt& pf = c.pf;
+  if (itf.mtu > pf.mtu && !pf.name.empty() && !itf.externally_managed) {
+    plan.actions.push_back(
+        {Action::Kind::kSetMtu, pf.pci_address, pf.name, std::to_string(itf.mtu), ""});
+  }
+  if (!pf.name.empty() && pf.link_admin_state == "down") {
+    plan.actions.push_back({Action::Kind::kSetLinkUp, pf.pci_address, pf.name, "up", ""});
+  }
+  bool vfio_missing =
+      !discovered.pci_drivers.empty() && discovered.pci_drivers.count("vfio-pci") == 0 &&
+      std::any_of(itf.vf_groups.begin(), itf.vf_groups.end(),
+                  [](const api::VfGroup& g) { return g.device_type == "vfio-pci"; });
+  if (vfio_missing) {
+    plan.errors.push_back(c.who +
+                          ": its VF groups of deviceType vfio-pci need the vfio-pci driver, "
+                          "which this node has not loaded; load it (modprobe vfio-pci, and "
+                          "list it in /etc/modules-load.d): the agent loads no kernel modules");
+  }
+  for (const auto& vf : pf.vfs) {
+    const api::VfGroup* group = itf.groupOf(vf.vf_id);
+    if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;
+    if (group->device_type == "vfio-pci" && vfio_missing) continue;
+    planVf(c, *group, vf, plan);
+  }
+}
+
+// PFs configured earlier that left the spec go back to 0 VFs (and legacy mode).
+void planLeftSpec(const api::SriovNodeStateSpec& spec, const std::set<std::string>& record,
+                  const std::map<std::string, const api::InterfaceExt*>& pfs,
+                  const PreparedVfs& prepared, Plan& plan) {
   std::set<std::string> in_spec;
   for (const auto& itf : spec.interfaces) in_spec.insert(itf.pci_address);
   for (const auto& pci : record) {
@@ -237,6 +240,39 @@ Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
     if (pf.num_vfs > 0) plan.actions.push_back({Action::Kind::kSetNumVfs, pci, pci, "0", ""});
     if (switchdev) plan.actions.push_back({Action::Kind::kSetEswitchMode, pci, pci, "legacy", ""});
   }
+}
+
+}  // namespace
+
+// One walk over the spec's PFs that decides each change in the order it must be applied
+// (eSwitch mode and VF count, then the PF's MTU and link, then per VF its driver, GUID, MTU and
+// MAC), each guarded by what is in use, then the PFs that left the spec; the order is the
+// contract with apply.cpp.
+Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,
+              const std::set<std::string>& record, const PreparedVfs& prepared,
+              const GuidAssigner* guids, const std::set<std::string>& awaiting_reboot,
+              const std::map<std::string, std::string>& vf_admin_macs) {
+  Plan plan;
+  std::map<std::string, const api::InterfaceExt*> pfs;
+  for (const auto& pf : discovered.pfs) pfs[pf.pci_address] = &pf;
+  for (const auto& itf : spec.interfaces) {
+    auto it = pfs.find(itf.pci_address);
+    if (it == pfs.end()) {
+      plan.errors.push_back("PF " + itf.pci_address +
+                            (itf.name.empty() ? "" : " (" + itf.name + ")") +
+                            " from the spec is not on this node");
+      continue;
+    }
+    const api::InterfaceExt& pf = *it->second;
+    if (awaiting_reboot.count(pf.pci_address) != 0) {
+      plan.configured.insert(pf.pci_address);
+      continue;
+    }
+    const std::string who = api::describePf(pf);
+    if (!planVfCount(itf, pf, who, prepared, plan)) continue;
+    planVfs(itf, {pf, who, guids, vf_admin_macs}, discovered, prepared, plan);
+  }
+  planLeftSpec(spec, record, pfs, prepared, plan);
   return plan;
 }
 
