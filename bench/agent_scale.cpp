@@ -216,214 +216,255 @@ std::string whereTimeGoes(const std::map<std::string, double>& before,
          bench::formatValue(std::max(0.0, total - accounted), bench::Unit::kSeconds);
 }
 
-}  // namespace
+// One step of the bench: ours (the agent's pass after a spec write) and the floor's writes.
+struct Step {
+  std::string what;
+  double ours = 0, floor = 0;
+  double floor_notified = 0;  // the floor's spec written -> its watch's event
+  Pass pass;
+  WallTime written;  // the spec
+  double total = 0;  // spec written -> the agent's last write
+  std::string where;
+  bench::Cpu ours_cpu, floor_cpu;
+  bench::Cpu floor_slices_cpu;  // the floor's slice writes alone
+};
 
-int main(int argc, char** argv) {
-  int vfs = argc > 1 ? std::stoi(argv[1]) : 256;
-  size_t total = 16 * static_cast<size_t>(vfs);
-  log::setVerbosity(-1);
-  testing::OperatorEnv env("agentscale");
-  auto& admin = env.admin();
-  api::Node ours_node = nodeObject(env, env.createNode("node-a", {{"nic", "e810"}}));
-  api::Node floor_node = nodeObject(env, env.createNode("node-b", {{"nic", "e810"}}));
-  api::Node initial_node = nodeObject(env, env.createNode("node-c", {{"nic", "e810"}}));
+// The agent connected as a node's agent would be (its ServiceAccount, a token bound to the
+// node): the API server authorizes, admits (the agent's ValidatingAdmissionPolicy) and queues
+// the floor's writes alike.
+std::shared_ptr<kube::Client> agentClient(testing::OperatorEnv& env, const api::Node& node) {
+  auto config = kube::loadKubeconfigFiles(
+      {env.cp().serviceAccountKubeconfig(env.ns(), "sriov-dra-agent", node.metadata.name)}, "");
+  bench::mustBeOk(config.status(), "loading the agent's kubeconfig");
+  auto client = kube::Client::create(*config);
+  bench::mustBeOk(client.status(), "connecting as the agent");
+  return *client;
+}
+
+// The bench in three parts: set-up (the nodes, the offline render, the floor's writers, the agent
+// started), the rounds (the initial pass, the republishes, the floor with the agent's watch),
+// then the report.
+class AgentScale {
+ public:
+  explicit AgentScale(int vfs);
+  Step initialPass();
+  std::vector<Step> republish(int rounds);
+  Step floorWithSliceWatch(const std::string& tier);
+  bool report(const Step& initial, const std::vector<Step>& republish, const Step& watched);
+
+ private:
+  // Writes the node's spec as the operator would; returns when the write was done (the agent's
+  // work starts there).
+  WallTime writeSpecOf(const api::Node& node, const api::SriovNodeStateSpec& spec);
+  // The floor learns of its spec as the agent must: from a watch of its node's SriovNodeState
+  // (the agent's token), each event parsed as JSON, not decoded into types.
+  void watchFloorSpec();
+  void awaitFloorSpec();
+  void oursStep(Step& step, const api::SriovNodeStateSpec& spec, const std::string& tier);
+
+  const int vfs_;
+  const size_t total_;
+  testing::OperatorEnv env_{"agentscale"};
+  kube::Client& admin_ = env_.admin();
   // The nodes have the same labels, so the render of one serves all.
-  Offline docs =
-      computeOffline(floor_node, vfs, bench::scratchDir("sriov-dra-agent-scale-" + env.ns()));
-  auto [floor_gold, floor_silver] = docs.slices(floor_node.metadata.name);
-  std::map<std::string, std::vector<dra::PublishedSlice>> floor_slices = {{"gold", floor_gold},
-                                                                          {"silver", floor_silver}};
-  // The floor writes as the agent of its node does (its ServiceAccount, a token bound to the
-  // node): the API server authorizes, admits (the agent's ValidatingAdmissionPolicy) and queues
-  // it alike.
-  auto agentClient = [&](const api::Node& node) {
-    auto config = kube::loadKubeconfigFiles(
-        {env.cp().serviceAccountKubeconfig(env.ns(), "sriov-dra-agent", node.metadata.name)}, "");
-    bench::mustBeOk(config.status(), "loading the agent's kubeconfig");
-    auto client = kube::Client::create(*config);
-    bench::mustBeOk(client.status(), "connecting as the agent");
-    return *client;
-  };
-  auto floor_client = agentClient(floor_node);
-  auto initial_client = agentClient(initial_node);
-  bench::Replacer floor_slice_writer(*floor_client, api::resources::kResourceSlices,
-                                     api::kAgentFieldManager);
-  bench::Replacer initial_slice_writer(*initial_client, api::resources::kResourceSlices,
-                                       api::kAgentFieldManager);
-  int slice_count = static_cast<int>(floor_gold.size());
+  api::Node ours_node_ = nodeObject(env_, env_.createNode("node-a", {{"nic", "e810"}}));
+  api::Node floor_node_ = nodeObject(env_, env_.createNode("node-b", {{"nic", "e810"}}));
+  api::Node initial_node_ = nodeObject(env_, env_.createNode("node-c", {{"nic", "e810"}}));
+  Offline docs_;
+  std::map<std::string, std::vector<dra::PublishedSlice>> floor_slices_;
+  std::shared_ptr<kube::Client> floor_client_ = agentClient(env_, floor_node_);
+  std::shared_ptr<kube::Client> initial_client_ = agentClient(env_, initial_node_);
+  bench::Replacer floor_slice_writer_{*floor_client_, api::resources::kResourceSlices,
+                                      api::kAgentFieldManager};
+  bench::Replacer initial_slice_writer_{*initial_client_, api::resources::kResourceSlices,
+                                        api::kAgentFieldManager};
+  int slice_count_ = 0;
+  bench::WriterSweep sweep_;
+  std::unique_ptr<bench::AuditLog> audit_;
+  std::unique_ptr<testing::OperatorProcess> agent_;
+  double base_bytes_ = 0;  // the agent's resident memory before any VF
+  int64_t floor_generation_ = 0;
+  std::unique_ptr<kube::Watch> floor_watch_;
+};
 
+AgentScale::AgentScale(int vfs)
+    : vfs_(vfs),
+      total_(16 * static_cast<size_t>(vfs)),
+      docs_(computeOffline(floor_node_, vfs,
+                           bench::scratchDir("sriov-dra-agent-scale-" + env_.ns()))) {
+  auto [gold, silver] = docs_.slices(floor_node_.metadata.name);
+  slice_count_ = static_cast<int>(gold.size());
+  floor_slices_ = {{"gold", std::move(gold)}, {"silver", std::move(silver)}};
   // The floor's slice writers: as many as the server rewards, the fewest within 5 % of the
   // fastest republish (gold -> silver -> gold ...) of node-b's slices, created first with as
   // many writers as the agent uses.
-  timeOne(admin, specWrite(env, floor_node, docs.spec_gold));
-  timeOne(*floor_client, statusWrite(env, floor_node.metadata.name, docs.discovered));
-  floor_slice_writer.time(sliceWrites(floor_node, floor_gold), 4);
-  auto sweep = bench::sweepWriters({1, 2, 4, 8}, [&](int c, size_t round) {
+  timeOne(admin_, specWrite(env_, floor_node_, docs_.spec_gold));
+  timeOne(*floor_client_, statusWrite(env_, floor_node_.metadata.name, docs_.discovered));
+  floor_slice_writer_.time(sliceWrites(floor_node_, floor_slices_["gold"]), 4);
+  sweep_ = bench::sweepWriters({1, 2, 4, 8}, [&](int c, size_t round) {
     const char* tier = round % 2 == 0 ? "silver" : "gold";
-    return floor_slice_writer.time(sliceWrites(floor_node, floor_slices[tier]), c);
+    return floor_slice_writer_.time(sliceWrites(floor_node_, floor_slices_[tier]), c);
   });
-  int writers = sweep.writers;
-  floor_slice_writer.time(sliceWrites(floor_node, floor_gold), writers);
+  floor_slice_writer_.time(sliceWrites(floor_node_, floor_slices_["gold"]), sweep_.writers);
 
   // Ours: the agent on node-a, the bench writing its spec as the operator would: first empty (a
   // node no policy selects yet), then the policies' render.
-  bench::AuditLog audit(env.cp());
-  timeOne(admin, specWrite(env, ours_node, {}));
-  auto agent = env.startAgent(ours_node.metadata.name, "many-pfs");
-  agent->waitReady();
-  awaitPass(audit, env.agentUser(), WallTime{}, 0);
+  audit_ = std::make_unique<bench::AuditLog>(env_.cp());
+  timeOne(admin_, specWrite(env_, ours_node_, {}));
+  agent_ = env_.startAgent(ours_node_.metadata.name, "many-pfs");
+  agent_->waitReady();
+  awaitPass(*audit_, env_.agentUser(), WallTime{}, 0);
   // What the agent takes before it has any VF: its binary, libraries, threads, the node's PFs.
-  double base_bytes = static_cast<double>(agent->residentKiB()) * 1024.0;
-  // Writes the node's spec as the operator would; returns when the write was done (the agent's
-  // work starts there).
-  auto writeSpecOf = [&](const api::Node& node, const api::SriovNodeStateSpec& spec) {
-    WallTime sent = std::chrono::system_clock::now();
-    double seconds = timeOne(admin, specWrite(env, node, spec));
-    return sent + std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                      std::chrono::duration<double>(seconds));
-  };
-  // The floor learns of its spec as the agent must: from a watch of its node's SriovNodeState
-  // (the agent's token), each event parsed as JSON, not decoded into types.
-  auto floor_state =
-      admin.get(api::resources::kSriovNodeStates, env.ns(), floor_node.metadata.name);
-  bench::mustBeOk(floor_state.status(), "reading node-b's SriovNodeState");
-  auto floor_meta = kube::ObjectMeta::decode(*floor_state);
-  int64_t floor_generation = floor_meta.generation;
-  auto floor_watch =
-      floor_client->watch(api::resources::kSriovNodeStates, env.ns(),
-                          {.field_selector = "metadata.name=" + floor_node.metadata.name,
-                           .resource_version = floor_meta.resource_version});
-  bench::mustBeOk(floor_watch.status(), "watching node-b's SriovNodeState");
-  auto awaitFloorSpec = [&] {
-    for (;;) {
-      auto event = (*floor_watch)->next(std::chrono::minutes(1));
-      if (!event.ok() || !*event) {
-        std::fprintf(stderr, "bench: the watch of node-b's SriovNodeState ended\n");
-        std::exit(2);
-      }
-      int64_t generation = kube::ObjectMeta::decode((*event)->object()).generation;
-      if (generation > floor_generation) {
-        floor_generation = generation;
-        return;
-      }
+  base_bytes_ = static_cast<double>(agent_->residentKiB()) * 1024.0;
+  watchFloorSpec();
+}
+
+WallTime AgentScale::writeSpecOf(const api::Node& node, const api::SriovNodeStateSpec& spec) {
+  WallTime sent = std::chrono::system_clock::now();
+  double seconds = timeOne(admin_, specWrite(env_, node, spec));
+  return sent + std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                    std::chrono::duration<double>(seconds));
+}
+
+void AgentScale::watchFloorSpec() {
+  auto state = admin_.get(api::resources::kSriovNodeStates, env_.ns(), floor_node_.metadata.name);
+  bench::mustBeOk(state.status(), "reading node-b's SriovNodeState");
+  auto meta = kube::ObjectMeta::decode(*state);
+  floor_generation_ = meta.generation;
+  auto watch = floor_client_->watch(api::resources::kSriovNodeStates, env_.ns(),
+                                    {.field_selector = "metadata.name=" + floor_node_.metadata.name,
+                                     .resource_version = meta.resource_version});
+  bench::mustBeOk(watch.status(), "watching node-b's SriovNodeState");
+  floor_watch_ = std::move(*watch);
+}
+
+void AgentScale::awaitFloorSpec() {
+  for (;;) {
+    auto event = floor_watch_->next(std::chrono::minutes(1));
+    if (!event.ok() || !*event) {
+      std::fprintf(stderr, "bench: the watch of node-b's SriovNodeState ended\n");
+      std::exit(2);
     }
-  };
-  struct Step {
-    std::string what;
-    double ours = 0, floor = 0;
-    double floor_notified = 0;  // the floor's spec written -> its watch's event
-    Pass pass;
-    WallTime written;  // the spec
-    double total = 0;  // spec written -> the agent's last write
-    std::string where;
-    bench::Cpu ours_cpu, floor_cpu;
-    bench::Cpu floor_slices_cpu;  // the floor's slice writes alone
-  };
-  auto oursStep = [&](Step& step, const api::SriovNodeStateSpec& spec, const std::string& tier) {
-    auto phases_before = phaseSeconds(*agent);
-    auto c0 = bench::Cpu::now(env.cp(), agent->pid());
-    step.written = writeSpecOf(ours_node, spec);
-    step.pass = awaitPass(audit, env.agentUser(), step.written, slice_count);
-    step.ours_cpu = bench::Cpu::now(env.cp(), agent->pid()) - c0;
-    step.total = std::chrono::duration<double>(step.pass.end - step.written).count();
-    step.where = whereTimeGoes(phases_before, phaseSeconds(*agent), step.total);
-    mustPublish(admin, ours_node.metadata.name, tier, total);
-  };
-
-  // The initial pass: VFs created, advertised, status written. The floor: node-c's writes, the
-  // slices created with the floor's writers.
-  Step initial{"initial pass"};
-  oursStep(initial, docs.spec_gold, "gold");
-  initial.ours = initial.total - docs.kernel_seconds;
-  {
-    const std::string& name = initial_node.metadata.name;
-    timeOne(admin, specWrite(env, initial_node, docs.spec_gold));
-    // The version the agent's cache would hold after the operator's write.
-    auto state = admin.get(api::resources::kSriovNodeStates, env.ns(), name);
-    bench::mustBeOk(state.status(), "reading node-c's SriovNodeState");
-    bench::Replacer status_writer(*initial_client, api::resources::kSriovNodeStates,
-                                  api::kAgentFieldManager, "status");
-    status_writer.know(kube::objectKey(env.ns(), name),
-                       kube::ObjectMeta::decode(*state).resource_version);
-    auto statusDocs = [&](const api::SriovNodeStateStatus& status) {
-      std::vector<json::Document> one;
-      one.push_back(agent::statusDocument(env.ns(), name, status));
-      return one;
-    };
-    auto c0 = bench::Cpu::now(env.cp(), 0);
-    initial.floor = status_writer.time(statusDocs(docs.in_progress), 1);
-    initial.floor +=
-        initial_slice_writer.time(sliceWrites(initial_node, docs.slices(name).first), writers);
-    initial.floor += status_writer.time(statusDocs(docs.discovered), 1);
-    initial.floor_cpu = bench::Cpu::now(env.cp(), 0) - c0;
+    int64_t generation = kube::ObjectMeta::decode((*event)->object()).generation;
+    if (generation > floor_generation_) {
+      floor_generation_ = generation;
+      return;
+    }
   }
+}
 
-  // Republishing every VF, nine times, ours and the floor taking turns; the median round is the
-  // figure (single rounds move by up to 40 % on two shared cores; the median of five moved by
-  // 0.4 between runs).
-  std::vector<Step> republish;
-  constexpr int kRounds = 9;
-  std::vector<std::string> tiers;
-  tiers.reserve(kRounds);
-  for (int round = 0; round < kRounds; ++round) tiers.push_back(round % 2 == 0 ? "silver" : "gold");
-  for (const std::string& tier : tiers) {
+void AgentScale::oursStep(Step& step, const api::SriovNodeStateSpec& spec,
+                          const std::string& tier) {
+  auto phases_before = phaseSeconds(*agent_);
+  auto c0 = bench::Cpu::now(env_.cp(), agent_->pid());
+  step.written = writeSpecOf(ours_node_, spec);
+  step.pass = awaitPass(*audit_, env_.agentUser(), step.written, slice_count_);
+  step.ours_cpu = bench::Cpu::now(env_.cp(), agent_->pid()) - c0;
+  step.total = std::chrono::duration<double>(step.pass.end - step.written).count();
+  step.where = whereTimeGoes(phases_before, phaseSeconds(*agent_), step.total);
+  mustPublish(admin_, ours_node_.metadata.name, tier, total_);
+}
+
+// The initial pass: VFs created, advertised, status written. The floor: node-c's writes, the
+// slices created with the floor's writers.
+Step AgentScale::initialPass() {
+  Step initial{"initial pass"};
+  oursStep(initial, docs_.spec_gold, "gold");
+  initial.ours = initial.total - docs_.kernel_seconds;
+  const std::string& name = initial_node_.metadata.name;
+  timeOne(admin_, specWrite(env_, initial_node_, docs_.spec_gold));
+  // The version the agent's cache would hold after the operator's write.
+  auto state = admin_.get(api::resources::kSriovNodeStates, env_.ns(), name);
+  bench::mustBeOk(state.status(), "reading node-c's SriovNodeState");
+  bench::Replacer status_writer(*initial_client_, api::resources::kSriovNodeStates,
+                                api::kAgentFieldManager, "status");
+  status_writer.know(kube::objectKey(env_.ns(), name),
+                     kube::ObjectMeta::decode(*state).resource_version);
+  auto statusDocs = [&](const api::SriovNodeStateStatus& status) {
+    std::vector<json::Document> one;
+    one.push_back(agent::statusDocument(env_.ns(), name, status));
+    return one;
+  };
+  auto c0 = bench::Cpu::now(env_.cp(), 0);
+  initial.floor = status_writer.time(statusDocs(docs_.in_progress), 1);
+  initial.floor += initial_slice_writer_.time(sliceWrites(initial_node_, docs_.slices(name).first),
+                                              sweep_.writers);
+  initial.floor += status_writer.time(statusDocs(docs_.discovered), 1);
+  initial.floor_cpu = bench::Cpu::now(env_.cp(), 0) - c0;
+  return initial;
+}
+
+// Republishing every VF, ours and the floor taking turns; the median round is the figure
+// (single rounds move by up to 40 % on two shared cores; the median of five moved by 0.4
+// between runs).
+std::vector<Step> AgentScale::republish(int rounds) {
+  std::vector<Step> out;
+  for (int round = 0; round < rounds; ++round) {
+    const std::string tier = round % 2 == 0 ? "silver" : "gold";
     Step step{std::string("republish with ") + tier};
-    const auto& spec = tier == "gold" ? docs.spec_gold : docs.spec_silver;
+    const auto& spec = tier == "gold" ? docs_.spec_gold : docs_.spec_silver;
     oursStep(step, spec, tier);
     step.ours = step.pass.slices.secondsSince(step.written);
-    auto c0 = bench::Cpu::now(env.cp(), 0);
-    WallTime written = writeSpecOf(floor_node, spec);
+    auto c0 = bench::Cpu::now(env_.cp(), 0);
+    WallTime written = writeSpecOf(floor_node_, spec);
     awaitFloorSpec();
     step.floor_notified = seconds(written);
-    auto c1 = bench::Cpu::now(env.cp(), 0);
-    floor_slice_writer.time(sliceWrites(floor_node, floor_slices[tier]), writers);
+    auto c1 = bench::Cpu::now(env_.cp(), 0);
+    floor_slice_writer_.time(sliceWrites(floor_node_, floor_slices_[tier]), sweep_.writers);
     step.floor = seconds(written);
-    step.floor_cpu = bench::Cpu::now(env.cp(), 0) - c0;
-    step.floor_slices_cpu = bench::Cpu::now(env.cp(), 0) - c1;
-    mustPublish(admin, floor_node.metadata.name, tier, total);
-    republish.push_back(std::move(step));
+    step.floor_cpu = bench::Cpu::now(env_.cp(), 0) - c0;
+    step.floor_slices_cpu = bench::Cpu::now(env_.cp(), 0) - c1;
+    mustPublish(admin_, floor_node_.metadata.name, tier, total_);
+    out.push_back(std::move(step));
   }
-  // What the agent's watch of its slices costs the server (metadata only; it completes its own
-  // writes from what it wrote): one more floor republish with such a watch open on node-b (the
-  // floor watches its SriovNodeState in every round).
-  Step watched{"floor with the agent's watch of its slices"};
-  {
-    kube::Informer<kube::Unstructured> slices(
-        env.cp().client(), api::resources::kResourceSlices,
-        {.field_selector = agent::sliceFieldSelector(floor_node.metadata.name),
-         .watch_metadata_only = true});
-    slices.setCompletion([](const kube::ObjectMeta& meta, const auto&) {
-      return std::make_shared<const kube::Unstructured>(kube::Unstructured{meta, ""});
-    });
-    slices.start();
-    if (!slices.waitForSync(std::chrono::minutes(1))) {
-      std::fprintf(stderr, "bench: the watch of node-b's slices did not sync\n");
-      return 2;
-    }
-    auto c0 = bench::Cpu::now(env.cp(), 0);
-    const std::string tier = tiers.back() == "gold" ? "silver" : "gold";
-    watched.floor = floor_slice_writer.time(sliceWrites(floor_node, floor_slices[tier]), writers);
-    watched.floor_cpu = bench::Cpu::now(env.cp(), 0) - c0;
-    slices.stop();
-  }
+  return out;
+}
 
+// What the agent's watch of its slices costs the server (metadata only; it completes its own
+// writes from what it wrote): one more floor republish with such a watch open on node-b (the
+// floor watches its SriovNodeState in every round).
+Step AgentScale::floorWithSliceWatch(const std::string& tier) {
+  Step watched{"floor with the agent's watch of its slices"};
+  kube::Informer<kube::Unstructured> slices(
+      env_.cp().client(), api::resources::kResourceSlices,
+      {.field_selector = agent::sliceFieldSelector(floor_node_.metadata.name),
+       .watch_metadata_only = true});
+  slices.setCompletion([](const kube::ObjectMeta& meta, const auto&) {
+    return std::make_shared<const kube::Unstructured>(kube::Unstructured{meta, ""});
+  });
+  slices.start();
+  if (!slices.waitForSync(std::chrono::minutes(1))) {
+    std::fprintf(stderr, "bench: the watch of node-b's slices did not sync\n");
+    std::exit(2);
+  }
+  auto c0 = bench::Cpu::now(env_.cp(), 0);
+  watched.floor =
+      floor_slice_writer_.time(sliceWrites(floor_node_, floor_slices_[tier]), sweep_.writers);
+  watched.floor_cpu = bench::Cpu::now(env_.cp(), 0) - c0;
+  slices.stop();
+  return watched;
+}
+
+bool AgentScale::report(const Step& initial, const std::vector<Step>& republish,
+                        const Step& watched) {
+  const int writers = sweep_.writers;
   std::vector<bench::Round> republish_rounds;
   republish_rounds.reserve(republish.size());
   for (const auto& r : republish) republish_rounds.push_back({r.ours, r.floor});
   bench::Round median = bench::medianRound(republish_rounds);
-
   size_t cached_json =
-      bench::listJsonBytes(admin, api::resources::kResourceSlices, "",
-                           {.field_selector = agent::sliceFieldSelector(ours_node.metadata.name)}) +
-      bench::listJsonBytes(admin, api::resources::kSriovNodeStates, env.ns(),
-                           {.field_selector = "metadata.name=" + ours_node.metadata.name});
+      bench::listJsonBytes(
+          admin_, api::resources::kResourceSlices, "",
+          {.field_selector = agent::sliceFieldSelector(ours_node_.metadata.name)}) +
+      bench::listJsonBytes(admin_, api::resources::kSriovNodeStates, env_.ns(),
+                           {.field_selector = "metadata.name=" + ours_node_.metadata.name});
 
   auto secs = [](double v) { return bench::formatValue(v, bench::Unit::kSeconds); };
-  bench::Report report("agent scale: 16 PFs x " + std::to_string(vfs) + " VFs (" +
-                       std::to_string(total) + " VFs) on one node");
+  bench::Report report("agent scale: 16 PFs x " + std::to_string(vfs_) + " VFs (" +
+                       std::to_string(total_) + " VFs) on one node");
   report.add({"agent_initial_pass", "initial pass: VFs created, advertised, status written",
               initial.ours, initial.floor, bench::Unit::kSeconds,
-              "2 status updates, " + std::to_string(slice_count) + " slice creates, " +
+              "2 status updates, " + std::to_string(slice_count_) + " slice creates, " +
                   std::to_string(writers) +
                   " at a time (the kernel's offline time taken out of ours)",
               2.0});
@@ -431,21 +472,21 @@ int main(int argc, char** argv) {
               "spec change touching every VF, republished, the median of " +
                   std::to_string(republish.size()) + " rounds",
               median.ours, median.floor, bench::Unit::kSeconds,
-              std::to_string(slice_count) + " slice updates, " + std::to_string(writers) +
+              std::to_string(slice_count_) + " slice updates, " + std::to_string(writers) +
                   " at a time, metadata-only answers, no watch",
               1.1});
-  double rss = static_cast<double>(agent->residentKiB()) * 1024.0;
+  double rss = static_cast<double>(agent_->residentKiB()) * 1024.0;
   report.add({"agent_memory", "agent resident memory for its VFs (above its size before any VF)",
-              rss - base_bytes, static_cast<double>(cached_json), bench::Unit::kBytes,
+              rss - base_bytes_, static_cast<double>(cached_json), bench::Unit::kBytes,
               "JSON of its SriovNodeState and ResourceSlices as listed", 2.0});
   report.note("agent memory: " + bench::formatValue(rss, bench::Unit::kBytes) + " resident, " +
-              bench::formatValue(base_bytes, bench::Unit::kBytes) +
+              bench::formatValue(base_bytes_, bench::Unit::kBytes) +
               " of it before any VF (after its first pass over the node's 16 PFs)");
-  report.note("floor slice writers (one republish each): " + sweep.text + "; the floor uses " +
+  report.note("floor slice writers (one republish each): " + sweep_.text + "; the floor uses " +
               std::to_string(writers) + ", the agent " + std::to_string(agent::kSliceWriters));
   report.note("initial pass: " + secs(initial.total) +
               " from the spec written to the agent's last write; the simulated kernel takes " +
-              secs(docs.kernel_seconds) + " offline for the same VFs; agent writes: " +
+              secs(docs_.kernel_seconds) + " offline for the same VFs; agent writes: " +
               std::to_string(initial.pass.status.count) + " status, " +
               std::to_string(initial.pass.slices.count) + " ResourceSlice");
   auto noteWhere = [&](const Step& step) {
@@ -467,15 +508,33 @@ int main(int argc, char** argv) {
   }
   report.note("republish, ours / floor by round: " + bench::roundRatios(republish_rounds));
   report.note("discover includes the simulated kernel's rtnetlink answer, read from its files: " +
-              secs(docs.netlink_seconds) +
+              secs(docs_.netlink_seconds) +
               " offline (this kernel dumps as many interfaces in about 30 ms: discovery_bench)");
   report.note("floor's slice writes with a watch like the agent's of its slices open: " +
               secs(watched.floor) + ", " + watched.floor_cpu.describe("agent"));
   auto per_slice = republish.back().floor_slices_cpu;
-  double slices_d = static_cast<double>(slice_count);
+  double slices_d = static_cast<double>(slice_count_);
   report.note("one ResourceSlice write (128 devices) cost kube-apiserver " +
               std::to_string(static_cast<int>(1000 * per_slice.apiserver / slices_d)) +
               " ms and etcd " + std::to_string(static_cast<int>(1000 * per_slice.etcd / slices_d)) +
               " ms of CPU");
-  return report.print() ? 0 : 1;
+  return report.print();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto vfs = bench::countArgument(argc, argv, 256, 1, 1024);
+  if (!vfs) {
+    std::fprintf(stderr, "usage: agent_scale [vfs-per-pf=256, 1 to 1024]\n");
+    return 2;
+  }
+  log::setVerbosity(-1);
+  constexpr int kRounds = 9;
+  AgentScale bench(static_cast<int>(*vfs));
+  Step initial = bench.initialPass();
+  std::vector<Step> republish = bench.republish(kRounds);
+  // The tier the last round did not publish, so the floor's write changes every slice.
+  Step watched = bench.floorWithSliceWatch(kRounds % 2 == 0 ? "silver" : "gold");
+  return bench.report(initial, republish, watched) ? 0 : 1;
 }

@@ -22,7 +22,6 @@
 #include <cstdio>
 #include <thread>
 
-#include <malloc.h>
 #include <unistd.h>
 
 #include "api/names.h"
@@ -40,7 +39,9 @@
 #include "support/floor.h"
 #include "support/host_fixture.h"
 #include "support/operator_env.h"
+#include "support/operator_heap.h"
 #include "support/render.h"
+#include "support/scale_policies.h"
 
 using namespace sriovdra;
 using Steady = std::chrono::steady_clock;
@@ -50,109 +51,6 @@ namespace {
 constexpr int kWorkers = 8;
 // install.yaml's limit for the operator container.
 constexpr double kOperatorMemoryLimit = 512.0 * 1024 * 1024;
-
-// Node policy i configures PF pfs[i % 8]: the first half of its VFs for i < 8, the second half
-// for i >= 8 (so the first two PFs carry two VF groups).
-std::string nodePolicyYaml(int i, const std::vector<std::string>& pfs, int vfs_per_pf) {
-  int half = vfs_per_pf / 2;
-  std::string range = i < 8 ? "#0-" + std::to_string(half - 1)
-                            : "#" + std::to_string(half) + "-" + std::to_string(vfs_per_pf - 1);
-  std::string pf = pfs[static_cast<size_t>(i % 8)] + range;
-  return "---\napiVersion: sriovnetwork.openshift.io/v1\nkind: SriovNetworkNodePolicy\nmetadata: "
-         "{name: np-" +
-         std::to_string(i) + "}\nspec: {resourceName: res_" + std::to_string(i % 5) +
-         ", priority: " + std::to_string(10 + i) + ", numVfs: " + std::to_string(vfs_per_pf) +
-         ", nodeSelector: {sriov: \"true\"}, nicSelector: {pfNames: [\"" + pf + "\"]}}\n";
-}
-
-// Resource policy i advertises the VFs of four PFs; together the five cover all 16 (two of
-// them twice, so resource policies conflict as they do in clusters).
-std::string resourcePolicyYaml(int i, const std::vector<std::string>& pfs) {
-  std::string n = std::to_string(i);
-  auto pf = [&](int k) { return pfs[static_cast<size_t>(k)]; };
-  return "---\napiVersion: sriovnetwork.k8snetworkplumbingwg.io/v1alpha1\nkind: "
-         "SriovResourcePolicy\nmetadata: {name: rp-" +
-         n + "}\nspec: {configs: [{deviceAttributesSelector: {matchLabels: {pool: p" + n +
-         "}}, resourceFilters: [{pfNames: [" + pf(i) + ", " + pf(i + 3) + ", " + pf(i + 8) + ", " +
-         pf(i + 11) + "]}]}]}\n";
-}
-
-std::string deviceAttributesYaml(int i, const std::string& tier) {
-  std::string n = std::to_string(i);
-  return "---\napiVersion: sriovnetwork.k8snetworkplumbingwg.io/v1alpha1\nkind: "
-         "DeviceAttributes\nmetadata: {name: da-" +
-         n + ", labels: {pool: p" + n +
-         "}}\nspec: {attributes: {example.com/tier: {string: " + tier +
-         "}, example.com/rail: {int: " + n + "}}}\n";
-}
-
-// 10 node policies and 5 resource policies over the PFs (16, by PCI address).
-std::string nodePoliciesYaml(const std::vector<std::string>& pfs, int vfs_per_pf) {
-  std::string y;
-  for (int i = 0; i < 10; ++i) y += nodePolicyYaml(i, pfs, vfs_per_pf);
-  for (int i = 0; i < 5; ++i) y += resourcePolicyYaml(i, pfs);
-  return y;
-}
-
-// 5 DeviceAttributes, each with the tier and its rail.
-std::string attributesYaml(const std::string& tier) {
-  std::string y;
-  for (int i = 0; i < 5; ++i) y += deviceAttributesYaml(i, tier);
-  return y;
-}
-
-// The heap this process has in use (glibc's count), after giving free pages back.
-size_t heapInUse() {
-  malloc_trim(0);
-  struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;
-}
-
-// What the operator's caches keep for this cluster: the heap its own cache types take when
-// filled in this process from the same API server (the bench's other allocations are idle),
-// informer by informer ("SriovNodeStates 12.1 MiB").
-struct Kept {
-  size_t total = 0;
-  std::vector<std::pair<std::string, size_t>> parts;
-};
-template <typename T>
-void fill(kube::Informer<T>& informer, const std::string& what, Kept& kept) {
-  size_t before = heapInUse();
-  informer.start();
-  if (!informer.waitForSync(std::chrono::minutes(10))) {
-    std::fprintf(stderr, "bench: the operator's cache of %s did not sync in the bench\n",
-                 what.c_str());
-    std::exit(2);
-  }
-  size_t after = heapInUse();
-  size_t bytes = after > before ? after - before : 0;
-  kept.total += bytes;
-  kept.parts.emplace_back(what, bytes);
-}
-Kept heapOfOperatorCaches(const testing::ControlPlane& cp, const std::string& ns) {
-  Kept kept;
-  op::Caches caches(cp.client(), ns, "");
-  op::NetworkCaches networks(cp.client());
-  fill(caches.nodes, "Nodes", kept);
-  fill(caches.states, "SriovNodeStates", kept);
-  fill(caches.slices, "ResourceSlices", kept);
-  fill(caches.claims, "ResourceClaims", kept);
-  Kept rest;  // NetworkAttachmentDefinitions aside: not served without Multus's CRD
-  fill(caches.node_policies, "", rest);
-  fill(caches.resource_policies, "", rest);
-  fill(caches.device_attributes, "", rest);
-  fill(caches.classes, "", rest);
-  fill(caches.operator_configs, "", rest);
-  fill(caches.pool_configs, "", rest);
-  fill(networks.sriov_networks, "", rest);
-  fill(networks.ib_networks, "", rest);
-  fill(networks.namespaces, "", rest);
-  kept.total += rest.total;
-  kept.parts.emplace_back("the others", rest.total);
-  caches.stop();
-  networks.stop();
-  return kept;
-}
 
 // "1.07" for ours / floor.
 std::string ratioText(double ours, double floor) {
@@ -217,42 +115,6 @@ void mustHaveConverged(kube::Client& client, const std::string& ns, size_t n, si
   std::exit(2);
 }
 
-// What the operator keeps of a SriovNodeState whose hardware and spec no other node shares: the
-// heap of `copies` decoded copies of one state, each with its PFs renamed (in this process).
-double heapPerDistinctState(kube::Client& client, const std::string& ns, const std::string& node,
-                            size_t copies) {
-  auto got = client.get(api::resources::kSriovNodeStates, ns, node);
-  bench::mustBeOk(got.status(), "reading a SriovNodeState");
-  std::vector<std::string> json_copies;
-  json_copies.reserve(copies);
-  for (size_t i = 0; i < copies; ++i) {
-    json::Document copy;
-    copy.CopyFrom(*got, copy.GetAllocator());
-    for (const char* part : {"spec", "status"}) {
-      if (!copy.HasMember(part) || !copy[part].IsObject()) continue;
-      json::Value& section = copy[part];
-      if (!section.HasMember("interfaces") || !section["interfaces"].IsArray()) continue;
-      for (auto& pf : section["interfaces"].GetArray()) {
-        std::string name = std::string(json::stringOr(pf, "name")) + "-" + std::to_string(i);
-        json::setString(pf, "name", name, copy.GetAllocator());
-      }
-    }
-    json_copies.push_back(json::dump(copy));
-  }
-  size_t before = heapInUse();
-  std::vector<op::CachedNodeState> kept;
-  kept.reserve(copies);
-  for (const auto& text : json_copies) {
-    auto doc = json::parse(text);
-    bench::mustBeOk(doc.status(), "parsing a SriovNodeState");
-    auto decoded = op::CachedNodeState::decode(*doc);
-    bench::mustBeOk(decoded.status(), "decoding a SriovNodeState");
-    kept.push_back(std::move(*decoded));
-  }
-  size_t after = heapInUse();
-  return after > before ? static_cast<double>(after - before) / static_cast<double>(copies) : 0;
-}
-
 // Each node's SriovNodeState with `spec_json` as the operator writes it.
 std::vector<json::Document> specDocs(const std::string& ns, const std::vector<api::Node>& nodes,
                                      const std::string& spec_json) {
@@ -286,250 +148,309 @@ void createAllocatedClaim(kube::Client& admin, const std::string& ns, const std:
                   "allocating " + name);
 }
 
-}  // namespace
+// One step: ours (a policy change until the operator's writes are quiet) and the floor's.
+struct Step {
+  std::string what;
+  double ours = 0, floor = 0;
+  bench::WriteSpan writes;
+  std::string by_resource;
+  std::string reads;  // the operator's reads that ended during its step
+  bench::Cpu ours_cpu, floor_cpu;
+};
 
-int main(int argc, char** argv) {
-  size_t n = argc > 1 ? std::stoul(argv[1]) : 5000;
-  int vfs = argc > 2 ? std::stoi(argv[2]) : 64;
-  int forced_workers = argc > 3 ? std::stoi(argv[3]) : 0;
-  if (vfs <= 0 || vfs % 32 != 0 || vfs > 16 * 256) {
-    std::fprintf(stderr, "bench: vfs-per-node must be a multiple of 32 up to 4096\n");
-    return 2;
-  }
-  if (forced_workers < 0 || forced_workers > 64) {
-    std::fprintf(stderr, "bench: workers must be 1 to 64\n");
-    return 2;
-  }
-  const size_t vfs_n = static_cast<size_t>(vfs);
-  log::setVerbosity(-1);
-  testing::OperatorEnv env("scale");
-  auto& admin = env.admin();
-  const std::string& ns = env.ns();
-  // The floor writes the same objects in a namespace of its own, which the operator does not watch,
-  // so the two can take turns on one server while the operator runs. It writes as the operator,
-  // with its RBAC there: the API server authorizes and queues (priority and fairness) it alike.
-  const std::string floor_ns = env.cp().newNamespace("scale-floor");
-  env.cp().grantOperatorRbac("operator", floor_ns);
-  auto floor_client = env.cp().client("operator");
-  kube::Client& floor = *floor_client;
+// Floor changes without and with a watch like the operator's open, by round.
+struct WatchCost {
+  std::vector<bench::Round> rounds;  // ours = with the watch
+  Step unwatched{"floor"}, watched{"floor with the operator's watch"};
+};
 
+struct Args {
+  size_t nodes = 5000;
+  int vfs = 64;
+  int forced_workers = 0;
+};
+
+std::optional<Args> parseArgs(int argc, char** argv) {
+  Args a;
+  auto nodes = bench::countArgument(argc, argv, 5000, 1, 100000, 1);
+  auto vfs = bench::countArgument(argc, argv, 64, 32, 4096, 2);
+  auto workers = bench::countArgument(argc, argv, 0, 0, 64, 3);
+  if (!nodes || !vfs || !workers || *vfs % 32 != 0) return std::nullopt;
+  a.nodes = static_cast<size_t>(*nodes);
+  a.vfs = static_cast<int>(*vfs);
+  a.forced_workers = static_cast<int>(*workers);
+  return a;
+}
+
+// The operator's user, allowed in the floor's namespace as in the operator's.
+std::shared_ptr<kube::Client> operatorClientIn(testing::OperatorEnv& env, const std::string& ns) {
+  env.cp().grantOperatorRbac("operator", ns);
+  return env.cp().client("operator");
+}
+
+// The bench in three parts: set-up (the operator's size on the empty cluster, the cluster and
+// its history in both namespaces, the floor's writers, the operator started), the rounds (the
+// initial rollout, policy changes, the watch's cost, an idle minute), then the report.
+class OperatorScale {
+ public:
+  explicit OperatorScale(const Args& args);
+  Step initialRollout();
+  Step policyChange(const std::string& tier);
+  WatchCost watchCost(int rounds);
+  int idleWrites();
+  bool report(const std::vector<Step>& steps, const WatchCost& watch, int idle_writes);
+
+ private:
+  // Nodes, their SriovNodeStates as the operator creates them (empty spec) with the status
+  // their agents report (in both namespaces), the slices those agents publish (once the policies
+  // advertise the VFs), allocated claims, and a history of three rounds of specs.
+  void buildCluster();
+  std::vector<json::Document> writesOfTier(const std::string& where, const std::string& tier) {
+    return specDocs(where, nodes_, spec_json_[tier]);
+  }
+  bench::Replacer& writerOf(const std::string& where) {
+    return where == floor_ns_ ? floor_writer_ : ours_writer_;
+  }
+  // Each side's CPU is counted until its writes have been quiet for 5 s, as the operator's must
+  // be: so each side pays its own tail of work the API server does after answering (decoding the
+  // writes for its watch cache, collecting their garbage) and the same quiet time, not the
+  // floor's tail in the operator's step that follows it.
+  void floorStep(Step& step, const std::string& tier);
+  void oursStep(Step& step, const std::string& tier, const std::function<void()>& change);
+
+  const size_t n_;
+  const int vfs_;
+  const size_t vfs_n_;
+  testing::OperatorEnv env_{"scale"};
+  kube::Client& admin_ = env_.admin();
+  const std::string& ns_ = env_.ns();
+  // The floor writes the same objects in a namespace of its own, which the operator does not
+  // watch, so the two can take turns on one server while the operator runs. It writes as the
+  // operator, with its RBAC there: the API server authorizes and queues (priority and fairness)
+  // it alike.
+  const std::string floor_ns_ = env_.cp().newNamespace("scale-floor");
+  std::shared_ptr<kube::Client> floor_client_ = operatorClientIn(env_, floor_ns_);
+  double base_bytes_ = 0;  // the operator on the empty cluster
+  double setup_seconds_ = 0;
+  std::vector<std::string> names_;
+  std::vector<api::Node> nodes_;
+  std::map<std::string, std::string> policies_;   // by tier
+  std::map<std::string, std::string> spec_json_;  // by tier ("" = empty spec)
+  // The states are written as the operator writes them: created, then updated under the
+  // version of the last write, the floor's by the operator's user (which is the floor's writer).
+  bench::Replacer ours_writer_{admin_, api::resources::kSriovNodeStates, op::kFieldManager};
+  bench::Replacer floor_writer_{*floor_client_, api::resources::kSriovNodeStates,
+                                op::kFieldManager};
+  bench::WriterSweep sweep_;
+  std::unique_ptr<bench::AuditLog> audit_;
+  std::unique_ptr<testing::OperatorProcess> op_;
+  double synced_ = 0, synced_peak_ = 0;  // after its first sync, before any policy
+};
+
+OperatorScale::OperatorScale(const Args& args)
+    : n_(args.nodes), vfs_(args.vfs), vfs_n_(static_cast<size_t>(args.vfs)) {
   // The operator on the empty cluster: what its binary, threads and empty caches take.
-  long base_kib = 0;
   {
-    auto idle = env.startOperator({.extra_args = {"--workers=" + std::to_string(kWorkers)}});
+    auto idle = env_.startOperator({.extra_args = {"--workers=" + std::to_string(kWorkers)}});
     idle->waitReady();
-    base_kib = idle->residentKiB();
+    base_bytes_ = static_cast<double>(idle->residentKiB()) * 1024;
   }
-  double base_bytes = static_cast<double>(base_kib) * 1024;
   auto setup_start = Steady::now();
-
-  // The cluster before any policy: nodes, their SriovNodeStates as the operator creates them
-  // (empty spec) with the status their agents report (in both namespaces), the slices those
-  // agents publish (once the policies advertise the VFs), allocated claims.
-  std::vector<std::string> names(n);
-  forEachConcurrently(n, kWorkers, [&](size_t i) {
-    names[i] = env.createNode("n" + std::to_string(i), {{"sriov", "true"}});
-  });
-  std::vector<api::Node> nodes(n);
-  forEachConcurrently(n, kWorkers, [&](size_t i) {
-    auto got = admin.get(kube::resources::kNodes, "", names[i]);
-    bench::mustBeOk(got.status(), "reading a node");
-    nodes[i] = *api::Node::decode(*got);
-  });
-  // Every node is the many-pfs server as its agent reports it once it advertises the VFs.
-  auto host = bench::discoverFixture("many-pfs", vfs / 16, bench::scratchDir("sriov-dra-scale"));
-  std::vector<std::string> pfs;
-  for (const auto& pf : host.topology.pfs) pfs.push_back(pf.name);
-  auto first = bench::agentStatus(host.topology, {}, {});
-  std::map<std::string, std::string> policies;  // by tier
-  std::map<std::string, api::SriovNodeStateSpec> specs;
-  for (const char* tier : {"gold", "silver"}) {
-    policies[tier] = nodePoliciesYaml(pfs, vfs / 16) + attributesYaml(tier);
-    specs[tier] = bench::renderFromYaml(nodes[0], policies[tier], first);
-  }
-  specs[""] = {};
-  auto status = bench::agentStatus(host.topology, first, specs["gold"]);
-  if (pfs.size() != 16 || specs["gold"].devices.size() != vfs_n) {
-    std::fprintf(stderr, "bench: the policies advertise %zu VFs of %zu PFs per node, not %d\n",
-                 specs["gold"].devices.size(), pfs.size(), vfs);
-    return 2;
-  }
-  std::map<std::string, std::string> spec_json;  // by tier
-  for (const auto& [tier, spec] : specs) spec_json[tier] = op::encodeSpec(spec);
-  auto writesOfTier = [&](const std::string& where, const std::string& tier) {
-    return specDocs(where, nodes, spec_json[tier]);
-  };
-  // The states are written as the operator writes them: created, then updated under the version
-  // of the last write, the floor's by the operator's user (which is the floor's writer).
-  bench::Replacer ours_writer(admin, api::resources::kSriovNodeStates, op::kFieldManager);
-  bench::Replacer floor_writer(floor, api::resources::kSriovNodeStates, op::kFieldManager);
-  auto writerOf = [&](const std::string& where) -> bench::Replacer& {
-    return where == floor_ns ? floor_writer : ours_writer;
-  };
-  for (const std::string& where : {ns, floor_ns}) {
-    writerOf(where).time(writesOfTier(where, ""), kWorkers);
-    forEachConcurrently(n, kWorkers, [&](size_t i) {
-      auto st = status;
-      st.observed_generation = 1;
-      auto applied = admin.apply(
-          api::resources::kSriovNodeStates, where, agent::statusDocument(where, names[i], st),
-          {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true},
-          "status");
-      bench::mustBeOk(applied.status(), "reporting a node's status");
-      writerOf(where).know(kube::objectKey(where, names[i]),
-                           kube::ObjectMeta::decode(*applied).resource_version);
-    });
-  }
-  forEachConcurrently(n, kWorkers, [&](size_t i) {
-    auto set = dra::buildSlices(names[i], specs["gold"].devices, status.interfaces, {});
-    for (const auto& s : set.slices) {
-      auto applied = admin.apply(api::resources::kResourceSlices, "",
-                                 agent::sliceDocument(names[i], nodes[i].metadata.uid, s),
-                                 {.field_manager = api::kAgentFieldManager, .force = true});
-      bench::mustBeOk(applied.status(), "publishing a node's slice");
-    }
-    if (i % 2 == 0) createAllocatedClaim(admin, ns, names[i], specs["gold"].devices[0].name, i);
-  });
-  // The objects get the history they have under the operator (the API server's cost per write
-  // grows with it: about 4 % by the third round): a round of each spec, back to empty.
-  for (const std::string& where : {ns, floor_ns}) {
-    for (const char* tier : {"gold", "silver", ""}) {
-      writerOf(where).time(writesOfTier(where, tier), kWorkers);
-    }
-  }
-  double setup_seconds = std::chrono::duration<double>(Steady::now() - setup_start).count();
+  buildCluster();
+  setup_seconds_ = std::chrono::duration<double>(Steady::now() - setup_start).count();
 
   // The floor's writers: as many as the server rewards, the fewest within 5 % of the fastest
   // policy change (gold, silver, gold, ...) at each concurrency.
   std::vector<int> counts = {4, 8, 16, 32};
-  if (forced_workers > 0) counts = {forced_workers};
-  auto sweep = bench::sweepWriters(counts, [&](int c, size_t round) {
-    return floor_writer.time(writesOfTier(floor_ns, round % 2 == 0 ? "gold" : "silver"), c);
+  if (args.forced_workers > 0) counts = {args.forced_workers};
+  sweep_ = bench::sweepWriters(counts, [&](int c, size_t round) {
+    return floor_writer_.time(writesOfTier(floor_ns_, round % 2 == 0 ? "gold" : "silver"), c);
   });
-  int writers = sweep.writers;
-  floor_writer.time(writesOfTier(floor_ns, ""), writers);
+  floor_writer_.time(writesOfTier(floor_ns_, ""), sweep_.writers);
 
   // The operator with as many workers as the floor's writers.
-  bench::AuditLog audit(env.cp());
-  auto op = env.startOperator({.extra_args = {"--workers=" + std::to_string(writers)}});
-  awaitWrites(audit, "operator", std::chrono::system_clock::now(), 0, std::chrono::seconds(5));
-  // After its first sync of the cluster (before any policy): resident, and the most so far.
-  double synced = static_cast<double>(op->residentKiB()) * 1024;
-  double synced_peak = static_cast<double>(op->peakResidentKiB()) * 1024;
+  audit_ = std::make_unique<bench::AuditLog>(env_.cp());
+  op_ = env_.startOperator({.extra_args = {"--workers=" + std::to_string(sweep_.writers)}});
+  awaitWrites(*audit_, "operator", std::chrono::system_clock::now(), 0, std::chrono::seconds(5));
+  synced_ = static_cast<double>(op_->residentKiB()) * 1024;
+  synced_peak_ = static_cast<double>(op_->peakResidentKiB()) * 1024;
+}
 
-  // Ours and the floor take turns: the initial rollout (the policy set applied), then five policy
-  // changes (the five DeviceAttributes patched to the other tier), whose median round is the
-  // figure: one pair of rounds varies by 10-30 % on this machine.
-  struct Step {
-    std::string what;
-    double ours = 0, floor = 0;
-    bench::WriteSpan writes;
-    std::string by_resource;
-    std::string reads;  // the operator's reads that ended during its step
-    bench::Cpu ours_cpu, floor_cpu;
-  };
-  std::vector<Step> steps;
-  // Each side's CPU is counted until its writes have been quiet for 5 s, as the operator's must
-  // be: so each side pays its own tail of work the API server does after answering (decoding the
-  // writes for its watch cache, collecting their garbage) and the same quiet time, not the floor's
-  // tail in the operator's step that follows it.
-  auto floorStep = [&](Step& step, const std::string& tier) {
-    auto c0 = bench::Cpu::now(env.cp(), 0);
-    WallTime t0 = std::chrono::system_clock::now();
-    step.floor = floor_writer.time(writesOfTier(floor_ns, tier), writers);
-    awaitWrites(audit, "operator", t0, n, std::chrono::seconds(5));
-    step.floor_cpu = bench::Cpu::now(env.cp(), 0) - c0;
-    mustHaveConverged(admin, floor_ns, n, vfs_n, tier);
-  };
-  auto oursStep = [&](Step& step, const std::string& tier, const std::function<void()>& change) {
-    auto c0 = bench::Cpu::now(env.cp(), op->pid());
-    WallTime t0 = std::chrono::system_clock::now();
-    change();
-    step.writes = awaitWrites(audit, "operator", t0, n, std::chrono::seconds(5));
-    step.ours_cpu = bench::Cpu::now(env.cp(), op->pid()) - c0;
-    step.ours = step.writes.secondsSince(t0);
-    step.by_resource = bench::writesByResource(audit.poll(), "operator", t0);
-    step.reads = bench::readsByResource(audit.poll(), "operator", t0);
-    mustHaveConverged(admin, ns, n, vfs_n, tier);
-  };
-  Step initial{"initial rollout"};
-  oursStep(initial, "gold", [&] { env.cp().applyYaml(policies["gold"], ns); });
-  floorStep(initial, "gold");
-  steps.push_back(initial);
-  for (const char* tier : {"silver", "gold", "silver", "gold", "silver"}) {
-    Step change{std::string("policy change to ") + tier};
-    oursStep(change, tier, [&] {
-      for (int i = 0; i < 5; ++i) {
-        bench::mustBeOk(
-            admin
-                .patch(api::resources::kDeviceAttributes, ns, "da-" + std::to_string(i),
-                       kube::PatchType::kMerge,
-                       std::string(R"({"spec":{"attributes":{"example.com/tier":{"string":")") +
-                           tier + R"("}}}})")
-                .status(),
-            "patching DeviceAttributes");
-      }
-    });
-    floorStep(change, tier);
-    steps.push_back(change);
+void OperatorScale::buildCluster() {
+  names_.resize(n_);
+  forEachConcurrently(n_, kWorkers, [&](size_t i) {
+    names_[i] = env_.createNode("n" + std::to_string(i), {{"sriov", "true"}});
+  });
+  nodes_.resize(n_);
+  forEachConcurrently(n_, kWorkers, [&](size_t i) {
+    auto got = admin_.get(kube::resources::kNodes, "", names_[i]);
+    bench::mustBeOk(got.status(), "reading a node");
+    nodes_[i] = *api::Node::decode(*got);
+  });
+  // Every node is the many-pfs server as its agent reports it once it advertises the VFs.
+  auto host = bench::discoverFixture("many-pfs", vfs_ / 16, bench::scratchDir("sriov-dra-scale"));
+  std::vector<std::string> pfs;
+  for (const auto& pf : host.topology.pfs) pfs.push_back(pf.name);
+  auto first = bench::agentStatus(host.topology, {}, {});
+  std::map<std::string, api::SriovNodeStateSpec> specs;
+  for (const char* tier : {"gold", "silver"}) {
+    policies_[tier] = bench::nodePoliciesYaml(pfs, vfs_ / 16) + bench::attributesYaml(tier);
+    specs[tier] = bench::renderFromYaml(nodes_[0], policies_[tier], first);
   }
+  specs[""] = {};
+  auto status = bench::agentStatus(host.topology, first, specs["gold"]);
+  if (pfs.size() != 16 || specs["gold"].devices.size() != vfs_n_) {
+    std::fprintf(stderr, "bench: the policies advertise %zu VFs of %zu PFs per node, not %d\n",
+                 specs["gold"].devices.size(), pfs.size(), vfs_);
+    std::exit(2);
+  }
+  for (const auto& [tier, spec] : specs) spec_json_[tier] = op::encodeSpec(spec);
+  for (const std::string& where : {ns_, floor_ns_}) {
+    writerOf(where).time(writesOfTier(where, ""), kWorkers);
+    forEachConcurrently(n_, kWorkers, [&](size_t i) {
+      auto st = status;
+      st.observed_generation = 1;
+      auto applied = admin_.apply(
+          api::resources::kSriovNodeStates, where, agent::statusDocument(where, names_[i], st),
+          {.field_manager = api::kAgentFieldManager, .force = true, .metadata_only = true},
+          "status");
+      bench::mustBeOk(applied.status(), "reporting a node's status");
+      writerOf(where).know(kube::objectKey(where, names_[i]),
+                           kube::ObjectMeta::decode(*applied).resource_version);
+    });
+  }
+  forEachConcurrently(n_, kWorkers, [&](size_t i) {
+    auto set = dra::buildSlices(names_[i], specs["gold"].devices, status.interfaces, {});
+    for (const auto& s : set.slices) {
+      auto applied = admin_.apply(api::resources::kResourceSlices, "",
+                                  agent::sliceDocument(names_[i], nodes_[i].metadata.uid, s),
+                                  {.field_manager = api::kAgentFieldManager, .force = true});
+      bench::mustBeOk(applied.status(), "publishing a node's slice");
+    }
+    if (i % 2 == 0) createAllocatedClaim(admin_, ns_, names_[i], specs["gold"].devices[0].name, i);
+  });
+  // The objects get the history they have under the operator (the API server's cost per write
+  // grows with it: about 4 % by the third round): a round of each spec, back to empty.
+  for (const std::string& where : {ns_, floor_ns_}) {
+    for (const char* tier : {"gold", "silver", ""}) {
+      writerOf(where).time(writesOfTier(where, tier), kWorkers);
+    }
+  }
+}
 
-  // What the operator's watch of its SriovNodeStates (it must see what the agents report) costs the
-  // server: floor changes without (to gold) and with (back to silver) such a watch open on the
-  // floor's namespace, in turns. Like the operator's, it brings metadata only and completes each
-  // write from the cached state (the operator completes its own writes so), reading nothing.
-  std::vector<bench::Round> watch_rounds;  // ours = with the watch
-  Step unwatched{"floor"}, watched{"floor with the operator's watch"};
-  for (int round = 0; round < 3; ++round) {
-    floorStep(unwatched, "gold");
+void OperatorScale::floorStep(Step& step, const std::string& tier) {
+  auto c0 = bench::Cpu::now(env_.cp(), 0);
+  WallTime t0 = std::chrono::system_clock::now();
+  step.floor = floor_writer_.time(writesOfTier(floor_ns_, tier), sweep_.writers);
+  awaitWrites(*audit_, "operator", t0, n_, std::chrono::seconds(5));
+  step.floor_cpu = bench::Cpu::now(env_.cp(), 0) - c0;
+  mustHaveConverged(admin_, floor_ns_, n_, vfs_n_, tier);
+}
+
+void OperatorScale::oursStep(Step& step, const std::string& tier,
+                             const std::function<void()>& change) {
+  auto c0 = bench::Cpu::now(env_.cp(), op_->pid());
+  WallTime t0 = std::chrono::system_clock::now();
+  change();
+  step.writes = awaitWrites(*audit_, "operator", t0, n_, std::chrono::seconds(5));
+  step.ours_cpu = bench::Cpu::now(env_.cp(), op_->pid()) - c0;
+  step.ours = step.writes.secondsSince(t0);
+  step.by_resource = bench::writesByResource(audit_->poll(), "operator", t0);
+  step.reads = bench::readsByResource(audit_->poll(), "operator", t0);
+  mustHaveConverged(admin_, ns_, n_, vfs_n_, tier);
+}
+
+Step OperatorScale::initialRollout() {
+  Step initial{"initial rollout"};
+  oursStep(initial, "gold", [&] { env_.cp().applyYaml(policies_["gold"], ns_); });
+  floorStep(initial, "gold");
+  return initial;
+}
+
+// The five DeviceAttributes patched to `tier`.
+Step OperatorScale::policyChange(const std::string& tier) {
+  Step change{std::string("policy change to ") + tier};
+  oursStep(change, tier, [&] {
+    for (int i = 0; i < 5; ++i) {
+      bench::mustBeOk(
+          admin_
+              .patch(api::resources::kDeviceAttributes, ns_, "da-" + std::to_string(i),
+                     kube::PatchType::kMerge,
+                     std::string(R"({"spec":{"attributes":{"example.com/tier":{"string":")") +
+                         tier + R"("}}}})")
+              .status(),
+          "patching DeviceAttributes");
+    }
+  });
+  floorStep(change, tier);
+  return change;
+}
+
+// What the operator's watch of its SriovNodeStates (it must see what the agents report) costs
+// the server: floor changes without (to gold) and with (back to silver) such a watch open on the
+// floor's namespace, in turns. Like the operator's, it brings metadata only and completes each
+// write from the cached state (the operator completes its own writes so), reading nothing.
+WatchCost OperatorScale::watchCost(int rounds) {
+  WatchCost out;
+  for (int round = 0; round < rounds; ++round) {
+    floorStep(out.unwatched, "gold");
     kube::Informer<op::CachedNodeState> watch(
-        env.cp().client(), api::resources::kSriovNodeStates,
-        {.namespace_ = floor_ns, .watch_metadata_only = true});
+        env_.cp().client(), api::resources::kSriovNodeStates,
+        {.namespace_ = floor_ns_, .watch_metadata_only = true});
     watch.setCompletion([](const kube::ObjectMeta& meta, const auto& cached) {
       if (!cached) return cached;
-      auto out = std::make_shared<op::CachedNodeState>(*cached);
-      out->metadata = meta;
-      return std::shared_ptr<const op::CachedNodeState>(std::move(out));
+      auto copy = std::make_shared<op::CachedNodeState>(*cached);
+      copy->metadata = meta;
+      return std::shared_ptr<const op::CachedNodeState>(std::move(copy));
     });
     watch.start();
     if (!watch.waitForSync(std::chrono::minutes(10))) {
       std::fprintf(stderr, "bench: the watch of the floor's namespace did not sync\n");
-      return 2;
+      std::exit(2);
     }
-    floorStep(watched, "silver");
+    floorStep(out.watched, "silver");
     watch.stop();
-    watch_rounds.push_back({watched.floor, unwatched.floor});
+    out.rounds.push_back({out.watched.floor, out.unwatched.floor});
   }
+  return out;
+}
 
-  // An idle minute.
+int OperatorScale::idleWrites() {
   WallTime idle_start = std::chrono::system_clock::now();
   std::this_thread::sleep_for(std::chrono::seconds(60));
-  int idle_writes = bench::writesOf(audit.poll(), "operator", "", idle_start).count;
+  return bench::writesOf(audit_->poll(), "operator", "", idle_start).count;
+}
 
+// Long on purpose: the figures, then the notes in the order a reader checks them, each one
+// statement of what was measured; split, the report's order would be spread over functions.
+// NOLINTNEXTLINE(readability-function-size)
+bool OperatorScale::report(const std::vector<Step>& steps, const WatchCost& watch,
+                           int idle_writes) {
+  const int writers = sweep_.writers;
   // Memory: what the operator holds, now and at its peak, beside the least it could (its binary
   // on the empty cluster plus what its caches keep); the JSON the API server sends for the same
   // objects; what etcd holds.
-  double rss = static_cast<double>(op->residentKiB()) * 1024;
-  double peak = static_cast<double>(op->peakResidentKiB()) * 1024;
-  Kept kept_parts = heapOfOperatorCaches(env.cp(), ns);
-  double distinct_state = heapPerDistinctState(admin, ns, names[0], 500);
+  double rss = static_cast<double>(op_->residentKiB()) * 1024;
+  double peak = static_cast<double>(op_->peakResidentKiB()) * 1024;
+  bench::Kept kept_parts = bench::heapOfOperatorCaches(env_.cp(), ns_);
+  double distinct_state = bench::heapPerDistinctState(admin_, ns_, names_[0], 500);
   double kept = static_cast<double>(kept_parts.total);
-  env.cp().compactEtcd();
-  double etcd_bytes = bench::etcdBytesInUse(env.cp());
+  env_.cp().compactEtcd();
+  double etcd_bytes = bench::etcdBytesInUse(env_.cp());
   struct Cached {
     const char* what;
     size_t bytes;
   };
   std::vector<Cached> cached = {
-      {"Nodes", bench::listJsonBytes(admin, kube::resources::kNodes, "")},
-      {"SriovNodeStates", bench::listJsonBytes(admin, api::resources::kSriovNodeStates, ns)},
-      {"ResourceSlices", bench::listJsonBytes(admin, api::resources::kResourceSlices, "")},
-      {"ResourceClaims", bench::listJsonBytes(admin, api::resources::kResourceClaims, "")},
-      {"policies", bench::listJsonBytes(admin, api::resources::kSriovNetworkNodePolicies, ns) +
-                       bench::listJsonBytes(admin, api::resources::kSriovResourcePolicies, ns) +
-                       bench::listJsonBytes(admin, api::resources::kDeviceAttributes, ns)},
-      {"DeviceClasses", bench::listJsonBytes(admin, api::resources::kDeviceClasses, "")},
-      {"Namespaces", bench::listJsonBytes(admin, kube::resources::kNamespaces, "")},
+      {"Nodes", bench::listJsonBytes(admin_, kube::resources::kNodes, "")},
+      {"SriovNodeStates", bench::listJsonBytes(admin_, api::resources::kSriovNodeStates, ns_)},
+      {"ResourceSlices", bench::listJsonBytes(admin_, api::resources::kResourceSlices, "")},
+      {"ResourceClaims", bench::listJsonBytes(admin_, api::resources::kResourceClaims, "")},
+      {"policies", bench::listJsonBytes(admin_, api::resources::kSriovNetworkNodePolicies, ns_) +
+                       bench::listJsonBytes(admin_, api::resources::kSriovResourcePolicies, ns_) +
+                       bench::listJsonBytes(admin_, api::resources::kDeviceAttributes, ns_)},
+      {"DeviceClasses", bench::listJsonBytes(admin_, api::resources::kDeviceClasses, "")},
+      {"Namespaces", bench::listJsonBytes(admin_, kube::resources::kNamespaces, "")},
   };
   size_t cached_total = 0;
   std::string cached_parts;
@@ -539,7 +460,8 @@ int main(int argc, char** argv) {
                     bench::formatValue(static_cast<double>(c.bytes), bench::Unit::kBytes);
   }
 
-  double nodes_d = static_cast<double>(n);
+  const Step& initial = steps.front();
+  double nodes_d = static_cast<double>(n_);
   std::vector<bench::Round> change_rounds;
   int change_writes = 0;
   for (size_t i = 1; i < steps.size(); ++i) {
@@ -547,10 +469,11 @@ int main(int argc, char** argv) {
     change_writes = std::max(change_writes, steps[i].writes.count);
   }
   bench::Round change = bench::medianRound(change_rounds);
-  std::string updates = std::to_string(n) + " SriovNodeState updates, " + std::to_string(writers) +
+  std::string updates = std::to_string(n_) + " SriovNodeState updates, " + std::to_string(writers) +
                         " at a time, metadata-only answers, no watch";
-  bench::Report report("operator scale: " + std::to_string(n) + " nodes x " + std::to_string(vfs) +
-                       " VFs, 20 policies, " + std::to_string(writers) + " workers");
+  bench::Report report("operator scale: " + std::to_string(n_) + " nodes x " +
+                       std::to_string(vfs_) + " VFs, 20 policies, " + std::to_string(writers) +
+                       " workers");
   report.add({"operator_initial_rollout", "initial rollout (policy set applied), converged",
               initial.ours, initial.floor, bench::Unit::kSeconds, updates, 1.1});
   report.add({"operator_initial_writes", "initial rollout, SriovNodeState writes",
@@ -564,18 +487,18 @@ int main(int argc, char** argv) {
               static_cast<double>(change_writes), nodes_d, bench::Unit::kCount,
               "one write per changed node", 1.02});
   report.add({"operator_memory", "operator resident memory after the changes", rss,
-              base_bytes + kept, bench::Unit::kBytes,
+              base_bytes_ + kept, bench::Unit::kBytes,
               "its binary on the empty cluster + the heap its caches keep", 1.5});
   report.add({"operator_memory_peak", "operator peak resident memory (VmHWM)", peak,
-              base_bytes + kept, bench::Unit::kBytes,
+              base_bytes_ + kept, bench::Unit::kBytes,
               "its binary on the empty cluster + the heap its caches keep", 1.5});
   report.add({"operator_idle_writes", "API writes in an idle minute (Lease renewals aside)",
               static_cast<double>(idle_writes), 0, bench::Unit::kCount, "none"});
   report.note(
       "setup (nodes, states in both namespaces, statuses, slices, claims, three rounds of "
       "history): " +
-      bench::formatValue(setup_seconds, bench::Unit::kSeconds));
-  report.note("floor writers (one change each): " + sweep.text +
+      bench::formatValue(setup_seconds_, bench::Unit::kSeconds));
+  report.note("floor writers (one change each): " + sweep_.text +
               "; the floor and the operator use " + std::to_string(writers));
   auto secs = [](double s) { return bench::formatValue(s, bench::Unit::kSeconds); };
   for (const auto& step : steps) {
@@ -588,18 +511,18 @@ int main(int argc, char** argv) {
   }
   report.note("policy change, ours / floor by round: " + bench::roundRatios(change_rounds));
   report.note("floor with a watch like the operator's open / without, by round: " +
-              bench::roundRatios(watch_rounds) + "; the last with the watch " +
-              watched.floor_cpu.describe("operator") + ", without " +
-              unwatched.floor_cpu.describe("operator"));
+              bench::roundRatios(watch.rounds) + "; the last with the watch " +
+              watch.watched.floor_cpu.describe("operator") + ", without " +
+              watch.unwatched.floor_cpu.describe("operator"));
   auto kib = [](double b) { return bench::formatValue(b, bench::Unit::kBytes); };
-  double per_node = (rss - base_bytes) / nodes_d;
-  double peak_per_node = (peak - base_bytes) / nodes_d;
-  report.note("memory after the first sync, before any policy: " + kib(synced) + " resident, " +
-              kib(synced_peak) + " at the peak so far");
-  report.note("memory: " + kib(base_bytes) + " on the empty cluster; per node " + kib(per_node) +
+  double per_node = (rss - base_bytes_) / nodes_d;
+  double peak_per_node = (peak - base_bytes_) / nodes_d;
+  report.note("memory after the first sync, before any policy: " + kib(synced_) + " resident, " +
+              kib(synced_peak_) + " at the peak so far");
+  report.note("memory: " + kib(base_bytes_) + " on the empty cluster; per node " + kib(per_node) +
               " resident, " + kib(peak_per_node) + " at the peak, " + kib(kept / nodes_d) +
               " kept by the caches, " + kib(static_cast<double>(cached_total) / nodes_d) +
-              " of listed JSON (" + std::to_string(vfs) + " VFs per node)");
+              " of listed JSON (" + std::to_string(vfs_) + " VFs per node)");
   std::string kept_text;
   for (const auto& [what, bytes] : kept_parts.parts) {
     kept_text +=
@@ -609,8 +532,8 @@ int main(int argc, char** argv) {
               "; a SriovNodeState whose hardware and spec no "
               "other node shares: " +
               kib(distinct_state) + " (500 copies with renamed PFs)");
-  double at_10k = base_bytes + 10000 * peak_per_node;
-  report.note("  at this run's peak per node, 10,000 nodes x " + std::to_string(vfs) +
+  double at_10k = base_bytes_ + 10000 * peak_per_node;
+  report.note("  at this run's peak per node, 10,000 nodes x " + std::to_string(vfs_) +
               " VFs take at most " + kib(at_10k) + ", " +
               std::to_string(static_cast<int>(100 * at_10k / kOperatorMemoryLimit)) +
               " % of install.yaml's 512 MiB limit (an upper bound: the peak includes the "
@@ -618,8 +541,8 @@ int main(int argc, char** argv) {
               "is in docs/operator.md)");
   report.note("listed JSON: " + cached_parts);
   auto floor_cpu = steps.back().floor_cpu;
-  report.note("one SriovNodeState write (" + std::to_string(vfs) + " VFs, " +
-              std::to_string(cached[1].bytes / std::max<size_t>(n, 1) / 1024) +
+  report.note("one SriovNodeState write (" + std::to_string(vfs_) + " VFs, " +
+              std::to_string(cached[1].bytes / std::max<size_t>(n_, 1) / 1024) +
               " KiB of JSON) cost kube-apiserver " +
               std::to_string(static_cast<int>(1000 * floor_cpu.apiserver / nodes_d)) +
               " ms and etcd " + std::to_string(static_cast<int>(1000 * floor_cpu.etcd / nodes_d)) +
@@ -627,6 +550,30 @@ int main(int argc, char** argv) {
   report.note("idle: " + std::to_string(idle_writes) + " writes in 60 s");
   report.note("etcd holds " + bench::formatValue(etcd_bytes, bench::Unit::kBytes) +
               " after compaction (both namespaces' SriovNodeStates, the Nodes, slices, claims)");
-  bool met = report.print();
+  return report.print();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto args = parseArgs(argc, argv);
+  if (!args) {
+    std::fprintf(stderr,
+                 "usage: operator_scale [nodes=5000] [vfs-per-node=64, a multiple of 32 up to "
+                 "4096] [workers, 1 to 64]\n");
+    return 2;
+  }
+  log::setVerbosity(-1);
+  OperatorScale bench(*args);
+  // Ours and the floor take turns: the initial rollout (the policy set applied), then five
+  // policy changes (the five DeviceAttributes patched to the other tier), whose median round is
+  // the figure: one pair of rounds varies by 10-30 % on this machine.
+  std::vector<Step> steps = {bench.initialRollout()};
+  for (const char* tier : {"silver", "gold", "silver", "gold", "silver"}) {
+    steps.push_back(bench.policyChange(tier));
+  }
+  WatchCost watch = bench.watchCost(3);
+  int idle_writes = bench.idleWrites();
+  bool met = bench.report(steps, watch, idle_writes);
   return met && idle_writes == 0 ? 0 : 1;
 }

@@ -83,11 +83,13 @@ void Report::addMedianAndP99(const std::string& name, const std::string& what,
        .floor_is = floor_is + " (p99)"});
 }
 
-std::optional<long> countArgument(int argc, char** argv, long fallback, long min, long max) {
-  if (argc < 2) return fallback;
+std::optional<long> countArgument(int argc, char** argv, long fallback, long min, long max,
+                                  int index) {
+  if (argc <= index) return fallback;
+  const char* text = argv[index];
   char* end = nullptr;
-  long n = std::strtol(argv[1], &end, 10);
-  if (end == argv[1] || *end != '\0' || n < min || n > max) return std::nullopt;
+  long n = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || n < min || n > max) return std::nullopt;
   return n;
 }
 

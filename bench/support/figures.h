@@ -52,9 +52,10 @@ class Report {
 // "1.234 s", "105.2 MiB", "17.3 KiB" (under 1 MiB), "1,021" as the table prints them.
 std::string formatValue(double v, Unit unit);
 
-// A bench's one count argument (argv[1], rounds or pods): `fallback` when absent, nullopt when it
-// is not a whole number in [min, max].
-std::optional<long> countArgument(int argc, char** argv, long fallback, long min, long max);
+// A bench's count argument (argv[index]: rounds, pods, nodes): `fallback` when absent, nullopt
+// when it is not a whole number in [min, max].
+std::optional<long> countArgument(int argc, char** argv, long fallback, long min, long max,
+                                  int index = 1);
 
 // The value below which the fraction q of `samples` lie (nearest rank); 0 for none.
 double percentile(std::vector<double> samples, double q);

@@ -116,6 +116,8 @@ Operator::~Operator() { stop(); }
 //   SriovNetwork, SriovIBNetwork (any change)      -> that network
 //   NetworkAttachmentDefinition (any change)       -> the networks it concerns (keysForNad)
 //   Namespace added                                -> the networks whose NAD belongs there
+// Long on purpose: one informer handler per row of the table above, in its order.
+// NOLINTNEXTLINE(readability-function-size)
 void Operator::wire() {
   auto node = [this](const auto& obj) { node_controller_.queue().add(obj->metadata.name); };
   caches_.nodes.addHandlers({.on_add = node,

@@ -95,6 +95,7 @@ Result<pid_t> spawnWith(const ProcessSpec& spec, FileActions& fa, bool own_group
 // Long on purpose: the child's whole life in the order it happens (spawn with its socket and
 // pipes, one poll loop over stdin, stdout, stderr and the pidfd, then the reap within the
 // deadline), so that the deadline and the kill of the process group visibly cover every path.
+// NOLINTNEXTLINE(readability-function-size)
 Result<ProcessOutput> runProcess(const ProcessSpec& spec, std::chrono::milliseconds timeout,
                                  size_t max_output) {
   int out_pipe[2];

@@ -31,6 +31,7 @@ json::Value placementJson(const scheduling::DevicePlacement& p, json::Allocator&
 
 // Long on purpose: one pass over the report that fills the JSON document and the table rows side
 // by side, so the two outputs cannot disagree.
+// NOLINTNEXTLINE(readability-function-size)
 int reportWith(const ClusterArgs& args, const ObjectBundle& bundle, Streams io) {
   std::vector<scheduling::SlicePlacements> placements;
   for (const auto& s : bundle.resource_slices)

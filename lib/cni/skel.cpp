@@ -147,6 +147,10 @@ PluginError validateNetworkName(std::string_view name) {
   return {0, "", ""};
 }
 
+// Long on purpose: the reference skeleton's checks in its order (the environment's variables,
+// then the configuration's version), so the first error a plugin reports is the one skel.go
+// reports.
+// NOLINTNEXTLINE(readability-function-size)
 std::variant<CmdArgs, PluginError> prepareCommand(const Getenv& env, std::string stdin_data) {
   CmdArgs args;
   std::string command = env("CNI_COMMAND");

@@ -256,6 +256,9 @@ std::map<std::string, std::string> readVfAdminMacs(const Netlink& nl,
   return out;
 }
 
+// Long on purpose: one walk over sysfs and one netlink dump (the PCI devices, their roots and
+// switches, then each PF with its VFs), sharing the maps the walk builds.
+// NOLINTNEXTLINE(readability-function-size)
 Result<Topology> discover(const Sysfs& fs, const Netlink& nl) {
   auto bdfs = fs.list("sys/bus/pci/devices");
   if (!bdfs.ok()) {

@@ -323,6 +323,9 @@ Status SimulatedKernel::setUp(std::string_view netdev, bool up) {
   return st;
 }
 
+// Long on purpose: the settings rtnetlink's IFLA_VF_* accepts, one branch each with the
+// kernel's errno, in the order do_setvfinfo() takes them.
+// NOLINTNEXTLINE(readability-function-size)
 Status SimulatedKernel::setVf(std::string_view pf, const VfSetting& setting) {
   std::lock_guard lock(mu_);
   Status st = [&]() -> Status {

@@ -128,6 +128,7 @@ Result<ExecConfig> parseExec(const NamedEntry& user, const std::string& user_nam
 
 // Long on purpose: kubectl's resolution order from context to cluster to user to credentials,
 // one lookup after the other, each failing with a message that names the kubeconfig entry.
+// NOLINTNEXTLINE(readability-function-size)
 Result<RestConfig> build(const Merged& m, const std::string& context_override,
                          const std::string& description) {
   std::string ctx_name = context_override.empty() ? m.current_context : context_override;

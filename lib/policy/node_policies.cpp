@@ -69,6 +69,7 @@ bool nicSelected(const api::NicSelector& s, const api::InterfaceExt& pf) {
 // Long on purpose: the upstream operator's merge in one place (policies in priority order, each
 // applied to the PFs it selects, later ones overriding or conflicting), so it reads beside the
 // Go code it reproduces.
+// NOLINTNEXTLINE(readability-function-size)
 InterfacesResult renderInterfaces(const api::Node& node,
                                   std::vector<const api::SriovNetworkNodePolicy*> policies,
                                   const std::vector<api::InterfaceExt>& discovered) {

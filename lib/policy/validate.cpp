@@ -111,6 +111,7 @@ NodePolicyDefaults nodePolicyDefaults(const api::SriovNetworkNodePolicySpec& spe
 }
 
 // Long on purpose: independent checks of one field each, in the order of the CRD's fields.
+// NOLINTNEXTLINE(readability-function-size)
 Findings validateNodePolicy(const api::SriovNetworkNodePolicy& p) {
   Findings f;
   const auto& s = p.spec;

@@ -224,6 +224,9 @@ bool Allocator::compile(Alternative& alt) {
 // (class selectors, request selectors, then the device's own node selection), with the selector
 // errors placed where the search meets them (allocationMode All meets them, and incomplete or
 // invalid pools, before any search: node_error, the first one wins).
+// Long on purpose: the search order of kube-scheduler's allocator in one place, so it reads
+// beside allocator.go.
+// NOLINTNEXTLINE(readability-function-size)
 void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
                                const ClusterNode& node, const std::set<DeviceId>& in_use,
                                const SharedAllocations& shared,

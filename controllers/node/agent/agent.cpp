@@ -224,6 +224,10 @@ Result<ReconcileResult> Agent::reconcile(const std::string&) {
   return ReconcileResult::after(options_.resync_period);
 }
 
+// Long on purpose: the passes of one convergence in order (discover, plan, ask who uses the
+// VFs before the first change that destroys one, firmware, apply, discover again), sharing the
+// pass's state; split, the in-use guard before the first destructive change would be hidden.
+// NOLINTNEXTLINE(readability-function-size)
 Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
                                        std::set<std::string>& record,
                                        api::SriovNodeStateStatus& status,
