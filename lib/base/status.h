@@ -1,5 +1,5 @@
 #pragma once
-// Status and Result<T>: expected failures as values (STYLE.md "Errors").
+// Status and Result<T>: expected failures as values (docs/conventions.md, "Errors").
 // A Status carries a Code, a message written for the person who must act on it, and, for errors
 // that came from the Kubernetes API, the HTTP status and the metav1.Status reason.
 // Result<T> holds either a T or a non-OK Status; reading the wrong alternative is a bug and aborts.
@@ -85,9 +85,9 @@ class InvariantError : public std::logic_error {
 
 [[noreturn]] void invariantBroken(std::string_view what, const char* file, int line);
 
-// Checks an invariant; a failure is a programming error (STYLE.md), never a user's: it is
-// logged ("BUG: <condition> at <file>:<line>"), then aborts the process in debug builds and
-// throws InvariantError in release builds, where a controller logs it and counts it in
+// Checks an invariant; a failure is a programming error (docs/conventions.md), never a user's:
+// it is logged ("BUG: <condition> at <file>:<line>"), then aborts the process in debug builds
+// and throws InvariantError in release builds, where a controller logs it and counts it in
 // controller_runtime_reconcile_panics_total, retries the key and keeps serving the others, and
 // an HTTP handler answers 500. Only for conditions no input can cause.
 #define SDRA_CHECK(cond)                                                 \

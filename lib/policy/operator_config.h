@@ -8,7 +8,8 @@
 //   logLevel 0..2                | honoured: the operator's log verbosity, and every agent's
 //                                |   (each watches the object)
 //   disableDrain                 | honoured: false = nodes are drained before VFs are recreated
-//                                |   (see drain in rollout.h), true = changes wait for the pods
+//                                |   (controllers/operator/rollout.h), true = changes wait for
+//                                |   the pods
 //   disablePlugins [mellanox]    | accepted: the agent changes no firmware
 //   useCDI                       | accepted: DRA always hands VFs over through CDI
 //   featureGates                 | the gates below; unknown gates are admitted with a warning
