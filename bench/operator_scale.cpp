@@ -538,7 +538,7 @@ bool OperatorScale::report(const std::vector<Step>& steps, const WatchCost& watc
               std::to_string(static_cast<int>(100 * at_10k / kOperatorMemoryLimit)) +
               " % of install.yaml's 512 MiB limit (an upper bound: the peak includes the "
               "workers' render buffers, which do not grow with nodes; the slope between two runs "
-              "is in docs/operator.md)");
+              "is in docs/figures.md)");
   report.note("listed JSON: " + cached_parts);
   auto floor_cpu = steps.back().floor_cpu;
   report.note("one SriovNodeState write (" + std::to_string(vfs_) + " VFs, " +
