@@ -74,8 +74,7 @@ serving::ProbeCheck readiness(const node::LocalState& local, const agent::Agent&
 // kubelet is served once the node's caches know what it advertises, so the first prepare is
 // answered.
 void addKubeletPlugin(kube::Manager& manager, const AgentProcessOptions& o,
-                      const std::shared_ptr<kube::Client>& client,
-                      kubelet_plugin::KubeletPlugin& kubelet_plugin, node::LocalState& local,
+                      kubelet_plugin::Helper& helper, node::LocalState& local,
                       std::atomic<kubelet_plugin::GrpcServer*>& serving) {
   auto grpc = std::make_shared<std::unique_ptr<kubelet_plugin::GrpcServer>>();
   manager.add(
@@ -83,10 +82,9 @@ void addKubeletPlugin(kube::Manager& manager, const AgentProcessOptions& o,
       [&, grpc](const std::stop_token& stop) {
         local.waitForSync(std::chrono::seconds(60), stop);
         auto served =
-            kubelet_plugin::GrpcServer::start(kubelet_plugin, client,
-                                              {.driver_name = std::string(api::kDriverName),
-                                               .registry_dir = o.registry_dir,
-                                               .plugins_dir = o.plugins_dir});
+            kubelet_plugin::GrpcServer::start(helper, {.driver_name = std::string(api::kDriverName),
+                                                       .registry_dir = o.registry_dir,
+                                                       .plugins_dir = o.plugins_dir});
         if (!served.ok()) return served.status();
         *grpc = std::move(*served);
         serving = grpc->get();
@@ -174,6 +172,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                                                 .allowed_drivers = o.allowed_vf_drivers,
                                                 .attaches = o.configuration_mode == "standalone",
                                                 .metadata_dir = metadata_dir});
+  kubelet_plugin::Helper helper(kubelet_plugin, *client);
   std::atomic<kubelet_plugin::GrpcServer*> serving{nullptr};  // read by /readyz
 
   kube::Manager manager;
@@ -192,7 +191,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   manager.add(
       "agent", [&] { agent.start(); }, [&] { agent.stop(); });
   addOperatorConfigWatch(manager, o, *client, agent);
-  if (o.kubelet_plugin) addKubeletPlugin(manager, o, *client, kubelet_plugin, local, serving);
+  if (o.kubelet_plugin) addKubeletPlugin(manager, o, helper, local, serving);
   if (o.kubelet_plugin && o.configuration_mode == "standalone")
     addAttacher(manager, o, *client, local);
   SDRA_LOG_INFO << "sriov-dra-agent on node " << o.node << " (namespace " << o.namespace_

@@ -8,10 +8,10 @@
 namespace sriovdra::testing {
 
 GpuKubeletPlugin::GpuKubeletPlugin(std::shared_ptr<kube::Client> client,
-                                   const std::string& registry_dir,
-                                   const std::string& plugins_dir) {
+                                   const std::string& registry_dir, const std::string& plugins_dir)
+    : helper_(*this, std::move(client)) {
   auto served = kubelet_plugin::GrpcServer::start(
-      *this, std::move(client),
+      helper_,
       {.driver_name = kGpuDriver, .registry_dir = registry_dir, .plugins_dir = plugins_dir});
   if (!served.ok()) throw std::runtime_error("GPU kubelet plugin: " + served.status().toString());
   server_ = std::move(*served);

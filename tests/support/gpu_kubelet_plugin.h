@@ -27,6 +27,7 @@ class GpuKubeletPlugin : public kubelet_plugin::DraDriver {
       const std::vector<kubelet_plugin::ClaimRef>& claims) override;
 
  private:
+  kubelet_plugin::Helper helper_;
   std::unique_ptr<kubelet_plugin::GrpcServer> server_;
 };
 

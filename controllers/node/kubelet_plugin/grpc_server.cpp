@@ -133,14 +133,13 @@ Result<std::unique_ptr<grpc::Server>> listen(const std::string& path,
 
 }  // namespace
 
-Result<std::unique_ptr<GrpcServer>> GrpcServer::start(DraDriver& driver,
-                                                      std::shared_ptr<kube::Client> client,
+Result<std::unique_ptr<GrpcServer>> GrpcServer::start(Helper& helper,
                                                       const GrpcServerOptions& options) {
-  std::unique_ptr<GrpcServer> s(new GrpcServer(driver, std::move(client)));
+  std::unique_ptr<GrpcServer> s(new GrpcServer());
   s->dra_socket_ = options.plugins_dir + "/" + options.driver_name + "/dra.sock";
   s->registration_socket_ = options.registry_dir + "/" + options.driver_name + "-reg.sock";
-  s->v1_service_ = std::make_unique<DraService<V1>>(s->helper_);
-  s->v1beta1_service_ = std::make_unique<DraService<V1beta1>>(s->helper_);
+  s->v1_service_ = std::make_unique<DraService<V1>>(helper);
+  s->v1beta1_service_ = std::make_unique<DraService<V1beta1>>(helper);
   auto dra = listen(s->dra_socket_, {s->v1_service_.get(), s->v1beta1_service_.get()});
   if (!dra.ok()) return dra.status();
   s->dra_server_ = std::move(*dra);
@@ -154,9 +153,6 @@ Result<std::unique_ptr<GrpcServer>> GrpcServer::start(DraDriver& driver,
                 << ", DRA socket " << s->dra_socket_;
   return s;
 }
-
-GrpcServer::GrpcServer(DraDriver& driver, std::shared_ptr<kube::Client> client)
-    : helper_(driver, std::move(client)) {}
 
 GrpcServer::~GrpcServer() { stop(); }
 

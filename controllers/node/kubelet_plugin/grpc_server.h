@@ -4,16 +4,14 @@
 //                                        DRAPlugin, the driver name, the DRA socket and the
 //                                        versions v1.DRAPlugin, v1beta1.DRAPlugin (v1 first);
 //   <plugins-dir>/<driver>/dra.sock      k8s.io.kubelet.pkg.apis.dra.{v1,v1beta1}.DRAPlugin.
-// Kubelet's calls go through the helper (helper.h: claims read and checked, one call at a time)
-// to the driver. A stale socket left by a crash is replaced at start; stop() removes both.
+// Kubelet's calls go to the helper (helper.h: claims read and checked, one call at a time), which
+// calls the driver. A stale socket left by a crash is replaced at start; stop() removes both.
 // registered() turns true when kubelet confirms the registration (NotifyRegistrationStatus).
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "base/status.h"
-#include "kube/client.h"
-#include "node/kubelet_plugin/dra_driver.h"
 #include "node/kubelet_plugin/helper.h"
 
 namespace grpc {
@@ -31,9 +29,8 @@ struct GrpcServerOptions {
 
 class GrpcServer {
  public:
-  // `client` reads the claims kubelet names.
-  static Result<std::unique_ptr<GrpcServer>> start(DraDriver& driver,
-                                                   std::shared_ptr<kube::Client> client,
+  // `helper` outlives the server.
+  static Result<std::unique_ptr<GrpcServer>> start(Helper& helper,
                                                    const GrpcServerOptions& options);
   ~GrpcServer();
   GrpcServer(const GrpcServer&) = delete;
@@ -48,9 +45,8 @@ class GrpcServer {
   void setRegistration(bool registered, const std::string& error);
 
  private:
-  GrpcServer(DraDriver& driver, std::shared_ptr<kube::Client> client);
+  GrpcServer() = default;
 
-  Helper helper_;
   std::string registration_socket_;
   std::string dra_socket_;
   std::unique_ptr<grpc::Service> registration_service_;

@@ -24,18 +24,21 @@ prometheus::Counter& claimsCounter(const char* operation, bool ok) {
   return f.Add({{"operation", operation}, {"result", ok ? "success" : "error"}});
 }
 
+prometheus::Histogram& callSeconds(const char* operation) {
+  static auto& f =
+      prometheus::BuildHistogram()
+          .Name("sriov_dra_kubelet_plugin_request_duration_seconds")
+          .Help("Time to answer one NodePrepareResources / NodeUnprepareResources call")
+          .Register(metrics::registry());
+  return f.Add({{"operation", operation}}, metrics::reconcileTimeBuckets());
+}
+
 // Observes the time from construction to destruction under the request duration histogram.
 class CallTimer {
  public:
   explicit CallTimer(const char* operation) : operation_(operation) {}
   ~CallTimer() {
-    static auto& f =
-        prometheus::BuildHistogram()
-            .Name("sriov_dra_kubelet_plugin_request_duration_seconds")
-            .Help("Time to answer one NodePrepareResources / NodeUnprepareResources call")
-            .Register(metrics::registry());
-    f.Add({{"operation", operation_}}, metrics::reconcileTimeBuckets())
-        .Observe(std::chrono::duration<double>(Steady::now() - start_).count());
+    callSeconds(operation_).Observe(std::chrono::duration<double>(Steady::now() - start_).count());
   }
   CallTimer(const CallTimer&) = delete;
   CallTimer& operator=(const CallTimer&) = delete;
@@ -59,7 +62,14 @@ Status checkClaim(const ClaimRef& ref, const api::ResourceClaim& claim) {
 }
 
 Helper::Helper(DraDriver& driver, std::shared_ptr<kube::Client> client)
-    : driver_(driver), client_(std::move(client)) {}
+    : driver_(driver), client_(std::move(client)) {
+  // Every series exists from the start, at 0, so dashboards and alerts see them.
+  for (const char* operation : {"prepare", "unprepare"}) {
+    claimsCounter(operation, true);
+    claimsCounter(operation, false);
+    callSeconds(operation);
+  }
+}
 
 Result<api::ResourceClaim> Helper::read(const ClaimRef& ref) const {
   auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);

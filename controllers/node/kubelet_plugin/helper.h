@@ -11,7 +11,7 @@
 //              | in sriov_dra_kubelet_plugin_claims_total{operation,result} and timed in
 //              | sriov_dra_kubelet_plugin_request_duration_seconds{operation}
 //
-// Thread-safety: both calls from any thread.
+// Its metrics exist from construction (at 0). Thread-safety: both calls from any thread.
 #include <map>
 #include <memory>
 #include <mutex>
