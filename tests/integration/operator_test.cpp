@@ -348,6 +348,31 @@ TEST_CASE("with --agent-daemonset the operator deploys the node agent and keeps 
   const json::Value* inits = json::at(*ds, {"spec", "template", "spec", "initContainers"});
   REQUIRE((inits != nullptr && inits->IsArray() && inits->Size() == 1));
   CHECK(json::stringOr((*inits)[0], "image") == "registry.example/sriov-dra-agent:test");
+
+  // That DaemonSet and no other: the operator's user may not change another DaemonSet of its
+  // namespace, apply one of another name, or remove its own.
+  auto as_operator = env.cp().client("operator");
+  auto other = [](const std::string& image) {
+    return testing::yamlObject(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: not-the-agent}\nspec: "
+        "{selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: "
+        "{containers: [{name: c, image: " +
+        image + "}]}}}\n");
+  };
+  auto apply = [&](kube::Client& c) {
+    return c.apply(kDaemonSets, env.ns(), other("x"),
+                   {.field_manager = "sriov-dra-operator", .force = true});
+  };
+  CHECK(apply(*as_operator).status().code() == Code::kForbidden);
+  REQUIRE(apply(env.admin()).ok());
+  CHECK(apply(*as_operator).status().code() == Code::kForbidden);
+  CHECK(as_operator
+            ->patch(kDaemonSets, env.ns(), "not-the-agent", kube::PatchType::kJson,
+                    R"([{"op":"replace","path":"/spec/template/spec/containers/0/image",)"
+                    R"("value":"attacker/image:1"}])")
+            .status()
+            .code() == Code::kForbidden);
+  CHECK(as_operator->remove(kDaemonSets, env.ns(), "sriov-dra-agent").code() == Code::kForbidden);
 }
 
 TEST_CASE("the operator leaves out the CNI plugins' installer, or moves it, as its flags say",
