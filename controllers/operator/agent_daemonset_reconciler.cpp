@@ -60,7 +60,7 @@ Result<kube::ReconcileResult> AgentDaemonSetReconciler::reconcile(const std::str
   }
   auto applied = client_.apply(kDaemonSets, options_.namespace_, ds,
                                {.field_manager = kFieldManager, .force = true});
-  if (!applied.ok()) return applied.status();
+  if (!applied.ok()) return kube::errorResult(applied.status());
   // Also re-applied every 10 minutes, so a change the watch missed is undone.
   return kube::ReconcileResult::after(std::chrono::minutes(10));
 }

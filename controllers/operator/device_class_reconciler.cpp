@@ -16,6 +16,7 @@ Result<ReconcileResult> DeviceClassReconciler::reconcile(const std::string&) {
                                              snapshot->validated.valid.device_attributes,
                                              options_.resource_prefix);
   std::set<std::string> wanted;
+  Status refused;  // the first class the API server refused; the others are still written
   for (const auto& d : desired) {
     wanted.insert(d.name);
     auto existing = caches_.classes.get("", d.name);
@@ -26,7 +27,13 @@ Result<ReconcileResult> DeviceClassReconciler::reconcile(const std::string&) {
     d.spec.encode(api::Writer(doc, a).object("spec"));
     auto applied = client_.apply(api::resources::kDeviceClasses, "", doc,
                                  {.field_manager = kFieldManager, .force = true});
-    if (!applied.ok()) return applied.status();
+    if (!applied.ok()) {
+      Status error = applied.status();
+      auto result = kube::errorResult(error.prepend("DeviceClass " + d.name));
+      if (!result.ok()) return result;
+      if (refused.isOk()) refused = result->terminal_error;
+      continue;
+    }
     SDRA_LOG_INFO << "DeviceClass " << d.name << (existing ? " updated" : " created");
   }
   for (const auto& existing : caches_.classes.list()) {
@@ -36,6 +43,7 @@ Result<ReconcileResult> DeviceClassReconciler::reconcile(const std::string&) {
     SDRA_LOG_INFO << "DeviceClass " << existing->metadata.name
                   << " deleted: no policy uses its resourceName any more";
   }
+  if (!refused.isOk()) return ReconcileResult::terminal(refused);
   return ReconcileResult::done();
 }
 

@@ -18,6 +18,7 @@ Controller::Controller(std::string name, Reconciler reconciler, ControllerOption
     metrics::reconcileTotal().Add({{"controller", name_}, {"result", result}});
   }
   metrics::reconcileErrors().Add({{"controller", name_}});
+  metrics::terminalReconcileErrors().Add({{"controller", name_}});
   metrics::reconcilePanics().Add({{"controller", name_}});
   metrics::maxConcurrentReconciles().Add({{"controller", name_}}).Set(workers_);
   metrics::activeWorkers().Add({{"controller", name_}}).Set(0);
@@ -73,7 +74,15 @@ void Controller::reconcileOne(const std::string& key) {
     queue_.addRateLimited(key);
     return;
   }
-  if (result->requeue_after.count() > 0) {
+  if (!result->terminal_error.isOk()) {
+    count("error");
+    metrics::reconcileErrors().Add({{"controller", name_}}).Increment();
+    metrics::terminalReconcileErrors().Add({{"controller", name_}}).Increment();
+    SDRA_LOG_ERROR << "controller " << name_ << ": reconciling " << key
+                   << " failed, not retried until it changes: "
+                   << result->terminal_error.toString();
+    queue_.forget(key);
+  } else if (result->requeue_after.count() > 0) {
     count("requeue_after");
     queue_.forget(key);
     queue_.addAfter(key, result->requeue_after);
@@ -83,6 +92,17 @@ void Controller::reconcileOne(const std::string& key) {
   } else {
     count("success");
     queue_.forget(key);
+  }
+}
+
+Result<ReconcileResult> errorResult(Status error) {
+  switch (error.code()) {
+    case Code::kBadRequest:
+    case Code::kTooLarge:
+    case Code::kInvalid:
+      return ReconcileResult::terminal(std::move(error));
+    default:
+      return error;
   }
 }
 

@@ -1,15 +1,20 @@
 #pragma once
 // Runs a reconcile function over the keys of a WorkQueue with N workers, with
 // controller-runtime's result semantics:
-//   error         -> addRateLimited(key)                 result="error"
-//   requeue_after -> forget(key), addAfter(key, after)   result="requeue_after"
-//   requeue       -> addRateLimited(key)                 result="requeue"
-//   success       -> forget(key)                         result="success"
+//   error          -> addRateLimited(key)                 result="error"
+//   terminal error -> forget(key), logged once            result="error", also counted in
+//                                                          _terminal_reconcile_errors_total
+//   requeue_after  -> forget(key), addAfter(key, after)   result="requeue_after"
+//   requeue        -> addRateLimited(key)                 result="requeue"
+//   success        -> forget(key)                         result="success"
+// A terminal error (controller-runtime's reconcile.TerminalError) is one no retry fixes: bad
+// input the API server refused as such (errorResult()); the key runs again on its next event.
 // An exception escaping the reconciler is logged, counted as a panic and treated as an error.
 // After a reconcile that left the queue drained (nothing ready, nothing running), on_drained
 // runs on that worker: an explicit event for whoever waits for this controller to settle.
-// Metrics: controller_runtime_reconcile_total{controller,result}, _errors_total, _panics_total,
-// _reconcile_time_seconds, _max_concurrent_reconciles, _active_workers.
+// Metrics: controller_runtime_reconcile_total{controller,result}, _errors_total,
+// _terminal_reconcile_errors_total, _panics_total, _reconcile_time_seconds,
+// _max_concurrent_reconciles, _active_workers.
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -25,11 +30,18 @@ namespace sriovdra::kube {
 struct ReconcileResult {
   std::chrono::milliseconds requeue_after{0};
   bool requeue = false;
+  Status terminal_error;  // not OK: a terminal error (see the table above)
   static ReconcileResult done() { return {}; }
   static ReconcileResult after(std::chrono::milliseconds d) { return {d, false}; }
+  static ReconcileResult terminal(Status error) { return {{}, false, std::move(error)}; }
 };
 
 using Reconciler = std::function<Result<ReconcileResult>(const std::string& key)>;
+
+// What a reconciler returns for a failed write: a terminal error when the API server refused the
+// object itself (400 BadRequest, 413 too large, 422 Invalid: only a change of the inputs fixes
+// it), the error to retry with backoff otherwise.
+Result<ReconcileResult> errorResult(Status error);
 
 struct ControllerOptions {
   int workers = 1;

@@ -87,6 +87,11 @@ CounterFamily& reconcileErrors() {
                            "Total number of reconciliation errors per controller");
   return f;
 }
+CounterFamily& terminalReconcileErrors() {
+  static auto& f = counter("controller_runtime_terminal_reconcile_errors_total",
+                           "Total number of terminal reconciliation errors per controller");
+  return f;
+}
 CounterFamily& reconcilePanics() {
   static auto& f = counter("controller_runtime_reconcile_panics_total",
                            "Total number of reconciliation panics per controller");

@@ -25,12 +25,13 @@ GaugeFamily& workqueueUnfinishedWork();           // {name, controller}
 GaugeFamily& workqueueLongestRunningProcessor();  // {name, controller}
 prometheus::Histogram::BucketBoundaries workqueueDurationBuckets();
 
-CounterFamily& reconcileTotal();         // {controller, result}
-CounterFamily& reconcileErrors();        // {controller}
-CounterFamily& reconcilePanics();        // {controller}
-HistogramFamily& reconcileTime();        // {controller}
-GaugeFamily& maxConcurrentReconciles();  // {controller}
-GaugeFamily& activeWorkers();            // {controller}
+CounterFamily& reconcileTotal();           // {controller, result}
+CounterFamily& reconcileErrors();          // {controller}
+CounterFamily& terminalReconcileErrors();  // {controller}
+CounterFamily& reconcilePanics();          // {controller}
+HistogramFamily& reconcileTime();          // {controller}
+GaugeFamily& maxConcurrentReconciles();    // {controller}
+GaugeFamily& activeWorkers();              // {controller}
 
 GaugeFamily& leaderElectionMasterStatus();  // {name}
 CounterFamily& leaderElectionSlowpath();    // {name}

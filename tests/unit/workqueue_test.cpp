@@ -256,6 +256,7 @@ TEST_CASE("controller results map to queue actions and metrics", "[controller][u
       n = ++calls[key];
     }
     if (key == "fails-twice" && n <= 2) return Status(Code::kUnavailable, "transient");
+    if (key == "refused") return errorResult(Status(Code::kInvalid, "the server refused it"));
     if (key == "again-soon" && n == 1) return ReconcileResult::after(50ms);
     return ReconcileResult::done();
   };
@@ -264,6 +265,7 @@ TEST_CASE("controller results map to queue actions and metrics", "[controller][u
   c.queue().add("ok");
   c.queue().add("fails-twice");
   c.queue().add("again-soon");
+  c.queue().add("refused");
   auto count = [&](const std::string& key) {
     std::lock_guard lock(mu);
     return calls[key];
@@ -275,8 +277,12 @@ TEST_CASE("controller results map to queue actions and metrics", "[controller][u
              });
   eventually([&] { return c.queue().numRequeues("fails-twice") == 0; }, 5s,
              [] { return "success did not forget the backoff"; });
+  // A terminal error runs once and is not retried: no backoff is kept for its key.
+  eventually([&] { return count("refused") == 1; }, 5s, [] { return "refused did not run"; });
+  CHECK(c.queue().numRequeues("refused") == 0);
   c.stop();
   CHECK(count("ok") == 1);
+  CHECK(count("refused") == 1);
 
   std::string text = metrics::renderText();
   auto sample = [&](const std::string& result) {
@@ -284,12 +290,15 @@ TEST_CASE("controller results map to queue actions and metrics", "[controller][u
         text, "controller_runtime_reconcile_total{controller=\"unit-results\",result=\"" + result +
                   "\"}");
   };
-  CHECK(sample("error") == 2);
+  CHECK(sample("error") == 3);
   CHECK(sample("requeue_after") == 1);
   CHECK(sample("success") == 3);
   CHECK(sample("requeue") == 0);
   CHECK(testing::sampleValue(
-            text, "controller_runtime_reconcile_errors_total{controller=\"unit-results\"}") == 2);
+            text, "controller_runtime_reconcile_errors_total{controller=\"unit-results\"}") == 3);
+  CHECK(testing::sampleValue(text,
+                             "controller_runtime_terminal_reconcile_errors_total{controller="
+                             "\"unit-results\"}") == 1);
   CHECK(testing::sampleValue(
             text, "workqueue_retries_total{controller=\"unit-results\",name=\"unit-results\"}") ==
         2);
