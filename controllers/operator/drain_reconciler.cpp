@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/pointers.h"
 #include "base/strings.h"
+#include "base/time.h"
 #include "operator/operator_config_reconciler.h"
 #include "operator/rollout.h"
 
@@ -91,6 +92,7 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
   if (!drain && !marked.empty()) {
     // Not "if the cache shows it cordoned": the cache may not have seen the cordon yet.
     if (marked == "cordoned" && node != nullptr) SDRA_RETURN_IF_ERROR(cordon(name, false));
+    SDRA_RETURN_IF_ERROR(annotate(name, kDrainStartedAnnotation, ""));
     SDRA_RETURN_IF_ERROR(annotate(name, kDrainAnnotation, ""));
     events_.normal(ref, "DrainComplete",
                    marked == "cordoned" ? "the node is reconfigured and uncordoned"
@@ -101,6 +103,7 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
     // The mark first: a cordon that is not remembered would never be undone.
     marked = node->unschedulable ? "draining" : "cordoned";
     SDRA_RETURN_IF_ERROR(annotate(name, kDrainAnnotation, marked));
+    SDRA_RETURN_IF_ERROR(annotate(name, kDrainStartedAnnotation, nowRfc3339()));
     events_.normal(
         ref, "Draining",
         std::string(marked == "cordoned" ? "cordoning the node" : "the node is cordoned already") +
@@ -117,7 +120,10 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
     if (!pods.ok()) return pods.status();
     in_the_way = std::move(*pods);
   }
-  if (drain) SDRA_RETURN_IF_ERROR(evictPods(in_the_way, ref));
+  if (drain) {
+    SDRA_RETURN_IF_ERROR(evictPods(in_the_way, ref));
+    SDRA_RETURN_IF_ERROR(reportTimeout(*state, in_the_way, ref));
+  }
   SDRA_RETURN_IF_ERROR(grantReboot(*state, reboot, drain, in_the_way, ref));
   return drain || reboot ? ReconcileResult::after(options_.rollout_retry) : ReconcileResult::done();
 }
@@ -250,6 +256,50 @@ Status DrainReconciler::evictPods(const std::vector<NodePod>& pods,
   return Status::ok();
 }
 
+Status DrainReconciler::reportTimeout(const CachedNodeState& state,
+                                      const std::vector<NodePod>& in_the_way,
+                                      const kube::ObjectReference& ref) {
+  const std::string& name = state.metadata.name;
+  std::string started_text = state.metadata.annotation(kDrainStartedAnnotation);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = drain_started_.find(name); it != drain_started_.end()) started_text = it->second;
+  }
+  auto started = parseRfc3339(started_text);
+  if (!started.ok()) {
+    // A mark of an older operator, or one whose start was not written: the drain starts now.
+    return annotate(name, kDrainStartedAnnotation, nowRfc3339());
+  }
+  if (in_the_way.empty()) return Status::ok();
+  auto age = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now() - *started);
+  if (age < options_.drain_timeout) return Status::ok();
+  int64_t periods = age / options_.drain_timeout;
+  {
+    std::lock_guard lock(mu_);
+    int64_t& reported = timeouts_reported_[name];
+    if (reported >= periods) return Status::ok();
+    reported = periods;
+  }
+  std::vector<std::string> pods;
+  pods.reserve(in_the_way.size());
+  for (const auto& p : in_the_way) {
+    pods.push_back(p.pod.namespace_ + "/" + p.pod.name + (p.terminating ? " (terminating)" : ""));
+  }
+  std::string message = "the drain has not ended after ";
+  message.append(std::to_string(age.count() / 1000))
+      .append(" s: ")
+      .append(join(pods, ", "))
+      .append(" still on the node; it stays cordoned and its change (and its pool's rollout ")
+      .append("slot) waits. The drain goes on and is never forced. Ways out: let the pods go ")
+      .append("(delete them, or relax the PodDisruptionBudget or finalizer that holds them), ")
+      .append("or undo the policy change that recreates the node's VFs, or turn drains off by ")
+      .append("deleting the SriovOperatorConfig default (docs/operator-config.md, Drains)");
+  SDRA_LOG_WARN << "node " << name << ": " << message;
+  events_.warning(ref, "DrainTimedOut", message);
+  return Status::ok();
+}
+
 Status DrainReconciler::cordon(const std::string& node, bool unschedulable) {
   auto patched = client_.patch(
       kube::resources::kNodes, "", node, kube::PatchType::kMerge,
@@ -278,6 +328,10 @@ Status DrainReconciler::annotate(const std::string& node, const char* key,
   if (std::string_view(key) == kDrainAnnotation) {
     std::lock_guard lock(mu_);
     marks_[node] = value;
+    if (value.empty()) timeouts_reported_.erase(node);
+  } else if (std::string_view(key) == kDrainStartedAnnotation) {
+    std::lock_guard lock(mu_);
+    drain_started_[node] = value;
   }
   return Status::ok();
 }

@@ -16,7 +16,11 @@
 //        the eviction's UID precondition covers a race). A
 //        PodDisruptionBudget that forbids an eviction is reported (DrainBlocked Warning Event
 //        naming pod and budget) and retried, never overridden: no pod is deleted directly;
-//     3. again every rollout_retry until the agent has applied the change;
+//     3. again every rollout_retry until the agent has applied the change; a drain that has not
+//        ended after drain_timeout (from kDrainStartedAnnotation, written with the mark) is
+//        reported, a DrainTimedOut Warning Event naming the pods in the way and the ways out
+//        (let them go, or undo the change), again after each further drain_timeout; it goes on,
+//        never forced;
 //   a reboot the agent asks for (rollout.h rebootRequested) is granted, api::kRebootGrantAnnotation
 //   = the state's generation (host/reboot.h), once no pod of step 2 is left on the node (gone,
 //   not merely terminating); with drains off, once no pod uses the node's VFs (RebootWaiting
@@ -92,6 +96,9 @@ class DrainReconciler {
   // empty, or removes a grant that no request stands behind.
   Status grantReboot(const CachedNodeState& state, bool reboot, bool drain,
                      const std::vector<NodePod>& in_the_way, const kube::ObjectReference& ref);
+  // The DrainTimedOut Event, when the drain is older than drain_timeout and pods are in the way.
+  Status reportTimeout(const CachedNodeState& state, const std::vector<NodePod>& in_the_way,
+                       const kube::ObjectReference& ref);
   // "" when the agent policy and its Deny binding exist, else what is missing (cached); an error
   // when they could not be read (not cached).
   Result<std::string> agentPolicyProblem();
@@ -104,6 +111,8 @@ class DrainReconciler {
   // seen them yet, so a second pass never takes its own cordon for someone else's.
   std::mutex mu_;
   std::map<std::string, std::string> marks_;                // guarded by mu_
+  std::map<std::string, std::string> drain_started_;        // guarded by mu_; as marks_
+  std::map<std::string, int64_t> timeouts_reported_;        // guarded by mu_; periods, by node
   std::string policy_problem_;                              // guarded by mu_
   std::chrono::steady_clock::time_point policy_checked_{};  // guarded by mu_
 };

@@ -65,6 +65,15 @@ void addOperatorFlags(CLI::App& app, OperatorProcessOptions& o) {
          "nodes in no SriovNetworkPoolConfig that may recreate existing VFs at the same time")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option_function<double>(
+         "--drain-timeout",
+         [&o](double seconds) {
+           o.operator_.drain_timeout =
+               std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+         },
+         "seconds after which a drain that has not ended is reported (DrainTimedOut Event); it "
+         "goes on, never forced (default 600)")
+      ->check(CLI::Range(1.0, 7.0 * 24 * 3600));
   app.add_option("--workers", o.operator_.workers, "concurrent node reconciles")
       ->capture_default_str();
   app.add_option("-v,--v", o.operator_.verbosity,

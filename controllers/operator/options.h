@@ -19,6 +19,9 @@ inline constexpr const char* kDisruptiveAnnotation =
 // On SriovNodeState, while the operator drains its node: "cordoned" when the operator cordoned
 // the node (it uncordons it when done), "draining" when the node was cordoned already.
 inline constexpr const char* kDrainAnnotation = "sriovnetwork.k8snetworkplumbingwg.io/drain";
+// When the drain of the node began (RFC 3339), beside kDrainAnnotation.
+inline constexpr const char* kDrainStartedAnnotation =
+    "sriovnetwork.k8snetworkplumbingwg.io/drain-started";
 
 struct OperatorOptions {
   std::string namespace_;
@@ -43,6 +46,9 @@ struct OperatorOptions {
   // The alignment metrics are recomputed at most this often while claims and slices change.
   std::chrono::milliseconds alignment_interval{std::chrono::seconds(1)};
   std::chrono::milliseconds rollout_retry{std::chrono::seconds(5)};
+  // A drain that has not ended after this long is reported (DrainTimedOut Warning Event, naming
+  // the pods still in the way and the ways out), and again after each further period.
+  std::chrono::milliseconds drain_timeout{std::chrono::minutes(10)};
   // A node whose SriovNodeState is over the API server's size limit is retried this often.
   std::chrono::milliseconds too_large_retry{std::chrono::minutes(5)};
   std::shared_ptr<const json::Document> agent_daemonset;  // null = not managed here

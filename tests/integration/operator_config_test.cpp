@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "base/time.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
@@ -104,9 +105,14 @@ void podHoldingVf(OperatorEnv& env, const std::string& node) {
                                  .pod_uid = pod_uid});
 }
 
-std::string drainMark(const OperatorEnv& env, const std::string& node) {
+std::string drainMark(const OperatorEnv& env, const std::string& node,
+                      const char* key = "sriovnetwork.k8snetworkplumbingwg.io/drain") {
   auto s = env.nodeState(node);
-  return s ? s->metadata.annotation("sriovnetwork.k8snetworkplumbingwg.io/drain") : "";
+  return s ? s->metadata.annotation(key) : "";
+}
+
+std::string drainStarted(const OperatorEnv& env, const std::string& node) {
+  return drainMark(env, node, "sriovnetwork.k8snetworkplumbingwg.io/drain-started");
 }
 
 // What a failed wait in a drain test shows: each node's VFs, cordon and drain mark, and the end of
@@ -209,11 +215,11 @@ spec:
 }
 
 TEST_CASE(
-    "a drain cordons the node, evicts the pods using its VFs as their budgets allow, and "
-    "uncordons it once the agent is done",
+    "a drain cordons the node, evicts the pods using its VFs as their budgets allow, reports "
+    "when it takes too long, and uncordons it once the agent is done",
     "[operator][drain][config][integration]") {
   OperatorEnv env("drain");
-  auto op = env.startOperator();
+  auto op = env.startOperator({.extra_args = {"--drain-timeout=2"}});
   auto nodes = configuredNodes(env, *op, 2);
   const auto &a = nodes[0], &b = nodes[1];
   applyOperatorConfig(env, "{disableDrain: false}");
@@ -261,6 +267,14 @@ spec:
              [&] { return drainState(env, nodes, *op); });
   CHECK_THAT(*env.findEvent("DrainBlocked", "Warning", a),
              Catch::Contains(env.ns() + "/rdma-worker") && Catch::Contains("disruption budget"));
+  CHECK(parseRfc3339(drainStarted(env, a)).ok());
+  // Held past --drain-timeout: reported with the pod and the ways out; the drain goes on.
+  eventually([&] { return env.findEvent("DrainTimedOut", "Warning", a).has_value(); }, 30s,
+             [&] { return drainState(env, nodes, *op); });
+  CHECK_THAT(*env.findEvent("DrainTimedOut", "Warning", a),
+             Catch::Contains(env.ns() + "/rdma-worker") && Catch::Contains("Ways out") &&
+                 Catch::Contains("never forced"));
+  CHECK(drainMark(env, a) == "cordoned");
   auto still = env.admin().get(kube::resources::kPods, env.ns(), "rdma-worker");
   REQUIRE(still.ok());
   CHECK(kube::ObjectMeta::decode(*still).deletion_timestamp.empty());
@@ -291,6 +305,7 @@ spec:
              [&] { return drainState(env, nodes, *op); });
   eventually([&] { return drainMark(env, a).empty(); }, 30s,
              [&] { return drainState(env, nodes, *op); });
+  CHECK(drainStarted(env, a).empty());
   // The Event follows the mark's removal.
   eventually([&] { return env.findEvent("DrainComplete", "Normal", a).has_value(); }, 30s,
              [&] { return drainState(env, nodes, *op); });
