@@ -264,9 +264,10 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
   CHECK_FALSE(std::filesystem::exists(p.dirs().device_info +
                                       "/openshift.io-cx6_vfs-0000:11:00.1-device.json"));
   // Unpreparing what is not prepared succeeds.
-  auto unknown = KubeletClient::unprepare(info->endpoint, "v1beta1", {{p.env.ns(), "nope", "x"}});
+  const std::string never = "6a1d0c2e-0000-4000-8000-00000000abcd";
+  auto unknown = KubeletClient::unprepare(info->endpoint, "v1beta1", {{p.env.ns(), never, "x"}});
   REQUIRE(unknown.ok());
-  CHECK(unknown->at("nope") == "");
+  CHECK(unknown->at(never) == "");
   metrics = p.agent->metrics();
   CHECK(testing::sampleValue(metrics, "sriov_dra_prepared_claims") == 0);
   CHECK(testing::sampleValue(metrics,
@@ -759,6 +760,14 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
     CHECK(prepared->at(bad.uid).devices.empty());
     CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(bad.uid)));
   }
+  // A UID names files on the node: one that is not a UUID's characters reaches no driver.
+  KubeletClaim traversal{p.env.ns(), "../../etc/x", "many-1"};
+  auto refused = KubeletClient::prepare(endpoint, "v1", {traversal});
+  REQUIRE(refused.ok());
+  CHECK_THAT(refused->at(traversal.uid).error, Catch::Contains("kubelet named no valid UID"));
+  auto not_undone = KubeletClient::unprepare(endpoint, "v1", {traversal});
+  REQUIRE(not_undone.ok());
+  CHECK_THAT(not_undone->at(traversal.uid), Catch::Contains("kubelet named no valid UID"));
   auto checkpoint = readFile(p.env.stateDir(p.node) + "/checkpoint.json");
   REQUIRE(checkpoint.ok());
   auto undone = KubeletClient::unprepare(endpoint, "v1", claims);

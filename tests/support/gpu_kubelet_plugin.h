@@ -2,9 +2,8 @@
 // The NVIDIA GPU DRA driver's kubelet plugin, as much of it as a real node needs for the tests: a
 // kubelet asks every driver of a pod's claim to prepare it, and there is no GPU (or its driver)
 // here. Registers as gpu.nvidia.com with the kubelet's plugin registry and prepares a claim's
-// gpu.nvidia.com devices as allocated (the gRPC server's helper read the claims), with no CDI
-// edits; unprepare does nothing. The GPUs' side
-// in the API (ResourceSlices, DeviceClass) is dra_objects.h.
+// gpu.nvidia.com devices as allocated (its helper read the claims), with no CDI edits; unprepare
+// does nothing. The GPUs' side in the API (ResourceSlices, DeviceClass) is dra_objects.h.
 #include <memory>
 #include <string>
 

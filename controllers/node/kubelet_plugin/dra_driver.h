@@ -1,9 +1,9 @@
 #pragma once
 // What a DRA driver implements to be served to kubelet (grpc_server.h): the node agent's
 // KubeletPlugin, and in the real-node tests a stand-in for another driver on the same kubelet.
-// As with upstream's kubeletplugin helper, the driver gets decoded claims: the server has read
-// each one, checked it is the claim kubelet named (same UID) and allocated, answered the others
-// itself, and calls the driver one call at a time (helper.h).
+// As with upstream's kubeletplugin helper, the driver gets decoded claims: the helper (helper.h),
+// which the gRPC server calls, has read each one, checked it is the claim kubelet named (same
+// UID) and allocated, answered the others itself, and calls the driver one call at a time.
 #include <map>
 #include <string>
 #include <vector>

@@ -6,7 +6,9 @@
 #include <prometheus/histogram.h>
 
 #include "api/names.h"
+#include "api/resource_limits.h"
 #include "base/log.h"
+#include "base/strings.h"
 #include "metrics/registry.h"
 
 namespace sriovdra::kubelet_plugin {
@@ -14,7 +16,9 @@ namespace {
 
 using Steady = std::chrono::steady_clock;
 
-std::string claimName(const ClaimRef& r) { return "ResourceClaim " + r.namespace_ + "/" + r.name; }
+std::string claimName(const ClaimRef& r) {
+  return "ResourceClaim " + printable(r.namespace_) + "/" + printable(r.name);
+}
 
 prometheus::Counter& claimsCounter(const char* operation, bool ok) {
   static auto& f = prometheus::BuildCounter()
@@ -50,6 +54,20 @@ class CallTimer {
 
 }  // namespace
 
+Status checkRef(const ClaimRef& ref) {
+  if (!api::isDnsLabel(ref.namespace_) || !api::isDnsSubdomain(ref.name)) {
+    return Status(Code::kInvalidArgument,
+                  claimName(ref) + ": kubelet named no valid namespace and name");
+  }
+  // The UID names files (CDI specs, metadata): a UUID's characters only.
+  if (ref.uid.empty() || ref.uid.size() > 64 ||
+      ref.uid.find_first_not_of("0123456789abcdefABCDEF-") != std::string::npos) {
+    return Status(Code::kInvalidArgument,
+                  claimName(ref) + ": kubelet named no valid UID (" + printable(ref.uid) + ")");
+  }
+  return Status::ok();
+}
+
 Status checkClaim(const ClaimRef& ref, const api::ResourceClaim& claim) {
   if (claim.metadata.uid != ref.uid) {
     return Status(Code::kInvalidArgument, claimName(ref) + " has UID " + claim.metadata.uid +
@@ -72,6 +90,7 @@ Helper::Helper(DraDriver& driver, std::shared_ptr<kube::Client> client)
 }
 
 Result<api::ResourceClaim> Helper::read(const ClaimRef& ref) const {
+  SDRA_RETURN_IF_ERROR(checkRef(ref));
   auto got = client_->get(api::resources::kResourceClaims, ref.namespace_, ref.name);
   if (!got.ok()) {
     if (got.status().code() == Code::kNotFound) {
@@ -116,7 +135,16 @@ std::map<std::string, PrepareResult> Helper::prepare(const std::vector<ClaimRef>
 std::map<std::string, std::string> Helper::unprepare(const std::vector<ClaimRef>& claims) {
   std::lock_guard calls(calls_mu_);
   CallTimer timer("unprepare");
-  auto out = driver_.unprepare(claims);
+  std::vector<ClaimRef> valid;
+  std::map<std::string, std::string> out;
+  for (const auto& ref : claims) {
+    if (Status st = checkRef(ref); !st.isOk()) {
+      out[ref.uid] = st.message();
+    } else {
+      valid.push_back(ref);
+    }
+  }
+  if (!valid.empty()) out.merge(driver_.unprepare(valid));
   for (const auto& ref : claims) {
     auto it = out.try_emplace(ref.uid, "the driver did not answer for this claim").first;
     claimsCounter("unprepare", it->second.empty()).Increment();

@@ -1,7 +1,7 @@
 #pragma once
 // The kubelet DRA plugin of the node agent: NodePrepareResources and NodeUnprepareResources for
 // this driver's devices on this node (the gRPC services are in grpc_server.h).
-// Prepare, per claim (read, checked and serialized by the gRPC server's helper, helper.h): it must
+// Prepare, per claim (read, checked and serialized by the helper, helper.h): it must
 // be reserved for one pod, and each of our results must name this node's pool and a device the
 // agent advertises and the host has. Then: merge the VfConfigs (dra/vf_config.h); record the claim
 // as Preparing in the checkpoint with each VF's driver; bind the VFs the config asks for through
