@@ -60,9 +60,11 @@ Result<kube::ReconcileResult> AgentDaemonSetReconciler::reconcile(const std::str
   }
   auto applied = client_.apply(kDaemonSets, options_.namespace_, ds,
                                {.field_manager = kFieldManager, .force = true});
-  if (!applied.ok()) return kube::errorResult(applied.status());
-  // Also re-applied every 10 minutes, so a change the watch missed is undone.
-  return kube::ReconcileResult::after(std::chrono::minutes(10));
+  // Also re-applied every 10 minutes, so a change the watch missed is undone (and a refusal is
+  // tried again: an admission policy may have changed).
+  constexpr std::chrono::minutes kReapply{10};
+  if (!applied.ok()) return kube::errorResult(applied.status(), kReapply);
+  return kube::ReconcileResult::after(kReapply);
 }
 
 }  // namespace sriovdra::op

@@ -29,7 +29,8 @@ Result<ReconcileResult> DeviceClassReconciler::reconcile(const std::string&) {
                                  {.field_manager = kFieldManager, .force = true});
     if (!applied.ok()) {
       Status error = applied.status();
-      auto result = kube::errorResult(error.prepend("DeviceClass " + d.name));
+      auto result =
+          kube::errorResult(error.prepend("DeviceClass " + d.name), std::chrono::minutes(10));
       if (!result.ok()) return result;
       if (refused.isOk()) refused = result->terminal_error;
       continue;
@@ -43,7 +44,7 @@ Result<ReconcileResult> DeviceClassReconciler::reconcile(const std::string&) {
     SDRA_LOG_INFO << "DeviceClass " << existing->metadata.name
                   << " deleted: no policy uses its resourceName any more";
   }
-  if (!refused.isOk()) return ReconcileResult::terminal(refused);
+  if (!refused.isOk()) return ReconcileResult::terminal(refused, std::chrono::minutes(10));
   return ReconcileResult::done();
 }
 

@@ -2,8 +2,9 @@
 // Keeps the DeviceClasses of the driver: the class of all our VFs and one per resourceName the
 // valid policies use (policy::renderDeviceClasses), labelled as ours; a class no policy uses any
 // more is deleted, and one changed by hand is put back. There is one key (kKey): every change
-// reconciles all classes. A class the API server refuses as such (kube::errorResult) does not
-// hold up the others; it is a terminal error, tried again on the next change.
+// reconciles all classes. A class the API server refuses as such (kube::errorResult) keeps what
+// it was, and the pass goes on with the others; the refusal is a terminal error, tried again on
+// the next change or after 10 minutes (an admission policy may have changed).
 #include <string>
 
 #include "kube/controller.h"

@@ -79,9 +79,9 @@ void Controller::reconcileOne(const std::string& key) {
     metrics::reconcileErrors().Add({{"controller", name_}}).Increment();
     metrics::terminalReconcileErrors().Add({{"controller", name_}}).Increment();
     SDRA_LOG_ERROR << "controller " << name_ << ": reconciling " << key
-                   << " failed, not retried until it changes: "
-                   << result->terminal_error.toString();
+                   << " failed, not retried with backoff: " << result->terminal_error.toString();
     queue_.forget(key);
+    if (result->requeue_after.count() > 0) queue_.addAfter(key, result->requeue_after);
   } else if (result->requeue_after.count() > 0) {
     count("requeue_after");
     queue_.forget(key);
@@ -95,12 +95,12 @@ void Controller::reconcileOne(const std::string& key) {
   }
 }
 
-Result<ReconcileResult> errorResult(Status error) {
+Result<ReconcileResult> errorResult(Status error, std::chrono::milliseconds retry) {
   switch (error.code()) {
     case Code::kBadRequest:
     case Code::kTooLarge:
     case Code::kInvalid:
-      return ReconcileResult::terminal(std::move(error));
+      return ReconcileResult::terminal(std::move(error), retry);
     default:
       return error;
   }

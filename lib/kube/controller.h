@@ -2,13 +2,15 @@
 // Runs a reconcile function over the keys of a WorkQueue with N workers, with
 // controller-runtime's result semantics:
 //   error          -> addRateLimited(key)                 result="error"
-//   terminal error -> forget(key), logged once            result="error", also counted in
-//                                                          _terminal_reconcile_errors_total
+//   terminal error -> forget(key), logged; addAfter(key,   result="error", also counted in
+//                     after) when it has one              _terminal_reconcile_errors_total
 //   requeue_after  -> forget(key), addAfter(key, after)   result="requeue_after"
 //   requeue        -> addRateLimited(key)                 result="requeue"
 //   success        -> forget(key)                         result="success"
-// A terminal error (controller-runtime's reconcile.TerminalError) is one no retry fixes: bad
-// input the API server refused as such (errorResult()); the key runs again on its next event.
+// A terminal error (controller-runtime's reconcile.TerminalError) is one no quick retry fixes:
+// bad input the API server refused as such (errorResult()); the key runs again on its next
+// event, or after its slow retry (`requeue_after`) for what can change unwatched (an admission
+// policy or webhook, an API server upgraded to accept the field).
 // An exception escaping the reconciler is logged, counted as a panic and treated as an error.
 // After a reconcile that left the queue drained (nothing ready, nothing running), on_drained
 // runs on that worker: an explicit event for whoever waits for this controller to settle.
@@ -33,15 +35,19 @@ struct ReconcileResult {
   Status terminal_error;  // not OK: a terminal error (see the table above)
   static ReconcileResult done() { return {}; }
   static ReconcileResult after(std::chrono::milliseconds d) { return {d, false}; }
-  static ReconcileResult terminal(Status error) { return {{}, false, std::move(error)}; }
+  static ReconcileResult terminal(Status error,
+                                  std::chrono::milliseconds retry = std::chrono::milliseconds(0)) {
+    return {retry, false, std::move(error)};
+  }
 };
 
 using Reconciler = std::function<Result<ReconcileResult>(const std::string& key)>;
 
-// What a reconciler returns for a failed write: a terminal error when the API server refused the
-// object itself (400 BadRequest, 413 too large, 422 Invalid: only a change of the inputs fixes
-// it), the error to retry with backoff otherwise.
-Result<ReconcileResult> errorResult(Status error);
+// What a reconciler returns for a failed write: a terminal error (retried after `retry`, if
+// any) when the API server refused the object itself (400 BadRequest, 413 too large, 422
+// Invalid: a retry with backoff does not fix it), the error to retry with backoff otherwise.
+Result<ReconcileResult> errorResult(Status error,
+                                    std::chrono::milliseconds retry = std::chrono::milliseconds(0));
 
 struct ControllerOptions {
   int workers = 1;
