@@ -9,7 +9,6 @@
 #include "api/names.h"
 #include "base/files.h"
 #include "base/log.h"
-#include "base/parallel.h"
 #include "base/process.h"
 #include "base/strings.h"
 #include "base/time.h"

@@ -10,17 +10,19 @@
 //   publish()       | writes the slices whose digest differs from `previous`, kSliceWriters at
 //                   | once (an update of the cached slice, a create without one; a write that
 //                   | lost a race is made once more), then deletes cached slices the set lacks
-//   the callback    | runs when someone else created, changed or deleted one of the node's
-//                   | slices, or when one of our writes raced theirs (kube::OwnWrites): the
-//                   | agent then builds and publishes again
+//   the callback    | runs when someone else created or changed one of the node's slices, when
+//                   | any slice of the node was deleted (also by publish(): one more pass then
+//                   | finds nothing to write), or when one of our writes raced someone else's
+//                   | (kube::OwnWrites): the agent then builds and publishes again. It runs on
+//                   | the watch's thread and on publish()'s writers, so it must be thread-safe,
+//                   | must not block and must not call publish() (the agent queues its key)
 //
-// Slices are labelled with the node and owned by its Node object (its uid is read at start();
-// without it they have no owner reference). Thread-safety: publish() from one thread at a time
-// (the agent's controller runs its one key at a time); published() and synced() from any.
-#include <chrono>
+// Slices are labelled with the node and owned by its Node object (its uid is read once, by
+// start(); without it they have no owner reference). Thread-safety: start() before the first
+// publish(), which runs on one thread at a time (the agent's controller runs its one key at a
+// time); published() and synced() from any thread.
 #include <functional>
 #include <memory>
-#include <stop_token>
 #include <string>
 #include <vector>
 

@@ -18,7 +18,7 @@
 //                                       | claim and its attach records; the network data of
 //                                       | the claim's metadata files with them
 //
-// Thread-safety: every method from any thread. The caches are read-only to the parts; the
+// Thread-safety: every method from any thread. The cache is read-only to the parts; the
 // checkpoint is guarded here, so a part gets what it asks for (one claim, one pod's attachments)
 // without copying the whole of it.
 #include <chrono>
