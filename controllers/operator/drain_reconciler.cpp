@@ -8,6 +8,7 @@
 #include "base/pointers.h"
 #include "base/strings.h"
 #include "base/time.h"
+#include "operator/agent_policy.h"
 #include "operator/operator_config_reconciler.h"
 #include "operator/rollout.h"
 
@@ -167,6 +168,9 @@ Result<std::string> DrainReconciler::agentPolicyProblem() {
     if (spec == nullptr || json::stringOr(*spec, "policyName") != kAgentPolicyName || !deny) {
       problem = "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) +
                 " does not deny with the policy " + kAgentPolicyName;
+    } else if (auto differ = agentPolicyDifference(*policy); !differ.empty()) {
+      problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) +
+                " is not the one this operator ships (its " + differ + " differ)";
     }
   }
   if (!problem.empty()) SDRA_LOG_WARN << "drains and reboots refused: " << problem;

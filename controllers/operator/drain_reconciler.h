@@ -32,9 +32,10 @@
 // request). The ValidatingAdmissionPolicy sriov-dra-agent-own-node and its Deny binding are what
 // keep an agent to its own node's status; an install without them (OLM cannot ship them) would
 // let one node's agent token drain and reboot any node. So while either is missing (the API
-// server answers 404; checked at most every kAgentPolicyRecheck), nothing is done on a node
-// that would be drained or rebooted, nothing undone either: a DrainRefused Warning Event on the
-// node's state names what to install, and the node waits. A failed read is retried.
+// server answers 404), the binding does not deny with the policy, or the policy does not decide
+// as the shipped one (agent_policy.h), checked at most every kAgentPolicyRecheck, nothing is done
+// on a node that would be drained or rebooted, nothing undone either: a DrainRefused Warning
+// Event on the node's state names what to install, and the node waits. A failed read is retried.
 // How many nodes drain at once is the rollout's limit (node_state_reconciler.h: pools).
 // Thread-safety: reconcile() runs on several workers, one node each.
 #include <chrono>

@@ -335,7 +335,41 @@ TEST_CASE("without the agents' admission policy no node is drained on an agent's
   CHECK_FALSE(unschedulable(env, a));
   CHECK(drainMark(env, a).empty());
 
-  // The binding is applied: the drain goes on.
+  // The binding comes back, but the policy was changed to admit everything: still refused.
+  const kube::ResourceType policies{"admissionregistration.k8s.io", "v1",
+                                    "validatingadmissionpolicies", "ValidatingAdmissionPolicy",
+                                    false};
+  REQUIRE(env.admin()
+              .patch(policies, "", "sriov-dra-agent-own-node", kube::PatchType::kMerge,
+                     R"({"spec":{"validations":[{"expression":"true"}]}})")
+              .ok());
+  REQUIRE(env.admin()
+              .create(bindings, "",
+                      testing::yamlObject(
+                          "apiVersion: admissionregistration.k8s.io/v1\nkind: "
+                          "ValidatingAdmissionPolicyBinding\nmetadata: {name: "
+                          "sriov-dra-agent-own-node}\nspec: {policyName: sriov-dra-agent-own-node, "
+                          "validationActions: [Deny]}\n"))
+              .ok());
+  eventually(
+      [&] {
+        // findEvent() gives the first DrainRefused Event (the binding's); this is another one.
+        auto events = env.admin().list(kube::resources::kEvents, env.ns());
+        if (!events.ok()) return false;
+        for (const auto& e : (*events)["items"].GetArray()) {
+          if (json::stringOr(e, "reason") == "DrainRefused" &&
+              std::string_view(json::stringOr(e, "message"))
+                      .find("is not the one this operator ships (its validations differ)") !=
+                  std::string_view::npos) {
+            return true;
+          }
+        }
+        return false;
+      },
+      60s, [&] { return drainState(env, nodes, *op); });
+  CHECK_FALSE(unschedulable(env, a));
+
+  // The shipped policy is applied: the drain goes on.
   cp->applyYamlFile(testing::sourceDir() + "/config/rbac/agent_validating_admission_policy.yaml");
   eventually([&] { return unschedulable(env, a); }, 60s,
              [&] { return drainState(env, nodes, *op); });

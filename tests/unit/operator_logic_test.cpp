@@ -1,14 +1,21 @@
 // The operator's pure decisions: rollout, drain, policy status, admission reviews.
+#include <algorithm>
+#include <functional>
+
 #include <catch2/catch.hpp>
 
 #include "base/base64.h"
+#include "base/files.h"
 #include "base/json.h"
+#include "base/yaml.h"
 #include "operator/admission.h"
+#include "operator/agent_policy.h"
 #include "operator/drain_reconciler.h"
 #include "operator/node_state_reconciler.h"
 #include "operator/policy_status.h"
 #include "operator/rollout.h"
 #include "operator/settle.h"
+#include "support/control_plane.h"
 #include "support/policy_fixtures.h"
 
 using namespace sriovdra;
@@ -352,4 +359,62 @@ TEST_CASE("a node's document keeps its spec while the metadata before it is writ
   auto again = decoded(document.under("ns", node, false, nullptr));
   CHECK(kube::ObjectMeta::decode(again).resource_version.empty());
   CHECK(json::dump(again["spec"]) == spec);
+}
+
+TEST_CASE("the agents' admission policy is compared with the shipped one by what decides",
+          "[operator][drain][unit]") {
+  auto text =
+      readFile(testing::sourceDir() + "/config/rbac/agent_validating_admission_policy.yaml");
+  REQUIRE(text.ok());
+  auto docs = yamlToJson(*text);
+  REQUIRE(docs.ok());
+  auto policy = std::find_if(docs->begin(), docs->end(), [](const json::Document& d) {
+    return json::stringOr(d, "kind") == "ValidatingAdmissionPolicy";
+  });
+  REQUIRE(policy != docs->end());
+  CHECK(op::agentPolicyDifference(*policy) == "");
+
+  using Change = std::function<void(json::Value & spec, json::Allocator & a)>;
+  auto replace = [](const char* key, const char* value_json) -> Change {
+    return [key, value_json](json::Value& spec, json::Allocator& a) {
+      auto value = json::parse(value_json);
+      REQUIRE(value.ok());
+      json::set(spec, key, json::Value(*value, a), a);
+    };
+  };
+  struct Row {
+    const char* name;
+    Change change;
+    std::string differ;
+  };
+  const std::vector<Row> rows = {
+      {"what the API server fills in by default",
+       [](json::Value& spec, json::Allocator& a) {
+         auto& mc = spec["matchConstraints"];
+         json::setString(mc, "matchPolicy", "Equivalent", a);
+         json::set(mc, "namespaceSelector", json::Value(rapidjson::kObjectType), a);
+         for (auto& rule : mc["resourceRules"].GetArray()) json::setString(rule, "scope", "*", a);
+       },
+       ""},
+      {"a validation that admits everything", replace("validations", R"([{"expression":"true"}])"),
+       "validations"},
+      {"failures let through", replace("failurePolicy", R"("Ignore")"), "failurePolicy"},
+      {"no agent matched",
+       replace("matchConditions", R"([{"name":"is-the-agent","expression":"false"}])"),
+       "matchConditions"},
+      {"no rules and no variables",
+       [&](json::Value& spec, json::Allocator& a) {
+         replace("variables", "[]")(spec, a);
+         json::set(spec["matchConstraints"], "resourceRules", json::Value(rapidjson::kArrayType),
+                   a);
+       },
+       "resourceRules, variables"},
+  };
+  for (const auto& row : rows) {
+    INFO(row.name);
+    json::Document live;
+    live.CopyFrom(*policy, live.GetAllocator());
+    row.change(live["spec"], live.GetAllocator());
+    CHECK(op::agentPolicyDifference(live) == row.differ);
+  }
 }
