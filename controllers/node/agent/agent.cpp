@@ -115,25 +115,26 @@ Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> 
       events_(events),
       state_(local.nodeStates()),
       controller_("sriov-dra-agent", [this](const std::string& k) { return reconcile(k); }),
-      slices_(client_, options_.node_name, [this] { controller_.queue().add(kKey); }) {
-  auto kick = [this] { controller_.queue().add(kKey); };
-  state_.addHandlers({.on_add = [kick](const auto&) { kick(); },
+      slices_(client_, options_.node_name, [this] { kick(); }) {
+  state_.addHandlers({.on_add = [this](const auto&) { kick(); },
                       .on_update =
-                          [kick](const auto& o, const auto& n) {
+                          [this](const auto& o, const auto& n) {
                             if (o->metadata.generation != n->metadata.generation ||
                                 o->metadata.annotation(api::kRebootGrantAnnotation) !=
                                     n->metadata.annotation(api::kRebootGrantAnnotation))
                               kick();
                           },
-                      .on_delete = [kick](const auto&, bool) { kick(); }});
+                      .on_delete = [this](const auto&, bool) { kick(); }});
 }
+
+void Agent::kick() { controller_.queue().add(kKey); }
 
 Agent::~Agent() { stop(); }
 
 void Agent::start() {
   slices_.start();
   controller_.start();
-  controller_.queue().add(kKey);
+  kick();
 }
 
 void Agent::stop() {
@@ -149,7 +150,7 @@ bool Agent::ready() const {
 void Agent::setFirmwareChanges(bool on) {
   if (firmware_changes_.exchange(on) == on) return;
   SDRA_LOG_INFO << "Mellanox firmware changes " << (on ? "on" : "off (disablePlugins: mellanox)");
-  controller_.queue().add(kKey);
+  kick();
 }
 
 bool Agent::reconciledOnce() const {

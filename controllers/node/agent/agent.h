@@ -88,6 +88,8 @@ class Agent {
   void setFirmwareChanges(bool on);
 
  private:
+  // Queues the agent's one key (from the caches' handlers and the slice publisher).
+  void kick();
   Result<kube::ReconcileResult> reconcile(const std::string& key);
   // Writes the status (kube::Client::writeStatus) under the newest resourceVersion the agent
   // knows of its state: the cached one or its own last write's.

@@ -123,10 +123,12 @@ std::map<std::string, PrepareResult> Helper::prepare(const std::vector<ClaimRef>
   for (const auto& ref : claims) {
     auto [it, missing] = out.try_emplace(ref.uid);
     PrepareResult& result = it->second;
-    if (missing) result.error = "the driver did not answer for this claim";
+    if (missing)
+      result.error = "the driver did not answer for this claim (a driver bug; kubelet retries)";
     claimsCounter("prepare", result.error.empty()).Increment();
     if (!result.error.empty()) {
-      SDRA_LOG_WARN << "preparing " << claimName(ref) << " (" << ref.uid << "): " << result.error;
+      SDRA_LOG_WARN << "preparing " << claimName(ref) << " (" << printable(ref.uid)
+                    << "): " << result.error;
     }
   }
   return out;
@@ -146,10 +148,14 @@ std::map<std::string, std::string> Helper::unprepare(const std::vector<ClaimRef>
   }
   if (!valid.empty()) out.merge(driver_.unprepare(valid));
   for (const auto& ref : claims) {
-    auto it = out.try_emplace(ref.uid, "the driver did not answer for this claim").first;
+    auto it =
+        out.try_emplace(ref.uid,
+                        "the driver did not answer for this claim (a driver bug; kubelet retries)")
+            .first;
     claimsCounter("unprepare", it->second.empty()).Increment();
     if (!it->second.empty()) {
-      SDRA_LOG_WARN << "unpreparing " << claimName(ref) << " (" << ref.uid << "): " << it->second;
+      SDRA_LOG_WARN << "unpreparing " << claimName(ref) << " (" << printable(ref.uid)
+                    << "): " << it->second;
     }
   }
   return out;
