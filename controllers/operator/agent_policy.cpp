@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "base/log.h"
 #include "base/strings.h"
 #include "base/yaml.h"
 #include "operator/shipped_agent_policy.h"
@@ -80,6 +81,61 @@ std::string agentPolicyDifference(const json::Value& live) {
     if (mine[part] != shipped[part]) differ.emplace_back(part);
   }
   return join(differ, ", ");
+}
+
+Result<std::string> AgentPolicyCheck::problem() {
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    if (checked_ != std::chrono::steady_clock::time_point{} &&
+        now - checked_ < kAgentPolicyRecheck) {
+      return problem_;
+    }
+  }
+  static const kube::ResourceType kPolicies{"admissionregistration.k8s.io", "v1",
+                                            "validatingadmissionpolicies",
+                                            "ValidatingAdmissionPolicy", false};
+  static const kube::ResourceType kBindings{"admissionregistration.k8s.io", "v1",
+                                            "validatingadmissionpolicybindings",
+                                            "ValidatingAdmissionPolicyBinding", false};
+  std::string problem;
+  auto policy = client_.get(kPolicies, "", kAgentPolicyName);
+  auto binding = client_.get(kBindings, "", kAgentPolicyName);
+  // Only an answer that it is not there counts; a read that failed says nothing either way.
+  for (const auto* got : {&policy, &binding}) {
+    if (!got->ok() && got->status().code() != Code::kNotFound) {
+      return Status(got->status()).prepend("reading the agents' admission policy");
+    }
+  }
+  if (!policy.ok()) {
+    problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) + " does not exist";
+  } else if (!binding.ok()) {
+    problem =
+        "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) + " does not exist";
+  } else {
+    const json::Value* actions = json::at(*binding, {"spec", "validationActions"});
+    bool deny = false;
+    if (actions != nullptr && actions->IsArray()) {
+      for (const auto& a : actions->GetArray()) deny = deny || (a.IsString() && a == "Deny");
+    }
+    const json::Value* spec = json::at(*binding, {"spec"});
+    if (spec == nullptr || json::stringOr(*spec, "policyName") != kAgentPolicyName || !deny) {
+      problem = "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) +
+                " does not deny with the policy " + kAgentPolicyName;
+    } else if (auto differ = agentPolicyDifference(*policy); !differ.empty()) {
+      problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) +
+                " is not the one this operator ships (its " + differ + " differ)";
+    }
+  }
+  std::lock_guard lock(mu_);
+  if (problem != problem_ || checked_ == std::chrono::steady_clock::time_point{}) {
+    if (!problem.empty()) SDRA_LOG_WARN << "drains and reboots refused: " << problem;
+    if (problem.empty() && !problem_.empty())
+      SDRA_LOG_INFO << "the agents' admission policy is back";
+  }
+  problem_ = problem;
+  checked_ = now;
+  return problem;
 }
 
 }  // namespace sriovdra::op

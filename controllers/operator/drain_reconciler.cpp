@@ -1,6 +1,7 @@
 #include "operator/drain_reconciler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "api/names.h"
@@ -78,7 +79,7 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
   bool drain = slot && currentSettings(caches_, options_).drain;
   bool reboot = slot && rebootRequested(*state);
   if (drain || reboot) {
-    auto problem = agentPolicyProblem();
+    auto problem = policy_check_.problem();
     if (!problem.ok()) return problem.status();  // retried with backoff, nothing changed
     if (!problem->empty()) {
       // Nothing is done on this node, nothing undone either: a cordon or grant of before stays.
@@ -127,57 +128,6 @@ Result<ReconcileResult> DrainReconciler::reconcile(const std::string& name) {
   }
   SDRA_RETURN_IF_ERROR(grantReboot(*state, reboot, drain, in_the_way, ref));
   return drain || reboot ? ReconcileResult::after(options_.rollout_retry) : ReconcileResult::done();
-}
-
-Result<std::string> DrainReconciler::agentPolicyProblem() {
-  auto now = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(mu_);
-    if (policy_checked_ != std::chrono::steady_clock::time_point{} &&
-        now - policy_checked_ < kAgentPolicyRecheck) {
-      return policy_problem_;
-    }
-  }
-  static const kube::ResourceType kPolicies{"admissionregistration.k8s.io", "v1",
-                                            "validatingadmissionpolicies",
-                                            "ValidatingAdmissionPolicy", false};
-  static const kube::ResourceType kBindings{"admissionregistration.k8s.io", "v1",
-                                            "validatingadmissionpolicybindings",
-                                            "ValidatingAdmissionPolicyBinding", false};
-  std::string problem;
-  auto policy = client_.get(kPolicies, "", kAgentPolicyName);
-  auto binding = client_.get(kBindings, "", kAgentPolicyName);
-  // Only an answer that it is not there counts; a read that failed says nothing either way.
-  for (const auto* got : {&policy, &binding}) {
-    if (!got->ok() && got->status().code() != Code::kNotFound) {
-      return Status(got->status()).prepend("reading the agents' admission policy");
-    }
-  }
-  if (!policy.ok()) {
-    problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) + " does not exist";
-  } else if (!binding.ok()) {
-    problem =
-        "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) + " does not exist";
-  } else {
-    const json::Value* actions = json::at(*binding, {"spec", "validationActions"});
-    bool deny = false;
-    if (actions != nullptr && actions->IsArray()) {
-      for (const auto& a : actions->GetArray()) deny = deny || (a.IsString() && a == "Deny");
-    }
-    const json::Value* spec = json::at(*binding, {"spec"});
-    if (spec == nullptr || json::stringOr(*spec, "policyName") != kAgentPolicyName || !deny) {
-      problem = "the ValidatingAdmissionPolicyBinding " + std::string(kAgentPolicyName) +
-                " does not deny with the policy " + kAgentPolicyName;
-    } else if (auto differ = agentPolicyDifference(*policy); !differ.empty()) {
-      problem = "the ValidatingAdmissionPolicy " + std::string(kAgentPolicyName) +
-                " is not the one this operator ships (its " + differ + " differ)";
-    }
-  }
-  if (!problem.empty()) SDRA_LOG_WARN << "drains and reboots refused: " << problem;
-  std::lock_guard lock(mu_);
-  policy_problem_ = problem;
-  policy_checked_ = now;
-  return problem;
 }
 
 Result<std::vector<NodePod>> DrainReconciler::podsInTheWay(const std::string& node, bool all) {

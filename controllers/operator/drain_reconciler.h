@@ -33,12 +33,12 @@
 // keep an agent to its own node's status; an install without them (OLM cannot ship them) would
 // let one node's agent token drain and reboot any node. So while either is missing (the API
 // server answers 404), the binding does not deny with the policy, or the policy does not decide
-// as the shipped one (agent_policy.h), checked at most every kAgentPolicyRecheck, nothing is done
-// on a node that would be drained or rebooted, nothing undone either: a DrainRefused Warning
-// Event on the node's state names what to install, and the node waits. A failed read is retried.
+// as the shipped one (AgentPolicyCheck, agent_policy.h), nothing is done on a node that would be
+// drained or rebooted, nothing undone either: a DrainRefused Warning Event on the node's state
+// names what to install, and the node waits (SriovOperatorConfig's AgentAdmissionPolicy
+// condition says so too: operator_config_reconciler.h). A failed read is retried.
 // How many nodes drain at once is the rollout's limit (node_state_reconciler.h: pools).
 // Thread-safety: reconcile() runs on several workers, one node each.
-#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -49,6 +49,7 @@
 #include "base/json.h"
 #include "kube/controller.h"
 #include "kube/events.h"
+#include "operator/agent_policy.h"
 #include "operator/caches.h"
 #include "operator/options.h"
 
@@ -75,14 +76,15 @@ struct NodePod {
 // DaemonSet owns, static pods' mirrors and pods that have finished; sorted.
 std::vector<NodePod> podsToDrainForReboot(const json::Value& pod_list);
 
-inline constexpr const char* kAgentPolicyName = "sriov-dra-agent-own-node";
-inline constexpr std::chrono::seconds kAgentPolicyRecheck{10};
-
 class DrainReconciler {
  public:
   DrainReconciler(kube::Client& client, const OperatorOptions& options, kube::EventRecorder& events,
-                  const Caches& caches)
-      : client_(client), options_(options), events_(events), caches_(caches) {}
+                  const Caches& caches, AgentPolicyCheck& policy_check)
+      : client_(client),
+        options_(options),
+        events_(events),
+        caches_(caches),
+        policy_check_(policy_check) {}
   Result<kube::ReconcileResult> reconcile(const std::string& node);
 
  private:
@@ -100,22 +102,18 @@ class DrainReconciler {
   // The DrainTimedOut Event, when the drain is older than drain_timeout and pods are in the way.
   Status reportTimeout(const CachedNodeState& state, const std::vector<NodePod>& in_the_way,
                        const kube::ObjectReference& ref);
-  // "" when the agent policy and its Deny binding exist, else what is missing (cached); an error
-  // when they could not be read (not cached).
-  Result<std::string> agentPolicyProblem();
 
   kube::Client& client_;
   const OperatorOptions& options_;
   kube::EventRecorder& events_;
   const Caches& caches_;
+  AgentPolicyCheck& policy_check_;
   // The marks this process wrote ("" = removed), by node: they win over a cache that has not
   // seen them yet, so a second pass never takes its own cordon for someone else's.
   std::mutex mu_;
-  std::map<std::string, std::string> marks_;                // guarded by mu_
-  std::map<std::string, std::string> drain_started_;        // guarded by mu_; as marks_
-  std::map<std::string, int64_t> timeouts_reported_;        // guarded by mu_; periods, by node
-  std::string policy_problem_;                              // guarded by mu_
-  std::chrono::steady_clock::time_point policy_checked_{};  // guarded by mu_
+  std::map<std::string, std::string> marks_;          // guarded by mu_
+  std::map<std::string, std::string> drain_started_;  // guarded by mu_; as marks_
+  std::map<std::string, int64_t> timeouts_reported_;  // guarded by mu_; periods, by node
 };
 
 }  // namespace sriovdra::op

@@ -53,8 +53,10 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
       alignment_(caches_),
       agent_daemonset_(*client_, options_, caches_),
       networks_(*client_, options_, events, network_caches_),
-      operator_config_(*client_, options_, events, caches_),
-      drain_(*client_, options_, events, caches_),
+      agent_policy_(*client_),
+      operator_config_(*client_, options_, events, caches_, agent_policy_),
+      drain_(*client_, options_, events, caches_, agent_policy_),
+      metrics_certificates_(*client_, options_),
       node_controller_("sriovnodestate",
                        [this](const std::string& k) { return node_states_.reconcile(k); },
                        {.workers = options_.workers,
@@ -81,6 +83,9 @@ Operator::Operator(std::shared_ptr<kube::Client> client, OperatorOptions options
                          [this](const std::string& k) { return operator_config_.reconcile(k); }),
       drain_controller_("drain", [this](const std::string& k) { return drain_.reconcile(k); },
                         {.workers = 4}),
+      metrics_certificate_controller_(
+          "metricscertificates",
+          [this](const std::string& k) { return metrics_certificates_.reconcile(k); }),
       settle_(options_.policy_settle, options_.policy_settle * kSettleMaxFactor),
       settle_controller_("policysettle", [this](const std::string&) { return settled(); }) {
   wire();
@@ -116,6 +121,8 @@ Operator::~Operator() { stop(); }
 //   SriovNetwork, SriovIBNetwork (any change)      -> that network
 //   NetworkAttachmentDefinition (any change)       -> the networks it concerns (keysForNad)
 //   Namespace added                                -> the networks whose NAD belongs there
+//   becoming the leader (--metrics-certificates)   -> the metrics certificates, then again at
+//                                                     their renewal or after kRecheck
 // Long on purpose: one informer handler per row of the table above, in its order.
 // NOLINTNEXTLINE(readability-function-size)
 void Operator::wire() {
@@ -235,6 +242,10 @@ void Operator::startControllers() {
   if (options_.agent_daemonset) agent_controller_.start();
   config_controller_.start();
   drain_controller_.start();
+  if (options_.metrics_certificates) {
+    metrics_certificate_controller_.queue().add(MetricsCertificateReconciler::kKey);
+    metrics_certificate_controller_.start();
+  }
   settle_controller_.start();
   network_starter_ =
       std::jthread([this](const std::stop_token& stop) { startNetworkController(stop); });
@@ -263,6 +274,7 @@ void Operator::stop() {
   agent_controller_.stop();
   config_controller_.stop();
   drain_controller_.stop();
+  metrics_certificate_controller_.stop();
   settle_controller_.stop();
   caches_.stop();
   network_caches_.stop();

@@ -6,8 +6,10 @@
 //   AlignmentReconciler       sriov_dra_allocated_pairs{alignment}, sriov_dra_claims_sharing_pf
 //   AgentDaemonSetReconciler  with --agent-daemonset: the node agent's DaemonSet
 //   NetworkReconciler         the NetworkAttachmentDefinition of every SriovNetwork/SriovIBNetwork
-//   OperatorConfigReconciler  SriovOperatorConfig "default": log level, Ready condition
+//   OperatorConfigReconciler  SriovOperatorConfig "default": log level, Ready and
+//                             AgentAdmissionPolicy conditions
 //   DrainReconciler           cordon, evict and uncordon nodes whose VFs are recreated
+//   MetricsCertificateReconciler  the metrics CA and serving certificate
 // and the admission webhook (webhook.h). Informers run on every replica (for the webhook and fast
 // fail-over); reconcilers only on the leader (startControllers()). The network reconciler starts
 // once its own caches (NetworkCaches) have synced, so a cluster without Multus's CRD still gets
@@ -26,6 +28,7 @@
 #include "operator/caches.h"
 #include "operator/device_class_reconciler.h"
 #include "operator/drain_reconciler.h"
+#include "operator/metrics_certificate_reconciler.h"
 #include "operator/network_reconciler.h"
 #include "operator/node_facts.h"
 #include "operator/node_state_reconciler.h"
@@ -89,8 +92,10 @@ class Operator {
   AlignmentReconciler alignment_;
   AgentDaemonSetReconciler agent_daemonset_;
   NetworkReconciler networks_;
+  AgentPolicyCheck agent_policy_;  // shared by the two below
   OperatorConfigReconciler operator_config_;
   DrainReconciler drain_;
+  MetricsCertificateReconciler metrics_certificates_;
 
   kube::Controller node_controller_;
   kube::Controller class_controller_;
@@ -100,6 +105,7 @@ class Operator {
   kube::Controller network_controller_;
   kube::Controller config_controller_;
   kube::Controller drain_controller_;
+  kube::Controller metrics_certificate_controller_;  // the one key kKey
   // A burst of policy changes renders the nodes once: at most this many times policy_settle
   // after its first change.
   static constexpr int kSettleMaxFactor = 10;

@@ -60,8 +60,15 @@ Result<kube::ReconcileResult> OperatorConfigReconciler::reconcile(const std::str
     ready.message =
         "not applied, the operator's flags are in effect: " + join(findings.errors, "; ");
   }
+  api::Condition policy = agentPolicyCondition(config->metadata.generation);
   auto conditions = config->status.conditions;
-  if (!api::setCondition(conditions, ready, nowRfc3339())) return kube::ReconcileResult::done();
+  const api::Condition* before = api::findCondition(conditions, policy.type);
+  // Reported once per loss of trust: a read that failed in between (Unknown) is not a new one.
+  bool turned_false = policy.status == "False" && (before == nullptr || before->status == "True");
+  bool ready_changed = api::setCondition(conditions, ready, nowRfc3339());
+  bool changed = api::setCondition(conditions, policy, nowRfc3339()) || ready_changed;
+  auto recheck = kube::ReconcileResult::after(kPolicyRecheck);
+  if (!changed) return recheck;
 
   auto doc = kube::newObject(api::resources::kSriovOperatorConfigs, options_.namespace_, key);
   api::Writer(doc, doc.GetAllocator())
@@ -74,12 +81,33 @@ Result<kube::ReconcileResult> OperatorConfigReconciler::reconcile(const std::str
     if (applied.status().code() == Code::kNotFound) return kube::ReconcileResult::done();
     return applied.status();
   }
-  if (!findings.ok()) {
-    events_.warning(
-        kube::ObjectReference::of(api::resources::kSriovOperatorConfigs, config->metadata),
-        "InvalidSpec", ready.message);
+  auto ref = kube::ObjectReference::of(api::resources::kSriovOperatorConfigs, config->metadata);
+  if (!findings.ok() && ready_changed) events_.warning(ref, "InvalidSpec", ready.message);
+  if (turned_false) events_.warning(ref, "AgentAdmissionPolicyMissing", policy.message);
+  return recheck;
+}
+
+api::Condition OperatorConfigReconciler::agentPolicyCondition(int64_t generation) {
+  api::Condition c{.type = "AgentAdmissionPolicy", .observed_generation = generation};
+  auto problem = policy_check_.problem();
+  if (!problem.ok()) {
+    c.status = "Unknown";
+    c.reason = "Unreadable";
+    c.message = std::string("the agents' admission policy cannot be read (") +
+                std::string(codeName(problem.status().code())) + "); retrying";
+  } else if (problem->empty()) {
+    c.status = "True";
+    c.reason = "Verified";
+    c.message = std::string(kAgentPolicyName) +
+                " keeps each agent to its own node: drains and reboots act on agents' reports";
+  } else {
+    c.status = "False";
+    c.reason = problem->find("does not exist") != std::string::npos ? "Missing" : "Changed";
+    c.message = *problem +
+                ": no node is drained or rebooted on an agent's report until "
+                "config/rbac/agent_validating_admission_policy.yaml is applied (docs/install.md)";
   }
-  return kube::ReconcileResult::done();
+  return c;
 }
 
 }  // namespace sriovdra::op

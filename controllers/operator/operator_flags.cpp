@@ -53,6 +53,11 @@ void addOperatorFlags(CLI::App& app, OperatorProcessOptions& o) {
                                                   : "\"" + p + "\" is not an absolute path";
           },
           "DIR"));
+  app.add_option("--metrics-certificates", o.operator_.metrics_certificates,
+                 "keep a CA and the serving certificates of the operator's and agents' metrics "
+                 "Services in the Secrets sriov-dra-metrics-ca, sriov-dra-metrics-cert and "
+                 "sriov-dra-agent-metrics-cert (false: you provide them, e.g. with cert-manager)")
+      ->capture_default_str();
   app.add_option("--upstream-namespace", o.operator_.upstream_namespace,
                  "namespace of the SR-IOV network operator while both run: its objects there are "
                  "left to it, and networks copied here take over its NetworkAttachmentDefinitions "

@@ -56,6 +56,8 @@ struct OperatorOptions {
   // false: the agent's init container that installs the CNI plugins is left out.
   bool agent_install_cni_plugins = true;
   std::string agent_cni_bin_dir;  // the host directory of the cni-bin volume; "" = as in the file
+  // Keep the metrics CA and serving certificate (metrics_certificate_reconciler.h).
+  bool metrics_certificates = true;
 };
 
 }  // namespace sriovdra::op

@@ -51,14 +51,16 @@ void addExt(X509* cert, X509* issuer, int nid, const std::string& value) {
   X509_EXTENSION_free(ext);
 }
 
-Cert newCert(EVP_PKEY* key, const std::string& cn, const std::vector<std::string>& orgs) {
+Cert newCert(EVP_PKEY* key, const std::string& cn, const std::vector<std::string>& orgs,
+             std::chrono::hours validity) {
   Cert cert(X509_new());
   X509_set_version(cert.get(), 2);
   Owned<BIGNUM, BN_free> serial(BN_new());
   BN_rand(serial.get(), 64, BN_RAND_TOP_ANY, BN_RAND_BOTTOM_ANY);
   BN_to_ASN1_INTEGER(serial.get(), X509_get_serialNumber(cert.get()));
   X509_gmtime_adj(X509_getm_notBefore(cert.get()), -3600);
-  X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
+  X509_gmtime_adj(X509_getm_notAfter(cert.get()),
+                  static_cast<long>(std::chrono::seconds(validity).count()));
   X509_set_pubkey(cert.get(), key);
   X509_NAME* name = X509_get_subject_name(cert.get());
   for (const auto& o : orgs) {
@@ -70,26 +72,52 @@ Cert newCert(EVP_PKEY* key, const std::string& cn, const std::vector<std::string
   return cert;
 }
 
-Key loadKey(const std::string& pem) {
+Key readKey(const std::string& pem) {
   Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  Key key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  // No passphrase: an encrypted key is refused, never asked for on the terminal.
+  auto no_passphrase = [](char*, int, int, void*) { return 0; };
+  return Key(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
+}
+
+Cert readCert(const std::string& pem) {
+  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return Cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+}
+
+Key loadKey(const std::string& pem) {
+  Key key = readKey(pem);
   check(key != nullptr, "read key");
   return key;
 }
 
 Cert loadCert(const std::string& pem) {
-  Bio bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  Cert cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
+  Cert cert = readCert(pem);
   check(cert != nullptr, "read cert");
   return cert;
 }
 
+std::vector<std::string> dnsNames(X509* cert) {
+  std::vector<std::string> out;
+  auto* names =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (names == nullptr) return out;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* n = sk_GENERAL_NAME_value(names, i);
+    if (n->type != GEN_DNS) continue;
+    const unsigned char* data = ASN1_STRING_get0_data(n->d.dNSName);
+    out.emplace_back(reinterpret_cast<const char*>(data),
+                     static_cast<size_t>(ASN1_STRING_length(n->d.dNSName)));
+  }
+  GENERAL_NAMES_free(names);
+  return out;
+}
+
 }  // namespace
 
-Pem makeCa(const std::string& common_name) {
+Pem makeCa(const std::string& common_name, std::chrono::hours validity) {
   Key key(EVP_EC_gen("P-256"));
   check(key != nullptr, "keygen");
-  Cert cert = newCert(key.get(), common_name, {});
+  Cert cert = newCert(key.get(), common_name, {}, validity);
   X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get()));
   addExt(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE");
   addExt(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign,digitalSignature");
@@ -103,7 +131,7 @@ Pem makeCert(const Pem& ca, const CertSpec& spec) {
   Cert ca_cert = loadCert(ca.cert);
   Key key(EVP_EC_gen("P-256"));
   check(key != nullptr, "keygen");
-  Cert cert = newCert(key.get(), spec.common_name, spec.organizations);
+  Cert cert = newCert(key.get(), spec.common_name, spec.organizations, spec.validity);
   X509_set_issuer_name(cert.get(), X509_get_subject_name(ca_cert.get()));
   addExt(cert.get(), ca_cert.get(), NID_basic_constraints, "critical,CA:FALSE");
   addExt(cert.get(), ca_cert.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment");
@@ -119,6 +147,34 @@ Pem makeCert(const Pem& ca, const CertSpec& spec) {
   addExt(cert.get(), ca_cert.get(), NID_authority_key_identifier, "keyid:always");
   check(X509_sign(cert.get(), ca_key.get(), EVP_sha256()) > 0, "sign");
   return {certPem(cert.get()), keyPem(key.get())};
+}
+
+Result<CertInfo> inspectCert(const Pem& pair, const std::string& ca_cert) {
+  auto invalid = [](const std::string& what) { return Status(Code::kInvalidArgument, what); };
+  Cert cert = readCert(pair.cert);
+  if (cert == nullptr) return invalid("the certificate is not a PEM certificate");
+  Key key = readKey(pair.key);
+  if (key == nullptr) return invalid("the key is not a PEM private key");
+  if (X509_check_private_key(cert.get(), key.get()) != 1) {
+    return invalid("the key does not go with the certificate");
+  }
+  Cert ca = readCert(ca_cert);
+  if (ca == nullptr) return invalid("the CA certificate is not a PEM certificate");
+  EVP_PKEY* ca_key = X509_get0_pubkey(ca.get());
+  if (ca_key == nullptr || X509_verify(cert.get(), ca_key) != 1 ||
+      X509_check_issued(ca.get(), cert.get()) != X509_V_OK) {
+    return invalid("the certificate is not signed by the CA");
+  }
+  int days = 0;
+  int seconds = 0;
+  if (ASN1_TIME_diff(&days, &seconds, nullptr, X509_get0_notAfter(cert.get())) != 1) {
+    return invalid("the certificate's notAfter cannot be read");
+  }
+  CertInfo info;
+  info.not_after = std::chrono::system_clock::now() + std::chrono::hours(24) * days +
+                   std::chrono::seconds(seconds);
+  info.dns_names = dnsNames(cert.get());
+  return info;
 }
 
 }  // namespace sriovdra::http

@@ -98,6 +98,7 @@ struct Server::Impl {
   std::shared_ptr<ssl::context> tls;
   timespec cert_mtime{};
   timespec key_mtime{};
+  bool serving_fallback = false;  // tls is options.tls_fallback's
   std::list<std::weak_ptr<Session>> sessions;
 
   Status reloadTlsIfChanged();
@@ -289,17 +290,9 @@ std::string peerOf(const tcp::socket& socket) {
 
 }  // namespace
 
-Status Server::Impl::reloadTlsIfChanged() {
-  if (!options.tls) return Status::ok();
-  const auto& files = *options.tls;
-  timespec cert_now = mtimeOf(files.cert_file);
-  timespec key_now = mtimeOf(files.key_file);
-  {
-    std::lock_guard lock(mu);
-    if (tls && sameTime(cert_mtime, cert_now) && sameTime(key_mtime, key_now)) {
-      return Status::ok();
-    }
-  }
+namespace {
+
+Result<std::shared_ptr<ssl::context>> loadTls(const TlsFiles& files) {
   auto cert = readFile(files.cert_file);
   if (!cert.ok()) return cert.status();
   auto key = readFile(files.key_file);
@@ -312,11 +305,47 @@ Status Server::Impl::reloadTlsIfChanged() {
   if (ec) return Status(Code::kInvalidArgument, files.cert_file + ": " + ec.message());
   ctx->use_private_key(asio::buffer(*key), ssl::context::pem, ec);
   if (ec) return Status(Code::kInvalidArgument, files.key_file + ": " + ec.message());
+  return ctx;
+}
+
+}  // namespace
+
+Status Server::Impl::reloadTlsIfChanged() {
+  if (!options.tls) return Status::ok();
+  const auto& files = *options.tls;
+  timespec cert_now = mtimeOf(files.cert_file);
+  timespec key_now = mtimeOf(files.key_file);
+  bool fallback_allowed = false;
+  {
+    std::lock_guard lock(mu);
+    if (tls && sameTime(cert_mtime, cert_now) && sameTime(key_mtime, key_now)) {
+      return Status::ok();
+    }
+    fallback_allowed = options.tls_fallback && (tls == nullptr || serving_fallback);
+  }
+  auto ctx = loadTls(files);
+  bool fallback = !ctx.ok() && fallback_allowed && ctx.status().code() == Code::kNotFound;
+  if (!ctx.ok() && !fallback) return ctx.status();
+  if (fallback) {
+    {
+      std::lock_guard lock(mu);
+      if (tls != nullptr) {  // the fallback is served already: look again when the files change
+        cert_mtime = cert_now;
+        key_mtime = key_now;
+        return Status::ok();
+      }
+    }
+    SDRA_LOG_INFO << options.name << ": serving " << options.tls_fallback->cert_file << " until "
+                  << files.cert_file << " can be loaded (" << ctx.status().message() << ")";
+    ctx = loadTls(*options.tls_fallback);
+    if (!ctx.ok()) return ctx.status();
+  }
   std::lock_guard lock(mu);
   bool reload = tls != nullptr;
-  tls = std::move(ctx);
+  tls = std::move(*ctx);
   cert_mtime = cert_now;
   key_mtime = key_now;
+  serving_fallback = fallback;
   if (reload) SDRA_LOG_INFO << options.name << ": reloaded TLS certificate " << files.cert_file;
   return Status::ok();
 }

@@ -65,6 +65,10 @@ struct Deadlines {
 struct ServerOptions {
   std::string bind_address;  // "host:port", ":port" (all interfaces) or "0" (disabled)
   std::optional<TlsFiles> tls;
+  // Served while `tls`'s files do not exist and nothing of them has loaded yet (a Secret volume
+  // still empty): `tls` is tried again when its files change and served from then on. Files that
+  // exist but do not load are an error, as without a fallback.
+  std::optional<TlsFiles> tls_fallback;
   size_t max_body_bytes = 3u << 20;
   size_t max_connections = 256;
   Deadlines deadlines;

@@ -32,18 +32,70 @@ Result<http::TlsFiles> selfSigned() {
   if (::mkdtemp(tmpl.data()) == nullptr) return Status::fromErrno(errno, "mkdtemp " + tmpl);
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
-  auto ca = http::makeCa("sriov-dra-metrics-ca");
-  auto cert = http::makeCert(ca, {.common_name = host,
-                                  .dns_names = {host, "localhost"},
-                                  .ip_addresses = {"127.0.0.1", "::1"},
-                                  .client = false});
+  http::Pem cert;
+  try {
+    auto ca = http::makeCa("sriov-dra-metrics-ca");
+    cert = http::makeCert(ca, {.common_name = host,
+                               .dns_names = {host, "localhost"},
+                               .ip_addresses = {"127.0.0.1", "::1"},
+                               .client = false});
+  } catch (const std::exception& e) {
+    return Status(Code::kInternal, std::string("making a self-signed certificate: ") + e.what());
+  }
   http::TlsFiles files{tmpl + "/tls.crt", tmpl + "/tls.key"};
   SDRA_RETURN_IF_ERROR(writeFileAtomic(files.cert_file, cert.cert, 0644));
   SDRA_RETURN_IF_ERROR(writeFileAtomic(files.key_file, cert.key, 0600));
   return files;
 }
 
+// "10.0.0.1:4242" -> "10.0.0.1", "[fd00::1]:4242" or "fd00::1:4242" -> "fd00::1".
+std::string sourceAddress(const std::string& peer) {
+  auto colon = peer.rfind(':');
+  std::string address = colon == std::string::npos ? peer : peer.substr(0, colon);
+  if (address.size() >= 2 && address.front() == '[' && address.back() == ']') {
+    address = address.substr(1, address.size() - 2);
+  }
+  return address;
+}
+
 }  // namespace
+
+ReviewBudgets::ReviewBudgets(const ReviewBudget& budget, std::chrono::steady_clock::time_point now)
+    : budget_(budget), all_{budget.review_burst, now} {}
+
+bool ReviewBudgets::Bucket::refill(double rate, double burst,
+                                   std::chrono::steady_clock::time_point now) {
+  std::chrono::duration<double> elapsed = now - refilled;
+  refilled = now;
+  left = std::min(burst, left + std::max(0.0, elapsed.count()) * rate);
+  return left >= 1;
+}
+
+void ReviewBudgets::forgetSources(std::chrono::steady_clock::time_point now) {
+  std::erase_if(sources_, [&](auto& s) {
+    Bucket copy = s.second;
+    copy.refill(budget_.source_rate, budget_.source_burst, now);
+    return copy.left >= budget_.source_burst;
+  });
+  if (sources_.empty() || sources_.size() < budget_.max_sources) return;
+  sources_.erase(std::min_element(
+      sources_.begin(), sources_.end(),
+      [](const auto& a, const auto& b) { return a.second.refilled < b.second.refilled; }));
+}
+
+bool ReviewBudgets::take(const std::string& source, std::chrono::steady_clock::time_point now) {
+  auto it = sources_.find(source);
+  if (it == sources_.end()) {
+    if (sources_.size() >= budget_.max_sources) forgetSources(now);
+    it = sources_.emplace(source, Bucket{budget_.source_burst, now}).first;
+  }
+  bool source_has = it->second.refill(budget_.source_rate, budget_.source_burst, now);
+  bool all_have = all_.refill(budget_.review_rate, budget_.review_burst, now);
+  if (!source_has || !all_have) return false;
+  it->second.left -= 1;
+  all_.left -= 1;
+  return true;
+}
 
 DelegatedAuth::DelegatedAuth(std::shared_ptr<kube::Client> client, std::chrono::seconds allowed_ttl,
                              std::chrono::seconds denied_ttl, ReviewBudget budget)
@@ -51,18 +103,7 @@ DelegatedAuth::DelegatedAuth(std::shared_ptr<kube::Client> client, std::chrono::
       allowed_ttl_(allowed_ttl),
       denied_ttl_(denied_ttl),
       budget_(budget),
-      reviews_left_(budget.review_burst),
-      refilled_(std::chrono::steady_clock::now()) {}
-
-bool DelegatedAuth::takeReview(std::chrono::steady_clock::time_point now) {
-  std::chrono::duration<double> elapsed = now - refilled_;
-  refilled_ = now;
-  reviews_left_ =
-      std::min(budget_.review_burst, reviews_left_ + elapsed.count() * budget_.review_rate);
-  if (reviews_left_ < 1) return false;
-  reviews_left_ -= 1;
-  return true;
-}
+      budgets_(budget, std::chrono::steady_clock::now()) {}
 
 void DelegatedAuth::remember(std::string key, Entry entry,
                              std::chrono::steady_clock::time_point now) {
@@ -94,7 +135,7 @@ std::optional<http::Response> DelegatedAuth::check(const http::Request& request)
     std::lock_guard lock(mu_);
     auto it = cache_.find(key);
     if (it != cache_.end() && it->second.expires > now) return it->second.answer;
-    if (!takeReview(now)) {
+    if (!budgets_.take(sourceAddress(request.peer), now)) {
       // A flood of new tokens must not shut out the scraper it displaces: an allowed answer
       // that expired less than kStaleAllowed ago still stands while the budget is spent.
       if (it != cache_.end() && !it->second.answer && now - it->second.expires < kStaleAllowed) {
@@ -163,7 +204,8 @@ void addMetricsFlags(CLI::App& app, MetricsEndpointOptions& options) {
                  "SubjectAccessReview (false: plain HTTP, no checks)")
       ->capture_default_str();
   app.add_option("--metrics-cert-dir", options.cert_dir,
-                 "directory with tls.crt and tls.key for /metrics (default: self-signed)");
+                 "directory with tls.crt and tls.key for /metrics, served from when they can be "
+                 "loaded, self-signed until then (default: self-signed)");
 }
 
 Result<std::unique_ptr<http::Server>> startMetricsEndpoint(const MetricsEndpointOptions& options,
@@ -174,17 +216,23 @@ Result<std::unique_ptr<http::Server>> startMetricsEndpoint(const MetricsEndpoint
         {.bind_address = options.bind_address, .name = "metrics"},
         {{"/metrics", [](const http::Request&) { return metricsResponse(); }}});
   }
-  http::TlsFiles tls{options.cert_dir + "/tls.crt", options.cert_dir + "/tls.key"};
+  auto self_signed = selfSigned();
+  if (!self_signed.ok()) return self_signed.status();
+  http::TlsFiles tls = *self_signed;
+  std::optional<http::TlsFiles> fallback;
   if (options.cert_dir.empty()) {
-    auto made = selfSigned();
-    if (!made.ok()) return made.status();
-    tls = *made;
     SDRA_LOG_INFO << "metrics: serving a self-signed certificate (give --metrics-cert-dir for one "
                      "that scrapers can verify)";
+  } else {
+    fallback = tls;
+    tls = {options.cert_dir + "/tls.crt", options.cert_dir + "/tls.key"};
   }
   auto auth =
       std::make_shared<DelegatedAuth>(std::move(client), options.allowed_ttl, options.denied_ttl);
-  return http::Server::start({.bind_address = options.bind_address, .tls = tls, .name = "metrics"},
+  return http::Server::start({.bind_address = options.bind_address,
+                              .tls = tls,
+                              .tls_fallback = fallback,
+                              .name = "metrics"},
                              {{"/metrics", [auth](const http::Request& r) {
                                  if (auto denied = auth->check(r)) return *denied;
                                  return metricsResponse();

@@ -6,14 +6,18 @@
 // Answers are cached by the token's SHA-256 (allowed 1 min, denied 10 s); tokens are never
 // logged. Whoever reaches the port may send any number of new tokens, and each would cost a
 // TokenReview sent with this process's credentials: tokens not in the cache are reviewed at
-// most review_rate per second (burst review_burst); past that the answer is 429 with
-// Retry-After: 1 and nothing is sent (a scraper whose answer is cached is not affected, nor one
-// whose allowed answer expired less than 10 minutes ago: it stands until a review is free). The
-// cache holds at most max_cached answers (expired ones go first, then those that expire soonest).
+// most review_rate per second (burst review_burst) in all, and at most source_rate per second
+// (burst source_burst) for one source address, so one flooding client leaves the others room
+// (ReviewBudgets); past that the answer is 429 with Retry-After: 1 and nothing is sent (a
+// scraper whose answer is cached is not affected, nor one whose allowed answer expired less
+// than 10 minutes ago: it stands until a review is free). The cache holds at most max_cached
+// answers (expired ones go first, then those that expire soonest).
 // Plain HTTP without checks only with secure = false. Without a certificate directory (tls.crt,
-// tls.key) a self-signed certificate is made at start, as controller-runtime does. The process
-// needs create on tokenreviews and subjectaccessreviews (config/rbac/metrics_auth_role.yaml);
-// scrapers need get on /metrics (metrics_reader_role.yaml).
+// tls.key) a self-signed certificate is made at start, as controller-runtime does; with one whose
+// files cannot be loaded yet (a Secret volume the operator fills later: metrics_certificate_
+// reconciler.h), the self-signed one is served until they can, then theirs, rotations included. The
+// process needs create on tokenreviews and subjectaccessreviews
+// (config/rbac/metrics_auth_role.yaml); scrapers need get on /metrics (metrics_reader_role.yaml).
 #include <chrono>
 #include <map>
 #include <memory>
@@ -40,7 +44,34 @@ struct MetricsEndpointOptions {
 struct ReviewBudget {
   double review_rate = 5;  // reviews of tokens not in the cache, per second
   double review_burst = 20;
+  double source_rate = 2;  // of those, for one source address
+  double source_burst = 8;
+  size_t max_sources = 1024;  // source addresses remembered
   size_t max_cached = 4096;
+};
+
+// Token buckets for reviews (pure, the clock given): one for all sources and one per source
+// address. A review is taken only when both have one; a source refused takes nothing from the
+// others. At most max_sources sources are remembered: past that, those whose bucket is full
+// again are forgotten (they lose nothing), then the one that asked longest ago.
+// Thread-safety: none; DelegatedAuth calls it under its lock.
+class ReviewBudgets {
+ public:
+  explicit ReviewBudgets(const ReviewBudget& budget, std::chrono::steady_clock::time_point now);
+  bool take(const std::string& source, std::chrono::steady_clock::time_point now);
+
+ private:
+  struct Bucket {
+    double left;
+    std::chrono::steady_clock::time_point refilled;
+    // Refilled up to `now`; true when a whole review is left.
+    bool refill(double rate, double burst, std::chrono::steady_clock::time_point now);
+  };
+  void forgetSources(std::chrono::steady_clock::time_point now);
+
+  const ReviewBudget budget_;
+  Bucket all_;
+  std::map<std::string, Bucket> sources_;
 };
 
 class DelegatedAuth {
@@ -56,17 +87,14 @@ class DelegatedAuth {
     std::chrono::steady_clock::time_point expires;
   };
   std::optional<http::Response> review(const std::string& token, const std::string& path);
-  // Takes one review from the budget; false when it is spent (mu_ held).
-  bool takeReview(std::chrono::steady_clock::time_point now);
   void remember(std::string key, Entry entry, std::chrono::steady_clock::time_point now);
 
   std::shared_ptr<kube::Client> client_;
   std::chrono::seconds allowed_ttl_, denied_ttl_;
   const ReviewBudget budget_;
   std::mutex mu_;
-  std::map<std::string, Entry> cache_;  // sha256(token) + " " + path
-  double reviews_left_;
-  std::chrono::steady_clock::time_point refilled_;
+  std::map<std::string, Entry> cache_;  // guarded by mu_; sha256(token) + " " + path
+  ReviewBudgets budgets_;               // guarded by mu_
 };
 
 // Registers --metrics-bind-address, --metrics-secure and --metrics-cert-dir on a command line,

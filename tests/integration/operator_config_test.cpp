@@ -130,6 +130,21 @@ std::string drainState(const OperatorEnv& env, const std::vector<std::string>& n
   return out + logs.substr(logs.size() > 6000 ? logs.size() - 6000 : 0);
 }
 
+// The condition `type` of SriovOperatorConfig "default" once it has `status` and `reason`.
+api::Condition waitForConfigCondition(OperatorEnv& env, const char* type, const char* status,
+                                      const char* reason, const testing::OperatorProcess& op) {
+  std::optional<api::Condition> got;
+  eventually(
+      [&] {
+        auto c = operatorConfig(env);
+        const auto* found = c ? api::findCondition(c->status.conditions, type) : nullptr;
+        if (found != nullptr) got = *found;
+        return found != nullptr && found->status == status && found->reason == reason;
+      },
+      60s, [&] { return op.logs(); });
+  return *got;
+}
+
 void setNumVfs(OperatorEnv& env, int n) {
   REQUIRE(env.admin()
               .patch(api::resources::kSriovNetworkNodePolicies, env.ns(), "cx6-vfs",
@@ -162,6 +177,8 @@ TEST_CASE("SriovOperatorConfig narrows the agent's nodes and sets the log level;
   CHECK_THAT(ready->message, Catch::Contains("zone=a") && Catch::Contains("log level 2") &&
                                  Catch::Contains("wait until the pods using them are gone"));
   CHECK_THAT(op->logs(), Catch::Contains("log verbosity 2 (SriovOperatorConfig logLevel)"));
+  // The shipped admission policy is installed: the operator trusts agents' reports.
+  waitForConfigCondition(env, "AgentAdmissionPolicy", "True", "Verified", *op);
 
   // Deleted: the flags are in effect again, node b comes back.
   REQUIRE(env.admin().remove(api::resources::kSriovOperatorConfigs, env.ns(), "default").isOk());
@@ -334,6 +351,17 @@ TEST_CASE("without the agents' admission policy no node is drained on an agent's
                  Catch::Contains("agent_validating_admission_policy.yaml"));
   CHECK_FALSE(unschedulable(env, a));
   CHECK(drainMark(env, a).empty());
+  // `kubectl describe sriovoperatorconfig default` says so too, and an Event.
+  auto missing = waitForConfigCondition(env, "AgentAdmissionPolicy", "False", "Missing", *op);
+  CHECK_THAT(missing.message,
+             Catch::Contains("ValidatingAdmissionPolicyBinding sriov-dra-agent-own-node does not "
+                             "exist") &&
+                 Catch::Contains("no node is drained or rebooted"));
+  eventually(
+      [&] {
+        return env.findEvent("AgentAdmissionPolicyMissing", "Warning", "default").has_value();
+      },
+      30s, [&] { return op->logs(); });
 
   // The binding comes back, but the policy was changed to admit everything: still refused.
   const kube::ResourceType policies{"admissionregistration.k8s.io", "v1",
@@ -370,9 +398,12 @@ TEST_CASE("without the agents' admission policy no node is drained on an agent's
   CHECK_FALSE(unschedulable(env, a));
 
   // The shipped policy is applied: the drain goes on.
+  CHECK_THAT(waitForConfigCondition(env, "AgentAdmissionPolicy", "False", "Changed", *op).message,
+             Catch::Contains("its validations differ"));
   cp->applyYamlFile(testing::sourceDir() + "/config/rbac/agent_validating_admission_policy.yaml");
   eventually([&] { return unschedulable(env, a); }, 60s,
              [&] { return drainState(env, nodes, *op); });
+  waitForConfigCondition(env, "AgentAdmissionPolicy", "True", "Verified", *op);
   env.reportStatus(a, testing::fixture::a100Status(4));
   eventually([&] { return !unschedulable(env, a); }, 30s,
              [&] { return drainState(env, nodes, *op); });
