@@ -94,7 +94,7 @@ SriovNodeStateStatus SriovNodeStateStatus::decode(const Reader& r) {
     for (const auto& v : i.array("Vfs")) {
       x.vfs.push_back({v.str("name"), v.str("mac"), v.str("driver"), v.str("pciAddress"),
                        v.str("vendor"), v.str("deviceID"), v.i64("mtu"), v.i64("vfID"),
-                       v.str("rdmaDevice"), v.str("iommuGroup"), v.str("guid")});
+                       v.str("rdmaDevice"), v.str("iommuGroup"), v.str("guid"), v.str("assigned")});
     }
     x.alt_names = i.strings("altNames");
     x.pcie_root = i.str("pcieRoot");
@@ -164,7 +164,8 @@ void SriovNodeStateStatus::encode(Writer w) const {
                                 .i64("vfID", v.vf_id)
                                 .str("rdmaDevice", v.rdma_device)
                                 .str("iommuGroup", v.iommu_group)
-                                .str("guid", v.guid);
+                                .str("guid", v.guid)
+                                .str("assigned", v.assigned);
                             if (v.mtu > 0) vo.i64("mtu", v.mtu);
                           }));
              }));

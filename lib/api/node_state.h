@@ -71,6 +71,9 @@ struct SriovNodeStateSpec {
   void encode(Writer w) const;
 };
 
+// VirtualFunction::assigned: its netdev is in another network namespace.
+inline constexpr const char* kAssignedNetns = "netns";
+
 struct VirtualFunction {
   std::string name;  // netdev
   std::string mac;
@@ -83,6 +86,10 @@ struct VirtualFunction {
   std::string rdma_device;  // ours: e.g. mlx5_3
   std::string iommu_group;  // ours
   std::string guid;         // an InfiniBand VF's port GUID, as its PF's driver reports it
+  // Who holds the VF, when discovery can tell it is in use although this driver may not have
+  // given it to anyone: "netns", its netdev is in another network namespace (a pod's). The
+  // SR-IOV network operator declares the field and never fills it.
+  std::string assigned;
   bool operator==(const VirtualFunction&) const = default;
   auto operator<=>(const VirtualFunction&) const = default;  // NOLINT(modernize-use-nullptr)
 };

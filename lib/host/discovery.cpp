@@ -90,6 +90,15 @@ struct Netdevs {
   }
 };
 
+// Whether a VF bound to `driver` has a netdev of its own below its PCI device: not without a
+// driver, nor on a driver that hands it to user space (vfio-pci and its variants, UIO, pci-stub)
+// or one whose netdev sits elsewhere (virtio-pci's is below its virtio device).
+bool makesNetdev(std::string_view driver) {
+  return !driver.empty() && !isUserspaceDriver(driver) &&
+         driver.find("vfio") == std::string_view::npos && driver != "pci-stub" &&
+         driver != "virtio-pci";
+}
+
 // What the PF already tells is not read again: the kernel gives every VF its PF's vendor and
 // the VF device id of the PF's SR-IOV capability (pci_iov_add_virtfn), so only the VF's own
 // binding, netdev, RDMA device and IOMMU group are read (the RDMA device only when the PF has
@@ -116,6 +125,10 @@ api::VirtualFunction readVf(const Sysfs& fs, const api::InterfaceExt& pf, const 
     std::string net = vf_dir + "/net/" + vf.name;
     vf.mac = fs.read(net + "/address").valueOr("");
     vf.mtu = toInt(fs.read(net + "/mtu").valueOr("0"), 0);
+  }
+  // Its netdev is in a pod's namespace: its network driver made one, as it did the PF's.
+  if (vf.name.empty() && !pf.name.empty() && makesNetdev(vf.driver)) {
+    vf.assigned = api::kAssignedNetns;
   }
   // The PF's driver makes its VFs' RDMA devices: without one on the PF, a VF has none either.
   if (!pf.rdma_device.empty()) vf.rdma_device = firstEntry(fs, file("/infiniband"));

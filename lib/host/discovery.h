@@ -10,6 +10,12 @@
 // when its driver has none) and an InfiniBand PF's VF GUIDs (port GUIDs, "" when its driver
 // reports none). From a kernel that does not name netdevs' parent devices, or when
 // the dump fails (a warning), a device's netdev is read from sysfs (net/<name>/...) instead.
+// A VF on a network driver that shows no netdev here while its PF shows one has its netdev in
+// another network namespace (sysfs and rtnetlink show this namespace's netdevs only): it is
+// marked assigned "netns", in use by a pod, whoever gave it (api::kAssignedNetns). Drivers that
+// make no netdev below the VF (vfio-pci and its variants, UIO, pci-stub, virtio-pci) never mark
+// it; an InfiniBand PF without IPoIB has no netdev, so its VFs are never marked; a driver that
+// registers its netdev late (iavf) marks its VF until it has.
 #include <map>
 #include <string>
 #include <vector>

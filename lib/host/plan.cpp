@@ -6,13 +6,27 @@
 #include "base/strings.h"
 
 namespace sriovdra::host {
+
+std::string assignedHolder(std::string_view assigned) {
+  if (assigned == api::kAssignedNetns) {
+    return "its netdev is in a pod's network namespace, not by a claim of this driver";
+  }
+  return "assigned " + std::string(assigned);
+}
+
 namespace {
 
+// The claims holding VFs of the PF, and the VFs in a pod's network namespace that no claim of
+// this driver holds (a pod someone else gave them to).
 std::vector<std::string> claimsOn(const api::InterfaceExt& pf, const PreparedVfs& prepared) {
   std::set<std::string> claims;
   for (const auto& vf : pf.vfs) {
     auto it = prepared.find(vf.pci_address);
-    if (it != prepared.end()) claims.insert(it->second.begin(), it->second.end());
+    if (it != prepared.end()) {
+      claims.insert(it->second.begin(), it->second.end());
+    } else if (!vf.assigned.empty()) {
+      claims.insert("VF " + vf.pci_address + " (" + assignedHolder(vf.assigned) + ")");
+    }
   }
   return {claims.begin(), claims.end()};
 }
@@ -113,7 +127,7 @@ bool planVfCount(const api::Interface& itf, const api::InterfaceExt& pf, const s
   if (!claims.empty()) {
     plan.blocked.push_back(
         {pf.pci_address, claims,
-         who + " has VFs that claims hold; " +
+         who + " has VFs in use; " +
              (mode_change ? "changing its eSwitch mode to " + mode
                           : "changing its VF count from " + std::to_string(pf.num_vfs) + " to " +
                                 std::to_string(itf.num_vfs)) +
@@ -210,7 +224,7 @@ void planVfs(const api::Interface& itf, const VfContext& c, const Topology& disc
   }
   for (const auto& vf : pf.vfs) {
     const api::VfGroup* group = itf.groupOf(vf.vf_id);
-    if (group == nullptr || prepared.count(vf.pci_address) != 0) continue;
+    if (group == nullptr || prepared.count(vf.pci_address) != 0 || !vf.assigned.empty()) continue;
     if (group->device_type == "vfio-pci" && vfio_missing) continue;
     planVf(c, *group, vf, plan);
   }
@@ -233,7 +247,7 @@ void planLeftSpec(const api::SriovNodeStateSpec& spec, const std::set<std::strin
     if (!claims.empty()) {
       plan.configured.insert(pci);  // still ours until it can be reset
       plan.blocked.push_back({pci, claims,
-                              api::describePf(pf) + " left the spec but has VFs that claims hold; "
+                              api::describePf(pf) + " left the spec but has VFs in use; "
                                                     "resetting it would destroy them"});
       continue;
     }

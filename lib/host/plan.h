@@ -17,8 +17,11 @@
 //   is not the one GuidAssigner gives gets that GUID as node and port GUID, then, on a network
 //   driver, is rebound so that its driver reads it. VFs whose driver reports no GUID are left
 //   alone; a GUID the assigner cannot give is an error for the PF.
-// * Never destroys or rebinds a VF that is prepared for a pod: that PF is reported Blocked with
-//   the claims instead.
+// * Never destroys or rebinds a VF that is prepared for a pod, or that discovery found assigned
+//   (its netdev in a pod's network namespace, whoever gave it: the SR-IOV network operator's
+//   pods during a takeover): that PF is reported Blocked with the claims and such VFs instead.
+//   An assigned VF keeps its driver, GUID, MTU and MAC; once its netdev is back, it is planned
+//   as any other.
 // * A PF of the spec (not awaiting a reboot) whose netdev is down is brought up, as the SR-IOV
 //   network operator does (VFs pass traffic only with their PF up, and some drivers take VF rate
 //   limits only then).
@@ -69,7 +72,9 @@ struct Action {
 
 struct BlockedPf {
   std::string pf;
-  std::vector<std::string> claims;  // namespace/name of the claims holding its VFs
+  // namespace/name of the claims holding its VFs, and assigned VFs no claim holds
+  // ("VF <address> (assignedHolder)")
+  std::vector<std::string> claims;
   std::string reason;
 };
 
@@ -81,6 +86,9 @@ struct Plan {
   bool empty() const { return actions.empty(); }
   bool destructive() const;
 };
+
+// How a BlockedPf names a VF that is assigned but held by no claim: what holds it.
+std::string assignedHolder(std::string_view assigned);
 
 // `guids`: nullptr leaves VF GUIDs alone.
 Plan planHost(const api::SriovNodeStateSpec& spec, const Topology& discovered,

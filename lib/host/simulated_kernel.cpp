@@ -716,6 +716,7 @@ Status SimulatedKernel::unbind(const std::string& driver, const std::string& bdf
     for (const auto& n : *nets) SDRA_RETURN_IF_ERROR(tree_.remove("sys/class/net/" + n));
     SDRA_RETURN_IF_ERROR(tree_.remove(*dir + "/net"));
   }
+  SDRA_RETURN_IF_ERROR(destroyMovedNetdevs(*dir));
   SDRA_RETURN_IF_ERROR(removeRdmaDevice(tree_, *dir));
   if (driver == "vfio-pci") {
     if (auto group = fs_.readLink(*dir + "/iommu_group"); group.ok()) {

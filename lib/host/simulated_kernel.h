@@ -62,6 +62,15 @@
 //                      ETH 1); the boot id (proc/sys/kernel/random/boot_id, kFirstBootId in a
 //                      fixture) is a new one. Unlike a real reboot, an agent calling it goes on
 //                      running and finds a rebooted host on its next pass.
+// And it moves netdevs between network namespaces (SIMULATION, for pods the agent did not start):
+//   moveToNetns(IF, NS)      as `ip link set IF netns NS` seen from the host's namespace: the
+//                            netdev leaves sys/class/net, its device's net/ directory (both show
+//                            one namespace's netdevs) and links(); it is kept in
+//                            <root>/simulated/netns/NS/IF. The PF still reports the VF's settings
+//                            and GUIDs. ENODEV for no such netdev here.
+//   returnFromNetns(NS, IF)  moves it back, under that name; ENODEV when NS has no such netdev,
+//                            EEXIST when the name is taken here. Unbinding the device's driver
+//                            meanwhile destroys the netdev there too, as Linux does.
 // Held to Linux: tests/kernel runs one scenario (VF counts, EBUSY and ERANGE, the agent's plan,
 // vfio-pci and back, MTUs, devlink) on the kernel of a QEMU VM (igb, fixture "igb-qemu") and here,
 // and compares result and state step by step. Known deviations, left out of that comparison on
@@ -106,6 +115,9 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Re
   Status set(std::string_view pci_address, const MlxChanges& values) override;
   Status reboot() override;
 
+  Status moveToNetns(std::string_view netdev, std::string_view ns);
+  Status returnFromNetns(std::string_view ns, std::string_view netdev);
+
  private:
   // The NIC (the PCI address without its function) of a Mellanox PF, or mstconfig's refusal.
   Result<std::string> mlxNic(std::string_view pci_address) const;
@@ -127,6 +139,8 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Re
   Status removeVf(const std::string& pf_dir, int index);
   Status bind(const std::string& driver, const std::string& bdf);
   Status unbind(const std::string& driver, const std::string& bdf);
+  // Removes the netdevs of the device at dev_dir that were moved to other namespaces.
+  Status destroyMovedNetdevs(const std::string& dev_dir);
   Status probe(const std::string& bdf);
   std::string defaultDriver(const std::string& dev_dir) const;
   Result<std::string> deviceDir(const std::string& bdf) const;

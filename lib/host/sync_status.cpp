@@ -9,7 +9,8 @@ namespace sriovdra::host {
 std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked) {
   std::vector<std::string> out;
   out.reserve(blocked.size());
-  for (const auto& b : blocked) out.push_back(b.reason + " (claims: " + join(b.claims, ", ") + ")");
+  for (const auto& b : blocked)
+    out.push_back(b.reason + " (held by: " + join(b.claims, ", ") + ")");
   return out;
 }
 

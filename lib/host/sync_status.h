@@ -60,7 +60,7 @@ std::string rebootMessage(const SyncOutcome& outcome);
 // What the status and the Event say while the VFs in use cannot be known (`why`).
 std::string inUseUnknownMessage(const std::string& why);
 
-// "<reason> (claims: a/x, b/y)" for each blocked PF.
+// "<reason> (held by: a/x, VF 0000:3b:02.1 (...))" for each blocked PF.
 std::vector<std::string> blockedMessages(const std::vector<BlockedPf>& blocked);
 
 }  // namespace sriovdra::host

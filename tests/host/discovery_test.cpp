@@ -177,6 +177,47 @@ TEST_CASE("each VF's netdev comes from the rtnetlink dump as sysfs shows it", "[
   }
 }
 
+TEST_CASE("a VF whose netdev is in another network namespace is assigned \"netns\"", "[host]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("e810-ethernet", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write("sys/bus/pci/devices/0000:3b:00.0/sriov_numvfs", "3").isOk());
+  auto fresh = host::discover(k, k);
+  REQUIRE(fresh.ok());
+  const auto& created = fresh->pfs.at(0).vfs;
+  REQUIRE(created.size() == 3);
+  REQUIRE(k.write("sys/bus/pci/drivers/iavf/unbind", created[2].pci_address).isOk());
+  REQUIRE(k.write("sys/bus/pci/drivers/vfio-pci/bind", created[2].pci_address).isOk());
+  auto before = host::discover(k, k);
+  REQUIRE(before.ok());
+  std::string moved = before->pfs.at(0).vfs.at(0).name;
+  std::string moved_vf = before->pfs.at(0).vfs.at(0).pci_address;
+  REQUIRE_FALSE(moved.empty());
+  REQUIRE(k.moveToNetns(moved, "pod-a").isOk());
+  CHECK_FALSE(k.moveToNetns(moved, "pod-a").isOk());  // ENODEV: gone from here
+  NoDump no_dump(k);
+  for (const host::Netlink* nl : std::initializer_list<const host::Netlink*>{&k, &no_dump}) {
+    auto t = host::discover(k, *nl);
+    REQUIRE(t.ok());
+    const auto& vfs = t->pfs.at(0).vfs;
+    REQUIRE(vfs.size() == 3);
+    CHECK(vfs[0].name.empty());
+    CHECK(vfs[0].driver == "iavf");
+    CHECK(vfs[0].assigned == "netns");
+    CHECK(vfs[1].assigned.empty());  // its netdev is here
+    CHECK(vfs[2].assigned.empty());  // vfio-pci: no netdev to look for
+  }
+  REQUIRE(k.returnFromNetns("pod-a", moved).isOk());
+  auto after = host::discover(k, k);
+  REQUIRE(after.ok());
+  CHECK(after->pfs.at(0).vfs == before->pfs.at(0).vfs);
+
+  // Unbinding its driver while the netdev is away destroys it there, as Linux does.
+  REQUIRE(k.moveToNetns(moved, "pod-b").isOk());
+  REQUIRE(k.write("sys/bus/pci/drivers/iavf/unbind", moved_vf).isOk());
+  CHECK_FALSE(k.returnFromNetns("pod-b", moved).isOk());
+}
+
 TEST_CASE("on this machine's /sys every PCI device's root is the one Kubernetes computes",
           "[host]") {
   host::RealSysfs real("/");

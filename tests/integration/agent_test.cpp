@@ -8,6 +8,8 @@
 #include "api/resource.h"
 #include "base/files.h"
 #include "host/discovery.h"
+#include "host/fixtures.h"
+#include "host/netlink.h"
 #include "host/simulated_kernel.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
@@ -631,4 +633,87 @@ spec: {resourceName: e810_net, numVfs: 2, nodeSelector: {nic: e810},
         return false;
       },
       60s, [&] { return env.kernelJournal(one.node) + "\n" + one.agent->logs(); });
+}
+
+TEST_CASE(
+    "taking over a node: a VF in a pod's namespace keeps its GUID, is not advertised, "
+    "blocks its PF, and rejoins the pool when the pod ends",
+    "[agent][integration][takeover]") {
+  OperatorEnv env("takeover");
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  // What the SR-IOV network operator leaves: a VF on ibp14s0 with the random GUID it drew, read
+  // by its driver, and its netdev in a running pod's network namespace.
+  REQUIRE(host::writeFixture("a100-reference", env.sysfsRoot(node)).isOk());
+  host::SimulatedKernel kernel(env.sysfsRoot(node));
+  const std::string vf = "0000:0e:00.1";
+  const uint64_t upstream_guid = 0x7a1b2c3d4e5f6071ULL;
+  REQUIRE(kernel.write("sys/bus/pci/devices/0000:0e:00.0/sriov_numvfs", "1").isOk());
+  REQUIRE(kernel.setVfGuids("ibp14s0", 0, upstream_guid, upstream_guid).isOk());
+  REQUIRE(kernel.write("sys/bus/pci/drivers/mlx5_core/unbind", vf).isOk());
+  REQUIRE(kernel.write("sys/bus/pci/drivers/mlx5_core/bind", vf).isOk());
+  REQUIRE(kernel.moveToNetns("ibp14s0v0", "pod-a").isOk());
+  auto guid_writes = [&] {
+    std::string j = env.kernelJournal(node);
+    size_t n = 0;
+    for (size_t at = j.find("rtnetlink ibp14s0 vf 0 "); at != std::string::npos;
+         at = j.find("rtnetlink ibp14s0 vf 0 ", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  REQUIRE(guid_writes() == 1);  // the one above
+
+  auto agent = env.startAgent(node, "a100-reference");
+  env.applyReferencePolicies();
+  auto describe = [&] {
+    return "slice devices: " + std::to_string(env.deviceCount(node)) + "\n" + agent->logs();
+  };
+  auto vfStatus = [&]() -> std::optional<api::VirtualFunction> {
+    auto s = env.nodeState(node);
+    if (!s) return std::nullopt;
+    for (const auto& pf : s->status.interfaces) {
+      for (const auto& v : pf.vfs) {
+        if (v.pci_address == vf) return v;
+      }
+    }
+    return std::nullopt;
+  };
+  // The other seven PFs get their VF; this one is held by the pod.
+  eventually([&] { return passDone(env, node) && env.deviceCount(node) == 7; }, 60s, describe);
+  auto held = vfStatus();
+  REQUIRE(held);
+  CHECK(held->assigned == "netns");
+  CHECK(held->guid == host::guidText(upstream_guid));
+  CHECK(held->driver == "mlx5_core");
+  CHECK(guid_writes() == 1);
+  for (const auto& slice : env.slicesOf(node)) {
+    for (const auto& d : slice.spec.devices) CHECK(d.name != "0000-0e-00-1");
+  }
+
+  // A count change would destroy it: that PF waits, naming the VF; the others change.
+  setNumVfs(env, 2);
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        const api::Condition* blocked = s ? condition(*s, "Blocked") : nullptr;
+        return blocked != nullptr && blocked->status == "True" &&
+               blocked->message.find("VF " + vf + " (its netdev is in a pod's network namespace") !=
+                   std::string::npos &&
+               env.deviceCount(node) == 14;
+      },
+      60s, describe);
+  CHECK(kernel.read("sys/bus/pci/devices/0000:0e:00.0/sriov_numvfs").valueOr("") == "1");
+  CHECK(guid_writes() == 1);
+
+  // The pod ends: its CNI plugin returns the netdev. The VF is configured as the spec says and
+  // advertised with the rest.
+  REQUIRE(kernel.returnFromNetns("pod-a", "ibp14s0v0").isOk());
+  eventually([&] { return passDone(env, node) && env.deviceCount(node) == 16; }, 60s, describe);
+  auto s = env.nodeState(node);
+  REQUIRE(s);
+  CHECK(condition(*s, "Blocked")->status == "False");
+  for (const auto& pf : s->status.interfaces) {
+    for (const auto& v : pf.vfs) CHECK(v.assigned.empty());
+  }
 }

@@ -164,7 +164,10 @@ TEST_CASE("the simulated kernel answers the scenario as Linux does", "[kernel]")
   testing::TempDir dir;
   REQUIRE(host::writeFixture("igb-qemu", dir.path()).isOk());
   host::SimulatedKernel kernel(dir.path());
-  auto simulated = kernel_test::runScenario(kernel, kernel);
+  auto simulated =
+      kernel_test::runScenario(kernel, kernel, [&](const std::string& netdev, bool to_pod) {
+        return to_pod ? kernel.moveToNetns(netdev, "pod") : kernel.returnFromNetns("pod", netdev);
+      });
   const auto& real = vm->report->steps;
   checkSameSteps(simulated, real);
 }

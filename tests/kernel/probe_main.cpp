@@ -6,6 +6,8 @@
 
 #include "host/apply.h"
 #include "host/discovery.h"
+#include "host/netdev.h"
+#include "host/netns.h"
 #include "kernel/cni_scenario.h"
 #include "kernel/scenario.h"
 
@@ -14,7 +16,21 @@ using namespace sriovdra;
 int main() {
   host::RealSysfs sysfs("/");
   host::KernelNetlink netlink;
-  kernel_test::Report report{kernel_test::runScenario(sysfs, netlink), {}, {}};
+  // The pod's namespace, for the scenario's VF netdev.
+  auto host_ns = host::NetNamespace::current();
+  auto pod_ns = host::NetNamespace::createTemporary();
+  auto move = [&](const std::string& netdev, bool to_pod) -> Status {
+    if (!host_ns.ok()) return host_ns.status();
+    if (!pod_ns.ok()) return pod_ns.status();
+    auto moveIn = [&](const host::NetNamespace& to) -> Status {
+      host::Netdevs nd;
+      auto link = nd.link(netdev);
+      if (!link.ok()) return link.status();
+      return nd.moveTo(link->index, to);
+    };
+    return to_pod ? moveIn(*pod_ns) : pod_ns->run([&] { return moveIn(*host_ns); });
+  };
+  kernel_test::Report report{kernel_test::runScenario(sysfs, netlink, move), {}, {}};
   report.cni_steps = kernel_test::runCniScenario(
       sysfs, netlink,
       {.plugin = "/probe/sriov", .cni_path = "/probe", .work_dir = "/run/cni-test"});

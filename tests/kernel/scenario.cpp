@@ -51,6 +51,7 @@ std::vector<std::string> stateOf(const host::Sysfs& sysfs, const host::Netlink& 
     std::string line = "VF " + std::to_string(vf.vf_id) + " " + vf.pci_address + " " + vf.vendor +
                        ":" + vf.device_id + " driver=" + (vf.driver.empty() ? "none" : vf.driver);
     line += vf.name.empty() ? " no netdev" : " netdev mtu=" + std::to_string(vf.mtu);
+    if (!vf.assigned.empty()) line += " assigned=" + vf.assigned;
     line += " override=" + sysfs.read("sys/bus/pci/devices/" + vf.pci_address + "/driver_override")
                                .valueOr("(unreadable)");
     if (vf.driver == "vfio-pci") {
@@ -71,7 +72,10 @@ std::vector<std::string> stateOf(const host::Sysfs& sysfs, const host::Netlink& 
 
 }  // namespace
 
-std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink) {
+// Long on purpose: one scenario, step after step, each with the state it leaves.
+// NOLINTNEXTLINE(readability-function-size)
+std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink,
+                              const NetdevMover& move_netdev) {
   auto start = host::discover(sysfs, netlink);
   if (!start.ok() || start->pfs.empty()) {
     return {{"discover", start.ok() ? "no SR-IOV PF" : resultOf(start.status()), {}}};
@@ -119,6 +123,10 @@ std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink) {
   std::string vf1_netdev;
   if (auto access = host::readVfAccess(sysfs, vf(1)); access.ok()) vf1_netdev = access->netdev;
   step("VF 1 mtu 9000", resultOf(apply(Kind::kSetMtu, vf1_netdev, "9000")));
+  // A pod's CNI plugin takes VF 1's netdev into the pod's namespace: from here it is not seen,
+  // and discovery marks the VF assigned; then the plugin gives it back.
+  step("VF 1's netdev into a pod's network namespace", resultOf(move_netdev(vf1_netdev, true)));
+  step("VF 1's netdev back from the pod's namespace", resultOf(move_netdev(vf1_netdev, false)));
   step("PF mtu 70000", resultOf(apply(Kind::kSetMtu, pf.name, "70000")));
   step("devlink eswitch get", resultOf(netlink.eswitchMode(bdf)));
   step("devlink eswitch set switchdev", resultOf(netlink.setEswitchMode(bdf, "switchdev")));

@@ -8,7 +8,8 @@
 // State lines leave out what differs between any two machines by design: MAC addresses, IOMMU
 // group numbers, netdev names of VFs (the kernel names them ethN, udev renames them; the
 // simulation names them after the PF), and the VFs' netdev existence is kept as "netdev" or
-// "no netdev".
+// "no netdev" (with what discovery makes of a VF whose netdev is elsewhere: "assigned=netns").
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,9 +24,14 @@ struct Step {
   std::vector<std::string> state;  // after the step
 };
 
+// Moves a netdev into a pod's network namespace (`to_pod`) or back, as a CNI plugin does: in the
+// VM through rtnetlink into a namespace of its own, in the test through the simulated kernel.
+using NetdevMover = std::function<Status(const std::string& netdev, bool to_pod)>;
+
 // Runs the scenario on the first SR-IOV PF discovery finds (an empty report, with one step
 // naming the problem, when there is none).
-std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink);
+std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink,
+                              const NetdevMover& move_netdev);
 
 // What the agent publishes for every VF (dra::buildSlices over discovery), one line each, with
 // the VF's own place as sysfs shows it:

@@ -104,6 +104,31 @@ TEST_CASE("a PF with a VF prepared for a pod is not touched: Blocked with the cl
   CHECK(reset.configured == std::set<std::string>{"0000:0e:00.0"});
 }
 
+TEST_CASE("a VF whose netdev is in a pod's namespace is left as it is and blocks its PF",
+          "[host][plan][unit]") {
+  // Taken over from the SR-IOV network operator: a pod it gave VF 0 to runs; no claim of ours.
+  auto t = topology(2);
+  t.pfs[0].vfs[0].assigned = api::kAssignedNetns;
+  t.pfs[0].vfs[0].driver = "";  // would be rebound, were it free
+  t.pfs[0].vfs[1].driver = "";
+  auto plan = host::planHost({{itf("0000:0e:00.0", 2)}, {}}, t, {}, {});
+  CHECK(described(plan) == std::vector<std::string>{"bind 0000:0e:00.2 to its default driver"});
+  auto count = host::planHost({{itf("0000:0e:00.0", 4)}, {}}, t, {}, {});
+  CHECK(count.actions.empty());
+  REQUIRE(count.blocked.size() == 1);
+  CHECK(count.blocked[0].claims ==
+        std::vector<std::string>{"VF 0000:0e:00.1 (" + host::assignedHolder("netns") + ")"});
+  CHECK_THAT(count.blocked[0].reason, Catch::Contains("has VFs in use"));
+  // A claim of ours that holds it (our own pod's netdev is in its namespace too) is named as such.
+  auto ours =
+      host::planHost({{itf("0000:0e:00.0", 4)}, {}}, t, {}, {{"0000:0e:00.1", {"team-a/train-0"}}});
+  CHECK(ours.blocked.at(0).claims == std::vector<std::string>{"team-a/train-0"});
+  // Leaving the spec does not reset it either.
+  auto reset = host::planHost({}, t, {"0000:0e:00.0"}, {});
+  CHECK(reset.actions.empty());
+  CHECK(reset.blocked.size() == 1);
+}
+
 TEST_CASE("impossible specs are errors, not actions", "[host][plan][unit]") {
   auto plan =
       host::planHost({{itf("0000:0e:00.0", 9), itf("0000:ff:00.0", 1)}, {}}, topology(0), {}, {});

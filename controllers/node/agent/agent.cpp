@@ -507,8 +507,23 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
 dra::SliceSet Agent::buildSlices(const std::vector<api::Device>& devices,
                                  const std::vector<api::InterfaceExt>& pfs,
                                  const std::vector<dra::SliceSummary>& previous) const {
+  host::PreparedVfs prepared;
+  auto foreign = [&](const api::VirtualFunction& vf) {
+    return !vf.assigned.empty() && prepared.count(vf.pci_address) == 0;
+  };
+  bool any_assigned = std::any_of(pfs.begin(), pfs.end(), [](const api::InterfaceExt& pf) {
+    return std::any_of(pf.vfs.begin(), pf.vfs.end(),
+                       [](const api::VirtualFunction& vf) { return !vf.assigned.empty(); });
+  });
+  if (!any_assigned) {
+    return timed("slices_build",
+                 [&] { return dra::buildSlices(options_.node_name, devices, pfs, previous); });
+  }
+  prepared = local_.prepared();
+  std::vector<api::InterfaceExt> free = pfs;
+  for (auto& pf : free) std::erase_if(pf.vfs, foreign);
   return timed("slices_build",
-               [&] { return dra::buildSlices(options_.node_name, devices, pfs, previous); });
+               [&] { return dra::buildSlices(options_.node_name, devices, free, previous); });
 }
 
 json::Document statusDocument(const std::string& ns, const std::string& node,

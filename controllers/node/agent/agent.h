@@ -120,7 +120,9 @@ class Agent {
   // write fails (the pass then publishes as usual), nothing.
   std::optional<std::vector<dra::SliceSummary>> publishAhead(const api::SriovNodeState& state,
                                                              const std::optional<Converged>& last);
-  // The node's slices for `devices` on `pfs`, numbered on from `previous` (dra::buildSlices).
+  // The node's slices for `devices` on `pfs`, numbered on from `previous` (dra::buildSlices),
+  // without the VFs discovery found assigned (in a pod's network namespace) that no claim of
+  // this driver is prepared with: someone else's pod uses them.
   dra::SliceSet buildSlices(const std::vector<api::Device>& devices,
                             const std::vector<api::InterfaceExt>& pfs,
                             const std::vector<dra::SliceSummary>& previous) const;
