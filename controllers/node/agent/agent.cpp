@@ -507,23 +507,25 @@ Status Agent::writeStatus(const api::SriovNodeState& state,
 dra::SliceSet Agent::buildSlices(const std::vector<api::Device>& devices,
                                  const std::vector<api::InterfaceExt>& pfs,
                                  const std::vector<dra::SliceSummary>& previous) const {
-  host::PreparedVfs prepared;
-  auto foreign = [&](const api::VirtualFunction& vf) {
-    return !vf.assigned.empty() && prepared.count(vf.pci_address) == 0;
-  };
-  bool any_assigned = std::any_of(pfs.begin(), pfs.end(), [](const api::InterfaceExt& pf) {
-    return std::any_of(pf.vfs.begin(), pf.vfs.end(),
-                       [](const api::VirtualFunction& vf) { return !vf.assigned.empty(); });
-  });
-  if (!any_assigned) {
-    return timed("slices_build",
-                 [&] { return dra::buildSlices(options_.node_name, devices, pfs, previous); });
+  // Most passes have no VF in someone else's pod: only then are the PFs copied to leave them out.
+  auto assigned = [](const api::VirtualFunction& vf) { return !vf.assigned.empty(); };
+  const std::vector<api::InterfaceExt>* advertised = &pfs;
+  std::vector<api::InterfaceExt> without_foreign;
+  if (std::any_of(pfs.begin(), pfs.end(), [&](const api::InterfaceExt& pf) {
+        return std::any_of(pf.vfs.begin(), pf.vfs.end(), assigned);
+      })) {
+    auto prepared = local_.prepared();
+    without_foreign = pfs;
+    for (auto& pf : without_foreign) {
+      std::erase_if(pf.vfs, [&](const api::VirtualFunction& vf) {
+        return assigned(vf) && prepared.count(vf.pci_address) == 0;
+      });
+    }
+    advertised = &without_foreign;
   }
-  prepared = local_.prepared();
-  std::vector<api::InterfaceExt> free = pfs;
-  for (auto& pf : free) std::erase_if(pf.vfs, foreign);
-  return timed("slices_build",
-               [&] { return dra::buildSlices(options_.node_name, devices, free, previous); });
+  return timed("slices_build", [&] {
+    return dra::buildSlices(options_.node_name, devices, *advertised, previous);
+  });
 }
 
 json::Document statusDocument(const std::string& ns, const std::string& node,
