@@ -1,10 +1,12 @@
 // What the kernel answers over netlink, as the agent parses it: one recv() buffer for each
-// request kind (link dump, a PF's VF information, family, eSwitch), never read past its end.
+// request kind (link dump, a PF's VF information, family, eSwitch, RDMA devices and namespace
+// mode), never read past its end.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "host/netlink_wire.h"
+#include "host/rdma_wire.h"
 
 using namespace sriovdra;
 
@@ -19,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
     (void)host::netlink::vfInfosOf(payload);
     (void)host::netlink::familyIdOf(payload);
     (void)host::netlink::eswitchModeOf(payload);
+    (void)host::netlink::rdmaDeviceOf(payload);
+    (void)host::netlink::rdmaNetnsModeOf(payload);
   }
   return 0;
 }

@@ -2,8 +2,8 @@
 # Prepares the real-kernel tests' VM once (ctest label `kernel`, tests/kernel/): QEMU 10 from
 # Debian bookworm-backports (its emulated Intel 82576, `-device igb`, implements SR-IOV), Debian's
 # guest kernel unpacked (not installed) with the kernel decompressed to an ELF vmlinux (it boots
-# about 3 s faster under TCG), and a base initramfs: busybox-static, the igb, igbvf and vfio-pci
-# modules, and an /init that loads them, runs /probe/run when the test appended one (a second
+# about 3 s faster under TCG), and a base initramfs: busybox-static, the igb, igbvf, vfio-pci and
+# soft-RoCE (rdma_rxe) modules, and an /init that loads them, runs /probe/run when the test appended one (a second
 # cpio archive, see tests/kernel/vm.h) and powers the guest off. Cached in
 # ~/.cache/sriov-dra/kernel-vm-<kernel version>-<stamp>; prints that directory
 # (vmlinux, base.cpio, kernel-version).
@@ -14,9 +14,10 @@ set -euo pipefail
 self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cache_root="${1:-${SRIOV_DRA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/sriov-dra}}"
 
-# Modules in load order (each needs the ones before it).
+# Modules in load order (each needs the ones before it): igb and vfio-pci, then soft-RoCE (rxe
+# needs the crc32 hash it asks the crypto API for).
 modules=(dca i2c-algo-bit igb igbvf vfio vfio_iommu_type1 vfio_virqfd irqbypass vfio-pci-core
-         vfio-pci)
+         vfio-pci crc32_generic ib_core ib_uverbs udp_tunnel ip6_udp_tunnel rdma_rxe)
 
 need_packages=()
 qemu-system-x86_64 -device help 2>/dev/null | grep -q '"igb"' || need_packages+=(qemu)

@@ -1,6 +1,3 @@
-// Over 600 lines, kept whole: rtnetlink's wire format both ways for netlink_wire.h, each
-// message's encoder beside the decoder of its answer and the attribute helpers they share;
-// split, a change to one attribute would touch two files.
 #include "host/netlink_wire.h"
 
 #include <algorithm>
@@ -17,53 +14,12 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include "host/netlink_encoding.h"
+
 namespace sriovdra::host::netlink {
 namespace {
 
-constexpr size_t kHeader = sizeof(nlmsghdr);    // 16
-constexpr size_t kAttrHeader = sizeof(nlattr);  // 4
-
-size_t align4(size_t n) { return (n + 3) & ~size_t{3}; }
-
-template <typename T>
-void put(std::string& out, const T& value) {
-  out.append(reinterpret_cast<const char*>(&value), sizeof value);
-}
-
-template <typename T>
-T get(std::string_view in, size_t at) {
-  T value{};
-  std::memcpy(&value, in.data() + at, sizeof value);
-  return value;
-}
-
-void attribute(std::string& out, uint16_t type, std::string_view value) {
-  nlattr a{static_cast<uint16_t>(kAttrHeader + value.size()), type};
-  put(out, a);
-  out.append(value);
-  out.append(align4(value.size()) - value.size(), '\0');
-}
-
-// A NUL-terminated string attribute, as the kernel's NLA_NUL_STRING/NLA_STRING policies take it.
-void stringAttribute(std::string& out, uint16_t type, std::string_view value) {
-  std::string with_nul(value);
-  with_nul.push_back('\0');
-  attribute(out, type, with_nul);
-}
-
-// Prepends the nlmsghdr for `body` (family header and attributes).
-std::string message(uint16_t type, uint32_t seq, const std::string& body,
-                    uint16_t flags = NLM_F_REQUEST | NLM_F_ACK) {
-  nlmsghdr h{};
-  h.nlmsg_len = static_cast<uint32_t>(kHeader + body.size());
-  h.nlmsg_type = type;
-  h.nlmsg_flags = flags;
-  h.nlmsg_seq = seq;
-  std::string out;
-  put(out, h);
-  out += body;
-  return out;
-}
+using namespace encoding;
 
 std::string genlHeader(uint8_t cmd, uint8_t version) {
   genlmsghdr g{};
@@ -79,38 +35,6 @@ std::string devlinkBody(uint8_t cmd, std::string_view pci_address) {
   stringAttribute(body, DEVLINK_ATTR_BUS_NAME, "pci");
   stringAttribute(body, DEVLINK_ATTR_DEV_NAME, pci_address);
   return body;
-}
-
-Status malformed(std::string_view what) {
-  return Status(Code::kInvalidArgument, "malformed netlink answer: " + std::string(what));
-}
-
-// The attributes in `in`, type (without the nested/byte-order flags) -> value; a later
-// duplicate wins. kInvalidArgument when a length runs past the buffer.
-struct Attribute {
-  uint16_t type;
-  std::string_view value;
-};
-Result<std::vector<Attribute>> attributes(std::string_view in) {
-  std::vector<Attribute> out;
-  size_t at = 0;
-  while (in.size() - at >= kAttrHeader) {
-    auto a = get<nlattr>(in, at);
-    if (a.nla_len < kAttrHeader || a.nla_len > in.size() - at) {
-      return malformed("attribute length " + std::to_string(a.nla_len));
-    }
-    out.push_back({static_cast<uint16_t>(a.nla_type & NLA_TYPE_MASK),
-                   in.substr(at + kAttrHeader, a.nla_len - kAttrHeader)});
-    at = std::min(in.size(), at + align4(a.nla_len));  // the last padding may be cut off
-  }
-  return out;
-}
-
-std::string cString(std::string_view v) { return std::string(v.substr(0, v.find('\0'))); }
-
-template <typename T>
-std::string raw(const T& value) {
-  return std::string(reinterpret_cast<const char*>(&value), sizeof value);
 }
 
 // RTM_SETLINK of the netdev `name` with IFLA_VFINFO_LIST > IFLA_VF_INFO > `vf_info`.

@@ -717,6 +717,7 @@ Status SimulatedKernel::unbind(const std::string& driver, const std::string& bdf
     SDRA_RETURN_IF_ERROR(tree_.remove(*dir + "/net"));
   }
   SDRA_RETURN_IF_ERROR(destroyMovedNetdevs(*dir));
+  SDRA_RETURN_IF_ERROR(forgetRdmaNamespaces(*dir));
   SDRA_RETURN_IF_ERROR(removeRdmaDevice(tree_, *dir));
   if (driver == "vfio-pci") {
     if (auto group = fs_.readLink(*dir + "/iommu_group"); group.ok()) {

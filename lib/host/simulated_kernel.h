@@ -71,6 +71,22 @@
 //   returnFromNetns(NS, IF)  moves it back, under that name; ENODEV when NS has no such netdev,
 //                            EEXIST when the name is taken here. Unbinding the device's driver
 //                            meanwhile destroys the netdev there too, as Linux does.
+// And it is the RDMA subsystem of that machine (rdma.h), SIMULATION of its namespace awareness:
+//   netnsMode()            <root>/simulated/rdma/netns_mode, "shared" until set.
+//   setRdmaNetnsMode(M)    "shared" or "exclusive" (else EINVAL), as ib_core.netns_mode at boot,
+//                          with the caller's network namespace as the initial one (where devices
+//                          start and return to): a set-up of the simulation, without Linux's EBUSY
+//                          while other network namespaces exist.
+//   moveDevice(DEV, NS)    the device sys/class/infiniband/DEV into the namespace NS holds,
+//                          recorded as its nsfs device and inode in <root>/simulated/rdma/netns/DEV
+//                          (no record: the initial namespace). As Linux:
+//                          EOPNOTSUPP in shared mode and for a device whose PCI function is not on
+//                          mlx5_core (rxe and the like cannot move); ENODEV unless the caller's
+//                          namespace (/proc/thread-self/ns/net) is the device's. Unbinding the
+//                          function's driver destroys the device and its record (a new one starts
+//                          in the initial namespace). Not modelled: the IPoIB netdev Linux
+//                          recreates on a move (it keeps its name here), sysfs seen per namespace,
+//                          a namespace's end sending its devices back.
 // Held to Linux: tests/kernel runs one scenario (VF counts, EBUSY and ERANGE, the agent's plan,
 // vfio-pci and back, MTUs, devlink) on the kernel of a QEMU VM (igb, fixture "igb-qemu") and here,
 // and compares result and state step by step. Known deviations, left out of that comparison on
@@ -83,13 +99,18 @@
 
 #include "host/firmware.h"
 #include "host/netlink.h"
+#include "host/rdma.h"
 #include "host/reboot.h"
 #include "host/sysfs.h"
 #include "host/tree.h"
 
 namespace sriovdra::host {
 
-class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Rebooter {
+class SimulatedKernel : public Sysfs,
+                        public Netlink,
+                        public Firmware,
+                        public Rebooter,
+                        public Rdma {
  public:
   explicit SimulatedKernel(std::string root);
   Result<std::string> read(std::string_view path) const override { return fs_.read(path); }
@@ -115,6 +136,10 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Re
   Status set(std::string_view pci_address, const MlxChanges& values) override;
   Status reboot() override;
 
+  Result<std::string> netnsMode() const override;
+  Status setRdmaNetnsMode(std::string_view mode);
+  Status moveDevice(std::string_view device, const NetNamespace& target) override;
+
   Status moveToNetns(std::string_view netdev, std::string_view ns);
   Status returnFromNetns(std::string_view ns, std::string_view netdev);
 
@@ -139,6 +164,10 @@ class SimulatedKernel : public Sysfs, public Netlink, public Firmware, public Re
   Status removeVf(const std::string& pf_dir, int index);
   Status bind(const std::string& driver, const std::string& bdf);
   Status unbind(const std::string& driver, const std::string& bdf);
+  // The text of the state file at `path`, trimmed; `otherwise` when it cannot be read.
+  std::string stateOr(const std::string& path, const std::string& otherwise) const;
+  // Forgets where the RDMA devices of the device at dev_dir were moved (they are destroyed).
+  Status forgetRdmaNamespaces(const std::string& dev_dir);
   // Removes the netdevs of the device at dev_dir that were moved to other namespaces.
   Status destroyMovedNetdevs(const std::string& dev_dir);
   Status probe(const std::string& bdf);

@@ -1,11 +1,18 @@
 // The simulated kernel behaves like Linux on the writes the agent makes.
 #include "host/simulated_kernel.h"
 
+#include <cerrno>
+#include <thread>
+
 #include <catch2/catch.hpp>
+#include <sched.h>
 
 #include "host/apply.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
+#include "host/netns.h"
+#include "host/rdma.h"
+#include "support/skip.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
@@ -300,4 +307,44 @@ TEST_CASE(
   CHECK(k.vfs("eth0")->at(1).max_tx_rate == 100);
   CHECK(k.vfs("eth0")->at(0).spoofchk);  // igb starts VFs with spoof checking on
   CHECK(k.setUp("eth9", true).sysErrno() == ENODEV);
+}
+
+TEST_CASE("RDMA devices move between namespaces only as Linux lets them", "[host][rdma]") {
+  if (!testing::rootOr("network namespaces for the simulated RDMA subsystem")) return;
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  REQUIRE(k.write(kPf + "/sriov_numvfs", "2").isOk());
+  const std::string vf = "0000:0e:00.1";
+  const auto devices = host::rdmaDevicesOf(k, vf);
+  REQUIRE(devices.size() == 1);
+  const std::string dev = devices[0];
+  const std::string record = "simulated/rdma/netns/" + dev;
+  // Each check on a thread of its own, in a namespace of its own (the test's "host") with a
+  // "pod" namespace beside it.
+  std::thread([&] {
+    REQUIRE(::unshare(CLONE_NEWNET) == 0);
+    auto host_ns = host::NetNamespace::current();
+    auto pod = host::NetNamespace::createTemporary();
+    REQUIRE((host_ns.ok() && pod.ok()));
+    // Linux starts shared: no device moves.
+    CHECK(k.netnsMode().value() == "shared");
+    CHECK(k.moveDevice(dev, *pod).sysErrno() == EOPNOTSUPP);
+    CHECK(k.setRdmaNetnsMode("private").sysErrno() == EINVAL);
+    REQUIRE(k.setRdmaNetnsMode("exclusive").isOk());
+    CHECK(k.netnsMode().value() == "exclusive");
+    CHECK(k.moveDevice("mlx5_99", *pod).sysErrno() == ENODEV);
+    REQUIRE(k.moveDevice(dev, *pod).isOk());
+    CHECK(k.exists(record));
+    // From here the pod's device is not seen; from the pod it is, and goes back.
+    CHECK(k.moveDevice(dev, *pod).sysErrno() == ENODEV);
+    CHECK(pod->run([&] { return k.moveDevice(dev, *host_ns); }).isOk());
+    CHECK_FALSE(k.exists(record));
+    // Unbinding the VF's driver destroys the device, and with it where it was.
+    REQUIRE(k.moveDevice(dev, *pod).isOk());
+    REQUIRE(k.write("sys/bus/pci/drivers/mlx5_core/unbind", vf).isOk());
+    CHECK_FALSE(k.exists(record));
+    CHECK(host::rdmaDevicesOf(k, vf).empty());
+    CHECK(pod->run([&] { return k.moveDevice(dev, *host_ns); }).sysErrno() == ENODEV);
+  }).join();
 }

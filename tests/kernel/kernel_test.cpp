@@ -155,6 +155,38 @@ TEST_CASE("lib/host drives Linux's own SR-IOV: VFs, drivers, MTU, refusals", "[k
             "0000-41-10-2 pcieRoot=pci0000:40 numaNode=1 (sysfs: pci0000:40 numa_node 1)"});
 }
 
+TEST_CASE("lib/host's RDMA netlink on Linux's RDMA core: the rules the simulated kernel follows",
+          "[kernel][rdma]") {
+  const VmResult* vm = vmRun();
+  if (vm == nullptr) return;
+  INFO("serial console:\n" << vm->serial);
+  INFO(vm->report.status().message());
+  REQUIRE(vm->report.ok());
+  const auto& steps = vm->report->rdma_steps;
+  INFO("RDMA steps in the guest:\n" << described(steps));
+  // Soft-RoCE on the first PF, Linux's default mode read back, then the rules: shared mode
+  // refuses every move; exclusive mode hides the device from another namespace (ENODEV, as the
+  // simulated kernel answers); rxe cannot move at all (only drivers that can take back user
+  // contexts, mlx5 among them, can: the simulated kernel moves mlx5 devices only); a mode
+  // change while another namespace exists is EBUSY (the simulation's set-up skips that rule).
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"rdma link add rxe0 type rxe netdev eth0", "ok"},
+      {"rdma system show", "netns shared"},
+      {"rdma dev set rxe0 netns (its own), shared mode", "EOPNOTSUPP"},
+      {"rdma system set netns exclusive", "ok"},
+      {"rdma system show, after", "netns exclusive"},
+      {"rdma dev set rxe0 netns pod", "EOPNOTSUPP"},
+      {"rdma dev set mlx5_9 netns pod (no such device)", "ENODEV"},
+      {"in the pod: rdma dev set rxe0 netns (the host's)", "ENODEV"},
+      {"rdma system set netns shared, a pod namespace exists", "EBUSY"},
+      {"rdma link delete rxe0", "ok"}};
+  REQUIRE(steps.size() == expected.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    CHECK(steps[i].name == expected[i].first);
+    CHECK(steps[i].result == expected[i].second);
+  }
+}
+
 TEST_CASE("the simulated kernel answers the scenario as Linux does", "[kernel]") {
   const VmResult* vm = vmRun();
   if (vm == nullptr) return;

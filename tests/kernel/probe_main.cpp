@@ -1,14 +1,17 @@
-// Runs inside the real-kernel test's VM (tests/kernel/vm.h), as the guest's /probe/run: the
-// scenario on the first SR-IOV PF, the CNI plugin's scenario there (our /probe/sriov with
+// Runs inside the real-kernel test's VM (tests/kernel/vm.h), as the guest's /probe/run: the RDMA
+// subsystem's scenario (before anything makes a network namespace), the scenario on the first
+// SR-IOV PF, the CNI plugin's scenario there (our /probe/sriov with
 // /probe/host-local), then 2 VFs on every PF and their placements, against the guest's own sysfs
 // and netlink. Prints the report between marker lines on the serial console.
 #include <cstdio>
+#include <utility>
 
 #include "host/apply.h"
 #include "host/discovery.h"
 #include "host/netdev.h"
 #include "host/netns.h"
 #include "kernel/cni_scenario.h"
+#include "kernel/rdma_scenario.h"
 #include "kernel/scenario.h"
 
 using namespace sriovdra;
@@ -16,6 +19,12 @@ using namespace sriovdra;
 int main() {
   host::RealSysfs sysfs("/");
   host::KernelNetlink netlink;
+  // First, while the guest has no other network namespace: the RDMA subsystem's rules, with
+  // soft-RoCE on the first PF's netdev.
+  std::vector<kernel_test::Step> rdma_steps;
+  if (auto t = host::discover(sysfs, netlink); t.ok() && !t->pfs.empty()) {
+    rdma_steps = kernel_test::runRdmaScenario(t->pfs.front().name);
+  }
   // The pod's namespace, for the scenario's VF netdev.
   auto host_ns = host::NetNamespace::current();
   auto pod_ns = host::NetNamespace::createTemporary();
@@ -30,7 +39,8 @@ int main() {
     };
     return to_pod ? moveIn(*pod_ns) : pod_ns->run([&] { return moveIn(*host_ns); });
   };
-  kernel_test::Report report{kernel_test::runScenario(sysfs, netlink, move), {}, {}};
+  kernel_test::Report report{
+      kernel_test::runScenario(sysfs, netlink, move), {}, {}, std::move(rdma_steps)};
   report.cni_steps = kernel_test::runCniScenario(
       sysfs, netlink,
       {.plugin = "/probe/sriov", .cni_path = "/probe", .work_dir = "/run/cni-test"});

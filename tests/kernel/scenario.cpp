@@ -12,7 +12,6 @@
 #include "host/plan.h"
 
 namespace sriovdra::kernel_test {
-namespace {
 
 std::string resultOf(const Status& st) {
   if (st.isOk()) return "ok";
@@ -23,9 +22,11 @@ std::string resultOf(const Status& st) {
   return std::string(codeName(st.code()));
 }
 
+namespace {
+
 template <typename T>
 std::string resultOf(const Result<T>& r) {
-  return r.ok() ? "ok" : resultOf(r.status());
+  return r.ok() ? "ok" : kernel_test::resultOf(r.status());
 }
 
 const api::InterfaceExt* findPf(const host::Topology& t, const std::string& bdf) {
@@ -192,7 +193,8 @@ std::string encodeReport(const Report& report) {
   api::Writer(doc, a)
       .value("steps", encode(report.steps))
       .strings("placements", report.placements)
-      .value("cniSteps", encode(report.cni_steps));
+      .value("cniSteps", encode(report.cni_steps))
+      .value("rdmaSteps", encode(report.rdma_steps));
   return json::dump(doc);
 }
 
@@ -207,6 +209,9 @@ Result<Report> decodeReport(std::string_view json_text) {
   r.placements = root.strings("placements");
   for (const auto& s : root.array("cniSteps")) {
     r.cni_steps.push_back({s.str("name"), s.str("result"), s.strings("state")});
+  }
+  for (const auto& s : root.array("rdmaSteps")) {
+    r.rdma_steps.push_back({s.str("name"), s.str("result"), s.strings("state")});
   }
   if (!root.status().isOk()) return root.status();
   return r;

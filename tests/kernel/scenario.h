@@ -24,6 +24,9 @@ struct Step {
   std::vector<std::string> state;  // after the step
 };
 
+// A step's result: "ok", the errno's name ("EBUSY"), or the status code's name.
+std::string resultOf(const Status& st);
+
 // Moves a netdev into a pod's network namespace (`to_pod`) or back, as a CNI plugin does: in the
 // VM through rtnetlink into a namespace of its own, in the test through the simulated kernel.
 using NetdevMover = std::function<Status(const std::string& netdev, bool to_pod)>;
@@ -42,17 +45,18 @@ std::vector<std::string> placements(const host::Sysfs& sysfs, const host::Netlin
 inline constexpr const char* kReportBegin = "--- sriov-dra kernel report ---";
 inline constexpr const char* kReportEnd = "--- end of sriov-dra kernel report ---";
 
-// What the probe prints: the scenario's steps, the placements and the CNI plugin's steps
-// (cni_scenario.h).
+// What the probe prints: the scenario's steps, the placements, the CNI plugin's steps
+// (cni_scenario.h) and the RDMA subsystem's (rdma_scenario.h).
 struct Report {
   std::vector<Step> steps;
   std::vector<std::string> placements;
   std::vector<Step> cni_steps;
+  std::vector<Step> rdma_steps;
 };
 
 // The report as one JSON object {"steps":[{"name","result","state"}], "placements":[...],
-// "cniSteps":[...]}, and
-// back (an error naming the field when it is not that shape).
+// "cniSteps":[...], "rdmaSteps":[...]}, and back (an error naming the field when it is not that
+// shape).
 std::string encodeReport(const Report& report);
 Result<Report> decodeReport(std::string_view json_text);
 

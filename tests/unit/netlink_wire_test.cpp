@@ -13,6 +13,9 @@
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <rdma/rdma_netlink.h>
+
+#include "host/rdma_wire.h"
 
 using namespace sriovdra;
 namespace nl = sriovdra::host::netlink;
@@ -267,4 +270,48 @@ TEST_CASE("hostile answers are refused, never read past their end", "[host][netl
   REQUIRE(partial.ok());
   CHECK(partial->payloads.size() == 1);
   CHECK_FALSE(nl::parseReply("", 1, "x")->acked);
+}
+
+TEST_CASE("RDMA netlink: the namespace mode, the devices and a device's move",
+          "[host][netlink][unit]") {
+  const auto nldev = [](int cmd) { return static_cast<uint16_t>((RDMA_NL_NLDEV << 10) + cmd); };
+  SECTION("requests: no family header, attributes right after the nlmsghdr") {
+    CHECK(nl::rdmaSysGetRequest(3) ==
+          msg(nldev(RDMA_NLDEV_CMD_SYS_GET), 3, "", NLM_F_REQUEST | NLM_F_ACK));
+    CHECK(nl::rdmaDeviceDumpRequest(4) ==
+          msg(nldev(RDMA_NLDEV_CMD_GET), 4, "", NLM_F_REQUEST | NLM_F_DUMP));
+    CHECK(nl::rdmaSetNetnsRequest(5, 7, 42) ==
+          msg(nldev(RDMA_NLDEV_CMD_SET), 5,
+              attr(RDMA_NLDEV_ATTR_DEV_INDEX, raw(uint32_t{7})) +
+                  attr(RDMA_NLDEV_NET_NS_FD, raw(uint32_t{42})),
+              NLM_F_REQUEST | NLM_F_ACK));
+  }
+  SECTION("answers") {
+    // What `rdma system show` reads: 1 is shared, 0 exclusive (a u8).
+    CHECK(nl::rdmaNetnsModeOf(attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, bytes({1}))).value() ==
+          "shared");
+    CHECK(nl::rdmaNetnsModeOf(attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, bytes({0}))).value() ==
+          "exclusive");
+    auto dev = nl::rdmaDeviceOf(attr(RDMA_NLDEV_ATTR_DEV_INDEX, raw(uint32_t{3})) +
+                                attr(RDMA_NLDEV_ATTR_DEV_NAME, nul("mlx5_3")) +
+                                attr(RDMA_NLDEV_ATTR_FW_VERSION, nul("20.31.1014")));
+    REQUIRE(dev.ok());
+    CHECK(*dev == nl::RdmaDeviceInfo{3, "mlx5_3"});
+  }
+  SECTION("answers without what they must carry, or running past their end") {
+    // A kernel before 5.2 has no namespace modes: no attribute at all.
+    CHECK_THAT(nl::rdmaNetnsModeOf("").status().message(),
+               Catch::Contains("no RDMA_NLDEV_SYS_ATTR_NETNS_MODE"));
+    CHECK(nl::rdmaNetnsModeOf(attr(RDMA_NLDEV_SYS_ATTR_NETNS_MODE, "")).status().code() ==
+          Code::kInvalidArgument);
+    CHECK(nl::rdmaDeviceOf(attr(RDMA_NLDEV_ATTR_DEV_NAME, nul("mlx5_3"))).status().code() ==
+          Code::kInvalidArgument);
+    CHECK(nl::rdmaDeviceOf(attr(RDMA_NLDEV_ATTR_DEV_INDEX, "ab") +
+                           attr(RDMA_NLDEV_ATTR_DEV_NAME, nul("mlx5_3")))
+              .status()
+              .code() == Code::kInvalidArgument);
+    CHECK(nl::rdmaDeviceOf(bytes({40, 0, RDMA_NLDEV_ATTR_DEV_NAME, 0, 'x', 0, 0, 0}))
+              .status()
+              .code() == Code::kInvalidArgument);
+  }
 }
