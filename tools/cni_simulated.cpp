@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   // The simulated node's CNI state lives with it, never in the machine's /var/lib/cni.
   std::string state = std::string(root) + "/var/lib/cni/";
   if (name.ends_with("ib-sriov")) {
-    return sriovdra::cni_plugin::ibSriovMain(kernel, kernel, state + "ib-sriov");
+    return sriovdra::cni_plugin::ibSriovMain(kernel, kernel, kernel, state + "ib-sriov");
   }
   return sriovdra::cni_plugin::sriovMain(kernel, kernel, state + "sriov");
 }

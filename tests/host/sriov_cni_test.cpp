@@ -3,6 +3,8 @@
 // interface of the fixture's name, moved into a pod namespace for real, all inside a network
 // namespace of the test's own. What the kernel test does not cover: caches upstream's plugin
 // wrote, stale and live allocations, the lock, and DEL after the VF, the pod or the cache is gone.
+// And `ib-sriov` on the reference server's ConnectX-6 VFs: GUIDs, link state and rdmaIsolation
+// (the RDMA device moved by the simulated kernel, which no VM here can give: no InfiniBand).
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -10,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/files.h"
@@ -18,10 +21,12 @@
 #include "host/fixtures.h"
 #include "host/netdev.h"
 #include "host/netns.h"
+#include "host/rdma.h"
 #include "host/simulated_kernel.h"
 #include "node/cni/ib_sriov_plugin.h"
 #include "node/cni/sriov_plugin.h"
 #include "node/cni/vf_files.h"
+#include "sriovcni/ib_netconf.h"
 #include "support/skip.h"
 #include "support/temp_dir.h"
 
@@ -488,5 +493,125 @@ TEST_CASE("ib-sriov undoes a failed ADD, and a failed DEL keeps its cache until 
       if (e.path().filename().string().starts_with("10.56.0.")) ++leases;
     }
     CHECK(leases == 0);
+  });
+}
+
+TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod and back",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
+  std::string pod = b.pod("rdma");
+  const std::string vf = b.vfAddress(1);
+  const std::string ipam_dir = b.stateDir() + "/host-local";
+  const std::string config =
+      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
+      R"(","rdmaIsolation":true,"runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:09"},)"
+      R"("ipam":{"type":"host-local","dataDir":")" +
+      ipam_dir + R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
+  const std::string cache = b.stateDir() + "/ib/pod-a-net1";
+  auto withPath = [&](std::string path) {
+    auto a = args(pod, config);
+    a.path = std::move(path);
+    return a;
+  };
+  // Where the simulated kernel keeps a moved RDMA device (simulated_kernel.h): the nsfs device
+  // and inode of its namespace; none while it is in the initial one.
+  auto podIdentity = [&] {
+    struct stat st {};
+    REQUIRE(::stat(pod.c_str(), &st) == 0);
+    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
+  };
+  b.inside([&] {
+    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
+                                      .netlink = &b.kernel(),
+                                      .rdma = &b.kernel(),
+                                      .state_dir = b.stateDir() + "/ib",
+                                      .lock_timeout = std::chrono::milliseconds(200)});
+    // Linux starts in shared mode: refused in upstream's words, before the VF changes.
+    auto shared = plugin.add(withPath("/usr/lib/cni"));
+    CHECK_THAT(shared.status().message(),
+               Catch::Equals("RDMA subsystem namespace awareness mode is set to shared, expecting "
+                             "it to be set to exclusive, invalid system configurations"));
+    CHECK(b.vf(1).port_guid == 0);
+
+    REQUIRE(b.kernel().setRdmaNetnsMode("exclusive").isOk());
+    auto moved = [&] { return b.kernel().list("simulated/rdma/netns").valueOr({}); };
+    // IPAM could not run: the device came back with the netdev, the cache went.
+    auto failed = plugin.add(withPath("/nonexistent-cni-bin"));
+    REQUIRE_FALSE(failed.ok());
+    CHECK(moved().empty());
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    CHECK_FALSE(fs::exists(cache));
+
+    auto added = plugin.add(withPath("/usr/lib/cni"));
+    INFO((added.ok() ? *added : added.status().message()));
+    REQUIRE(added.ok());
+    // The GUID's rebind gave the VF a new RDMA device: the one moved is the VF's after it.
+    const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
+    REQUIRE(devices.size() == 1);
+    const std::string record = "simulated/rdma/netns/" + devices[0];
+    CHECK(moved() == std::vector<std::string>{devices[0]});
+    CHECK(b.kernel().read(record).valueOr("") == podIdentity());
+    CHECK(Bench::inPod(pod, "net1"));
+    auto cached = readFile(cache);
+    REQUIRE(cached.ok());
+    CHECK_THAT(*cached, Catch::Contains("\"rdmaIsolation\":true") &&
+                            Catch::Contains("\"containerRdmaDevName\":\"" + devices[0] + "\"") &&
+                            Catch::Contains("\"deviceID\":\"" + vf + "\""));
+    // Seen from the host's namespace the device is gone: moving it from here finds nothing.
+    auto host_ns = host::NetNamespace::current();
+    REQUIRE(host_ns.ok());
+    CHECK(b.kernel().moveDevice(devices[0], *host_ns).sysErrno() == ENODEV);
+
+    CHECK(plugin.del(withPath("/usr/lib/cni")).isOk());
+    CHECK_FALSE(b.kernel().exists(record));
+    CHECK_FALSE(Bench::inPod(pod, "net1"));
+    CHECK_FALSE(fs::exists(cache));
+    CHECK(plugin.del(withPath("/usr/lib/cni")).isOk());  // again: nothing to do
+  });
+}
+
+TEST_CASE("ib-sriov's DEL after an ADD killed past the RDMA move brings the device back",
+          "[host][cni]") {
+  if (!root()) return;
+  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
+  std::string pod = b.pod("rdma");
+  const std::string vf = b.vfAddress(1);
+  const std::string config =
+      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
+      R"(","rdmaIsolation":true})";
+  b.inside([&] {
+    REQUIRE(b.kernel().setRdmaNetnsMode("exclusive").isOk());
+    const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
+    REQUIRE(devices.size() == 1);
+    // What a killed ADD leaves: its cache with the move it was about to make, and the device
+    // in the pod (moved there as the plugin does), the netdev still on the host.
+    sriovcni::IbNetConf conf;
+    conf.plugin.cni_version = "1.0.0";
+    conf.plugin.name = "ib-net";
+    conf.plugin.type = "ib-sriov";
+    conf.device_id = vf;
+    conf.rdma_isolation = true;
+    conf.master = "ibp14s0";
+    conf.vf_id = 1;
+    conf.host_if_name = b.vfNetdev(1);
+    conf.rdma_net_state = {.device_id = vf,
+                           .sandbox_rdma_dev_name = devices[0],
+                           .container_rdma_dev_name = devices[0]};
+    REQUIRE(cni_plugin::VfFiles(b.stateDir() + "/ib")
+                .saveCache("pod-a", "net1", sriovcni::encodeIbCache(conf))
+                .isOk());
+    auto pod_ns = host::NetNamespace::open(pod);
+    REQUIRE(pod_ns.ok());
+    REQUIRE(b.kernel().moveDevice(devices[0], *pod_ns).isOk());
+
+    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
+                                      .netlink = &b.kernel(),
+                                      .rdma = &b.kernel(),
+                                      .state_dir = b.stateDir() + "/ib",
+                                      .lock_timeout = std::chrono::milliseconds(200)});
+    CHECK(plugin.del(args(pod, config)).isOk());
+    CHECK_FALSE(b.kernel().exists("simulated/rdma/netns/" + devices[0]));
+    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
   });
 }

@@ -15,9 +15,11 @@ std::string getenvOrEmpty(std::string_view name) {
   return v == nullptr ? "" : v;
 }
 
-PluginHost processHost(host::Sysfs& sysfs, host::Netlink& netlink, const std::string& state_dir) {
+PluginHost processHost(host::Sysfs& sysfs, host::Netlink& netlink, host::Rdma* rdma,
+                       const std::string& state_dir) {
   return {.sysfs = &sysfs,
           .netlink = &netlink,
+          .rdma = rdma,
           .state_dir = state_dir,
           .log = [](std::string_view line) { std::cerr << line << "\n"; }};
 }
@@ -34,12 +36,13 @@ int run(Plugin& plugin, std::string_view about) {
 }  // namespace
 
 int sriovMain(host::Sysfs& sysfs, host::Netlink& netlink, const std::string& state_dir) {
-  SriovPlugin plugin(processHost(sysfs, netlink, state_dir));
+  SriovPlugin plugin(processHost(sysfs, netlink, nullptr, state_dir));
   return run(plugin, "CNI SR-IOV plugin (sriov-dra-operator)");
 }
 
-int ibSriovMain(host::Sysfs& sysfs, host::Netlink& netlink, const std::string& state_dir) {
-  IbSriovPlugin plugin(processHost(sysfs, netlink, state_dir));
+int ibSriovMain(host::Sysfs& sysfs, host::Netlink& netlink, host::Rdma& rdma,
+                const std::string& state_dir) {
+  IbSriovPlugin plugin(processHost(sysfs, netlink, &rdma, state_dir));
   return run(plugin, "CNI InfiniBand SR-IOV plugin (sriov-dra-operator)");
 }
 

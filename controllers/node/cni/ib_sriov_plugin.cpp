@@ -1,5 +1,6 @@
 #include "node/cni/ib_sriov_plugin.h"
 
+#include <cerrno>
 #include <optional>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "host/netdev.h"
 #include "host/netns.h"
 #include "host/pci.h"
+#include "host/rdma.h"
 #include "node/cni/commands.h"
 #include "node/cni/ipam.h"
 #include "node/cni/pf_settings.h"
@@ -168,6 +170,34 @@ Status releaseVf(const PluginHost& h, const sriovcni::IbNetConf& conf, const std
   return released;
 }
 
+// Upstream's EnsureRdmaSystemMode: rdmaIsolation needs the RDMA subsystem in exclusive mode.
+Status ensureRdmaExclusive(const PluginHost& h) {
+  if (h.rdma == nullptr) return fail("rdmaIsolation: this plugin has no RDMA subsystem to ask");
+  auto mode = h.rdma->netnsMode();
+  if (!mode.ok()) {
+    return fail("failed to get RDMA subsystem namespace awareness mode. " +
+                mode.status().message());
+  }
+  if (*mode != "exclusive") {
+    return fail("RDMA subsystem namespace awareness mode is set to " + *mode +
+                ", expecting it to be set to exclusive, invalid system configurations");
+  }
+  return Status::ok();
+}
+
+// Upstream's MoveRdmaDevFromNs: from inside the pod's namespace, the VF's RDMA device back into
+// the host's. A device the pod does not see (ENODEV) was never moved in, or went back when a
+// namespace ended: nothing to do.
+Status rdmaToHost(const PluginHost& h, const sriovcni::IbNetConf& conf,
+                  const host::NetNamespace& pod_ns, const host::NetNamespace& host_ns) {
+  const std::string& device = conf.rdma_net_state.container_rdma_dev_name;
+  if (!conf.rdma_isolation || device.empty() || h.rdma == nullptr) return Status::ok();
+  Status moved = pod_ns.run([&] { return h.rdma->moveDevice(device, host_ns); });
+  if (moved.isOk() || moved.sysErrno() == ENODEV) return Status::ok();
+  return fail("failed to restore RDMA device " + device + " to default namespace. " +
+              moved.message());
+}
+
 // One ADD, step by step (IbSriovPlugin::add runs them in order, and undo() on a failure).
 class Add {
  public:
@@ -189,12 +219,7 @@ class Add {
           "infiniBand SRIOV-CNI failed, InfiniBand status \"mellanox.infiniband.app\" is not "
           "\"configured\" please check mellanox ib-kubernetes");
     }
-    if (conf_.rdma_isolation) {
-      return fail(
-          "rdmaIsolation is not supported by this ib-sriov plugin: it cannot move the VF's RDMA "
-          "device into the pod's network namespace yet; remove rdmaIsolation from the "
-          "NetworkAttachmentDefinition (the RDMA device stays shared)");
-    }
+    if (conf_.rdma_isolation) SDRA_RETURN_IF_ERROR(ensureRdmaExclusive(h_));
     if (conf_.device_id.empty()) return fail("deviceID is required");
     if (!host::isPciAddress(conf_.device_id)) {
       return fail("deviceID " + cni::goQuote(conf_.device_id) +
@@ -252,13 +277,16 @@ class Add {
     return Status::ok();
   }
 
-  // ApplyVFConfig, then the netdev into the pod; the node's lock is let go (IPAM may take long).
+  // ApplyVFConfig, then (rdmaIsolation) the RDMA device and the netdev into the pod, in that
+  // order: Linux recreates the IPoIB netdev when its RDMA device moves. The node's lock is let go
+  // after (IPAM may take long).
   Status configure() {
     result_.interfaces.push_back({.name = args_.if_name, .sandbox = args_.netns});
     if (!is_vf_) return Status::ok();
     if (Status st = vf_.apply(guid_); !st.isOk()) {
       return fail("infiniBand SRI-OV CNI failed to configure VF " + cni::goQuote(st.message()));
     }
+    if (movesNetdev() && conf_.rdma_isolation) SDRA_RETURN_IF_ERROR(rdmaToPod());
     if (movesNetdev()) {
       if (Status st = setupVf(h_, conf_, args_.if_name, *pod_ns_, in_pod_); !st.isOk()) {
         return fail("failed to set up pod interface " + cni::goQuote(args_.if_name) +
@@ -292,6 +320,7 @@ class Add {
     UndoNotes note(h_);
     if (ipam_added_) note(delegateDel(args_, conf_.plugin.ipam_type, h_.ipam_timeout));
     if (in_pod_) note(releaseVf(h_, conf_, args_.if_name, *host_ns_, *pod_ns_));
+    if (pod_ns_ && host_ns_) note(rdmaToHost(h_, conf_, *pod_ns_, *host_ns_));
     if (cached_ && is_vf_) {
       Status locked = lock_ ? Status::ok() : relock();
       note(locked);
@@ -317,6 +346,28 @@ class Add {
     if (conf_.host_if_name.empty()) {
       return fail("failed to get VF device information: load config: failed to detect VF " +
                   conf_.device_id + " name with error, " + cni::goQuote("no netdev"));
+    }
+    return Status::ok();
+  }
+
+  // Upstream's MoveRdmaDevToNsPci: the VF's only RDMA device into the pod's namespace, written to
+  // the cache first, so that a DEL after a killed ADD brings it back.
+  Status rdmaToPod() {
+    auto devices = host::rdmaDevicesOf(*h_.sysfs, conf_.device_id);
+    if (devices.empty()) {
+      return fail("failed to get RDMA devices for PCI device: " + conf_.device_id +
+                  ". No RDMA devices found");
+    }
+    if (devices.size() != 1) {
+      return fail("discovered more than one RDMA device [" + join(devices, " ") +
+                  "] for PCI device " + conf_.device_id + ". Unsupported state");
+    }
+    conf_.rdma_net_state = {.device_id = conf_.device_id,
+                            .sandbox_rdma_dev_name = devices[0],
+                            .container_rdma_dev_name = devices[0]};
+    SDRA_RETURN_IF_ERROR(saveCache());
+    if (Status st = h_.rdma->moveDevice(devices[0], *pod_ns_); !st.isOk()) {
+      return fail("failed to move RDMA device " + devices[0] + " to namespace. " + st.message());
     }
     return Status::ok();
   }
@@ -379,13 +430,15 @@ Status IbSriovPlugin::del(const cni::CmdArgs& args) {
   auto lock = lockFile(host_.state_dir + "/cni.lock", host_.lock_timeout);
   if (!lock.ok()) return fail(lock.status().message());
   // No namespace (the runtime says the pod is gone) or one that is gone: the netdev is back on
-  // the host under the pod's name; the reset below gives it its own.
+  // the host under the pod's name (the reset below gives it its own), and Linux has sent the
+  // RDMA device (rdmaIsolation) back with it.
   if (!args.netns.empty() && !conf->vfio_pci_mode) {
     auto pod_ns = host::NetNamespace::open(args.netns);
     if (pod_ns.ok()) {
       auto host_ns = host::NetNamespace::current();
       if (!host_ns.ok()) return fail("failed to get init netns: " + host_ns.status().message());
       SDRA_RETURN_IF_ERROR(releaseVf(host_, *conf, args.if_name, *host_ns, *pod_ns));
+      SDRA_RETURN_IF_ERROR(rdmaToHost(host_, *conf, *pod_ns, *host_ns));
     } else if (pod_ns.status().code() != Code::kNotFound) {
       return fail("failed to open netns " + args.netns + ": " +
                   cni::goQuote(pod_ns.status().message()));

@@ -5,7 +5,9 @@
 // the VF through its PF's netlink (node and port GUID), the VF rebound so its driver reads it,
 // restored on DEL; without one, the VF's own GUID must be valid (the agent assigns one). The
 // link state is set through the PF and back to auto on DEL. In vfio-pci mode (auto-detected)
-// nothing is moved and no IPAM runs. What differs from upstream, on purpose:
+// nothing is moved and no IPAM runs. With rdmaIsolation (the RDMA subsystem must be in exclusive
+// namespace mode) the VF's only RDMA device moves into the pod before its netdev, and back on
+// DEL after it. What differs from upstream, on purpose:
 //   * ADD and DEL of all VFs of the node are serialized by a lock under the state directory
 //     (/var/lib/cni/ib-sriov/cni.lock, which the agent's container has), waited for at most
 //     PluginHost::lock_timeout, where upstream waits without end on /var/run/cni; ADD lets it go
@@ -16,7 +18,8 @@
 //   * DEL with an empty CNI_NETNS or the pod's namespace gone still releases IPAM and resets the
 //     VF (link state, GUID, its host name), and leaves a VF whose PF or index changed alone;
 //   * the pod's own interface of CNI_IFNAME's name is never touched (pod_netdev.h);
-//   * rdmaIsolation is refused with a message: moving the RDMA device is not built yet.
+//   * the RDMA device's move is written to the cache before it happens, so a DEL after a killed
+//     ADD brings it back; a device the pod no longer sees is not an error on DEL.
 #include "base/status.h"
 #include "cni/skel.h"
 #include "node/cni/plugin_host.h"
