@@ -156,7 +156,8 @@ std::string AttachRecord::encode() const {
         .strAlways("ifName", i.if_name)
         .strAlways("state", stateName(i.state))
         .strAlways("cniConfig", i.cni_config)
-        .strAlways("cniResult", i.cni_result);
+        .strAlways("cniResult", i.cni_result)
+        .str("network", i.network);
     list.PushBack(v, a);
   }
   w.value("interfaces", std::move(list));
@@ -182,7 +183,7 @@ Result<AttachRecord> AttachRecord::decode(std::string_view text) {
                               i.str("pciAddress"), i.str("ifName"),
                               state == "Attached" ? AttachedInterface::State::kAttached
                                                   : AttachedInterface::State::kAdding,
-                              i.str("cniConfig"), i.str("cniResult")});
+                              i.str("cniConfig"), i.str("cniResult"), i.str("network")});
   }
   if (!r.status().isOk()) return r.status();
   if (rec.sandbox.empty()) return Status(Code::kInvalidArgument, "attach record: no sandbox");
@@ -195,6 +196,32 @@ const AttachedInterface* AttachRecord::find(const std::string& claim_uid,
     if (i.claim_uid == claim_uid && i.device == device) return &i;
   }
   return nullptr;
+}
+
+std::string networkStatus(const AttachRecord& record) {
+  json::Document doc(rapidjson::kArrayType);
+  auto& a = doc.GetAllocator();
+  for (const auto& i : record.interfaces) {
+    if (i.state != AttachedInterface::State::kAttached || i.network.empty()) continue;
+    auto net = cni::networkDataOf(i.cni_result, i.if_name);
+    if (!net.ok()) continue;
+    std::vector<std::string> ips;
+    for (const auto& cidr : net->ips) ips.push_back(cidr.substr(0, cidr.find('/')));
+    json::Value v(rapidjson::kObjectType);
+    api::Writer w(v, a);
+    w.strAlways("name", i.network)
+        .strAlways("interface", net->interface_name)
+        .strings("ips", ips)
+        .str("mac", net->hardware_address);
+    w.object("dns");
+    w.object("device-info")
+        .strAlways("type", "pci")
+        .strAlways("version", "1.1.0")
+        .object("pci")
+        .strAlways("pci-address", i.pci_address);
+    doc.PushBack(v, a);
+  }
+  return doc.Empty() ? "" : json::dump(doc);
 }
 
 std::vector<api::AllocatedDeviceStatus> deviceStatuses(

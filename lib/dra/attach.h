@@ -80,6 +80,9 @@ struct AttachedInterface {
   State state = State::kAdding;
   std::string cni_config;  // the configuration CNI ran with, JSON text
   std::string cni_result;  // the ADD result, JSON text ("" while Adding)
+  // The NetworkAttachmentDefinition, "<namespace>/<name>" ("" in records of agents before it
+  // was kept).
+  std::string network;
   bool operator==(const AttachedInterface&) const = default;
 };
 
@@ -116,6 +119,15 @@ struct SyncPlan {
 };
 SyncPlan planSync(const std::vector<std::string>& recorded, const std::vector<std::string>& running,
                   const std::set<std::string>& newer);
+
+// Multus's pod annotation k8s.v1.cni.cncf.io/network-status for what a record attached, as a
+// JSON array: per attached interface with a network, in the record's order, {name: the
+// network, interface, ips (the result's addresses without their prefix length), mac, dns: {},
+// device-info: {type: pci, version: 1.1.0, pci: {pci-address}}}. The pod's default network is
+// not listed: the runtime's own CNI configuration attached it, under a name the agent does not
+// know. "" when the record has no such interface.
+inline constexpr const char* kNetworkStatusAnnotation = "k8s.v1.cni.cncf.io/network-status";
+std::string networkStatus(const AttachRecord& record);
 
 // `attached`: the attached interfaces of this claim (any sandbox).
 std::vector<api::AllocatedDeviceStatus> deviceStatuses(

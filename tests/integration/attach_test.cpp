@@ -14,6 +14,7 @@
 #include "api/resource.h"
 #include "base/files.h"
 #include "base/json.h"
+#include "kube/object_meta.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/kubelet_client.h"
@@ -218,6 +219,39 @@ TEST_CASE("RunPodSandbox attaches the prepared VF with CNI and the claim status 
     REQUIRE(a.runtime.stopPodSandbox(pod) == "");
     CHECK(net.vfOnHost());
   }
+}
+
+TEST_CASE("the pod gets Multus's network-status annotation for the network attached",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.8/24"));
+  // The pod as kube-scheduler leaves it on the agent's node; its claim reserved for its UID.
+  const std::string uid = testing::createPod(a.env.admin(), a.env.ns(), "pod-annotated", a.node);
+  a.prepare("annotated", uid, R"("netAttachDefName":"vf-net","ifName":"net1")");
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(a.pod("annotated", uid, net)) == "");
+  auto got = a.env.admin().get(kube::resources::kPods, a.env.ns(), "pod-annotated");
+  REQUIRE(got.ok());
+  auto meta = kube::ObjectMeta::decode(*got);
+  auto status = json::parse(meta.annotation("k8s.v1.cni.cncf.io/network-status"));
+  REQUIRE(status.ok());
+  REQUIRE(status->IsArray());
+  REQUIRE(status->Size() == 1);
+  const json::Value& network = (*status)[0];
+  CHECK(json::stringOr(network, "name") == a.env.ns() + "/vf-net");
+  CHECK(json::stringOr(network, "interface") == "net1");
+  CHECK(json::stringOr(network, "mac").size() == 17);
+  const json::Value* ips = json::at(network, {"ips"});
+  REQUIRE(ips != nullptr);
+  REQUIRE(ips->IsArray());
+  REQUIRE(ips->Size() == 1);
+  CHECK(std::string((*ips)[0].GetString()) == "10.9.0.8");
+  CHECK(json::at(network, {"dns"}) != nullptr);
+  CHECK(json::stringOr(*json::at(network, {"device-info"}), "type") == "pci");
+  CHECK(json::stringOr(*json::at(network, {"device-info", "pci"}), "pci-address") == kVf);
+  REQUIRE(a.runtime.stopPodSandbox(a.pod("annotated", uid, net)) == "");
 }
 
 TEST_CASE(

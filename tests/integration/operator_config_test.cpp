@@ -75,21 +75,15 @@ std::vector<std::string> configuredNodes(OperatorEnv& env, const testing::Operat
 // no kubelet: the test writes its status), so that PodDisruptionBudgets selecting it protect it.
 std::string runningPod(OperatorEnv& env, const std::string& name, const std::string& node,
                        const std::string& app = "rdma") {
-  auto obj = yamlObject("apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
-                        ", labels: {app: " + app + "}}\nspec:\n  nodeName: " + node +
-                        "\n  containers: [{name: c, image: registry.k8s.io/pause:3.10}]\n");
-  Result<json::Document> created = Status(Code::kUnavailable, "not tried");
-  // The namespace's default ServiceAccount appears shortly after the namespace.
-  eventually(
-      [&] { return (created = env.admin().create(kube::resources::kPods, env.ns(), obj)).ok(); },
-      30s, [&] { return created.status().toString(); });
+  std::string uid =
+      testing::createPod(env.admin(), env.ns(), name, node, R"({"app":")" + app + "\"}");
   REQUIRE(env.admin()
               .patch(kube::resources::kPods, env.ns(), name, kube::PatchType::kMerge,
                      R"({"status":{"phase":"Running","conditions":[{"type":"Ready",)"
                      R"("status":"True"}]}})",
                      {}, "status")
               .ok());
-  return kube::ObjectMeta::decode(*created).uid;
+  return uid;
 }
 
 // The running pod "rdma-worker" on `node`, holding the VF 0000:0e:00.1 there through its

@@ -776,8 +776,10 @@ TEST_CASE("50 claims in one call are prepared; a bad claim fails alone and says 
   CHECK(std::filesystem::is_empty(p.dirs().cdi));
 }
 
-TEST_CASE("an agent writes the status only of claims of its own node, and never their allocation",
-          "[plugin][integration]") {
+TEST_CASE(
+    "an agent writes only its own node's claims' status (never their allocation), slices, "
+    "states, Events and pods' network-status",
+    "[plugin][integration]") {
   // Kubernetes 1.37 refuses these itself (resourceclaims/driver "associated-node:" verbs and
   // resourceclaims/binding); on 1.34-1.36 the ValidatingAdmissionPolicy sriov-dra-agent-own-node
   // does. Either way the agent of one node cannot touch another node's claims.
@@ -856,6 +858,29 @@ TEST_CASE("an agent writes the status only of claims of its own node, and never 
   REQUIRE(theirs_now);
   CHECK(theirs_now->status.devices.empty());
   CHECK(theirs_now->status.allocation.has_value());
+  // Pods: only Multus's network-status annotation, only on its own node's pods.
+  testing::createPod(p.env.admin(), p.env.ns(), "pod-here", p.node, R"({"app":"a"})");
+  testing::createPod(p.env.admin(), p.env.ns(), "pod-there", p.node + "-other");
+  auto annotate = [&](const std::string& pod, const std::string& metadata) {
+    return (*agent)->patch(kube::resources::kPods, p.env.ns(), pod, kube::PatchType::kMerge,
+                           R"({"metadata":)" + metadata + "}");
+  };
+  const std::string status =
+      R"({"annotations":{"k8s.v1.cni.cncf.io/network-status":"[{\"name\":\"n/vf\"}]"}})";
+  CHECK(annotate("pod-here", status).ok());
+  auto elsewhere = annotate("pod-there", status);
+  REQUIRE_FALSE(elsewhere.ok());
+  CHECK_THAT(elsewhere.status().message(), Catch::Contains("may only annotate pods on its node"));
+  for (const std::string& metadata :
+       {std::string(R"({"annotations":{"k8s.v1.cni.cncf.io/networks":"n/other"}})"),
+        std::string(R"({"labels":{"app":"b"}})"), std::string(R"({"finalizers":["x.io/keep"]})")}) {
+    INFO(metadata);
+    auto refused = annotate("pod-here", metadata);
+    REQUIRE_FALSE(refused.ok());
+    CHECK_THAT(refused.status().message(),
+               Catch::Contains("may only change the annotation "
+                               "k8s.v1.cni.cncf.io/network-status of a pod"));
+  }
 }
 
 TEST_CASE("a node policy with needVhostNet gives its VFs /dev/vhost-net and /dev/net/tun",

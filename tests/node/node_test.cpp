@@ -188,6 +188,12 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
                              Catch::Contains("PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={\"0000:"));
   CHECK(p.jsonpath(kWorkloads, {"resourceclaim/" + legacy_claim},
                    "{.status.devices[0].networkData.interfaceName}") == "net1");
+  // Multus's network-status annotation, as tools and the pod's downward API read it.
+  CHECK_THAT(p.jsonpath(kWorkloads, {"pod/legacy-0"},
+                        "{.metadata.annotations.k8s\\.v1\\.cni\\.cncf\\.io/network-status}"),
+             Catch::Contains("\"interface\":\"net1\"") &&
+                 Catch::Contains("\"ips\":[\"10.56.217.") &&
+                 Catch::Contains("\"device-info\":{\"type\":\"pci\""));
   p.kubectl({"delete", "pod", "-n", kWorkloads, "legacy-0", "--wait=true", "--timeout=120s"});
 
   // The agent pod deleted while the workload runs: the DaemonSet starts another, which finds the

@@ -1,6 +1,8 @@
 #include "support/dra_objects.h"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "api/names.h"
 #include "kube/object_meta.h"
@@ -121,6 +123,23 @@ void releaseClaim(kube::Client& client, const std::string& ns, const std::string
   check(client.patch(api::resources::kResourceClaims, ns, name, kube::PatchType::kMerge,
                      R"({"status":{"reservedFor":null,"allocation":null}})", {}, "status"),
         "releasing ResourceClaim " + name);
+}
+
+std::string createPod(kube::Client& client, const std::string& ns, const std::string& name,
+                      const std::string& node, const std::string& labels_json) {
+  json::Document pod =
+      parseOrThrow(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                   R"(","labels":)" + labels_json + R"(},"spec":{"nodeName":")" + node +
+                   R"(","containers":[{"name":"c","image":"registry.k8s.io/pause:3.10"}]}})");
+  Result<json::Document> created = Status(Code::kUnavailable, "not tried");
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(created = client.create(kube::resources::kPods, ns, pod)).ok() &&
+         created.status().code() == Code::kForbidden &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  check(created, "Pod " + name);
+  return kube::ObjectMeta::decode(*created).uid;
 }
 
 }  // namespace sriovdra::testing

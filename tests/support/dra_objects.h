@@ -5,7 +5,8 @@
 //   driverVersion, resource.kubernetes.io/pciBusID and pcieRoot, 80Gi of memory), and the
 //   gpu.nvidia.com DeviceClass that selects them;
 // * a ResourceClaim allocated by hand the way kube-scheduler writes one (results, node selector,
-//   reservedFor), for tests of the tools and the kubelet plugin that need an exact allocation.
+//   reservedFor), for tests of the tools and the kubelet plugin that need an exact allocation;
+// * a pod bound to a node, as kube-scheduler leaves it.
 // Every helper throws std::runtime_error with the API server's answer when a write fails.
 #include <set>
 #include <string>
@@ -65,5 +66,11 @@ std::string createAllocatedClaim(kube::Client& client, const AllocatedClaim& cla
 // What Kubernetes' resourceclaim controller writes once the claim's pod is gone: reservedFor
 // emptied and the allocation removed.
 void releaseClaim(kube::Client& client, const std::string& ns, const std::string& name);
+
+// A pod bound to `node` (spec.nodeName; one pause container, labels as given), as kube-scheduler
+// leaves it; no kubelet runs it. Retried while the namespace's default ServiceAccount does not
+// exist yet (it appears shortly after the namespace). Returns the pod's uid.
+std::string createPod(kube::Client& client, const std::string& ns, const std::string& name,
+                      const std::string& node, const std::string& labels_json = "{}");
 
 }  // namespace sriovdra::testing

@@ -145,7 +145,7 @@ TEST_CASE("an attach record survives a round trip and refuses what it is not",
                       "/var/run/netns/p1",
                       {{"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
                         dra::AttachedInterface::State::kAttached, R"({"type":"sriov"})",
-                        R"({"cniVersion":"1.0.0"})"},
+                        R"({"cniVersion":"1.0.0"})", "apps/vf-net"},
                        {"u-a", "n1", "0000-0e-00-2", "0000:0e:00.2", "net2",
                         dra::AttachedInterface::State::kAdding, R"({"type":"sriov"})", ""}}};
   auto back = dra::AttachRecord::decode(r.encode());
@@ -153,6 +153,11 @@ TEST_CASE("an attach record survives a round trip and refuses what it is not",
   CHECK(*back == r);
   CHECK(back->find("u-a", "0000-0e-00-2")->state == dra::AttachedInterface::State::kAdding);
   CHECK(back->find("u-a", "nope") == nullptr);
+  // A record of an agent before the network was kept: read, without it.
+  auto old = dra::AttachRecord::decode(
+      R"({"version":1,"sandbox":"s","interfaces":[{"claimUID":"u","state":"Attached"}]})");
+  REQUIRE(old.ok());
+  CHECK(old->interfaces.at(0).network.empty());
   for (const char* bad :
        {"", "{}", R"({"version":2,"sandbox":"s"})", R"({"version":1,"sandbox":""})",
         R"({"version":1,"sandbox":"s","interfaces":[{"state":"Half"}]})"}) {
@@ -190,6 +195,27 @@ TEST_CASE("the claim status carries the CNI config, result and network data once
   CHECK(json::stringOr(*json::at(*data, {"vfConfig"}), "netAttachDefName") == "net-a");
   CHECK(json::at(*data, {"cniResult", "ips"}) != nullptr);
   CHECK_FALSE(after[1].network_data);  // still Adding: nothing to say yet
+}
+
+TEST_CASE("the pod's network-status lists the networks attached, as Multus writes it",
+          "[dra][attach][unit]") {
+  const std::string result =
+      R"({"cniVersion":"1.0.0","interfaces":[{"name":"net1","mac":"02:00:00:00:00:01",)"
+      R"("sandbox":"/p"}],"ips":[{"address":"10.9.0.5/24","interface":0},)"
+      R"({"address":"fd00::5/64","interface":0}]})";
+  dra::AttachRecord r{"s", "pod-1", "apps", "web-0", "/p", {}};
+  CHECK(dra::networkStatus(r).empty());
+  r.interfaces = {{"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
+                   dra::AttachedInterface::State::kAttached, "{}", result, "apps/vf-net"},
+                  // Still being added, and one from an agent that kept no network: not listed.
+                  {"u-a", "n1", "0000-0e-00-2", "0000:0e:00.2", "net2",
+                   dra::AttachedInterface::State::kAdding, "{}", "", "apps/vf-net"},
+                  {"u-b", "n1", "0000-0e-00-3", "0000:0e:00.3", "net3",
+                   dra::AttachedInterface::State::kAttached, "{}", result, ""}};
+  CHECK(dra::networkStatus(r) ==
+        R"([{"name":"apps/vf-net","interface":"net1","ips":["10.9.0.5","fd00::5"],)"
+        R"("mac":"02:00:00:00:00:01","dns":{},"device-info":{"type":"pci","version":"1.1.0",)"
+        R"("pci":{"pci-address":"0000:0e:00.1"}}}])");
 }
 
 TEST_CASE("attach records on disk: saved, found by claim, removed empty, corrupt moved aside",

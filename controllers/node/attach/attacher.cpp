@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/codec.h"
 #include "api/names.h"
 #include "api/networks.h"
 #include "base/log.h"
@@ -9,6 +10,10 @@
 
 namespace sriovdra::attach {
 namespace {
+
+// What the network-status write may add to a RunPodSandbox (the runtime's NRI request timeout
+// is 2 s by default, most of it the CNI budget's).
+constexpr std::chrono::milliseconds kNetworkStatusTimeout{300};
 
 std::string podName(const nri::Pod& pod) { return pod.namespace_ + "/" + pod.name; }
 
@@ -197,7 +202,8 @@ Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a, NadRea
   if (!config.ok()) return config.status();
   const cni::NetworkConfig* parsed = &config->parsed;
   record.interfaces.push_back({a.claim_uid, a.pool, a.device, a.pci_address, a.if_name,
-                               dra::AttachedInterface::State::kAdding, config->text, ""});
+                               dra::AttachedInterface::State::kAdding, config->text, "",
+                               a.claim_namespace + "/" + a.nad_name});
   SDRA_RETURN_IF_ERROR(records_.save(record));
   auto result = cni_.add(*parsed, argsFor(record, a.if_name, options_.cni_bin_dirs), deadline);
   if (!result.ok()) {
@@ -281,6 +287,8 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   if (!failed.isOk()) {
     // The sandbox fails: nothing of this pod stays attached.
     if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
+  } else {
+    writeNetworkStatus(record);
   }
   writeStatuses(claims);
   return failed;
@@ -313,6 +321,28 @@ Status Attacher::detach(const std::string& sandbox) {
   SDRA_RETURN_IF_ERROR(records_.save(record));
   writeStatuses(claims);
   return first;
+}
+
+void Attacher::writeNetworkStatus(const dra::AttachRecord& record) const {
+  std::string status = dra::networkStatus(record);
+  if (status.empty()) return;
+  json::Document patch(rapidjson::kObjectType);
+  api::Writer metadata = api::Writer(patch, patch.GetAllocator()).object("metadata");
+  metadata.strAlways("uid", record.pod_uid)
+      .object("annotations")
+      .strAlways(dra::kNetworkStatusAnnotation, status);
+  // Bounded: it runs inside the runtime's RunPodSandbox request, whose timeout must not pass.
+  auto written = client_->patch(kube::resources::kPods, record.pod_namespace, record.pod_name,
+                                kube::PatchType::kMerge, json::dump(patch),
+                                {.timeout = kNetworkStatusTimeout, .metadata_only = true});
+  if (written.ok()) return;
+  std::string hint = written.status().code() == Code::kForbidden
+                         ? " (the agent's ServiceAccount needs patch on pods: "
+                           "config/rbac/agent_role.yaml)"
+                         : "";
+  SDRA_LOG_WARN << "writing the " << dra::kNetworkStatusAnnotation << " annotation of pod "
+                << record.pod_namespace << "/" << record.pod_name << ": "
+                << written.status().message() << hint << " (written again on the pod's next event)";
 }
 
 void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {

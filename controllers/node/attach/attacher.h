@@ -11,7 +11,8 @@
 //     that it runs only what the administrator allows (cni/allow.h), set deviceID to the VF's
 //     PCI address (and the pod's mac, ips and GUID as capability arguments), record the
 //     interface as Adding, run CNI ADD with the pod's netns, interface
-//     name and CNI_ARGS, record it Attached with the result, then write status.devices (data
+//     name and CNI_ARGS, record it Attached with the result, then write the pod's
+//     k8s.v1.cni.cncf.io/network-status annotation as Multus writes it and status.devices (data
 //     {vfConfig, cniConfig, cniResult}, networkData). A missing NAD, an unknown plugin type or a
 //     failing plugin fails the sandbox with that message, and whatever this pod had attached is
 //     detached again. Attached interfaces are skipped, so a repeated RunPodSandbox attaches
@@ -114,6 +115,10 @@ class Attacher : public nri::PodHandler {
   };
   Result<NadConfig> nadConfig(const dra::Attachment& a, NadReads& reads) const;
   void writeStatuses(const std::set<std::string>& claim_uids) const;
+  // Multus's network-status annotation on the record's pod (dra::networkStatus), in one merge
+  // patch that carries the pod's UID (a namesake of another UID refuses it); a failure is
+  // logged, and the pod's next event or Synchronize writes it again.
+  void writeNetworkStatus(const dra::AttachRecord& record) const;
   std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
 
   std::shared_ptr<kube::Client> client_;
