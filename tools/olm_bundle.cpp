@@ -160,9 +160,12 @@ int main(int argc, char** argv) {
   // RBAC: the rules config/rbac binds to each ServiceAccount; unbound ClusterRoles ship as-is.
   std::map<std::string, std::vector<const json::Value*>> roles, cluster_roles;
   std::vector<json::Document> rbac_docs;
-  // The bundle's operator deploys the agent, so it gets that overlay's permissions too.
+  // The bundle's operator deploys the agent, so it gets that overlay's permissions too. The
+  // agents' admission policy cannot ship in a bundle, nor what may exist only beside it (the
+  // grant it narrows): users apply that file themselves (docs/install.md).
   for (const char* dir : {"/config/rbac", "/config/agent-daemonset-rbac"}) {
     for (const auto& file : kustomizationFiles(src + dir)) {
+      if (file.ends_with("/agent_validating_admission_policy.yaml")) continue;
       for (auto& d : loadYaml(file)) rbac_docs.push_back(std::move(d));
     }
   }

@@ -551,6 +551,7 @@ std::string ControlPlane::grantAgentRbac(const std::string& ns) {
   }
   std::string user = "system:serviceaccount:" + ns + ":sriov-dra-agent";
   bindRole("ClusterRole", "sriov-dra-agent", user, ns);
+  bindRole("ClusterRole", "sriov-dra-agent-pod-network-status", user, ns);
   bindRole("ClusterRole", "sriov-dra-metrics-auth", user, ns);
   bindRole("Role", "sriov-dra-agent", user, ns);
   return user;
