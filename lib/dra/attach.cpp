@@ -213,7 +213,11 @@ std::string networkStatus(const AttachRecord& record) {
         .strAlways("interface", net->interface_name)
         .strings("ips", ips)
         .str("mac", net->hardware_address);
-    w.object("dns");
+    // The result's DNS as the plugin gave it (Multus copies it), else empty.
+    auto result = json::parse(i.cni_result);
+    const json::Value* dns = result.ok() ? json::objectMember(*result, "dns") : nullptr;
+    json::set(v, "dns", dns != nullptr ? json::Value(*dns, a) : json::Value(rapidjson::kObjectType),
+              a);
     w.object("device-info")
         .strAlways("type", "pci")
         .strAlways("version", "1.1.0")

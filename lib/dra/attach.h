@@ -122,10 +122,11 @@ SyncPlan planSync(const std::vector<std::string>& recorded, const std::vector<st
 
 // Multus's pod annotation k8s.v1.cni.cncf.io/network-status for what a record attached, as a
 // JSON array: per attached interface with a network, in the record's order, {name: the
-// network, interface, ips (the result's addresses without their prefix length), mac, dns: {},
-// device-info: {type: pci, version: 1.1.0, pci: {pci-address}}}. The pod's default network is
-// not listed: the runtime's own CNI configuration attached it, under a name the agent does not
-// know. "" when the record has no such interface.
+// network, interface, ips (the result's addresses without their prefix length), mac, dns (the
+// result's, else {}), device-info: {type: pci, version: 1.1.0, pci: {pci-address}}}. Not
+// written, unlike Multus: the pod's default network (the runtime's own CNI configuration attached
+// it, under a name the agent does not know), mtu, gateway, and device-info's rdma-device.
+// "" when the record has no such interface.
 inline constexpr const char* kNetworkStatusAnnotation = "k8s.v1.cni.cncf.io/network-status";
 std::string networkStatus(const AttachRecord& record);
 

@@ -249,8 +249,12 @@ TEST_CASE("the pod gets Multus's network-status annotation for the network attac
   REQUIRE(ips->Size() == 1);
   CHECK(std::string((*ips)[0].GetString()) == "10.9.0.8");
   CHECK(json::at(network, {"dns"}) != nullptr);
-  CHECK(json::stringOr(*json::at(network, {"device-info"}), "type") == "pci");
-  CHECK(json::stringOr(*json::at(network, {"device-info", "pci"}), "pci-address") == kVf);
+  const json::Value* info = json::at(network, {"device-info"});
+  REQUIRE(info != nullptr);
+  CHECK(json::stringOr(*info, "type") == "pci");
+  const json::Value* pci = json::at(*info, {"pci"});
+  REQUIRE(pci != nullptr);
+  CHECK(json::stringOr(*pci, "pci-address") == kVf);
   REQUIRE(a.runtime.stopPodSandbox(a.pod("annotated", uid, net)) == "");
 }
 

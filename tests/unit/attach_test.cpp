@@ -202,7 +202,7 @@ TEST_CASE("the pod's network-status lists the networks attached, as Multus write
   const std::string result =
       R"({"cniVersion":"1.0.0","interfaces":[{"name":"net1","mac":"02:00:00:00:00:01",)"
       R"("sandbox":"/p"}],"ips":[{"address":"10.9.0.5/24","interface":0},)"
-      R"({"address":"fd00::5/64","interface":0}]})";
+      R"({"address":"fd00::5/64","interface":0}],"dns":{"nameservers":["10.9.0.1"]}})";
   dra::AttachRecord r{"s", "pod-1", "apps", "web-0", "/p", {}};
   CHECK(dra::networkStatus(r).empty());
   r.interfaces = {{"u-a", "n1", "0000-0e-00-1", "0000:0e:00.1", "net1",
@@ -214,7 +214,8 @@ TEST_CASE("the pod's network-status lists the networks attached, as Multus write
                    dra::AttachedInterface::State::kAttached, "{}", result, ""}};
   CHECK(dra::networkStatus(r) ==
         R"([{"name":"apps/vf-net","interface":"net1","ips":["10.9.0.5","fd00::5"],)"
-        R"("mac":"02:00:00:00:00:01","dns":{},"device-info":{"type":"pci","version":"1.1.0",)"
+        R"("mac":"02:00:00:00:00:01","dns":{"nameservers":["10.9.0.1"]},)"
+        R"("device-info":{"type":"pci","version":"1.1.0",)"
         R"("pci":{"pci-address":"0000:0e:00.1"}}}])");
 }
 

@@ -11,9 +11,28 @@
 namespace sriovdra::attach {
 namespace {
 
-// What the network-status write may add to a RunPodSandbox (the runtime's NRI request timeout
-// is 2 s by default, most of it the CNI budget's).
+// The network-status write: inside a RunPodSandbox at most this, and never past the CNI budget
+// (the runtime's NRI request timeout, 2 s by default, must not pass); a write that fails is
+// tried again by the sync worker every period, each waited for at most kRetryTimeout, until
+// written, its pod or record gone, or kAttempts tried (about 5 minutes).
 constexpr std::chrono::milliseconds kNetworkStatusTimeout{300};
+constexpr std::chrono::seconds kNetworkStatusRetryPeriod{5};
+constexpr std::chrono::seconds kNetworkStatusRetryTimeout{2};
+constexpr int kNetworkStatusAttempts = 60;
+
+// Whether a failed network-status write is worth another try: when the API server was slow or
+// away; not when the pod is gone or is another pod of that name now (its UID differs), nor when
+// the API server refuses the patch (a grant not given is said once per pod, not every period).
+bool retriable(const Status& st) {
+  switch (st.code()) {
+    case Code::kTimeout:
+    case Code::kUnavailable:
+    case Code::kTooManyRequests:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::string podName(const nri::Pod& pod) { return pod.namespace_ + "/" + pod.name; }
 
@@ -42,15 +61,26 @@ Attacher::~Attacher() {
 void Attacher::syncLoop(const std::stop_token& stop) {
   while (true) {
     Snapshot snapshot;
+    bool synchronize = false;  // else the network-status writes' retry period passed
     {
       std::unique_lock lock(sync_mu_);
       sync_running_ = false;
-      if (!sync_cv_.wait(lock, stop, [this] { return sync_pending_.has_value(); })) return;
-      snapshot = std::move(*sync_pending_);
-      sync_pending_.reset();
-      sync_running_ = true;
+      auto pending = [this] { return sync_pending_.has_value(); };
+      synchronize = status_retries_.empty()
+                        ? sync_cv_.wait(lock, stop, pending)
+                        : sync_cv_.wait_for(lock, stop, kNetworkStatusRetryPeriod, pending);
+      if (stop.stop_requested()) return;
+      if (synchronize) {
+        snapshot = std::move(*sync_pending_);
+        sync_pending_.reset();
+        sync_running_ = true;
+      }
     }
-    reconcile(snapshot);
+    if (synchronize) {
+      reconcile(snapshot);
+    } else {
+      retryNetworkStatus();
+    }
   }
 }
 
@@ -288,7 +318,20 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
     // The sandbox fails: nothing of this pod stays attached.
     if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
   } else {
-    writeNetworkStatus(record);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    Status written = snapshot ? writeNetworkStatus(record, kNetworkStatusRetryTimeout)
+                     : left.count() > 0
+                         ? writeNetworkStatus(record, std::min(left, kNetworkStatusTimeout))
+                         : Status(Code::kTimeout, "no time left within the attach budget");
+    if (!written.isOk()) {
+      SDRA_LOG_WARN << written.message() << (retriable(written) ? " (tried again)" : "");
+      if (retriable(written)) {
+        std::lock_guard sync_lock(sync_mu_);
+        status_retries_.emplace(pod.id, 0);
+        sync_cv_.notify_all();
+      }
+    }
   }
   writeStatuses(claims);
   return failed;
@@ -323,26 +366,62 @@ Status Attacher::detach(const std::string& sandbox) {
   return first;
 }
 
-void Attacher::writeNetworkStatus(const dra::AttachRecord& record) const {
+Status Attacher::writeNetworkStatus(const dra::AttachRecord& record,
+                                    std::chrono::milliseconds timeout) const {
   std::string status = dra::networkStatus(record);
-  if (status.empty()) return;
+  if (status.empty()) return Status::ok();
   json::Document patch(rapidjson::kObjectType);
   api::Writer metadata = api::Writer(patch, patch.GetAllocator()).object("metadata");
   metadata.strAlways("uid", record.pod_uid)
       .object("annotations")
       .strAlways(dra::kNetworkStatusAnnotation, status);
-  // Bounded: it runs inside the runtime's RunPodSandbox request, whose timeout must not pass.
   auto written = client_->patch(kube::resources::kPods, record.pod_namespace, record.pod_name,
                                 kube::PatchType::kMerge, json::dump(patch),
-                                {.timeout = kNetworkStatusTimeout, .metadata_only = true});
-  if (written.ok()) return;
+                                {.timeout = timeout, .metadata_only = true});
+  if (written.ok()) return Status::ok();
   std::string hint = written.status().code() == Code::kForbidden
-                         ? " (the agent's ServiceAccount needs patch on pods: "
-                           "config/rbac/agent_role.yaml)"
+                         ? " (the agent's ServiceAccount needs the ClusterRole "
+                           "sriov-dra-agent-pod-network-status of "
+                           "config/rbac/agent_validating_admission_policy.yaml)"
                          : "";
-  SDRA_LOG_WARN << "writing the " << dra::kNetworkStatusAnnotation << " annotation of pod "
-                << record.pod_namespace << "/" << record.pod_name << ": "
-                << written.status().message() << hint << " (written again on the pod's next event)";
+  return Status(written.status().code(),
+                "writing the " + std::string(dra::kNetworkStatusAnnotation) +
+                    " annotation of pod " + record.pod_namespace + "/" + record.pod_name + ": " +
+                    written.status().message() + hint);
+}
+
+void Attacher::retryNetworkStatus() {
+  std::map<std::string, int> due;
+  {
+    std::lock_guard sync_lock(sync_mu_);
+    due = status_retries_;
+  }
+  for (const auto& [sandbox, attempts] : due) {
+    Status st;
+    {
+      auto lock = lockOf(sandbox);
+      std::lock_guard guard(*lock);
+      auto loaded = records_.load(sandbox);
+      if (!loaded.ok()) {
+        st = loaded.status();
+      } else if (*loaded) {
+        st = writeNetworkStatus(**loaded, kNetworkStatusRetryTimeout);
+      }  // no record: the sandbox is gone, nothing to write
+    }
+    bool again = retriable(st) && attempts + 1 < kNetworkStatusAttempts;
+    if (!st.isOk()) {
+      SDRA_LOG_WARN << st.message()
+                    << (again           ? " (tried again)"
+                        : retriable(st) ? " (given up)"
+                                        : "");
+    }
+    std::lock_guard sync_lock(sync_mu_);
+    if (again) {
+      status_retries_[sandbox] = attempts + 1;
+    } else {
+      status_retries_.erase(sandbox);
+    }
+  }
 }
 
 void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {
@@ -362,6 +441,10 @@ Status Attacher::runPodSandbox(const nri::Pod& pod) {
 
 Status Attacher::stopPodSandbox(const nri::Pod& pod) {
   noteEvent(pod.id);
+  {
+    std::lock_guard sync_lock(sync_mu_);
+    status_retries_.erase(pod.id);
+  }
   auto lock = lockOf(pod.id);
   std::lock_guard guard(*lock);
   return detach(pod.id);

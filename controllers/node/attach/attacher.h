@@ -12,8 +12,10 @@
 //     PCI address (and the pod's mac, ips and GUID as capability arguments), record the
 //     interface as Adding, run CNI ADD with the pod's netns, interface
 //     name and CNI_ARGS, record it Attached with the result, then write the pod's
-//     k8s.v1.cni.cncf.io/network-status annotation as Multus writes it and status.devices (data
-//     {vfConfig, cniConfig, cniResult}, networkData). A missing NAD, an unknown plugin type or a
+//     k8s.v1.cni.cncf.io/network-status annotation as Multus writes it (within what is left of
+//     the budget, at most 300 ms; when the API server was slow or away, the sync worker tries
+//     again every 5 s for about 5 minutes) and status.devices (data {vfConfig, cniConfig,
+//     cniResult}, networkData). A missing NAD, an unknown plugin type or a
 //     failing plugin fails the sandbox with that message, and whatever this pod had attached is
 //     detached again. Attached interfaces are skipped, so a repeated RunPodSandbox attaches
 //     nothing twice; an interface recorded Adding (the agent died during ADD) is deleted and
@@ -116,9 +118,13 @@ class Attacher : public nri::PodHandler {
   Result<NadConfig> nadConfig(const dra::Attachment& a, NadReads& reads) const;
   void writeStatuses(const std::set<std::string>& claim_uids) const;
   // Multus's network-status annotation on the record's pod (dra::networkStatus), in one merge
-  // patch that carries the pod's UID (a namesake of another UID refuses it); a failure is
-  // logged, and the pod's next event or Synchronize writes it again.
-  void writeNetworkStatus(const dra::AttachRecord& record) const;
+  // patch that carries the pod's UID (a namesake of another UID refuses it), waited for at most
+  // `timeout`; nothing to write is Ok.
+  Status writeNetworkStatus(const dra::AttachRecord& record,
+                            std::chrono::milliseconds timeout) const;
+  // The sync worker's retry of the writes in status_retries_ (attacher.cpp says how often and
+  // how long).
+  void retryNetworkStatus();
   std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
 
   std::shared_ptr<kube::Client> client_;
@@ -135,7 +141,10 @@ class Attacher : public nri::PodHandler {
   std::condition_variable_any sync_cv_;
   std::optional<Snapshot> sync_pending_;  // guarded by sync_mu_
   bool sync_running_ = false;             // guarded by sync_mu_
-  std::jthread sync_worker_;              // last: stopped first
+  // Sandboxes whose network-status write failed for a reason that may pass, by the attempts
+  // made since; guarded by sync_mu_. StopPodSandbox drops its sandbox.
+  std::map<std::string, int> status_retries_;
+  std::jthread sync_worker_;  // last: stopped first
 };
 
 }  // namespace sriovdra::attach
