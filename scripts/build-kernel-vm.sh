@@ -2,9 +2,9 @@
 # Prepares the real-kernel tests' VM once (ctest label `kernel`, tests/kernel/): QEMU 10 from
 # Debian bookworm-backports (its emulated Intel 82576, `-device igb`, implements SR-IOV), Debian's
 # guest kernel unpacked (not installed) with the kernel decompressed to an ELF vmlinux (it boots
-# about 3 s faster under TCG), and a base initramfs: busybox-static, the igb, igbvf, vfio-pci and
-# soft-RoCE (rdma_rxe) modules, and an /init that loads them, runs /probe/run when the test appended one (a second
-# cpio archive, see tests/kernel/vm.h) and powers the guest off. Cached in
+# about 3 s faster under TCG), and a base initramfs: busybox-static, the igb, igbvf, vfio-pci
+# and soft-RoCE (rdma_rxe) modules, and an /init that loads them, runs /probe/run when the test
+# appended one (a second cpio archive, see tests/kernel/vm.h) and powers the guest off. Cached in
 # ~/.cache/sriov-dra/kernel-vm-<kernel version>-<stamp>; prints that directory
 # (vmlinux, base.cpio, kernel-version).
 #

@@ -1,8 +1,9 @@
 #pragma once
 // The netlink encoding every family of ours shares (internal to lib/host: netlink_wire.cpp for
-// rtnetlink and devlink, rdma_wire.cpp for RDMA): a 16-byte nlmsghdr, a family header, then
-// attributes (2-byte length, 2-byte type, value, padded to 4 bytes), as <linux/netlink.h> lays
-// them out. Pure: no sockets, no globals. The readers never read past the buffer they are given.
+// rtnetlink and devlink, rdma_wire.cpp for RDMA; and the kernel test's own RDMA requests): a
+// 16-byte nlmsghdr, the family's header where it has one (RDMA has none), then attributes (2-byte
+// length, 2-byte type, value, padded to 4 bytes), as <linux/netlink.h> lays them out. Pure: no
+// sockets, no globals. The readers never read past the buffer they are given.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>

@@ -22,8 +22,7 @@ Result<std::string> KernelRdma::netnsMode() const {
   return netlink::rdmaNetnsModeOf(reply->payloads.front());
 }
 
-Status KernelRdma::moveDevice(std::string_view device, const NetNamespace& target) {
-  std::string what = "moving RDMA device " + std::string(device) + " to another namespace";
+Result<uint32_t> KernelRdma::deviceIndex(std::string_view device) const {
   uint32_t seq = netlink::nextSeq();
   auto dump = netlink::transact(NETLINK_RDMA, netlink::rdmaDeviceDumpRequest(seq), seq,
                                 "listing the RDMA devices", timeout_);
@@ -31,15 +30,20 @@ Status KernelRdma::moveDevice(std::string_view device, const NetNamespace& targe
   for (const auto& payload : dump->payloads) {
     auto dev = netlink::rdmaDeviceOf(payload);
     if (!dev.ok()) return dev.status();
-    if (dev->name != device) continue;
-    seq = netlink::nextSeq();
-    auto set = netlink::transact(
-        NETLINK_RDMA,
-        netlink::rdmaSetNetnsRequest(seq, dev->index, static_cast<uint32_t>(target.fd())), seq,
-        what, timeout_);
-    return set.ok() ? Status::ok() : set.status();
+    if (dev->name == device) return dev->index;
   }
-  return Status::fromErrno(ENODEV, what + ": this namespace has no RDMA device of that name");
+  return Status::fromErrno(
+      ENODEV, "this namespace has no RDMA device " + std::string(device.substr(0, 64)));
+}
+
+Status KernelRdma::moveDevice(std::string_view device, const NetNamespace& target) {
+  auto index = deviceIndex(device);
+  if (!index.ok()) return index.status();
+  uint32_t seq = netlink::nextSeq();
+  auto set = netlink::transact(
+      NETLINK_RDMA, netlink::rdmaSetNetnsRequest(seq, *index, static_cast<uint32_t>(target.fd())),
+      seq, "moving RDMA device " + std::string(device) + " to another namespace", timeout_);
+  return set.ok() ? Status::ok() : set.status();
 }
 
 std::vector<std::string> rdmaDevicesOf(const Sysfs& sysfs, std::string_view pci_address) {

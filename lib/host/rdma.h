@@ -19,6 +19,7 @@
 // Thread-safety: KernelRdma opens a socket per call and may be used from any thread;
 // SimulatedKernel (simulated_kernel.h) serializes calls with its writes.
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,9 @@ class KernelRdma : public Rdma {
       : timeout_(timeout) {}
   Result<std::string> netnsMode() const override;
   Status moveDevice(std::string_view device, const NetNamespace& target) override;
+  // The index of the device named `device` in a RDMA_NLDEV_CMD_GET dump of what this namespace
+  // sees; ENODEV when it is not there.
+  Result<uint32_t> deviceIndex(std::string_view device) const;
 
  private:
   std::chrono::milliseconds timeout_;

@@ -74,15 +74,16 @@
 // And it is the RDMA subsystem of that machine (rdma.h), SIMULATION of its namespace awareness:
 //   netnsMode()            <root>/simulated/rdma/netns_mode, "shared" until set.
 //   setRdmaNetnsMode(M)    "shared" or "exclusive" (else EINVAL), as ib_core.netns_mode at boot,
-//                          with the caller's network namespace as the initial one (where devices
+//                          the first call's network namespace the initial one (where devices
 //                          start and return to): a set-up of the simulation, without Linux's EBUSY
 //                          while other network namespaces exist.
 //   moveDevice(DEV, NS)    the device sys/class/infiniband/DEV into the namespace NS holds,
 //                          recorded as its nsfs device and inode in <root>/simulated/rdma/netns/DEV
-//                          (no record: the initial namespace). As Linux:
-//                          EOPNOTSUPP in shared mode and for a device whose PCI function is not on
-//                          mlx5_core (rxe and the like cannot move); ENODEV unless the caller's
-//                          namespace (/proc/thread-self/ns/net) is the device's. Unbinding the
+//                          (no record: the initial namespace). As Linux: ENODEV for a device the
+//                          caller's namespace (/proc/thread-self/ns/net) does not see (in
+//                          exclusive mode, one in another namespace), then EOPNOTSUPP in shared
+//                          mode and for a device whose PCI function is not on mlx5_core (rxe and
+//                          the like cannot move). Unbinding the
 //                          function's driver destroys the device and its record (a new one starts
 //                          in the initial namespace). Not modelled: the IPoIB netdev Linux
 //                          recreates on a move (it keeps its name here), sysfs seen per namespace,

@@ -51,7 +51,7 @@ Status SimulatedKernel::setRdmaNetnsMode(std::string_view mode) {
                   ? caller.status()
                   : Status::fromErrno(EINVAL, "RDMA namespace mode " + std::string(mode));
   if (st.isOk()) st = tree_.mkdirs("simulated/rdma");
-  if (st.isOk()) st = tree_.file(kInitialFile, *caller);
+  if (st.isOk() && !fs_.exists(kInitialFile)) st = tree_.file(kInitialFile, *caller);
   if (st.isOk()) st = tree_.file(kModeFile, std::string(mode));
   journal("rdma system set netns " + std::string(mode), st);
   return st;
@@ -75,12 +75,14 @@ Status SimulatedKernel::moveDevice(std::string_view device, const NetNamespace& 
   auto at = fs_.resolve("sys/class/infiniband/" + name);
   std::string function = at.ok() ? fs::path(*at).parent_path().parent_path().string() : "";
   Status st;
+  const bool exclusive = stateOr(kModeFile, "shared") == "exclusive";
   if (!caller.ok()) {
     st = caller.status();
-  } else if (stateOr(kModeFile, "shared") != "exclusive") {
-    st = Status::fromErrno(EOPNOTSUPP, "RDMA devices move only in exclusive namespace mode");
-  } else if (!plainName(device) || !at.ok() || stateOr(kRecords + name, initial) != *caller) {
+  } else if (!plainName(device) || !at.ok() ||
+             (exclusive && stateOr(kRecords + name, initial) != *caller)) {
     st = Status::fromErrno(ENODEV, "no RDMA device " + name + " in this namespace");
+  } else if (!exclusive) {
+    st = Status::fromErrno(EOPNOTSUPP, "RDMA devices move only in exclusive namespace mode");
   } else if (auto driver = fs_.readLink(function + "/driver");
              !driver.ok() || baseName(*driver) != "mlx5_core") {
     st = Status::fromErrno(EOPNOTSUPP, name + "'s driver cannot move it between namespaces");

@@ -503,11 +503,18 @@ TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod a
   std::string pod = b.pod("rdma");
   const std::string vf = b.vfAddress(1);
   const std::string ipam_dir = b.stateDir() + "/host-local";
+  // The VF's own GUID, as the agent assigns it (set through the PF, read by its driver when it
+  // binds again): ADD and DEL then rebind nothing, so the RDMA device they move stays the same.
+  REQUIRE(b.kernel().setVfGuids("ibp14s0", 1, 0x0200000000000009, 0x0200000000000009).isOk());
+  REQUIRE(b.kernel().write("sys/bus/pci/drivers/mlx5_core/unbind", vf).isOk());
+  REQUIRE(b.kernel().write("sys/bus/pci/drivers/mlx5_core/bind", vf).isOk());
+  const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
+  REQUIRE(devices.size() == 1);
+  const std::string record = "simulated/rdma/netns/" + devices[0];
   const std::string config =
       R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","rdmaIsolation":true,"runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:09"},)"
-      R"("ipam":{"type":"host-local","dataDir":")" +
-      ipam_dir + R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
+      R"(","rdmaIsolation":true,"ipam":{"type":"host-local","dataDir":")" + ipam_dir +
+      R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
   const std::string cache = b.stateDir() + "/ib/pod-a-net1";
   auto withPath = [&](std::string path) {
     auto a = args(pod, config);
@@ -532,7 +539,7 @@ TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod a
     CHECK_THAT(shared.status().message(),
                Catch::Equals("RDMA subsystem namespace awareness mode is set to shared, expecting "
                              "it to be set to exclusive, invalid system configurations"));
-    CHECK(b.vf(1).port_guid == 0);
+    CHECK_FALSE(fs::exists(cache));
 
     REQUIRE(b.kernel().setRdmaNetnsMode("exclusive").isOk());
     auto moved = [&] { return b.kernel().list("simulated/rdma/netns").valueOr({}); };
@@ -546,10 +553,7 @@ TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod a
     auto added = plugin.add(withPath("/usr/lib/cni"));
     INFO((added.ok() ? *added : added.status().message()));
     REQUIRE(added.ok());
-    // The GUID's rebind gave the VF a new RDMA device: the one moved is the VF's after it.
-    const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
-    REQUIRE(devices.size() == 1);
-    const std::string record = "simulated/rdma/netns/" + devices[0];
+    CHECK(host::rdmaDevicesOf(b.kernel(), vf) == devices);  // no rebind made another
     CHECK(moved() == std::vector<std::string>{devices[0]});
     CHECK(b.kernel().read(record).valueOr("") == podIdentity());
     CHECK(Bench::inPod(pod, "net1"));

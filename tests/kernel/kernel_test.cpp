@@ -164,11 +164,11 @@ TEST_CASE("lib/host's RDMA netlink on Linux's RDMA core: the rules the simulated
   REQUIRE(vm->report.ok());
   const auto& steps = vm->report->rdma_steps;
   INFO("RDMA steps in the guest:\n" << described(steps));
-  // Soft-RoCE on the first PF, Linux's default mode read back, then the rules: shared mode
-  // refuses every move; exclusive mode hides the device from another namespace (ENODEV, as the
-  // simulated kernel answers); rxe cannot move at all (only drivers that can take back user
-  // contexts, mlx5 among them, can: the simulated kernel moves mlx5 devices only); a mode
-  // change while another namespace exists is EBUSY (the simulation's set-up skips that rule).
+  // Soft-RoCE on the first PF, Linux's default mode read back, then the rules: rxe cannot move
+  // in either mode (only drivers that can take back user contexts, mlx5 among them, can: the
+  // simulated kernel moves mlx5 devices only); exclusive mode hides the device from another
+  // namespace (ENODEV, as the simulated kernel answers); a mode change while another namespace
+  // exists is EBUSY (the simulation's set-up skips that rule).
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"rdma link add rxe0 type rxe netdev eth0", "ok"},
       {"rdma system show", "netns shared"},
@@ -176,7 +176,7 @@ TEST_CASE("lib/host's RDMA netlink on Linux's RDMA core: the rules the simulated
       {"rdma system set netns exclusive", "ok"},
       {"rdma system show, after", "netns exclusive"},
       {"rdma dev set rxe0 netns pod", "EOPNOTSUPP"},
-      {"rdma dev set mlx5_9 netns pod (no such device)", "ENODEV"},
+      {"rdma dev set mlx5_9 netns pod (the dump lists no such device)", "ENODEV"},
       {"in the pod: rdma dev set rxe0 netns (the host's)", "ENODEV"},
       {"rdma system set netns shared, a pod namespace exists", "EBUSY"},
       {"rdma link delete rxe0", "ok"}};

@@ -9,7 +9,6 @@
 #include "host/netlink_socket.h"
 #include "host/netns.h"
 #include "host/rdma.h"
-#include "host/rdma_wire.h"
 
 namespace sriovdra::kernel_test {
 namespace {
@@ -43,20 +42,13 @@ Status setMode(bool shared) {
   return request(RDMA_NLDEV_CMD_SYS_SET, attrs, "rdma system set netns");
 }
 
-// `rdma link delete NAME`: found by the dump this namespace sees.
-Status deleteLink(const std::string& name) {
-  uint32_t seq = nl::nextSeq();
-  auto dump =
-      nl::transact(NETLINK_RDMA, nl::rdmaDeviceDumpRequest(seq), seq, "rdma dev show", kTimeout);
-  if (!dump.ok()) return dump.status();
-  for (const auto& payload : dump->payloads) {
-    auto dev = nl::rdmaDeviceOf(payload);
-    if (!dev.ok() || dev->name != name) continue;
-    std::string attrs;
-    attribute(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, raw(dev->index));
-    return request(RDMA_NLDEV_CMD_DELLINK, attrs, "rdma link delete " + name);
-  }
-  return Status::fromErrno(ENODEV, "no RDMA device " + name);
+// `rdma link delete NAME`.
+Status deleteLink(const host::KernelRdma& rdma, const std::string& name) {
+  auto index = rdma.deviceIndex(name);
+  if (!index.ok()) return index.status();
+  std::string attrs;
+  attribute(attrs, RDMA_NLDEV_ATTR_DEV_INDEX, raw(*index));
+  return request(RDMA_NLDEV_CMD_DELLINK, attrs, "rdma link delete " + name);
 }
 
 std::string modeResult(const host::Rdma& rdma) {
@@ -85,11 +77,12 @@ std::vector<Step> runRdmaScenario(const std::string& netdev) {
     return steps;
   }
   step("rdma dev set rxe0 netns pod", resultOf(rdma.moveDevice("rxe0", *pod)));
-  step("rdma dev set mlx5_9 netns pod (no such device)", resultOf(rdma.moveDevice("mlx5_9", *pod)));
+  step("rdma dev set mlx5_9 netns pod (the dump lists no such device)",
+       resultOf(rdma.moveDevice("mlx5_9", *pod)));
   step("in the pod: rdma dev set rxe0 netns (the host's)",
        resultOf(pod->run([&] { return rdma.moveDevice("rxe0", *self); })));
   step("rdma system set netns shared, a pod namespace exists", resultOf(setMode(true)));
-  step("rdma link delete rxe0", resultOf(deleteLink("rxe0")));
+  step("rdma link delete rxe0", resultOf(deleteLink(rdma, "rxe0")));
   return steps;
 }
 
