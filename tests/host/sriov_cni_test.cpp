@@ -118,6 +118,14 @@ class Bench {
          .lock_timeout = std::chrono::milliseconds(200),
          .log = [this](std::string_view l) { log_ += std::string(l) + "\n"; }});
   }
+  // The ib-sriov plugin on the bench's kernel (sysfs, netlink, RDMA), its state under stateDir().
+  cni_plugin::IbSriovPlugin ibPlugin() {
+    return cni_plugin::IbSriovPlugin({.sysfs = kernel_.get(),
+                                      .netlink = kernel_.get(),
+                                      .rdma = kernel_.get(),
+                                      .state_dir = stateDir() + "/ib",
+                                      .lock_timeout = std::chrono::milliseconds(200)});
+  }
   std::string stateDir() const { return dir_.path() + "/cni-state"; }
   host::SimulatedKernel& kernel() { return *kernel_; }
   const std::string& log() const { return log_; }
@@ -401,10 +409,7 @@ TEST_CASE("ib-sriov sets a VF's GUID and link state through its PF, and puts the
            extra + "}";
   };
   b.inside([&] {
-    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
-                                      .netlink = &b.kernel(),
-                                      .state_dir = b.stateDir() + "/ib",
-                                      .lock_timeout = std::chrono::milliseconds(200)});
+    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
     // Without a GUID the VF's own must be valid: the agent assigns them, none here yet.
     auto no_guid = plugin.add(args(pod, config(R"(,"link_state":"enable")")));
     CHECK_THAT(no_guid.status().message(),
@@ -453,10 +458,7 @@ TEST_CASE("ib-sriov undoes a failed ADD, and a failed DEL keeps its cache until 
     return a;
   };
   b.inside([&] {
-    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
-                                      .netlink = &b.kernel(),
-                                      .state_dir = b.stateDir() + "/ib",
-                                      .lock_timeout = std::chrono::milliseconds(200)});
+    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
     // IPAM cannot run: everything ADD did before is put back, the cache it wrote first is gone.
     auto failed = plugin.add(withPath(pod, "/nonexistent-cni-bin"));
     REQUIRE_FALSE(failed.ok());
@@ -529,11 +531,7 @@ TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod a
     return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   };
   b.inside([&] {
-    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
-                                      .netlink = &b.kernel(),
-                                      .rdma = &b.kernel(),
-                                      .state_dir = b.stateDir() + "/ib",
-                                      .lock_timeout = std::chrono::milliseconds(200)});
+    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
     // Linux starts in shared mode: refused in upstream's words, before the VF changes.
     auto shared = plugin.add(withPath("/usr/lib/cni"));
     CHECK_THAT(shared.status().message(),
@@ -609,11 +607,7 @@ TEST_CASE("ib-sriov's DEL after an ADD killed past the RDMA move brings the devi
     REQUIRE(pod_ns.ok());
     REQUIRE(b.kernel().moveDevice(devices[0], *pod_ns).isOk());
 
-    cni_plugin::IbSriovPlugin plugin({.sysfs = &b.kernel(),
-                                      .netlink = &b.kernel(),
-                                      .rdma = &b.kernel(),
-                                      .state_dir = b.stateDir() + "/ib",
-                                      .lock_timeout = std::chrono::milliseconds(200)});
+    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
     CHECK(plugin.del(args(pod, config)).isOk());
     CHECK_FALSE(b.kernel().exists("simulated/rdma/netns/" + devices[0]));
     CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());

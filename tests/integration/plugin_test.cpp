@@ -882,12 +882,9 @@ TEST_CASE(
                                "k8s.v1.cni.cncf.io/network-status of a pod"));
   }
   auto huge = annotate("pod-here", R"({"annotations":{"k8s.v1.cni.cncf.io/network-status":")" +
-                                       std::string(70000, 'x') + ""
-}
-}
-");
-    REQUIRE_FALSE(huge.ok());
-CHECK_THAT(huge.status().message(), Catch::Contains("may write at most 64 KiB"));
+                                       std::string(70000, 'x') + R"("}})");
+  REQUIRE_FALSE(huge.ok());
+  CHECK_THAT(huge.status().message(), Catch::Contains("may write at most 64 KiB"));
 }
 
 TEST_CASE("a node policy with needVhostNet gives its VFs /dev/vhost-net and /dev/net/tun",

@@ -415,11 +415,14 @@ void Attacher::retryNetworkStatus() {
                         : retriable(st) ? " (given up)"
                                         : "");
     }
+    // StopPodSandbox may have dropped it meanwhile: it stays dropped.
     std::lock_guard sync_lock(sync_mu_);
-    if (again) {
-      status_retries_[sandbox] = attempts + 1;
-    } else {
-      status_retries_.erase(sandbox);
+    if (auto it = status_retries_.find(sandbox); it != status_retries_.end()) {
+      if (again) {
+        it->second = attempts + 1;
+      } else {
+        status_retries_.erase(it);
+      }
     }
   }
 }

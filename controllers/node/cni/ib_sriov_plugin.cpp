@@ -320,11 +320,13 @@ class Add {
     UndoNotes note(h_);
     if (ipam_added_) note(delegateDel(args_, conf_.plugin.ipam_type, h_.ipam_timeout));
     if (in_pod_) note(releaseVf(h_, conf_, args_.if_name, *host_ns_, *pod_ns_));
-    if (pod_ns_ && host_ns_) note(rdmaToHost(h_, conf_, *pod_ns_, *host_ns_));
     if (cached_ && is_vf_) {
       Status locked = lock_ ? Status::ok() : relock();
       note(locked);
-      if (locked.isOk()) note(vf_.reset());
+      if (locked.isOk()) {
+        note(rdmaToHost(h_, conf_, *pod_ns_, *host_ns_));
+        note(vf_.reset());
+      }
     }
     if (cached_ && note.clean()) (void)files_.removeCache(args_.container_id, args_.if_name);
     return why;
