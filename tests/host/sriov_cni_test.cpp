@@ -1,36 +1,23 @@
 // Our `sriov` CNI plugin's commands (node/cni/sriov_plugin.h) on the simulated kernel's E810
-// (the PF's side: VF settings through netlink) with real netdevs: each VF's netdev a veth
-// interface of the fixture's name, moved into a pod namespace for real, all inside a network
-// namespace of the test's own. What the kernel test does not cover: caches upstream's plugin
-// wrote, stale and live allocations, the lock, and DEL after the VF, the pod or the cache is gone.
-// And `ib-sriov` on the reference server's ConnectX-6 VFs: GUIDs, link state and rdmaIsolation
-// (the RDMA device moved by the simulated kernel, which no VM here can give: no InfiniBand).
+// (the PF's side: VF settings through netlink) with real netdevs (cni_bench.h). What the kernel
+// test does not cover: caches upstream's plugin wrote, stale and live allocations, the lock, and
+// DEL after the VF, the pod or the cache is gone.
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include <catch2/catch.hpp>
-#include <sched.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/files.h"
 #include "base/json.h"
-#include "base/process.h"
-#include "host/fixtures.h"
-#include "host/netdev.h"
-#include "host/netns.h"
-#include "host/rdma.h"
-#include "host/simulated_kernel.h"
-#include "node/cni/ib_sriov_plugin.h"
-#include "node/cni/sriov_plugin.h"
 #include "node/cni/vf_files.h"
-#include "sriovcni/ib_netconf.h"
-#include "support/skip.h"
-#include "support/temp_dir.h"
+#include "support/cni_bench.h"
 
 using namespace sriovdra;
+using sriovdra::testing::addStandIn;
+using sriovdra::testing::args;
+using sriovdra::testing::Bench;
+using sriovdra::testing::exitCodeOf;
+using sriovdra::testing::root;
 
 namespace {
 
@@ -39,142 +26,10 @@ namespace fs = std::filesystem;
 const std::string kPf = "ens1f0";
 const std::string kVf1 = "0000:3b:01.1";  // VF 1 of ens1f0 (offset 8, stride 1 in the fixture)
 
-int run(const std::vector<std::string>& argv) {
-  auto out = runProcess({.argv = argv}, std::chrono::seconds(10));
-  return out.ok() ? out->exit_code : -1;
-}
-
-// A VF netdev's stand-in: one end of a veth pair (ifb takes no MAC), its peer beside it.
-int addStandIn(const std::string& name) {
-  static int peers = 0;
-  return run({"ip", "link", "add", name, "type", "veth", "peer", "name",
-              "peer" + std::to_string(peers++)});
-}
-
-// The fixture with 4 VFs on ens1f0, their netdevs as veth interfaces, and pod namespaces bound
-// under the temporary directory; everything inside a network namespace of its own, entered by
-// the thread that calls inside().
-class Bench {
- public:
-  // 4 VFs on the PF `pf` (its netdev) at `pf_address` of the fixture.
-  explicit Bench(const std::string& fixture = "e810-ethernet",
-                 const std::string& pf_address = "0000:3b:00.0", std::string pf = kPf)
-      : pf_(std::move(pf)) {
-    REQUIRE(host::writeFixture(fixture, dir_.path()).isOk());
-    kernel_ = std::make_unique<host::SimulatedKernel>(dir_.path());
-    REQUIRE(kernel_->write("sys/bus/pci/devices/" + pf_address + "/sriov_numvfs", "4").isOk());
-  }
-  ~Bench() {
-    for (const auto& p : pods_) {
-      ::umount2(p.c_str(), MNT_DETACH);
-      ::unlink(p.c_str());
-    }
-  }
-
-  // Runs `fn` on a thread in the bench's own network namespace (made on first use).
-  void inside(const std::function<void()>& fn) {
-    std::thread([&] {
-      if (!netns_) {
-        REQUIRE(::unshare(CLONE_NEWNET) == 0);
-        netns_.emplace(host::NetNamespace::current().value());
-        for (int i = 0; i < 4; ++i) {
-          REQUIRE(addStandIn(vfNetdev(i)) == 0);
-        }
-      } else {
-        REQUIRE(::setns(netns_->fd(), CLONE_NEWNET) == 0);
-      }
-      fn();
-    }).join();
-  }
-
-  std::string vfAddress(int i) const {
-    return host::baseName(
-        kernel_->readLink("sys/class/net/" + pf_ + "/device/virtfn" + std::to_string(i)).value());
-  }
-  std::string vfNetdev(int i) const {
-    return kernel_->list("sys/bus/pci/devices/" + vfAddress(i) + "/net").value().front();
-  }
-  // A new pod namespace, bound at a path (as a runtime makes one).
-  std::string pod(const std::string& name) {
-    std::string path = dir_.path() + "/netns-" + name;
-    std::ofstream(path).flush();
-    std::thread([&] {
-      REQUIRE(::unshare(CLONE_NEWNET) == 0);
-      REQUIRE(::mount("/proc/thread-self/ns/net", path.c_str(), nullptr, MS_BIND, nullptr) == 0);
-    }).join();
-    pods_.push_back(path);
-    return path;
-  }
-  void removePod(const std::string& path) {
-    ::umount2(path.c_str(), MNT_DETACH);
-    ::unlink(path.c_str());
-  }
-
-  cni_plugin::SriovPlugin plugin() {
-    return cni_plugin::SriovPlugin(
-        {.sysfs = kernel_.get(),
-         .netlink = kernel_.get(),
-         .state_dir = stateDir(),
-         .lock_timeout = std::chrono::milliseconds(200),
-         .log = [this](std::string_view l) { log_ += std::string(l) + "\n"; }});
-  }
-  // The ib-sriov plugin on the bench's kernel (sysfs, netlink, RDMA), its state under stateDir().
-  cni_plugin::IbSriovPlugin ibPlugin() {
-    return cni_plugin::IbSriovPlugin({.sysfs = kernel_.get(),
-                                      .netlink = kernel_.get(),
-                                      .rdma = kernel_.get(),
-                                      .state_dir = stateDir() + "/ib",
-                                      .lock_timeout = std::chrono::milliseconds(200)});
-  }
-  std::string stateDir() const { return dir_.path() + "/cni-state"; }
-  host::SimulatedKernel& kernel() { return *kernel_; }
-  const std::string& log() const { return log_; }
-
-  host::VfInfo vf(int i) {
-    auto vfs = kernel_->vfs(pf_);
-    REQUIRE(vfs.ok());
-    for (const auto& v : *vfs) {
-      if (v.vf == i) return v;
-    }
-    FAIL("no VF " << i);
-    return {};
-  }
-  static bool inPod(const std::string& netns, const std::string& if_name) {
-    bool found = false;
-    (void)host::NetNamespace::open(netns).value().run([&] {
-      found = host::Netdevs().link(if_name).ok();
-      return Status::ok();
-    });
-    return found;
-  }
-
- private:
-  testing::TempDir dir_;
-  std::string pf_;
-  std::unique_ptr<host::SimulatedKernel> kernel_;
-  std::optional<host::NetNamespace> netns_;
-  std::vector<std::string> pods_;
-  std::string log_;
-};
-
-cni::CmdArgs args(const std::string& netns, const std::string& config, std::string cid = "pod-a",
-                  std::string if_name = "net1") {
-  cni::CmdArgs a;
-  a.container_id = std::move(cid);
-  a.netns = netns;
-  a.if_name = std::move(if_name);
-  a.path = "/usr/lib/cni";
-  a.stdin_data = config;
-  a.cni_version = "1.0.0";
-  return a;
-}
-
 std::string configFor(const std::string& vf, const std::string& extra = "") {
   return R"({"cniVersion":"1.0.0","name":"vf-net","type":"sriov","deviceID":")" + vf + "\"" +
          extra + "}";
 }
-
-bool root() { return testing::rootOr("the sriov CNI plugin's checks"); }
 
 }  // namespace
 
@@ -301,8 +156,8 @@ TEST_CASE("DEL of a VF whose netdev refuses MAC changes succeeds when its MAC is
     // VF 1's netdev as an ifb interface: the kernel refuses to change its MAC (EOPNOTSUPP), as
     // some VF drivers do; ADD without a MAC never changes it, so DEL has nothing to restore.
     const std::string netdev = b.vfNetdev(1);
-    REQUIRE(run({"ip", "link", "del", netdev}) == 0);
-    REQUIRE(run({"ip", "link", "add", netdev, "type", "ifb"}) == 0);
+    REQUIRE(exitCodeOf({"ip", "link", "del", netdev}) == 0);
+    REQUIRE(exitCodeOf({"ip", "link", "add", netdev, "type", "ifb"}) == 0);
     auto plugin = b.plugin();
     const std::string vlan = configFor(kVf1, R"(,"vlan":10)");
     REQUIRE(plugin.add(args(pod, vlan, "no-mac")).ok());
@@ -355,8 +210,8 @@ TEST_CASE("ADD into a pod that has an interface of the name fails and leaves tha
     auto pod_ns = host::NetNamespace::open(pod).value();
     REQUIRE(pod_ns
                 .run([&] {
-                  return run({"ip", "link", "add", "net1", "type", "veth", "peer", "name",
-                              "other"}) == 0
+                  return exitCodeOf({"ip", "link", "add", "net1", "type", "veth", "peer", "name",
+                                     "other"}) == 0
                              ? Status::ok()
                              : Status(Code::kInternal, "ip link add in the pod failed");
                 })
@@ -394,222 +249,5 @@ TEST_CASE("a DEL retried after the VF went to another pod leaves it to that pod"
     CHECK_THAT(b.log(), Catch::Contains("was left configured by first-net1"));
     CHECK(plugin.del(args(second, configFor(kVf1, R"(,"vlan":20)"), "second")).isOk());
     CHECK(b.vf(1).vlan == 0);
-  });
-}
-
-TEST_CASE("ib-sriov sets a VF's GUID and link state through its PF, and puts them back",
-          "[host][cni]") {
-  if (!root()) return;
-  // A ConnectX-6 InfiniBand PF of the reference server: its VFs' GUIDs are 0 until set.
-  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
-  std::string pod = b.pod("ib");
-  const std::string vf = b.vfAddress(1);
-  auto config = [&](const std::string& extra) {
-    return R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf + "\"" +
-           extra + "}";
-  };
-  b.inside([&] {
-    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
-    // Without a GUID the VF's own must be valid: the agent assigns them, none here yet.
-    auto no_guid = plugin.add(args(pod, config(R"(,"link_state":"enable")")));
-    CHECK_THAT(no_guid.status().message(),
-               Catch::Contains("VF " + b.vfNetdev(1) + " GUID is not valid"));
-    CHECK(b.vf(1).link_state == 0);  // put back
-    auto added = plugin.add(args(
-        pod,
-        config(
-            R"(,"link_state":"enable","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:05"})")));
-    INFO((added.ok() ? *added : added.status().message()));
-    REQUIRE(added.ok());
-    CHECK(b.vf(1).port_guid == 0x0200000000000005u);
-    CHECK(b.vf(1).node_guid == 0x0200000000000005u);
-    CHECK(b.vf(1).link_state == 1);
-    // The rebind made the VF's driver read it: its IPoIB address ends with it.
-    CHECK_THAT(b.kernel()
-                   .read("sys/bus/pci/devices/" + vf + "/net/" + b.vfNetdev(1) + "/address")
-                   .valueOr(""),
-               Catch::EndsWith("02:00:00:00:00:00:00:05"));
-    CHECK(Bench::inPod(pod, "net1"));
-    CHECK(plugin.del(args(pod, config(""))).isOk());
-    CHECK(b.vf(1).link_state == 0);
-    CHECK(b.vf(1).port_guid == 0xffffffffffffffffu);  // none before: all-F, as upstream
-    CHECK_FALSE(Bench::inPod(pod, "net1"));
-    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
-    CHECK(plugin.del(args(pod, config(""))).isOk());  // again: nothing to do
-  });
-}
-
-TEST_CASE("ib-sriov undoes a failed ADD, and a failed DEL keeps its cache until a retry finishes",
-          "[host][cni]") {
-  if (!root()) return;
-  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
-  std::string pod = b.pod("ib");
-  const std::string vf = b.vfAddress(1);
-  const std::string ipam_dir = b.stateDir() + "/host-local";
-  const std::string config =
-      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","link_state":"enable","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:07"},)"
-      R"("ipam":{"type":"host-local","dataDir":")" +
-      ipam_dir + R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
-  const std::string cache = b.stateDir() + "/ib/pod-a-net1";
-  auto withPath = [&](const std::string& netns, std::string path) {
-    auto a = args(netns, config);
-    a.path = std::move(path);
-    return a;
-  };
-  b.inside([&] {
-    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
-    // IPAM cannot run: everything ADD did before is put back, the cache it wrote first is gone.
-    auto failed = plugin.add(withPath(pod, "/nonexistent-cni-bin"));
-    REQUIRE_FALSE(failed.ok());
-    CHECK_THAT(failed.status().message(),
-               Catch::StartsWith("failed to set up IPAM plugin type \"host-local\"") &&
-                   Catch::Contains("failed to find plugin \"host-local\" in path "
-                                   "[/nonexistent-cni-bin]"));
-    CHECK(b.vf(1).link_state == 0);
-    CHECK(b.vf(1).port_guid == 0xffffffffffffffffu);
-    CHECK_FALSE(Bench::inPod(pod, "net1"));
-    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
-    CHECK_FALSE(fs::exists(cache));
-
-    auto added = plugin.add(withPath(pod, "/usr/lib/cni"));
-    INFO((added.ok() ? *added : added.status().message()));
-    REQUIRE(added.ok());
-    CHECK_THAT(*added, Catch::Contains("10.56.0."));
-    CHECK(b.vf(1).link_state == 1);
-
-    // IPAM's DEL fails: so does ours, and the cache stays for the runtime's retry.
-    auto del = plugin.del(withPath(pod, "/nonexistent-cni-bin"));
-    CHECK_THAT(del.message(), Catch::Contains("failed to find plugin \"host-local\""));
-    CHECK(fs::exists(cache));
-    CHECK(b.vf(1).link_state == 1);
-
-    // The retry, with the pod's namespace gone as the runtime says it (CNI_NETNS empty), still
-    // releases the address and resets the VF.
-    CHECK(plugin.del(withPath("", "/usr/lib/cni")).isOk());
-    CHECK_FALSE(fs::exists(cache));
-    CHECK(b.vf(1).link_state == 0);
-    CHECK(b.vf(1).port_guid == 0xffffffffffffffffu);
-    int leases = 0;
-    for (const auto& e : fs::directory_iterator(ipam_dir + "/ib-net")) {
-      if (e.path().filename().string().starts_with("10.56.0.")) ++leases;
-    }
-    CHECK(leases == 0);
-  });
-}
-
-TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod and back",
-          "[host][cni]") {
-  if (!root()) return;
-  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
-  std::string pod = b.pod("rdma");
-  const std::string vf = b.vfAddress(1);
-  const std::string ipam_dir = b.stateDir() + "/host-local";
-  // The VF's own GUID, as the agent assigns it (set through the PF, read by its driver when it
-  // binds again): ADD and DEL then rebind nothing, so the RDMA device they move stays the same.
-  REQUIRE(b.kernel().setVfGuids("ibp14s0", 1, 0x0200000000000009, 0x0200000000000009).isOk());
-  REQUIRE(b.kernel().write("sys/bus/pci/drivers/mlx5_core/unbind", vf).isOk());
-  REQUIRE(b.kernel().write("sys/bus/pci/drivers/mlx5_core/bind", vf).isOk());
-  const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
-  REQUIRE(devices.size() == 1);
-  const std::string record = "simulated/rdma/netns/" + devices[0];
-  const std::string config =
-      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","rdmaIsolation":true,"ipam":{"type":"host-local","dataDir":")" + ipam_dir +
-      R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
-  const std::string cache = b.stateDir() + "/ib/pod-a-net1";
-  auto withPath = [&](std::string path) {
-    auto a = args(pod, config);
-    a.path = std::move(path);
-    return a;
-  };
-  // Where the simulated kernel keeps a moved RDMA device (simulated_kernel.h): the nsfs device
-  // and inode of its namespace; none while it is in the initial one.
-  auto podIdentity = [&] {
-    struct stat st {};
-    REQUIRE(::stat(pod.c_str(), &st) == 0);
-    return std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
-  };
-  b.inside([&] {
-    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
-    // Linux starts in shared mode: refused in upstream's words, before the VF changes.
-    auto shared = plugin.add(withPath("/usr/lib/cni"));
-    CHECK_THAT(shared.status().message(),
-               Catch::Equals("RDMA subsystem namespace awareness mode is set to shared, expecting "
-                             "it to be set to exclusive, invalid system configurations"));
-    CHECK_FALSE(fs::exists(cache));
-
-    REQUIRE(b.kernel().setRdmaNetnsMode("exclusive").isOk());
-    auto moved = [&] { return b.kernel().list("simulated/rdma/netns").valueOr({}); };
-    // IPAM could not run: the device came back with the netdev, the cache went.
-    auto failed = plugin.add(withPath("/nonexistent-cni-bin"));
-    REQUIRE_FALSE(failed.ok());
-    CHECK(moved().empty());
-    CHECK_FALSE(Bench::inPod(pod, "net1"));
-    CHECK_FALSE(fs::exists(cache));
-
-    auto added = plugin.add(withPath("/usr/lib/cni"));
-    INFO((added.ok() ? *added : added.status().message()));
-    REQUIRE(added.ok());
-    CHECK(host::rdmaDevicesOf(b.kernel(), vf) == devices);  // no rebind made another
-    CHECK(moved() == std::vector<std::string>{devices[0]});
-    CHECK(b.kernel().read(record).valueOr("") == podIdentity());
-    CHECK(Bench::inPod(pod, "net1"));
-    auto cached = readFile(cache);
-    REQUIRE(cached.ok());
-    CHECK_THAT(*cached, Catch::Contains("\"rdmaIsolation\":true") &&
-                            Catch::Contains("\"containerRdmaDevName\":\"" + devices[0] + "\"") &&
-                            Catch::Contains("\"deviceID\":\"" + vf + "\""));
-    // Seen from the host's namespace the device is gone: moving it from here finds nothing.
-    auto host_ns = host::NetNamespace::current();
-    REQUIRE(host_ns.ok());
-    CHECK(b.kernel().moveDevice(devices[0], *host_ns).sysErrno() == ENODEV);
-
-    CHECK(plugin.del(withPath("/usr/lib/cni")).isOk());
-    CHECK_FALSE(b.kernel().exists(record));
-    CHECK_FALSE(Bench::inPod(pod, "net1"));
-    CHECK_FALSE(fs::exists(cache));
-    CHECK(plugin.del(withPath("/usr/lib/cni")).isOk());  // again: nothing to do
-  });
-}
-
-TEST_CASE("ib-sriov's DEL after an ADD killed past the RDMA move brings the device back",
-          "[host][cni]") {
-  if (!root()) return;
-  Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
-  std::string pod = b.pod("rdma");
-  const std::string vf = b.vfAddress(1);
-  const std::string config =
-      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","rdmaIsolation":true})";
-  b.inside([&] {
-    REQUIRE(b.kernel().setRdmaNetnsMode("exclusive").isOk());
-    const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
-    REQUIRE(devices.size() == 1);
-    // What a killed ADD leaves: its cache with the move it was about to make, and the device
-    // in the pod (moved there as the plugin does), the netdev still on the host.
-    sriovcni::IbNetConf conf;
-    conf.plugin.cni_version = "1.0.0";
-    conf.plugin.name = "ib-net";
-    conf.plugin.type = "ib-sriov";
-    conf.device_id = vf;
-    conf.rdma_isolation = true;
-    conf.master = "ibp14s0";
-    conf.vf_id = 1;
-    conf.host_if_name = b.vfNetdev(1);
-    conf.rdma_net_state = {.device_id = vf,
-                           .sandbox_rdma_dev_name = devices[0],
-                           .container_rdma_dev_name = devices[0]};
-    REQUIRE(cni_plugin::VfFiles(b.stateDir() + "/ib")
-                .saveCache("pod-a", "net1", sriovcni::encodeIbCache(conf))
-                .isOk());
-    auto pod_ns = host::NetNamespace::open(pod);
-    REQUIRE(pod_ns.ok());
-    REQUIRE(b.kernel().moveDevice(devices[0], *pod_ns).isOk());
-
-    cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
-    CHECK(plugin.del(args(pod, config)).isOk());
-    CHECK_FALSE(b.kernel().exists("simulated/rdma/netns/" + devices[0]));
-    CHECK(host::Netdevs().link(b.vfNetdev(1)).ok());
   });
 }
