@@ -5,22 +5,15 @@
 #include "host/simulated_kernel.h"
 
 namespace sriovdra::host {
-namespace {
 
 namespace fs = std::filesystem;
-
-bool plainName(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
-}
-
-}  // namespace
 
 Status SimulatedKernel::moveToNetns(std::string_view netdev, std::string_view ns) {
   std::lock_guard lock(mu_);
   std::string name(netdev);
   std::string what = "ip link set " + name + " netns " + std::string(ns);
   auto net = fs_.resolve("sys/class/net/" + name);
-  if (!plainName(netdev) || !plainName(ns) || !net.ok()) {
+  if (!isEntryName(netdev) || !isEntryName(ns) || !net.ok()) {
     Status st = Status::fromErrno(ENODEV, "no network interface " + name);
     journal(what, st);
     return st;
@@ -44,7 +37,7 @@ Status SimulatedKernel::returnFromNetns(std::string_view ns, std::string_view ne
   std::string stash = "simulated/netns/" + std::string(ns) + "/" + name;
   auto device = fs_.read(stash + ".device");
   Status st;
-  if (!plainName(netdev) || !plainName(ns) || !device.ok() || !fs_.exists(stash)) {
+  if (!isEntryName(netdev) || !isEntryName(ns) || !device.ok() || !fs_.exists(stash)) {
     st = Status::fromErrno(ENODEV, "no network interface " + name + " in " + std::string(ns));
   } else if (fs_.exists("sys/class/net/" + name)) {
     st = Status::fromErrno(EEXIST, name + " exists in the host's namespace");

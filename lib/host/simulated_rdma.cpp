@@ -28,10 +28,6 @@ Result<std::string> namespaceAt(const char* path) {
   return identity(st);
 }
 
-bool plainName(std::string_view name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string_view::npos;
-}
-
 }  // namespace
 
 std::string SimulatedKernel::stateOr(const std::string& path, const std::string& otherwise) const {
@@ -78,7 +74,7 @@ Status SimulatedKernel::moveDevice(std::string_view device, const NetNamespace& 
   const bool exclusive = stateOr(kModeFile, "shared") == "exclusive";
   if (!caller.ok()) {
     st = caller.status();
-  } else if (!plainName(device) || !at.ok() ||
+  } else if (!isEntryName(device) || !at.ok() ||
              (exclusive && stateOr(kRecords + name, initial) != *caller)) {
     st = Status::fromErrno(ENODEV, "no RDMA device " + name + " in this namespace");
   } else if (!exclusive) {

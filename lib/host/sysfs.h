@@ -50,5 +50,8 @@ class RealSysfs : public Sysfs {
 std::string joinPath(std::string_view a, std::string_view b);
 // The last path component.
 std::string baseName(std::string_view path);
+// Whether `name` is one entry of a directory: not empty, not "." or "..", no '/' (a name that
+// came from elsewhere can then be joined to a path without leaving its directory).
+bool isEntryName(std::string_view name);
 
 }  // namespace sriovdra::host

@@ -23,6 +23,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// An ib-sriov network for the VF at `vf`, with `extra` keys (each starting with a comma).
+std::string ibConfig(const std::string& vf, const std::string& extra = "") {
+  return R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf + "\"" +
+         extra + "}";
+}
+
+// The extra key of host-local addresses from 10.56.0.0/24, its leases under `dir`.
+std::string hostLocal(const std::string& dir) {
+  return R"(,"ipam":{"type":"host-local","dataDir":")" + dir +
+         R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]})";
+}
+
 }  // namespace
 
 TEST_CASE("ib-sriov sets a VF's GUID and link state through its PF, and puts them back",
@@ -32,10 +44,7 @@ TEST_CASE("ib-sriov sets a VF's GUID and link state through its PF, and puts the
   Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
   std::string pod = b.pod("ib");
   const std::string vf = b.vfAddress(1);
-  auto config = [&](const std::string& extra) {
-    return R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf + "\"" +
-           extra + "}";
-  };
+  auto config = [&](const std::string& extra) { return ibConfig(vf, extra); };
   b.inside([&] {
     cni_plugin::IbSriovPlugin plugin = b.ibPlugin();
     // Without a GUID the VF's own must be valid: the agent assigns them, none here yet.
@@ -74,11 +83,9 @@ TEST_CASE("ib-sriov undoes a failed ADD, and a failed DEL keeps its cache until 
   std::string pod = b.pod("ib");
   const std::string vf = b.vfAddress(1);
   const std::string ipam_dir = b.stateDir() + "/host-local";
-  const std::string config =
-      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","link_state":"enable","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:07"},)"
-      R"("ipam":{"type":"host-local","dataDir":")" +
-      ipam_dir + R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
+  const std::string config = ibConfig(
+      vf, R"(,"link_state":"enable","runtimeConfig":{"infinibandGUID":"02:00:00:00:00:00:00:07"})" +
+              hostLocal(ipam_dir));
   const std::string cache = b.stateDir() + "/ib/pod-a-net1";
   auto withPath = [&](const std::string& netns, std::string path) {
     auto a = args(netns, config);
@@ -141,10 +148,7 @@ TEST_CASE("ib-sriov with rdmaIsolation moves the VF's RDMA device into the pod a
   const auto devices = host::rdmaDevicesOf(b.kernel(), vf);
   REQUIRE(devices.size() == 1);
   const std::string record = "simulated/rdma/netns/" + devices[0];
-  const std::string config =
-      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","rdmaIsolation":true,"ipam":{"type":"host-local","dataDir":")" + ipam_dir +
-      R"(","ranges":[[{"subnet":"10.56.0.0/24"}]]}})";
+  const std::string config = ibConfig(vf, R"(,"rdmaIsolation":true)" + hostLocal(ipam_dir));
   const std::string cache = b.stateDir() + "/ib/pod-a-net1";
   auto withPath = [&](std::string path) {
     auto a = args(pod, config);
@@ -207,9 +211,7 @@ TEST_CASE("ib-sriov's DEL after an ADD killed past the RDMA move brings the devi
   Bench b("a100-reference", "0000:0e:00.0", "ibp14s0");
   std::string pod = b.pod("rdma");
   const std::string vf = b.vfAddress(1);
-  const std::string config =
-      R"({"cniVersion":"1.0.0","name":"ib-net","type":"ib-sriov","deviceID":")" + vf +
-      R"(","rdmaIsolation":true})";
+  const std::string config = ibConfig(vf, R"(,"rdmaIsolation":true)");
   b.inside([&] {
     REQUIRE(b.kernel().setRdmaNetnsMode("exclusive").isOk());
     const auto devices = host::rdmaDevicesOf(b.kernel(), vf);

@@ -170,9 +170,12 @@ Status releaseVf(const PluginHost& h, const sriovcni::IbNetConf& conf, const std
   return released;
 }
 
+// A plugin built without the RDMA subsystem (PluginHost::rdma) cannot honour rdmaIsolation.
+Status noRdma() { return fail("rdmaIsolation: this plugin was built without the RDMA subsystem"); }
+
 // Upstream's EnsureRdmaSystemMode: rdmaIsolation needs the RDMA subsystem in exclusive mode.
 Status ensureRdmaExclusive(const PluginHost& h) {
-  if (h.rdma == nullptr) return fail("rdmaIsolation: this plugin has no RDMA subsystem to ask");
+  if (h.rdma == nullptr) return noRdma();
   auto mode = h.rdma->netnsMode();
   if (!mode.ok()) {
     return fail("failed to get RDMA subsystem namespace awareness mode. " +
@@ -191,7 +194,8 @@ Status ensureRdmaExclusive(const PluginHost& h) {
 Status rdmaToHost(const PluginHost& h, const sriovcni::IbNetConf& conf,
                   const host::NetNamespace& pod_ns, const host::NetNamespace& host_ns) {
   const std::string& device = conf.rdma_net_state.container_rdma_dev_name;
-  if (!conf.rdma_isolation || device.empty() || h.rdma == nullptr) return Status::ok();
+  if (!conf.rdma_isolation || device.empty()) return Status::ok();
+  if (h.rdma == nullptr) return noRdma();
   Status moved = pod_ns.run([&] { return h.rdma->moveDevice(device, host_ns); });
   if (moved.isOk() || moved.sysErrno() == ENODEV) return Status::ok();
   return fail("failed to restore RDMA device " + device + " to default namespace. " +
