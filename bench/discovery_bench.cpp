@@ -160,6 +160,9 @@ class CapturedNetlink : public host::Netlink {
   Result<std::vector<host::VfInfo>> vfs(std::string_view pf) const override {
     return inner_.vfs(pf);  // Ethernet PFs only here: never asked
   }
+  Result<std::vector<host::VfStats>> vfStats(std::string_view pf) const override {
+    return inner_.vfStats(pf);
+  }
   Status setVf(std::string_view pf, const host::VfSetting& setting) override {
     return inner_.setVf(pf, setting);
   }

@@ -42,6 +42,11 @@ void addKubeletFlags(CLI::App& app, process::AgentProcessOptions& o) {
                "resource.kubernetes.io/pciBusID) into every container of a claim")
       ->envname("ENABLE_DEVICE_METADATA")
       ->capture_default_str();
+  app.add_flag("--vf-metrics", o.vf_metrics,
+               "serve per-VF counters (sriov_vf_*) and the VFs prepared for pods "
+               "(sriov_kubepoddevice) on /metrics, as the SR-IOV network operator's metrics "
+               "exporter names them")
+      ->capture_default_str();
   app.add_option("--configuration-mode", o.configuration_mode,
                  "standalone: the agent attaches prepared VFs to pods itself (an NRI plugin "
                  "running CNI); multus: Multus does, from the device-info files (also "

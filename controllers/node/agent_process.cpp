@@ -5,7 +5,9 @@
 #include "api/names.h"
 #include "base/log.h"
 #include "base/strings.h"
+#include "metrics/registry.h"
 #include "node/agent/agent.h"
+#include "node/agent/vf_exporter.h"
 #include "node/attach/attacher.h"
 #include "node/kubelet_plugin/grpc_server.h"
 #include "node/kubelet_plugin/kubelet_plugin.h"
@@ -184,6 +186,11 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
         o.probe_address, [] { return std::string(); },
         readiness(local, agent, o.kubelet_plugin, serving));
   });
+  std::shared_ptr<agent::VfExporter> vf_exporter;  // registered weakly: lives while we run
+  if (o.vf_metrics) {
+    vf_exporter = std::make_shared<agent::VfExporter>(local, netlink);
+    metrics::addCollectable(vf_exporter);
+  }
   serving::addServer(manager, "metrics",
                      [&] { return serving::startMetricsEndpoint(o.metrics, *client); });
   manager.add(

@@ -69,6 +69,9 @@ struct AgentProcessOptions {
   std::string probe_address = ":8082";
   int verbosity = 0;  // --v; a SriovOperatorConfig's logLevel takes its place
   serving::MetricsEndpointOptions metrics{.bind_address = "0"};
+  // The per-VF counters and pod devices of upstream's metrics exporter on /metrics
+  // (agent/vf_exporter.h).
+  bool vf_metrics = true;
 };
 
 // The process's exit code.

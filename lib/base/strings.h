@@ -1,12 +1,13 @@
 #pragma once
 // Small string helpers: join({"a", "b"}, ", ") == "a, b"; splitList("a::b", ':') == {"a", "b"}
-// (search paths: KUBECONFIG, CNI_PATH); ASCII case folding for the case-insensitive names of the
-// APIs (link types, HTTP header names, hex ids, YAML words); printable() for text someone else
-// wrote that goes into a message, a log line or a terminal.
+// (search paths: KUBECONFIG, CNI_PATH); keyValueLines() of state files; ASCII case folding for the
+// case-insensitive names of the APIs (link types, HTTP header names, hex ids, YAML words);
+// printable() for text someone else wrote that goes into a message, a log line or a terminal.
 #include <algorithm>
 #include <cctype>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sriovdra {
@@ -40,6 +41,21 @@ std::string join(const Range& items, std::string_view sep) {
   for (const auto& item : items) {
     if (!out.empty()) out.append(sep);
     out.append(item);
+  }
+  return out;
+}
+
+// The KEY=VALUE lines of a text, in order (lines without '=' left out; the value is the rest of
+// the line after the first '=').
+inline std::vector<std::pair<std::string, std::string>> keyValueLines(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    auto eq = line.find('=');
+    if (eq != std::string_view::npos) out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
   }
   return out;
 }

@@ -16,6 +16,7 @@ json::Value encodeClaim(const PreparedClaim& c, json::Allocator& a) {
   w.strAlways("namespace", c.namespace_)
       .strAlways("name", c.name)
       .strAlways("podUID", c.pod_uid)
+      .str("podName", c.pod_name)
       .strAlways("state", c.state == PreparedClaim::State::kPrepared ? "Prepared" : "Preparing");
   json::Value devices(rapidjson::kArrayType);
   for (const auto& d : c.devices) {
@@ -43,6 +44,7 @@ Result<PreparedClaim> decodeClaim(const std::string& uid, const api::Reader& r) 
   c.namespace_ = r.str("namespace");
   c.name = r.str("name");
   c.pod_uid = r.str("podUID");
+  c.pod_name = r.str("podName");
   std::string state = r.str("state");
   if (state != "Prepared" && state != "Preparing") {
     return Status(Code::kInvalidArgument, r.path() + ".state: \"" + state + "\" is not a state");

@@ -37,6 +37,7 @@ struct PreparedClaim {
   std::string namespace_;
   std::string name;
   std::string pod_uid;
+  std::string pod_name;  // "" in checkpoints of agents before it was kept
   State state = State::kPreparing;
   std::vector<PreparedDevice> devices;
   // Made by the scheduler for a container's extended resource (KEP-5004): no VfConfig names the

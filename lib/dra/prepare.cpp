@@ -89,6 +89,7 @@ Result<PreparedClaim> claimToPrepare(const api::ResourceClaim& claim, const std:
       .namespace_ = claim.metadata.namespace_,
       .name = claim.metadata.name,
       .pod_uid = reserved[0].uid,
+      .pod_name = reserved[0].name,
       .extended_resource = claim.metadata.annotation(kExtendedResourceClaimAnnotation) == "true"};
 }
 

@@ -126,6 +126,17 @@ Result<std::vector<VfInfo>> KernelNetlink::vfs(std::string_view pf) const {
   return netlink::vfInfosOf(reply->payloads.front());
 }
 
+Result<std::vector<VfStats>> KernelNetlink::vfStats(std::string_view pf) const {
+  SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
+  uint32_t seq = netlink::nextSeq();
+  auto reply =
+      netlink::transact(NETLINK_ROUTE, netlink::vfStatsRequest(seq, pf), seq,
+                        "reading the VF counters of " + std::string(pf), timeout_, size_t{1} << 20);
+  if (!reply.ok()) return reply.status();
+  if (reply->payloads.empty()) return std::vector<VfStats>{};
+  return netlink::vfStatsOf(reply->payloads.front());
+}
+
 Status KernelNetlink::setVf(std::string_view pf, const VfSetting& setting) {
   SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
   uint32_t seq = netlink::nextSeq();

@@ -13,6 +13,10 @@
 //                              state, and the InfiniBand node and port GUIDs from drivers that
 //                              report them: mlx5 IPoIB ports), what `ip link show <pf>` prints as
 //                              "vf N ...". vfGuids(pf): those of them with GUIDs.
+//   vfStats(pf)                the same request with statistics (no RTEXT_FILTER_SKIP_STATS):
+//                              each VF's IFLA_VF_STATS, the counters `ip -s link show <pf>`
+//                              prints per VF. Drivers without ndo_get_vf_stats (igb, for one:
+//                              tests/kernel) report them all zero.
 //   setVfGuids(pf, vf, n, p)   RTM_SETLINK of the PF with both GUIDs of VF `vf` (CAP_NET_ADMIN).
 //                              A VF's driver reads its GUIDs when it binds: rebind a VF for a
 //                              new GUID to take effect.
@@ -83,6 +87,21 @@ struct VfInfo {
   bool operator==(const VfInfo&) const = default;
 };
 
+// One VF's counters as its PF's driver reports them (IFLA_VF_STATS, include/uapi/linux/if_link.h).
+// Packets and bytes seen by the PF's switch for the VF; broadcast and multicast are received ones.
+struct VfStats {
+  int32_t vf = 0;
+  uint64_t rx_packets = 0;
+  uint64_t tx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_bytes = 0;
+  uint64_t broadcast = 0;
+  uint64_t multicast = 0;
+  uint64_t rx_dropped = 0;  // IFLA_VF_STATS_RX_DROPPED (0 from kernels that do not send it)
+  uint64_t tx_dropped = 0;
+  bool operator==(const VfStats&) const = default;
+};
+
 // One setting of one VF: what one RTM_SETLINK of its PF carries (IFLA_VFINFO_LIST > IFLA_VF_INFO >
 // the attribute of `kind`).
 struct VfSetting {
@@ -128,6 +147,7 @@ class Netlink {
   virtual Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                             uint64_t port_guid) = 0;
   virtual Result<std::vector<VfInfo>> vfs(std::string_view pf) const = 0;
+  virtual Result<std::vector<VfStats>> vfStats(std::string_view pf) const = 0;
   virtual Status setVf(std::string_view pf, const VfSetting& setting) = 0;
   virtual Status setUp(std::string_view netdev, bool up) = 0;
 };
@@ -144,6 +164,7 @@ class KernelNetlink : public Netlink {
   Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                     uint64_t port_guid) override;
   Result<std::vector<VfInfo>> vfs(std::string_view pf) const override;
+  Result<std::vector<VfStats>> vfStats(std::string_view pf) const override;
   Status setVf(std::string_view pf, const VfSetting& setting) override;
   Status setUp(std::string_view netdev, bool up) override;
 

@@ -12,6 +12,7 @@
 //   eswitchSetRequest   DEVLINK_CMD_ESWITCH_SET with DEVLINK_ATTR_ESWITCH_MODE (u16)
 //   vfInfoRequest       RTM_GETLINK of one netdev by name (IFLA_IFNAME) with the VF information
 //                       (IFLA_EXT_MASK RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS)
+//   vfStatsRequest      the same with statistics (IFLA_EXT_MASK RTEXT_FILTER_VF)
 //   vfGuidRequest       RTM_SETLINK of a netdev by name: IFLA_VFINFO_LIST > IFLA_VF_INFO >
 //                       IFLA_VF_IB_NODE_GUID and IFLA_VF_IB_PORT_GUID (struct ifla_vf_guid)
 //   vfSetRequest        RTM_SETLINK of a netdev by name: IFLA_VFINFO_LIST > IFLA_VF_INFO > one
@@ -57,6 +58,7 @@ Result<std::string> eswitchSetRequest(uint16_t devlink_family, uint32_t seq,
                                       std::string_view pci_address, std::string_view mode);
 
 std::string vfInfoRequest(uint32_t seq, std::string_view name);
+std::string vfStatsRequest(uint32_t seq, std::string_view name);
 std::string vfGuidRequest(uint32_t seq, std::string_view name, int32_t vf, uint64_t node_guid,
                           uint64_t port_guid);
 // kInvalidArgument for a MAC that parseMac refuses.
@@ -108,6 +110,9 @@ Result<LinkInfo> linkOf(std::string_view newlink_payload);
 // From an RTM_NEWLINK payload with VF information: every VF it lists, in its order (the MAC as
 // long as the link's own IFLA_ADDRESS, six bytes when it has none).
 Result<std::vector<VfInfo>> vfInfosOf(std::string_view newlink_payload);
+// From an RTM_NEWLINK payload with VF statistics: every VF's counters, in its order (the VF's
+// index from its IFLA_VF_MAC, which the kernel always sends; all zero without IFLA_VF_STATS).
+Result<std::vector<VfStats>> vfStatsOf(std::string_view newlink_payload);
 // From a CTRL_CMD_NEWFAMILY payload: CTRL_ATTR_FAMILY_ID.
 Result<uint16_t> familyIdOf(std::string_view payload);
 // From a DEVLINK_CMD_ESWITCH_GET answer payload: "legacy" or "switchdev".

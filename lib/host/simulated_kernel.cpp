@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "api/names.h"
+#include "base/strings.h"
 #include "host/fixtures.h"
 #include "host/pci.h"
 
@@ -48,20 +49,6 @@ std::string trim(std::string_view v) {
 }
 
 Status err(int e, const std::string& what) { return Status::fromErrno(e, what); }
-
-// The KEY=VALUE lines of a state file, in order (lines without '=' left out).
-std::vector<std::pair<std::string, std::string>> keyValues(std::string_view text) {
-  std::vector<std::pair<std::string, std::string>> out;
-  size_t at = 0;
-  while (at < text.size()) {
-    size_t end = std::min(text.find('\n', at), text.size());
-    std::string_view line = text.substr(at, end - at);
-    at = end + 1;
-    auto eq = line.find('=');
-    if (eq != std::string_view::npos) out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
-  }
-  return out;
-}
 
 std::string formatSettings(const MlxSettings& s) {
   std::string out = "SRIOV_EN=" + std::string(s.sriov_en ? "True" : "False") +
@@ -266,7 +253,7 @@ VfInfo SimulatedKernel::vfInfoOf(const std::string& pf_dir, int32_t vf) const {
   auto text =
       fs_.read("simulated/netlink/vf-config/" + baseName(pf_dir) + "/" + std::to_string(vf));
   if (!text.ok()) return info;
-  for (const auto& [key, value] : keyValues(*text)) {
+  for (const auto& [key, value] : keyValueLines(*text)) {
     auto number = [&value = value] { return toInt(value).value_or(0); };
     if (key == "mac") info.mac = value;
     if (key == "vlan") info.vlan = static_cast<int32_t>(number());
@@ -465,7 +452,7 @@ MlxFirmware SimulatedKernel::firmwareOf(const std::string& nic) const {
     auto text = fs_.read("simulated/firmware/" + nic + "/" + which);
     if (!text.ok()) return std::nullopt;
     MlxSettings s;
-    for (const auto& [key, value] : keyValues(*text)) {
+    for (const auto& [key, value] : keyValueLines(*text)) {
       (void)applySetting(s, key, value, ports.size() > 1);
     }
     return s;
@@ -594,8 +581,9 @@ Status SimulatedKernel::setNumVfs(const std::string& pf_dir, std::string_view va
     for (int i = 0; i < current; ++i) SDRA_RETURN_IF_ERROR(removeVf(pf_dir, i));
     // The driver forgets the VFs' GUIDs with them (mlx5 frees its VF contexts).
     SDRA_RETURN_IF_ERROR(tree_.remove("simulated/netlink/vf-guids/" + pf_bdf));
-    // And every VF setting: VFs made again start as the driver starts them.
+    // And every VF setting and counter: VFs made again start as the driver starts them.
     SDRA_RETURN_IF_ERROR(tree_.remove("simulated/netlink/vf-config/" + pf_bdf));
+    SDRA_RETURN_IF_ERROR(tree_.remove(std::string(kVfStatsDir) + pf_bdf));
   } else {
     for (int i = 0; i < *n; ++i) SDRA_RETURN_IF_ERROR(createVf(pf_dir, pf_bdf, i));
   }

@@ -30,6 +30,11 @@
 //                      the node and port GUID (0 until set), kept in
 //                      <root>/simulated/netlink/vf-guids/<PF address>/<VF>. ENODEV for no such
 //                      netdev; an empty list for a netdev without VFs.
+//   vfStats(PF)        each VF's counters, KEY=VALUE lines (rx_packets, tx_packets, rx_bytes,
+//                      tx_bytes, broadcast, multicast, rx_dropped, tx_dropped) in
+//                      <root>/simulated/netlink/vf-stats/<PF address>/<VF>, zero until traffic
+//                      is added (addVfTraffic, SIMULATION of packets through the VF); ENODEV as
+//                      vfs(). Removing the VFs forgets their counters, as drivers do.
 //   setUp(IF)          sets or clears IFF_UP in sys/class/net/IF/flags (operstate follows);
 //                      ENODEV for no such netdev.
 //   setVf              stores one setting, with the kernel's and the PF driver's refusals: EINVAL
@@ -130,8 +135,12 @@ class SimulatedKernel : public Sysfs,
   Status setVfGuids(std::string_view pf, int32_t vf, uint64_t node_guid,
                     uint64_t port_guid) override;
   Result<std::vector<VfInfo>> vfs(std::string_view pf) const override;
+  Result<std::vector<VfStats>> vfStats(std::string_view pf) const override;
   Status setVf(std::string_view pf, const VfSetting& setting) override;
   Status setUp(std::string_view netdev, bool up) override;
+  // Adds `traffic` (its vf names the VF) to the counters of a VF of the PF netdev `pf`: EINVAL
+  // for a VF that does not exist, ENODEV as vfStats().
+  Status addVfTraffic(std::string_view pf, const VfStats& traffic);
 
   Result<MlxFirmware> query(std::string_view pci_address) override;
   Status set(std::string_view pci_address, const MlxChanges& values) override;
@@ -175,6 +184,10 @@ class SimulatedKernel : public Sysfs,
   std::string defaultDriver(const std::string& dev_dir) const;
   Result<std::string> deviceDir(const std::string& bdf) const;
   int nextFree(const std::string& dir, const std::string& prefix) const;
+
+  static constexpr const char* kVfStatsDir = "simulated/netlink/vf-stats/";
+  VfStats vfStatsOf(const std::string& pf_dir, int32_t vf) const;
+  int32_t numVfs(const std::string& pf_dir) const;  // its sriov_numvfs, 0 when unreadable
 
   RealSysfs fs_;
   Tree tree_;

@@ -1,6 +1,9 @@
 #include "metrics/registry.h"
 
+#include <iterator>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 #include <prometheus/text_serializer.h>
 
@@ -13,9 +16,35 @@ std::shared_ptr<prometheus::Registry> registryPtr() {
 
 prometheus::Registry& registry() { return *registryPtr(); }
 
-std::string renderText(prometheus::Registry& r) {
+namespace {
+
+std::mutex collectables_mu;
+std::vector<std::weak_ptr<prometheus::Collectable>> collectables;  // guarded by collectables_mu
+
+}  // namespace
+
+void addCollectable(const std::shared_ptr<prometheus::Collectable>& collectable) {
+  std::lock_guard lock(collectables_mu);
+  collectables.push_back(collectable);
+}
+
+std::string renderText() {
+  auto families = registry().Collect();
+  std::vector<std::shared_ptr<prometheus::Collectable>> live;
+  {
+    std::lock_guard lock(collectables_mu);
+    std::erase_if(collectables, [](const auto& c) { return c.expired(); });
+    for (const auto& c : collectables) {
+      if (auto held = c.lock()) live.push_back(std::move(held));
+    }
+  }
+  for (const auto& c : live) {
+    auto more = c->Collect();
+    families.insert(families.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, r.Collect());
+  prometheus::TextSerializer().Serialize(out, families);
   return out.str();
 }
 

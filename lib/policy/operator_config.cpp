@@ -22,8 +22,9 @@ std::string inactiveGateReason(std::string_view gate) {
     return "there is no network resources injector (pods ask for VFs with ResourceClaims)";
   }
   if (gate == "metricsExporter") {
-    return "there is no per-VF metrics exporter; the operator's and agents' /metrics are served "
-           "either way";
+    return "no exporter DaemonSet is deployed: every agent's /metrics serves the exporter's "
+           "per-VF families (sriov_vf_*, sriov_kubepoddevice) either way (agent flag "
+           "--vf-metrics)";
   }
   if (gate == "blockDevicePluginUntilConfigured") {
     return "there is no device plugin; the agent publishes a node's ResourceSlices with only the "

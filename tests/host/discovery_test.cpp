@@ -129,6 +129,9 @@ class NoDump : public host::Netlink {
   Result<std::vector<host::VfInfo>> vfs(std::string_view pf) const override {
     return inner_.vfs(pf);
   }
+  Result<std::vector<host::VfStats>> vfStats(std::string_view pf) const override {
+    return inner_.vfStats(pf);
+  }
   Status setVf(std::string_view pf, const host::VfSetting& setting) override {
     return inner_.setVf(pf, setting);
   }

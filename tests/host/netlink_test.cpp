@@ -77,6 +77,11 @@ TEST_CASE("this kernel's interfaces are listed in one rtnetlink dump", "[host][n
   CHECK(kernel.setVfGuids(veth.a, 0, 0x0211223344556677, 0x0211223344556677).sysErrno() ==
         EOPNOTSUPP);
   CHECK(kernel.vfGuids("sriov-dra-none").status().sysErrno() == ENODEV);
+  // VF counters: the request with statistics is answered too (a veth has no VFs).
+  auto stats = kernel.vfStats(veth.a);
+  REQUIRE(stats.ok());
+  CHECK(stats->empty());
+  CHECK(kernel.vfStats("sriov-dra-none").status().sysErrno() == ENODEV);
 }
 
 TEST_CASE("this kernel's devlink answers for a device that is not there", "[host][netlink]") {
@@ -222,4 +227,32 @@ TEST_CASE("the simulated mlx5 keeps InfiniBand VF GUIDs as the kernel does", "[h
              Catch::Contains("rtnetlink " + pf +
                              " vf 1 node_guid 02:aa:bb:cc:dd:ee:ff:01 port_guid "
                              "02:aa:bb:cc:dd:ee:ff:01 -> ok"));
+}
+
+TEST_CASE("the simulated PF drivers count each VF's traffic until the VFs go", "[host][netlink]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  const std::string pf = "sys/bus/pci/devices/0000:0e:00.0";
+  REQUIRE(k.write(pf + "/sriov_numvfs", "2").isOk());
+  auto stats = k.vfStats("ibp14s0");
+  REQUIRE(stats.ok());
+  CHECK(*stats == std::vector<host::VfStats>{{.vf = 0}, {.vf = 1}});  // as drivers start VFs
+
+  REQUIRE(k.addVfTraffic("ibp14s0", {.vf = 1, .rx_packets = 2, .rx_bytes = 3000}).isOk());
+  REQUIRE(k.addVfTraffic("ibp14s0", {.vf = 1, .rx_packets = 1, .tx_bytes = 64}).isOk());
+  stats = k.vfStats("ibp14s0");
+  REQUIRE(stats.ok());
+  CHECK(stats->at(1) == host::VfStats{.vf = 1, .rx_packets = 3, .rx_bytes = 3000, .tx_bytes = 64});
+  CHECK(stats->at(0) == host::VfStats{.vf = 0});
+
+  CHECK(k.addVfTraffic("ibp14s0", {.vf = 2}).sysErrno() == EINVAL);
+  CHECK(k.addVfTraffic("ibp14s0v0", {.vf = 0}).sysErrno() == EINVAL);  // a VF has no VFs
+  CHECK(k.vfStats("ibp14s0v0")->empty());
+  CHECK(k.vfStats("nope").status().sysErrno() == ENODEV);
+
+  // VFs made again start from zero.
+  REQUIRE(k.write(pf + "/sriov_numvfs", "0").isOk());
+  REQUIRE(k.write(pf + "/sriov_numvfs", "2").isOk());
+  CHECK(k.vfStats("ibp14s0")->at(1) == host::VfStats{.vf = 1});
 }

@@ -1,20 +1,28 @@
 // The operator and an agent end to end under exactly the RBAC of config/rbac, watched the way a
 // cluster watches them: /metrics over HTTPS behind TokenReview + SubjectAccessReview, scraped by
 // a real Prometheus (Debian's) that is then queried; and no request of either component was
-// ever refused by the API server.
+// ever refused by the API server. And the agent's per-VF families under upstream's exporter
+// names, joined to the pods as upstream documents it.
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include <catch2/catch.hpp>
 
+#include "api/names.h"
 #include "base/base64.h"
 #include "base/files.h"
 #include "base/process.h"
+#include "host/simulated_kernel.h"
 #include "http/pki.h"
 #include "kube/transport.h"
+#include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/https_get.h"
+#include "support/kubelet_client.h"
+#include "support/metrics_text.h"
 #include "support/operator_env.h"
+#include "support/prometheus.h"
 #include "support/temp_dir.h"
 
 using namespace sriovdra;
@@ -29,51 +37,6 @@ kube::HttpResponse scrape(int port, const std::string& ca, const std::string& to
   auto r = testing::httpsGet(port, ca, "/metrics", token);
   REQUIRE(r.ok());
   return *r;
-}
-
-// An instant query of the Prometheus HTTP API into `out`; false when Prometheus refused it.
-bool query(int port, const std::string& q, json::Document* out) {
-  auto t = kube::Transport::create("http://127.0.0.1:" + std::to_string(port), {});
-  if (!t.ok()) return false;
-  std::string target = "/api/v1/query?query=";
-  for (unsigned char c : q) {
-    static const char* kHex = "0123456789ABCDEF";
-    if (std::isalnum(c) != 0 || c == '_') {
-      target += static_cast<char>(c);
-    } else {
-      target += '%';
-      target += kHex[c >> 4];
-      target += kHex[c & 15];
-    }
-  }
-  auto r = (*t)->send({"GET", target, "", "", "application/json", {}}, 5s);
-  if (!r.ok() || r->status != 200) return false;
-  return !out->Parse(r->body.c_str()).HasParseError();
-}
-
-// Debian's Prometheus with `config` (prometheus.yml) in `dir`, its data and log there too, on a
-// free port (`port`); stopped with the test.
-ChildProcess startPrometheus(const std::string& dir, const std::string& config, int* port) {
-  REQUIRE(writeFileAtomic(dir + "/prometheus.yml", config, 0644).isOk());
-  *port = testing::freePort();
-  ProcessSpec spec;
-  spec.argv = {"prometheus", "--config.file=" + dir + "/prometheus.yml",
-               "--storage.tsdb.path=" + dir + "/data",
-               "--web.listen-address=127.0.0.1:" + std::to_string(*port)};
-  spec.kill_with_parent = true;
-  spec.stdout_path = dir + "/prometheus.log";
-  spec.stderr_path = dir + "/prometheus.log";
-  auto prometheus = ChildProcess::spawn(spec);
-  REQUIRE(prometheus.ok());
-  return std::move(*prometheus);
-}
-
-// The number of series an instant query returned.
-size_t seriesCount(int port, const std::string& q) {
-  json::Document doc;
-  if (!query(port, q, &doc)) return 0;
-  const json::Value* result = json::at(doc, {"data", "result"});
-  return result != nullptr && result->IsArray() ? result->Size() : 0;
 }
 
 }  // namespace
@@ -194,22 +157,20 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
         job_tls + "    static_configs:\n      - targets: ['127.0.0.1:" +
         std::to_string(agent->metricsPort()) + "']\n";
     int port = 0;
-    auto prometheus = startPrometheus(prom.path(), config, &port);
-    auto log = [&] {
-      auto text = readFile(prom.path() + "/prometheus.log");
-      return text.ok() ? *text : std::string("(no log)");
-    };
-    eventually([&] { return seriesCount(port, "up == 1") == 2; }, 60s, log);
-    CHECK(seriesCount(port,
-                      "controller_runtime_reconcile_total{job=\"sriov-dra-operator\","
-                      "controller=\"sriovnodestate\",result=\"success\"} > 0") == 1);
-    CHECK(seriesCount(port, "workqueue_depth{job=\"sriov-dra-operator\"}") >= 3);
-    CHECK(seriesCount(port, "sriov_dra_vfs{resource=\"cx6_vfs\",state=\"desired\"} == 8") == 1);
-    CHECK(seriesCount(port, "controller_runtime_reconcile_total{job=\"sriov-dra-agent\"} > 0") >=
-          1);
-    CHECK(seriesCount(
+    auto prometheus = testing::startPrometheus(prom.path(), config, &port);
+    auto log = [&] { return testing::prometheusLog(prom.path()); };
+    eventually([&] { return testing::seriesCount(port, "up == 1") == 2; }, 60s, log);
+    CHECK(testing::seriesCount(port,
+                               "controller_runtime_reconcile_total{job=\"sriov-dra-operator\","
+                               "controller=\"sriovnodestate\",result=\"success\"} > 0") == 1);
+    CHECK(testing::seriesCount(port, "workqueue_depth{job=\"sriov-dra-operator\"}") >= 3);
+    CHECK(testing::seriesCount(port,
+                               "sriov_dra_vfs{resource=\"cx6_vfs\",state=\"desired\"} == 8") == 1);
+    CHECK(testing::seriesCount(
+              port, "controller_runtime_reconcile_total{job=\"sriov-dra-agent\"} > 0") >= 1);
+    CHECK(testing::seriesCount(
               port, "sriov_dra_node_vfs{job=\"sriov-dra-agent\",state=\"advertised\"} == 8") == 1);
-    CHECK(seriesCount(port, "sriov_dra_node_sync_status{status=\"Succeeded\"} == 1") == 1);
+    CHECK(testing::seriesCount(port, "sriov_dra_node_sync_status{status=\"Succeeded\"} == 1") == 1);
     // Every query of the Grafana dashboard is one Prometheus accepts, over metrics that exist.
     auto text = readFile(testing::sourceDir() + "/config/grafana/sriov-dra-dashboard.json");
     REQUIRE(text.ok());
@@ -222,7 +183,7 @@ TEST_CASE("secure metrics, a real Prometheus scrape, and no request refused",
         std::string expr = target["expr"].GetString();
         INFO(panel["title"].GetString() << ": " << expr);
         json::Document answer;
-        CHECK(query(port, expr, &answer));
+        CHECK(testing::prometheusQuery(port, expr, &answer));
         auto metric = expr.find("sriov_dra_");
         if (metric == std::string::npos) metric = expr.find("controller_runtime_");
         REQUIRE(metric != std::string::npos);
@@ -328,12 +289,9 @@ TEST_CASE("the operator's metrics CA: scrapers verify the operator and every age
                        job("sriov-dra-operator", operator_name, op->metricsPort()) +
                        job("sriov-dra-agent", agent_name, agent->metricsPort());
   int port = 0;
-  auto prometheus = startPrometheus(prom.path(), config, &port);
-  auto log = [&] {
-    auto text = readFile(prom.path() + "/prometheus.log");
-    return (text.ok() ? *text : std::string("(no log)")) + agent->logs();
-  };
-  eventually([&] { return seriesCount(port, "up == 1") == 2; }, 60s, log);
+  auto prometheus = testing::startPrometheus(prom.path(), config, &port);
+  auto log = [&] { return testing::prometheusLog(prom.path()) + agent->logs(); };
+  eventually([&] { return testing::seriesCount(port, "up == 1") == 2; }, 60s, log);
   // The agents' certificate is not the operator's: a node's key cannot pass for the operator.
   auto wrong = testing::httpsGet(agent->metricsPort(), data.at("ca.crt"), "/metrics",
                                  cp->token("prometheus"), operator_name);
@@ -363,4 +321,98 @@ TEST_CASE("the operator's metrics CA: scrapers verify the operator and every age
     INFO(e.verb << " " << e.resource << " " << e.namespace_ << "/" << e.name);
     CHECK(e.code != 403);
   }
+}
+
+TEST_CASE("upstream's exporter families: a VF's counters joined to its pod by a real Prometheus",
+          "[observability][integration]") {
+  auto cp = testing::ControlPlane::start(OperatorEnv::controlPlaneOptions());
+  OperatorEnv env("vfstats", *cp);
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"dra-sriov-cx6", "true"}});
+  testing::TempDir kubelet;
+  auto agent =
+      env.startAgent(node, "a100-reference", kubelet.path(), "", {"--configuration-mode=multus"});
+  env.applyReferencePolicies();
+  eventually([&] { return env.deviceCount(node) == 8; }, 90s, [&] { return agent->logs(); });
+  auto registered = testing::KubeletClient::registerPlugin(
+      testing::KubeletDirs::under(kubelet.path()).registry, std::string(api::kDriverName));
+  REQUIRE(registered.ok());
+
+  // The VF's PF as the node reports it, and traffic through the VF (the simulated PF driver
+  // counts it, as a NIC's switch would).
+  const std::string vf_address = "0000:11:00.1";
+  std::string pf_name;
+  int64_t vf_index = -1;
+  auto state = env.nodeState(node);
+  REQUIRE(state);
+  for (const auto& pf : state->status.interfaces) {
+    for (const auto& vf : pf.vfs) {
+      if (vf.pci_address == vf_address) std::tie(pf_name, vf_index) = std::pair{pf.name, vf.vf_id};
+    }
+  }
+  REQUIRE(!pf_name.empty());
+  host::SimulatedKernel kernel(env.sysfsRoot(node));
+  REQUIRE(kernel
+              .addVfTraffic(pf_name, {.vf = static_cast<int32_t>(vf_index),
+                                      .rx_packets = 1000,
+                                      .tx_packets = 2000,
+                                      .rx_bytes = 1500000,
+                                      .tx_bytes = 3000000})
+              .isOk());
+
+  std::string uid = testing::createAllocatedClaim(
+      env.admin(), {.ns = env.ns(),
+                    .name = "client-devices",
+                    .node = node,
+                    .results = {{"vf", std::string(api::kDriverName), "0000-11-00-1"}},
+                    .vf_config = R"("ifName":"net1","netAttachDefName":"cx6-vf")",
+                    .pod_name = "llm-client",
+                    .pod_uid = "8f4829c3-6499-4f8f-b57f-edabd7f0282a"});
+  testing::KubeletClaim claim{env.ns(), uid, "client-devices"};
+  auto prepared = testing::KubeletClient::prepare(registered->endpoint, "v1", {claim});
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->at(uid).error == "");
+
+  std::string labels = "numa_node=\"0\",pciAddr=\"" + vf_address + "\",pf=\"" + pf_name +
+                       "\",vf=\"" + std::to_string(vf_index) + "\"";
+  std::string text = agent->metrics();
+  CHECK(testing::sampleValue(text, "sriov_vf_rx_bytes{" + labels + "}") == 1500000);
+  CHECK(testing::sampleValue(text, "sriov_vf_tx_packets{" + labels + "}") == 2000);
+  CHECK(testing::sampleValue(text,
+                             "sriov_kubepoddevice{container=\"\",dev_type=\"openshift.io/"
+                             "cx6_vfs\",namespace=\"" +
+                                 env.ns() + "\",pciAddr=\"" + vf_address +
+                                 "\",pod=\"llm-client\"}") == 1);
+
+  // Prometheus scrapes the agent and answers upstream's documented join with the pod's labels.
+  testing::TempDir prom;
+  int port = 0;
+  auto prometheus = testing::startPrometheus(
+      prom.path(),
+      "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+      "  - job_name: sriov-dra-agent\n    static_configs:\n      - targets: ['127.0.0.1:" +
+          std::to_string(agent->metricsPort()) + "']\n",
+      &port);
+  const std::string join =
+      "sriov_vf_rx_bytes * on (pciAddr) group_left(pod, namespace) "
+      "sriov_kubepoddevice";
+  eventually([&] { return testing::seriesCount(port, join) == 1; }, 60s,
+             [&] { return testing::prometheusLog(prom.path()); });
+  json::Document answer;
+  REQUIRE(testing::prometheusQuery(port, join, &answer));
+  const json::Value& series = answer["data"]["result"][0];
+  CHECK(std::string(series["metric"]["pod"].GetString()) == "llm-client");
+  CHECK(std::string(series["metric"]["namespace"].GetString()) == env.ns());
+  CHECK(std::string(series["metric"]["pf"].GetString()) == pf_name);
+  CHECK(std::string(series["value"][1].GetString()) == "1500000");
+  // Every VF of the node is counted, in use or not.
+  CHECK(testing::seriesCount(port, "sriov_vf_tx_bytes") == 8);
+
+  // The pod's claim unprepared: its device leaves the metrics; the VF's counters stay.
+  auto undone = testing::KubeletClient::unprepare(registered->endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  text = agent->metrics();
+  CHECK_THAT(text, !Catch::Contains("sriov_kubepoddevice{"));
+  CHECK(testing::sampleValue(text, "sriov_vf_rx_bytes{" + labels + "}") == 1500000);
+  prometheus.stop(SIGTERM, 10s);
 }

@@ -141,6 +141,7 @@ TEST_CASE("lib/host drives Linux's own SR-IOV: VFs, drivers, MTU, refusals", "[k
   CHECK(stepNamed(r, "devlink eswitch set switchdev").result == "ENODEV");
   CHECK(stepNamed(r, "rtnetlink VF GUIDs of the PF").result == "0 VF(s) with GUIDs");
   CHECK(stepNamed(r, "rtnetlink set the GUIDs of VF 0").result == "EOPNOTSUPP");
+  CHECK(stepNamed(r, "rtnetlink VF counters of the PF").result == "2 VF(s), all zero");
   CHECK(stepNamed(r, "set sriov_numvfs 0").state ==
         std::vector<std::string>{"PF 0000:01:00.0 8086:10c9 driver=igb netdev=eth0 mtu=9000 "
                                  "link=ETH eswitch=legacy numVfs=0/7 vfDevice=10ca",

@@ -1,5 +1,6 @@
 #include "kernel/scenario.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -139,6 +140,15 @@ std::vector<Step> runScenario(host::Sysfs& sysfs, host::Netlink& netlink,
        guids.ok() ? std::to_string(guids->size()) + " VF(s) with GUIDs" : resultOf(guids.status()));
   step("rtnetlink set the GUIDs of VF 0",
        resultOf(netlink.setVfGuids(pf.name, 0, 0x0200000000000001, 0x0200000000000001)));
+  // VF counters: the request with statistics lists every VF; igb reports no per-VF counters
+  // (no ndo_get_vf_stats), so the kernel sends them zero, as the simulation starts them.
+  auto counters = netlink.vfStats(pf.name);
+  auto zero = [](const host::VfStats& s) { return s == host::VfStats{.vf = s.vf}; };
+  step("rtnetlink VF counters of the PF",
+       counters.ok() ? std::to_string(counters->size()) + " VF(s), " +
+                           (std::all_of(counters->begin(), counters->end(), zero) ? "all zero"
+                                                                                  : "some counting")
+                     : resultOf(counters.status()));
   // VFs go away with one of them still on vfio-pci (as when a VM-using pod left it there).
   step("bind VF 0 to vfio-pci again",
        resultOf(apply(Kind::kBindDriver, vf0, "vfio-pci", vf0_driver)));

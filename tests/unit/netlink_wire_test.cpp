@@ -98,6 +98,10 @@ TEST_CASE("requests are laid out as the kernel reads them", "[host][netlink][uni
     CHECK(get.substr(4, 4) == bytes({RTM_GETLINK, 0, NLM_F_REQUEST | NLM_F_ACK, 0}));
     uint32_t mask = RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS;
     CHECK(get.substr(32) == attr(IFLA_IFNAME, nul("ib0")) + attr(IFLA_EXT_MASK, raw(mask)));
+    // With the counters: the same request without RTEXT_FILTER_SKIP_STATS.
+    uint32_t with_stats = RTEXT_FILTER_VF;
+    CHECK(nl::vfStatsRequest(3, "ib0").substr(32) ==
+          attr(IFLA_IFNAME, nul("ib0")) + attr(IFLA_EXT_MASK, raw(with_stats)));
     std::string set = nl::vfGuidRequest(4, "ib0", 5, 0x0200000000000001, 0x0200000000000002);
     CHECK(set.substr(4, 4) == bytes({RTM_SETLINK, 0, NLM_F_REQUEST | NLM_F_ACK, 0}));
     ifla_vf_guid node{}, port{};  // value-initialized: the padding after vf is zero
@@ -232,6 +236,45 @@ TEST_CASE("a PF's VF information: the GUIDs of each VF that has them", "[host][n
   CHECK(host::parseGuid("02:11:22:33:44:55:66:7G").status().code() == Code::kInvalidArgument);
   CHECK_FALSE(host::parseGuid("02:11:22:33:44:55:66").ok());
   CHECK_FALSE(host::parseGuid("02-11-22-33-44-55-66-77").ok());
+}
+
+TEST_CASE("a PF's VF counters: each VF's IFLA_VF_STATS under its index", "[host][netlink][unit]") {
+  ifinfomsg info{};
+  auto u64 = [](uint16_t type, uint64_t v) { return attr(type, raw(v)); };
+  auto vf = [&](uint32_t id, const std::string& stats) {
+    ifla_vf_mac mac{};
+    mac.vf = id;
+    return attr(IFLA_VF_INFO, attr(IFLA_VF_MAC, raw(mac)) + stats);
+  };
+  // As rtnl_fill_vfinfo() nests them, a padding attribute among the 64-bit values.
+  std::string busy =
+      attr(IFLA_VF_STATS, u64(IFLA_VF_STATS_RX_PACKETS, 10) + u64(IFLA_VF_STATS_TX_PACKETS, 20) +
+                              attr(IFLA_VF_STATS_PAD, "") + u64(IFLA_VF_STATS_RX_BYTES, 1500) +
+                              u64(IFLA_VF_STATS_TX_BYTES, 3000) + u64(IFLA_VF_STATS_BROADCAST, 1) +
+                              u64(IFLA_VF_STATS_MULTICAST, 2) + u64(IFLA_VF_STATS_RX_DROPPED, 3) +
+                              u64(IFLA_VF_STATS_TX_DROPPED, 4));
+  std::string payload = raw(info) + attr(IFLA_IFNAME, nul("ens1f0")) +
+                        attr(IFLA_VFINFO_LIST, vf(3, busy) + vf(4, ""));
+  auto stats = nl::vfStatsOf(payload);
+  REQUIRE(stats.ok());
+  REQUIRE(stats->size() == 2);
+  CHECK(stats->at(0) == host::VfStats{.vf = 3,
+                                      .rx_packets = 10,
+                                      .tx_packets = 20,
+                                      .rx_bytes = 1500,
+                                      .tx_bytes = 3000,
+                                      .broadcast = 1,
+                                      .multicast = 2,
+                                      .rx_dropped = 3,
+                                      .tx_dropped = 4});
+  CHECK(stats->at(1) == host::VfStats{.vf = 4});  // no IFLA_VF_STATS: all zero
+  // A counter shorter than 64 bits, or a VF without its index, is refused.
+  std::string short_counter =
+      raw(info) + attr(IFLA_VFINFO_LIST,
+                       vf(0, attr(IFLA_VF_STATS, attr(IFLA_VF_STATS_RX_BYTES, raw(uint32_t{7})))));
+  CHECK(nl::vfStatsOf(short_counter).status().code() == Code::kInvalidArgument);
+  std::string no_index = raw(info) + attr(IFLA_VFINFO_LIST, attr(IFLA_VF_INFO, busy));
+  CHECK_THAT(nl::vfStatsOf(no_index).status().message(), Catch::Contains("without IFLA_VF_MAC"));
 }
 
 TEST_CASE("hostile answers are refused, never read past their end", "[host][netlink][unit]") {

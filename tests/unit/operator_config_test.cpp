@@ -71,8 +71,8 @@ TEST_CASE("an operator config is honoured or refused field by field", "[policy][
               "false, mellanoxFirmwareReset: false}}"),
        "", ""},
       {"a known gate on", config("{featureGates: {metricsExporter: true}}"), "",
-       "spec.featureGates.metricsExporter: has no effect here: there is no per-VF metrics "
-       "exporter"},
+       "spec.featureGates.metricsExporter: has no effect here: no exporter DaemonSet is "
+       "deployed: every agent's /metrics serves the exporter's per-VF families"},
       {"another known gate on", config("{featureGates: {parallelNicConfig: true}}"), "",
        "one after another"},
       {"an unknown gate", config("{featureGates: {fasterPlease: true}}"), "",

@@ -228,6 +228,7 @@ TEST_CASE("planPrepare refuses what cannot be prepared and plans the rest", "[dr
     }
     REQUIRE(plan.ok());
     CHECK(plan->claim.pod_uid == "pod-uid");
+    CHECK(plan->claim.pod_name == "pod");
     CHECK(plan->claim.state == dra::PreparedClaim::State::kPreparing);
     REQUIRE(plan->claim.devices.size() == 1);
     const auto& d = plan->claim.devices[0];

@@ -72,6 +72,11 @@ std::optional<api::SliceDevice> LocalState::discovered(const std::string& device
   return buildOne(options_.node_name, {.name = device, .pci_address = pci}, *state);
 }
 
+std::vector<api::InterfaceExt> LocalState::discoveredPfs() const {
+  auto state = states_.get(options_.namespace_, options_.node_name);
+  return state ? state->status.interfaces : std::vector<api::InterfaceExt>{};
+}
+
 std::vector<std::string> LocalState::driversOf(const std::string& device) const {
   auto state = states_.get(options_.namespace_, options_.node_name);
   if (!state) return {};

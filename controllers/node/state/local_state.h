@@ -78,6 +78,8 @@ class LocalState : public host::PreparedSource {
   // A VF of this node as its SriovNodeState's status says it was discovered, with the built-in
   // attributes only (what an allocated VF that is no longer advertised is prepared with).
   std::optional<api::SliceDevice> discovered(const std::string& device) const;
+  // The PFs and their VFs as its SriovNodeState's status says they were discovered last.
+  std::vector<api::InterfaceExt> discoveredPfs() const;
   // True when the VF is in a VF group of the spec whose node policy has needVhostNet.
   bool needsVhostNet(const std::string& pci_address) const;
   // The drivers claims may use the device with, as the spec lists them (empty: no limit).
