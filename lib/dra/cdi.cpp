@@ -85,28 +85,56 @@ std::string pciDeviceVariable(std::string_view resource) {
 
 }  // namespace
 
+PluginInfo devicePluginInfo(const CdiDevice& vf, const std::string& rdma_device) {
+  PluginInfo info;
+  for (const auto& node : vf.device_nodes) {
+    const std::string& path = node.path;
+    if (path.rfind("/dev/infiniband/", 0) == 0) {
+      for (const char* kind : {"uverbs", "umad", "issm", "rdma_cm"}) {
+        if (path.find(kind) != std::string::npos) info["rdma"][kind] = path;
+      }
+      if (!rdma_device.empty()) info["rdma"]["rdma_dev"] = rdma_device;
+    } else if (path == "/dev/vfio/vfio") {
+      info["vfio"]["mount"] = path;
+    } else if (path.rfind("/dev/vfio/", 0) == 0) {
+      info["vfio"]["dev-mount"] = path;
+    } else if (path == "/dev/vhost-net") {
+      info["vhost"]["net-mount"] = path;
+    } else if (path == "/dev/net/tun") {
+      info["vhost"]["tun-mount"] = path;
+    }
+  }
+  return info;
+}
+
 CdiDevice podCdiDevice(std::string pod_uid, const std::vector<PodVf>& vfs) {
   std::vector<std::string> all;
-  std::map<std::string, std::vector<std::string>> by_resource;
+  std::map<std::string, std::vector<const PodVf*>> by_resource;
   for (const auto& vf : vfs) {
     all.push_back(vf.pci_address);
-    if (!vf.resource_name.empty()) by_resource[vf.resource_name].push_back(vf.pci_address);
+    if (!vf.resource_name.empty()) by_resource[vf.resource_name].push_back(&vf);
   }
   CdiDevice d{std::move(pod_uid), {"SRIOVNETWORK_PCI_ADDRESSES=" + join(all, ",")}, {}};
   std::set<std::string> named;  // a name two resources map to goes to the first, in name order
-  for (const auto& [resource, addresses] : by_resource) {
+  for (const auto& [resource, resource_vfs] : by_resource) {
     std::string key = pciDeviceVariable(resource);
     if (key.empty() || named.count(key) != 0 || named.count(key + "_INFO") != 0) continue;
     named.insert(key);
     named.insert(key + "_INFO");
     json::Document info(rapidjson::kObjectType);
     auto& a = info.GetAllocator();
-    for (const auto& address : addresses) {
-      json::Value generic(rapidjson::kObjectType);
-      json::setString(generic, "deviceID", address, a);
+    std::vector<std::string> addresses;
+    for (const PodVf* vf : resource_vfs) {
+      addresses.push_back(vf->pci_address);
+      PluginInfo parts = vf->plugin_info;
+      parts["generic"]["deviceID"] = vf->pci_address;
       json::Value entry(rapidjson::kObjectType);
-      json::set(entry, "generic", std::move(generic), a);
-      json::set(info, address, std::move(entry), a);
+      for (const auto& [provider, values] : parts) {
+        json::Value part(rapidjson::kObjectType);
+        for (const auto& [name, value] : values) json::setString(part, name, value, a);
+        json::set(entry, provider, std::move(part), a);
+      }
+      json::set(info, vf->pci_address, std::move(entry), a);
     }
     d.env.push_back(key + "=" + join(addresses, ","));
     d.env.push_back(key + "_INFO=" + json::dump(info));

@@ -58,11 +58,16 @@ struct VfEditsInput {
 // The container edits of one VF, as the CDI device `cdi_name`. An RDMA-capable VF on a network
 // driver without an RDMA device is an error (mlx5_ib not loaded?).
 Result<CdiDevice> vfCdiDevice(std::string cdi_name, const VfEditsInput& in);
+// The device plugin's info of a VF prepared with the container edits `vf` (checkpoint.h
+// PluginInfo), read from its device nodes as the plugin's providers read theirs: rdma when it has
+// /dev/infiniband nodes (with `rdma_device`), vfio with /dev/vfio/vfio, vhost with
+// /dev/vhost-net.
+PluginInfo devicePluginInfo(const CdiDevice& vf, const std::string& rdma_device);
 // The pod-level device: SRIOVNETWORK_PCI_ADDRESSES=<a>,<b>,... (the reference driver's) and,
 // per k8s.cni.cncf.io/resourceName <prefix>/<name> of its VFs, what the SR-IOV network device
 // plugin gives a container of that resource: PCIDEVICE_<PREFIX>_<NAME>=<a>,... (upper case, '.'
-// and '/' as '_') and PCIDEVICE_<PREFIX>_<NAME>_INFO={"<a>":{"generic":{"deviceID":"<a>"}},...}
-// (the device plugin's generic part; its rdma and vfio parts are the VF's own variables here).
+// and '/' as '_') and PCIDEVICE_<PREFIX>_<NAME>_INFO={"<a>":{"generic":{"deviceID":"<a>"},
+// "rdma":{...},...},...} (each VF's generic part and its PluginInfo, keys in Go's sorted order).
 // A resource name with other characters than a DNS prefix's and a device-plugin name's
 // ([A-Za-z0-9_-]), or whose variables another resource of the pod already set (x and x_info;
 // a.b and a_b), gets none. `vfs` in PCI address order.

@@ -30,6 +30,10 @@ json::Value encodeClaim(const PreparedClaim& c, json::Allocator& a) {
         .strAlways("originalDriver", d.original_driver)
         .str("deviceInfoPath", d.device_info_path)
         .str("resourceName", d.resource_name);
+    if (!d.plugin_info.empty()) {
+      api::Writer info = dw.object("pluginInfo");
+      for (const auto& [provider, values] : d.plugin_info) info.stringMap(provider, values);
+    }
     d.config.encode(dw.object("config"));
     devices.PushBack(dv, a);
   }
@@ -62,6 +66,11 @@ Result<PreparedClaim> decodeClaim(const std::string& uid, const api::Reader& r) 
     d.original_driver = dr.str("originalDriver");
     d.device_info_path = dr.str("deviceInfoPath");
     d.resource_name = dr.str("resourceName");
+    if (api::Reader info = dr.object("pluginInfo"); info.present()) {
+      for (const auto& m : info.value()->GetObject()) {
+        d.plugin_info[m.name.GetString()] = info.stringMap(m.name.GetString());
+      }
+    }
     if (const json::Value* cfg = dr.raw("config")) {
       auto parsed = VfConfig::decode(*cfg);
       if (!parsed.ok()) {
@@ -134,7 +143,7 @@ std::vector<PodVf> Checkpoint::podVfs(const std::string& pod_uid) const {
   std::vector<PodVf> out;
   for (const auto& [uid, c] : claims) {
     if (c.pod_uid != pod_uid) continue;
-    for (const auto& d : c.devices) out.push_back({d.pci_address, d.resource_name});
+    for (const auto& d : c.devices) out.push_back({d.pci_address, d.resource_name, d.plugin_info});
   }
   std::sort(out.begin(), out.end(),
             [](const PodVf& a, const PodVf& b) { return a.pci_address < b.pci_address; });

@@ -15,6 +15,12 @@
 
 namespace sriovdra::dra {
 
+// What the SR-IOV network device plugin's info providers said of one VF beyond its generic part,
+// by provider: "rdma" {uverbs, umad, issm, rdma_cm: device nodes in the container; rdma_dev: the
+// RDMA device}, "vfio" {mount: /dev/vfio/vfio, dev-mount: /dev/vfio/<group>}, "vhost"
+// {net-mount, tun-mount}. The `_INFO` variable of a pod's resource carries it (cdi.h).
+using PluginInfo = std::map<std::string, std::map<std::string, std::string>>;
+
 struct PreparedDevice {
   std::vector<std::string> request_names;
   std::string pool;
@@ -28,6 +34,7 @@ struct PreparedDevice {
   // claim's VF takes the network of the pod's annotation that is for this resource
   // (dra/network_selection.h).
   std::string resource_name;
+  PluginInfo plugin_info;  // from the container edits it was prepared with
   bool operator==(const PreparedDevice&) const = default;
 };
 
@@ -50,6 +57,7 @@ struct PreparedClaim {
 struct PodVf {
   std::string pci_address;
   std::string resource_name;  // PreparedDevice::resource_name
+  PluginInfo plugin_info;     // PreparedDevice::plugin_info
   bool operator==(const PodVf&) const = default;
 };
 

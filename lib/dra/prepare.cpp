@@ -245,6 +245,7 @@ Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const Prepar
     return refuse("ResourceClaim " + claim.namespace_ + "/" + claim.name + ": " +
                   cdi.status().message());
   }
+  out.plugin_info = devicePluginInfo(*cdi, current.rdma_device);
   out.cdi = std::move(*cdi);
   out.cdi_device_ids = {cdiQualifiedName(cdi_name), cdiQualifiedName(claim.pod_uid)};
   auto resource = api::stringAttribute(attributes, driver, api::attr::kCniResourceName);

@@ -91,6 +91,7 @@ struct DeviceArtifacts {
   std::vector<std::string> cdi_device_ids;  // the claim's device, then the pod's
   std::string device_info_path;             // "" = none
   std::string device_info_json;
+  PluginInfo plugin_info;  // devicePluginInfo of `cdi` (cdi.h)
 };
 
 Result<DeviceArtifacts> deviceArtifacts(const PreparedClaim& claim, const PreparedDevice& device,

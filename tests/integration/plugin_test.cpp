@@ -199,13 +199,16 @@ TEST_CASE("kubelet registers the plugin and prepares a claim shaped like the ref
       readJson(p.dirs().cdi + "/" + dra::cdiSpecFileName("8f4829c3-6499-4f8f-b57f-edabd7f0282a"));
   REQUIRE(pod_spec);
   CHECK(testing::cdiSchemaErrors(*pod_spec) == "");
-  // The reference driver's variable and the SR-IOV network device plugin's for the resource.
+  // The reference driver's variable and the SR-IOV network device plugin's for the resource, its
+  // _INFO with the rdma part the device plugin gave an RDMA VF.
   CHECK(strings((*pod_spec)["devices"][0]["containerEdits"]["env"]) ==
         std::vector<std::string>{
             "SRIOVNETWORK_PCI_ADDRESSES=0000:11:00.1",
             "PCIDEVICE_OPENSHIFT_IO_CX6_VFS=0000:11:00.1",
             R"(PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={"0000:11:00.1":{"generic":{"deviceID":)"
-            R"("0000:11:00.1"}}})"});
+            R"("0000:11:00.1"},"rdma":{"issm":"/dev/infiniband/issm17","rdma_cm":)"
+            R"("/dev/infiniband/rdma_cm","rdma_dev":"mlx5_17","umad":"/dev/infiniband/umad17",)"
+            R"("uverbs":"/dev/infiniband/uverbs17"}}})"});
   // Multus reads the device-info file named after k8s.cni.cncf.io/resourceName and deviceID.
   auto info_file =
       readJson(p.dirs().device_info + "/openshift.io-cx6_vfs-0000:11:00.1-device.json");

@@ -171,16 +171,41 @@ TEST_CASE("CDI specs carry the reference driver's edits and validate against the
   REQUIRE_FALSE(no_rdma.ok());
   CHECK_THAT(no_rdma.status().message(), Catch::Contains("no RDMA device"));
 
-  auto pod = dra::podCdiDevice("pod-uid", {{"0000:0e:00.1", "openshift.io/cx6_vfs"},
+  // What the device plugin's info providers said of such VFs, read from their device nodes.
+  auto rdma_info = dra::devicePluginInfo(*dev, "mlx5_9");
+  CHECK(rdma_info == dra::PluginInfo{{"rdma",
+                                      {{"uverbs", "/dev/infiniband/uverbs9"},
+                                       {"umad", "/dev/infiniband/umad9"},
+                                       {"issm", "/dev/infiniband/issm9"},
+                                       {"rdma_cm", "/dev/infiniband/rdma_cm"},
+                                       {"rdma_dev", "mlx5_9"}}}});
+  auto vfio_info = dra::devicePluginInfo(*v, "");
+  CHECK(
+      vfio_info ==
+      dra::PluginInfo{{"vfio", {{"mount", "/dev/vfio/vfio"}, {"dev-mount", "/dev/vfio/41"}}},
+                      {"vhost", {{"net-mount", "/dev/vhost-net"}, {"tun-mount", "/dev/net/tun"}}}});
+  CHECK(dra::devicePluginInfo(dra::CdiDevice{}, "mlx5_9").empty());
+
+  auto pod = dra::podCdiDevice("pod-uid", {{"0000:0e:00.1", "openshift.io/cx6_vfs", vfio_info},
                                            {"0000:0e:00.2", "openshift.io/cx6_vfs"},
-                                           {"0000:11:00.1", ""}});
-  // The reference driver's variable, and the SR-IOV network device plugin's per resource.
+                                           {"0000:11:00.1", "", rdma_info}});
+  // The reference driver's variable, and the SR-IOV network device plugin's per resource, its
+  // keys sorted as Go's encoding/json sorts a map's.
   CHECK(pod.env ==
         std::vector<std::string>{
             "SRIOVNETWORK_PCI_ADDRESSES=0000:0e:00.1,0000:0e:00.2,0000:11:00.1",
             "PCIDEVICE_OPENSHIFT_IO_CX6_VFS=0000:0e:00.1,0000:0e:00.2",
             R"(PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={"0000:0e:00.1":{"generic":{"deviceID":)"
-            R"("0000:0e:00.1"}},"0000:0e:00.2":{"generic":{"deviceID":"0000:0e:00.2"}}})"});
+            R"("0000:0e:00.1"},"vfio":{"dev-mount":"/dev/vfio/41","mount":"/dev/vfio/vfio"},)"
+            R"("vhost":{"net-mount":"/dev/vhost-net","tun-mount":"/dev/net/tun"}},)"
+            R"("0000:0e:00.2":{"generic":{"deviceID":"0000:0e:00.2"}}})"});
+  auto rdma_pod =
+      dra::podCdiDevice("pod-uid", {{"0000:11:00.1", "openshift.io/cx6_vfs", rdma_info}});
+  CHECK(rdma_pod.env.back() ==
+        R"(PCIDEVICE_OPENSHIFT_IO_CX6_VFS_INFO={"0000:11:00.1":{"generic":{"deviceID":)"
+        R"("0000:11:00.1"},"rdma":{"issm":"/dev/infiniband/issm9","rdma_cm":)"
+        R"("/dev/infiniband/rdma_cm","rdma_dev":"mlx5_9","umad":"/dev/infiniband/umad9",)"
+        R"("uverbs":"/dev/infiniband/uverbs9"}}})");
 
   // Names that are no variable name, or another resource's, get none.
   auto odd = dra::podCdiDevice("pod-uid", {{"0000:0e:00.1", "p/x"},
@@ -211,6 +236,7 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
                        .namespace_ = "team-a",
                        .name = "train-0",
                        .pod_uid = "pod-1",
+                       .pod_name = "trainer",
                        .state = dra::PreparedClaim::State::kPrepared};
   dra::PreparedDevice d{
       .request_names = {"vf"},
@@ -218,7 +244,8 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
       .device = "0000-11-00-1",
       .pci_address = "0000:11:00.1",
       .cdi_device_ids = {"sriovnetwork.k8snetworkplumbingwg.io/vf=uid-1-0000-11-00-1"},
-      .original_driver = "mlx5_core"};
+      .original_driver = "mlx5_core",
+      .plugin_info = {{"vfio", {{"mount", "/dev/vfio/vfio"}, {"dev-mount", "/dev/vfio/41"}}}}};
   d.config.driver = "vfio-pci";
   c.devices.push_back(d);
   cp.claims["uid-1"] = c;
@@ -237,7 +264,7 @@ TEST_CASE("the checkpoint round-trips and refuses a file that was changed", "[dr
         host::PreparedVfs{{"0000:0e:00.1", {"team-b/x (prepared for its pod)"}},
                           {"0000:11:00.1", {"team-a/train-0 (prepared for its pod)"}}});
   CHECK(back->podVfs("pod-1") ==
-        std::vector<dra::PodVf>{{"0000:0e:00.1", "cx6_vfs"}, {"0000:11:00.1", ""}});
+        std::vector<dra::PodVf>{{"0000:0e:00.1", "cx6_vfs"}, {"0000:11:00.1", "", d.plugin_info}});
 
   std::string edited = text;
   edited.replace(edited.find("mlx5_core"), 9, "mlx4_core");

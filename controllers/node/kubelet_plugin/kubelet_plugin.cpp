@@ -164,6 +164,7 @@ Status KubeletPlugin::applyPlan(dra::PreparePlan& plan, const api::ResourceClaim
     if (!artifacts.ok()) return artifacts.status();
     cdi_devices.push_back(std::move(artifacts->cdi));
     d.cdi_device_ids = std::move(artifacts->cdi_device_ids);
+    d.plugin_info = std::move(artifacts->plugin_info);
     if (!artifacts->device_info_path.empty()) {
       std::error_code ec;
       std::filesystem::create_directories(options_.device_info_dir, ec);
