@@ -2,6 +2,7 @@
 // its answers (IFLA_VFINFO_LIST), apart from the links', addresses' and devlink's.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <arpa/inet.h>
 #include <linux/if_link.h>
@@ -83,6 +84,23 @@ uint64_t* counterOf(VfStats& stats, uint16_t type) {
     default:
       return nullptr;
   }
+}
+
+// IFLA_NUM_VF of an RTM_NEWLINK payload, read attribute by attribute up to it (the kernel puts
+// it before IFLA_VFINFO_LIST, which may be broken); nullopt when it is not there.
+std::optional<uint32_t> numVfsOf(std::string_view payload) {
+  if (payload.size() < sizeof(ifinfomsg)) return std::nullopt;
+  std::string_view in = payload.substr(sizeof(ifinfomsg));
+  size_t at = 0;
+  while (in.size() - at >= kAttrHeader) {
+    auto a = get<nlattr>(in, at);
+    if (a.nla_len < kAttrHeader || a.nla_len > in.size() - at) return std::nullopt;
+    if ((a.nla_type & NLA_TYPE_MASK) == IFLA_NUM_VF && a.nla_len >= kAttrHeader + 4) {
+      return get<uint32_t>(in, at + kAttrHeader);
+    }
+    at += align4(a.nla_len);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -249,7 +267,7 @@ Result<std::vector<VfInfo>> vfInfosOf(std::string_view payload) {
 
 Result<std::vector<VfStats>> vfStatsOf(std::string_view payload) {
   std::vector<VfStats> out;
-  SDRA_RETURN_IF_ERROR(eachVfInfo(payload, [&](const std::vector<Attribute>& fields) -> Status {
+  Status decoded = eachVfInfo(payload, [&](const std::vector<Attribute>& fields) -> Status {
     VfStats vf;
     bool indexed = false;
     for (const auto& f : fields) {
@@ -270,7 +288,17 @@ Result<std::vector<VfStats>> vfStatsOf(std::string_view payload) {
     if (!indexed) return malformed("IFLA_VF_INFO without IFLA_VF_MAC");
     out.push_back(vf);
     return Status::ok();
-  }));
+  });
+  // IFLA_VFINFO_LIST's length is 16 bits: with counters (about 300 bytes a VF) a PF with some
+  // 200 VFs or more overflows it, and the list reads short or broken.
+  auto listed = numVfsOf(payload);
+  if (listed && *listed > out.size()) {
+    return Status(Code::kTooLarge,
+                  std::to_string(*listed) +
+                      " VFs with their counters exceed the 64 KiB netlink attribute Linux sends "
+                      "them in (IFLA_VFINFO_LIST), so the kernel cannot report them this way");
+  }
+  SDRA_RETURN_IF_ERROR(decoded);
   return out;
 }
 

@@ -112,6 +112,8 @@ Result<LinkInfo> linkOf(std::string_view newlink_payload);
 Result<std::vector<VfInfo>> vfInfosOf(std::string_view newlink_payload);
 // From an RTM_NEWLINK payload with VF statistics: every VF's counters, in its order (the VF's
 // index from its IFLA_VF_MAC, which the kernel always sends; all zero without IFLA_VF_STATS).
+// kTooLarge when fewer VFs decode than IFLA_NUM_VF says: the list overflowed its 16-bit length
+// (with counters, PFs with some 200 VFs or more).
 Result<std::vector<VfStats>> vfStatsOf(std::string_view newlink_payload);
 // From a CTRL_CMD_NEWFAMILY payload: CTRL_ATTR_FAMILY_ID.
 Result<uint16_t> familyIdOf(std::string_view payload);

@@ -275,6 +275,19 @@ TEST_CASE("a PF's VF counters: each VF's IFLA_VF_STATS under its index", "[host]
   CHECK(nl::vfStatsOf(short_counter).status().code() == Code::kInvalidArgument);
   std::string no_index = raw(info) + attr(IFLA_VFINFO_LIST, attr(IFLA_VF_INFO, busy));
   CHECK_THAT(nl::vfStatsOf(no_index).status().message(), Catch::Contains("without IFLA_VF_MAC"));
+  // The kernel says how many VFs there are before the list: a list that overflowed its 16-bit
+  // length (some 200 VFs with counters) lists fewer, cut short or broken, and is refused.
+  std::string counted = raw(info) + attr(IFLA_NUM_VF, raw(uint32_t{2})) +
+                        attr(IFLA_VFINFO_LIST, vf(3, busy) + vf(4, ""));
+  CHECK(nl::vfStatsOf(counted).value().size() == 2);
+  std::string wrapped =
+      raw(info) + attr(IFLA_NUM_VF, raw(uint32_t{256})) + attr(IFLA_VFINFO_LIST, vf(0, busy));
+  auto cut = nl::vfStatsOf(wrapped);
+  CHECK(cut.status().code() == Code::kTooLarge);
+  CHECK_THAT(cut.status().message(), Catch::StartsWith("256 VFs with their counters exceed"));
+  std::string broken = raw(info) + attr(IFLA_NUM_VF, raw(uint32_t{256})) +
+                       attr(IFLA_VFINFO_LIST, vf(0, busy).substr(0, 40));
+  CHECK(nl::vfStatsOf(broken).status().code() == Code::kTooLarge);
 }
 
 TEST_CASE("hostile answers are refused, never read past their end", "[host][netlink][unit]") {

@@ -11,7 +11,7 @@ namespace {
 
 using Label = prometheus::ClientMetric::Label;
 
-// Upstream's names for the counters of host::VfStats, in its order.
+// Upstream's names for the counters of host::VfStats (its netlink reader's), bytes first.
 constexpr std::pair<const char*, uint64_t host::VfStats::*> kStats[] = {
     {"rx_bytes", &host::VfStats::rx_bytes},      {"tx_bytes", &host::VfStats::tx_bytes},
     {"rx_packets", &host::VfStats::rx_packets},  {"tx_packets", &host::VfStats::tx_packets},
@@ -73,17 +73,33 @@ std::vector<prometheus::MetricFamily> vfFamilies(
   return out;
 }
 
-std::vector<prometheus::MetricFamily> VfExporter::Collect() const {
-  auto pfs = local_.discoveredPfs();
-  std::map<std::string, std::vector<host::VfStats>> stats;
+void VfExporter::refresh(const std::vector<api::InterfaceExt>& pfs) const {
+  auto now = std::chrono::steady_clock::now();
+  if (read_at_ && now - *read_at_ < kReuseFor) return;
+  read_at_ = now;
+  stats_.clear();
   for (const auto& pf : pfs) {
     if (pf.vfs.empty() || pf.name.empty()) continue;
     auto read = netlink_->vfStats(pf.name);
     if (read.ok()) {
-      stats[pf.name] = std::move(*read);
-    } else {
-      SDRA_VLOG(2) << "VF counters of " << pf.name << " left out: " << read.status().message();
+      stats_[pf.name] = std::move(*read);
+      if (failing_.erase(pf.name) != 0) {
+        SDRA_LOG_INFO << "VF counters of " << pf.name << " are read again";
+      }
+    } else if (failing_.insert(pf.name).second) {
+      SDRA_LOG_WARN << "VF counters of " << pf.name
+                    << " left out of /metrics until they can be read: " << read.status().message();
     }
+  }
+}
+
+std::vector<prometheus::MetricFamily> VfExporter::Collect() const {
+  auto pfs = local_.discoveredPfs();
+  std::map<std::string, std::vector<host::VfStats>> stats;
+  {
+    std::lock_guard lock(mu_);
+    refresh(pfs);
+    stats = stats_;
   }
   return vfFamilies(pfs, stats, local_.checkpoint());
 }

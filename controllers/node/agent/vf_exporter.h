@@ -15,12 +15,20 @@
 // As upstream documents, the two join on pciAddr:
 //   sriov_vf_rx_bytes * on (pciAddr) group_left(pod, namespace) sriov_kubepoddevice
 // The VFs and PFs are those the node's SriovNodeState status reported last; the counters are
-// read from the kernel when scraped, one RTM_GETLINK per PF. A PF the kernel does not answer for
-// (renamed or gone since) is left out of that scrape; a VF the kernel lists but the status does
-// not (yet) is left out too, as is one the status lists but the kernel no longer has.
+// read from the kernel when scraped, one RTM_GETLINK per PF (the kernel holds its RTNL lock and
+// asks the driver for every VF meanwhile), at most every kReuseFor: scrapes in between, and
+// scrapes that arrive during a read, get the last read's. A PF the kernel does not answer for
+// (renamed or gone since, or with too many VFs to report with counters) is left out, with a
+// warning when it starts failing and a line when it answers again; a VF the kernel lists but
+// the status does not (yet) is left out too, as is one the status lists but the kernel no longer
+// has. The counters are matched to the PF by its netdev name.
 // Thread-safety: Collect() may run on several threads at once.
+#include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,13 +54,22 @@ std::vector<prometheus::MetricFamily> vfFamilies(
 
 class VfExporter : public prometheus::Collectable {
  public:
+  static constexpr std::chrono::seconds kReuseFor{5};
+
   VfExporter(const node::LocalState& local, std::shared_ptr<const host::Netlink> netlink)
       : local_(local), netlink_(std::move(netlink)) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
+  // The counters of `pfs`, read again when the last read is kReuseFor old. mu_ held.
+  void refresh(const std::vector<api::InterfaceExt>& pfs) const;
+
   const node::LocalState& local_;
   std::shared_ptr<const host::Netlink> netlink_;
+  mutable std::mutex mu_;  // held across a read: one read at a time, the others wait for it
+  mutable std::optional<std::chrono::steady_clock::time_point> read_at_;  // guarded by mu_
+  mutable std::map<std::string, std::vector<host::VfStats>> stats_;       // guarded by mu_
+  mutable std::set<std::string> failing_;  // guarded by mu_: PFs whose last read failed
 };
 
 }  // namespace sriovdra::agent
