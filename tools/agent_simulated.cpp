@@ -13,7 +13,7 @@ sriovdra::process::HostKernel simulated(const std::string& sysfs_root) {
   SDRA_LOG_WARN << "SIMULATION: writes under " << sysfs_root
                 << " and netlink behave like the kernel; no hardware is touched";
   auto kernel = std::make_shared<sriovdra::host::SimulatedKernel>(sysfs_root);
-  return {kernel, kernel, kernel, kernel};
+  return {kernel, kernel, kernel, kernel, kernel};
 }
 
 }  // namespace

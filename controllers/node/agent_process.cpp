@@ -37,7 +37,8 @@ HostKernel kernel(const AgentProcessOptions& o) {
       o.kernel ? o.kernel(o.sysfs_root)
                : HostKernel{std::make_shared<host::RealSysfs>(o.sysfs_root),
                             std::make_shared<host::KernelNetlink>(), host::mstconfigFirmware(),
-                            host::commandRebooter(o.reboot_command)};
+                            host::commandRebooter(o.reboot_command),
+                            std::make_shared<host::KernelRdma>()};
   if (o.reboot_command.empty()) k.rebooter = nullptr;
   return k;
 }
@@ -149,7 +150,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   auto client =
       serving::connect(o.kubeconfig, [&o](const kube::RestConfig& c) { return resolve(o, c); });
   if (!client.ok()) return serving::exitCode(client.status());
-  auto [sysfs, netlink, firmware, rebooter] = kernel(o);
+  auto [sysfs, netlink, firmware, rebooter, rdma] = kernel(o);
   kube::EventRecorder events(*client, "sriov-dra-agent", o.node);
   const std::string metadata_dir =
       o.device_metadata ? o.plugins_dir + "/" + std::string(api::kDriverName) : "";
@@ -159,7 +160,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                                    .state_dir = o.state_dir,
                                    .cdi_root = o.cdi_root,
                                    .metadata_dir = metadata_dir});
-  agent::Agent agent(*client, sysfs, netlink, firmware, rebooter, local,
+  agent::Agent agent(*client, sysfs, netlink, firmware, rebooter, rdma, local,
                      {.node_name = o.node,
                       .namespace_ = o.namespace_,
                       .state_dir = o.state_dir,

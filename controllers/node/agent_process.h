@@ -17,6 +17,7 @@
 #include "base/signals.h"
 #include "host/firmware.h"
 #include "host/netlink.h"
+#include "host/rdma.h"
 #include "host/reboot.h"
 #include "host/sysfs.h"
 #include "kube/config.h"
@@ -32,6 +33,7 @@ struct HostKernel {
   std::shared_ptr<host::Netlink> netlink;
   std::shared_ptr<host::Firmware> firmware;
   std::shared_ptr<host::Rebooter> rebooter;
+  std::shared_ptr<host::Rdma> rdma;
 };
 // Gives the agent its kernel for a sysfs root. Production binaries use none (the real kernel:
 // RealSysfs and KernelNetlink); the demo's and the tests' sriov-dra-agent-simulated gives the

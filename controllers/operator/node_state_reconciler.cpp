@@ -67,15 +67,36 @@ int NodeStateReconciler::disruptiveInFlight(
   return n;
 }
 
+namespace {
+
+// The pool configurations the webhook admits (it refuses the others), and what holds them.
+struct ValidPools {
+  std::vector<std::shared_ptr<const api::SriovNetworkPoolConfig>> held;
+  std::vector<const api::SriovNetworkPoolConfig*> pools;
+};
+
+ValidPools validPools(const Caches& caches) {
+  ValidPools out;
+  out.held = caches.pool_configs.list();
+  for (const auto& p : out.held) {
+    if (policy::validatePoolConfig(*p).ok()) out.pools.push_back(p.get());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string NodeStateReconciler::rdmaModeOf(const api::Node& node) const {
+  auto valid = validPools(caches_);
+  auto mine = policy::poolsOf(node.metadata.labels, valid.pools);
+  return mine.size() == 1 ? mine[0]->spec.rdma_mode : "";
+}
+
 std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& node,
                                                             const kube::ObjectReference& state,
                                                             const std::string& why) {
-  auto all = caches_.pool_configs.list();
-  std::vector<const api::SriovNetworkPoolConfig*> pools;
-  for (const auto& p : all) {
-    if (policy::validatePoolConfig(*p).ok())
-      pools.push_back(p.get());  // the webhook refuses others
-  }
+  auto valid = validPools(caches_);
+  const auto& pools = valid.pools;
   auto mine = policy::poolsOf(node.metadata.labels, pools);
   if (mine.size() > 1) {
     std::vector<std::string> names;
@@ -122,6 +143,7 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   auto discovered = state ? state->discovered() : api::SriovNodeStateStatus{};
   auto result = policy::render(node, snapshot->validated.valid, discovered,
                                {options_.resource_prefix, options_.advertise_node_policy_vfs});
+  result.spec.rdma_mode = rdmaModeOf(node);
 
   NodeFacts facts;
   facts.matches = result.matches;
@@ -141,7 +163,7 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   // asks for to apply the spec it has.
   if (state && state->spec_digest == out.summary.digest) {
     if (!rebootRequested(*state) || markedDisruptive(*state)) return std::nullopt;
-    out.why = "the node must reboot for its firmware changes";
+    out.why = "the node must reboot for its firmware or RDMA mode changes";
   } else if (state) {
     if (auto d = disruption(state->specWithoutDevices(), result.spec, discovered)) {
       out.why = "the new configuration recreates VFs on this node (" + *d + ")";

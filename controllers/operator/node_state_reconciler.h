@@ -5,7 +5,8 @@
 // A change that tears down existing VFs (rollout.h) waits while as many nodes of the node's
 // SriovNetworkPoolConfig as its maxUnavailable allows (--max-unavailable for nodes in no pool)
 // are being reconfigured (a WaitingForRollout Event), and is marked with kDisruptiveAnnotation;
-// so is a reboot the agent asks for (rollout.h rebootRequested), with the spec as it is.
+// so is a reboot the agent asks for (rollout.h rebootRequested), with the spec as it is. The
+// spec's system.rdmaMode is that of the node's SriovNetworkPoolConfig.
 // The nodes are those SriovOperatorConfig and --agent-node-selector select (currentSettings()).
 // What the render said about the policies goes to the NodeFactsStore. A spec larger than the API
 // server stores gets a Warning Event and a slow retry. Thread-safety: reconcile() runs on several
@@ -117,6 +118,9 @@ class NodeStateReconciler {
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            size_t devices, Status error);
   Status remove(const std::string& name);
+  // The rdmaMode of the one SriovNetworkPoolConfig that selects the node ("" for none, or for a
+  // node in several: the rollout reports that).
+  std::string rdmaModeOf(const api::Node& node) const;
   // Nodes other than `except` that `counts` (by name) and that are in a disruptive change.
   int disruptiveInFlight(
       const std::string& except,

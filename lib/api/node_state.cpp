@@ -35,6 +35,7 @@ SriovNodeStateSpec SriovNodeStateSpec::decode(const Reader& r) {
     s.devices.push_back({d.str("name"), d.str("pciAddress"), decodeAttributes(d, "attributes"),
                          d.boolean("excludeTopology"), d.strings("drivers"), d.boolean("noRdma")});
   }
+  s.rdma_mode = r.object("system").str("rdmaMode");
   return s;
 }
 
@@ -70,6 +71,7 @@ void SriovNodeStateSpec::encode(Writer w) const {
                o.strings("drivers", d.drivers);
                o.trueOnly("noRdma", d.no_rdma);
              }));
+  if (!rdma_mode.empty()) w.object("system").str("rdmaMode", rdma_mode);
 }
 
 SriovNodeStateStatus SriovNodeStateStatus::decode(const Reader& r) {
@@ -127,6 +129,7 @@ SriovNodeStateStatus SriovNodeStateStatus::decode(const Reader& r) {
   s.observed_generation = r.i64("observedGeneration");
   s.advertised_vfs = r.i64("advertisedVfs");
   s.gpu_count = r.i64("gpuCount");
+  s.rdma_mode = r.object("system").str("rdmaMode");
   return s;
 }
 
@@ -199,6 +202,7 @@ void SriovNodeStateStatus::encode(Writer w) const {
       .i64("observedGeneration", observed_generation)
       .i64("advertisedVfs", advertised_vfs)
       .i64("gpuCount", gpu_count);
+  if (!rdma_mode.empty()) w.object("system").str("rdmaMode", rdma_mode);
 }
 
 Result<SriovNodeState> SriovNodeState::decode(const json::Value& v) {

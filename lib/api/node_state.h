@@ -66,6 +66,9 @@ struct Device {
 struct SriovNodeStateSpec {
   std::vector<Interface> interfaces;
   std::vector<Device> devices;
+  // spec.system.rdmaMode (upstream's field): "shared" or "exclusive", the RDMA subsystem's
+  // network namespace mode the node's SriovNetworkPoolConfig asks for; "" = as the node boots.
+  std::string rdma_mode;
   bool operator==(const SriovNodeStateSpec&) const = default;
   static SriovNodeStateSpec decode(const Reader& r);
   void encode(Writer w) const;
@@ -178,6 +181,9 @@ struct SriovNodeStateStatus {
   int64_t observed_generation = 0;
   int64_t advertised_vfs = 0;
   int64_t gpu_count = 0;
+  // status.system.rdmaMode (upstream's field): the mode the kernel runs in; "" when the node has
+  // no RDMA subsystem loaded.
+  std::string rdma_mode;
   bool operator==(const SriovNodeStateStatus&) const = default;
   static SriovNodeStateStatus decode(const Reader& r);
   void encode(Writer w) const;

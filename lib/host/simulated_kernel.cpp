@@ -529,6 +529,7 @@ Status SimulatedKernel::reboot() {
       SDRA_RETURN_IF_ERROR(
           tree_.file("simulated/firmware/" + nic + "/current", formatSettings(fw.next)));
     }
+    SDRA_RETURN_IF_ERROR(loadIbCoreOptions());
     return tree_.file(kBootIdPath, nextBootId(fs_.read(kBootIdPath).valueOr(kFirstBootId)));
   }();
   journal("reboot", st);

@@ -64,7 +64,10 @@
 //   reboot()           SIMULATION of a host reboot: every PF loses its VFs, and each NIC's
 //                      next-boot values become current: its PFs' sriov_totalvfs is NUM_OF_VFS
 //                      (0 with SRIOV_EN False), each port's netdev type its LINK_TYPE (IB 32,
-//                      ETH 1); the boot id (proc/sys/kernel/random/boot_id, kFirstBootId in a
+//                      ETH 1); ib_core loads with the netns_mode an "options ib_core
+//                      netns_mode=N" line of <root>/etc/modprobe.d/*.conf gives (0 exclusive,
+//                      1 shared; the last one read, files in name order, as modprobe reads
+//                      them), else shared; the boot id (proc/sys/kernel/random/boot_id, kFirstBootId in a
 //                      fixture) is a new one. Unlike a real reboot, an agent calling it goes on
 //                      running and finds a rebooted host on its next pass.
 // And it moves netdevs between network namespaces (SIMULATION, for pods the agent did not start):
@@ -176,6 +179,8 @@ class SimulatedKernel : public Sysfs,
   Status unbind(const std::string& driver, const std::string& bdf);
   // The text of the state file at `path`, trimmed; `otherwise` when it cannot be read.
   std::string stateOr(const std::string& path, const std::string& otherwise) const;
+  // At boot: the RDMA namespace mode from the modprobe options ib_core reads.
+  Status loadIbCoreOptions();
   // Forgets where the RDMA devices of the device at dev_dir were moved (they are destroyed).
   Status forgetRdmaNamespaces(const std::string& dev_dir);
   // Removes the netdevs of the device at dev_dir that were moved to other namespaces.

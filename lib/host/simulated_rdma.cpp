@@ -35,6 +35,23 @@ std::string SimulatedKernel::stateOr(const std::string& path, const std::string&
   return text.ok() ? std::string(trimSpace(*text)) : otherwise;
 }
 
+Status SimulatedKernel::loadIbCoreOptions() {
+  std::string mode = "shared";
+  auto files = fs_.list("etc/modprobe.d");  // sorted
+  for (const auto& name : files.ok() ? *files : std::vector<std::string>{}) {
+    if (!name.ends_with(".conf")) continue;
+    for (const auto& line : splitList(fs_.read("etc/modprobe.d/" + name).valueOr(""), '\n')) {
+      auto words = splitList(line, ' ');
+      if (words.size() != 3 || words[0] != "options" || words[1] != "ib_core") continue;
+      if (words[2] == "netns_mode=0") mode = "exclusive";
+      if (words[2] == "netns_mode=1") mode = "shared";
+    }
+  }
+  // Every namespace's devices are the initial one's again after a boot.
+  SDRA_RETURN_IF_ERROR(tree_.remove(kRecords));
+  return tree_.file(kModeFile, mode);
+}
+
 Result<std::string> SimulatedKernel::netnsMode() const {
   std::lock_guard lock(mu_);
   return stateOr(kModeFile, "shared");

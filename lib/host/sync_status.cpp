@@ -1,8 +1,10 @@
 #include "host/sync_status.h"
 
+#include <algorithm>
 #include <set>
 
 #include "base/strings.h"
+#include "host/rdma_mode.h"
 
 namespace sriovdra::host {
 
@@ -77,14 +79,17 @@ api::SriovNodeStateStatus syncedStatus(const api::SriovNodeStateStatus& before,
                         : api::Condition{"Blocked", "True", blocked_reason, waiting, "", gen},
                     now);
   if (!outcome.reboot.empty()) {
+    bool rdma_only = std::all_of(outcome.reboot.begin(), outcome.reboot.end(), isRdmaModeReason);
+    api::setCondition(status.conditions,
+                      {"RebootRequired", "True", rdma_only ? "RdmaModeChanged" : "FirmwareChanged",
+                       rebootMessage(outcome), "", gen},
+                      now);
+  } else if (api::findCondition(status.conditions, "RebootRequired") != nullptr) {
     api::setCondition(
         status.conditions,
-        {"RebootRequired", "True", "FirmwareChanged", rebootMessage(outcome), "", gen}, now);
-  } else if (api::findCondition(status.conditions, "RebootRequired") != nullptr) {
-    api::setCondition(status.conditions,
-                      {"RebootRequired", "False", "FirmwareInEffect",
-                       "the firmware settings the spec needs are in effect", "", gen},
-                      now);
+        {"RebootRequired", "False", "FirmwareInEffect",
+         "the firmware settings and the RDMA namespace mode the spec needs are in effect", "", gen},
+        now);
   }
   bool ok = outcome.errors.empty() && !outcome.waiting();
   api::setCondition(

@@ -114,11 +114,8 @@ Findings validatePoolConfig(const api::SriovNetworkPoolConfig& p) {
         "spec.ovsHardwareOffloadConfig: OVS hardware offload is not supported by "
         "sriov-dra-operator; remove it");
   }
-  if (!s.rdma_mode.empty()) {
-    f.errors.push_back(
-        "spec.rdmaMode: the RDMA subsystem's network namespace mode is the kernel's ib_core "
-        "netns_mode, set at boot; sriov-dra-operator does not change kernel arguments or reboot "
-        "nodes; set it on the nodes and remove the field");
+  if (!s.rdma_mode.empty() && s.rdma_mode != "shared" && s.rdma_mode != "exclusive") {
+    f.errors.push_back("spec.rdmaMode: \"" + s.rdma_mode + "\" is neither shared nor exclusive");
   }
   if (s.node_selector) {
     auto problems = api::validateLabelSelector(*s.node_selector, "spec.nodeSelector");

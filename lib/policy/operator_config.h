@@ -25,8 +25,9 @@
 // selects all): maxUnavailable is honoured as upstream computes it (an integer >= 0, or "1%" to
 // "100%" of the pool's nodes rounded down; unset = no limit); nodes in no pool form the default
 // pool with --max-unavailable (default 1, upstream's); a node in two pools is not reconfigured
-// (say which). rdmaMode and ovsHardwareOffloadConfig are refused: both need kernel arguments and
-// reboots this operator does not do.
+// (say which). rdmaMode ("shared" or "exclusive") goes to the spec of its nodes' SriovNodeStates
+// (system.rdmaMode), which the agent applies as ib_core's netns_mode at the next boot (a reboot
+// it asks for: host/rdma_mode.h). ovsHardwareOffloadConfig is refused.
 #include <optional>
 #include <string>
 #include <vector>

@@ -2,11 +2,13 @@
 #include "host/simulated_kernel.h"
 
 #include <cerrno>
+#include <filesystem>
 #include <thread>
 
 #include <catch2/catch.hpp>
 #include <sched.h>
 
+#include "base/files.h"
 #include "host/apply.h"
 #include "host/discovery.h"
 #include "host/fixtures.h"
@@ -347,4 +349,27 @@ TEST_CASE("RDMA devices move between namespaces only as Linux lets them", "[host
     CHECK(host::rdmaDevicesOf(k, vf).empty());
     CHECK(pod->run([&] { return k.moveDevice(dev, *host_ns); }).sysErrno() == ENODEV);
   }).join();
+}
+
+TEST_CASE("at boot ib_core takes its netns_mode from /etc/modprobe.d", "[host][rdma]") {
+  TempDir dir;
+  REQUIRE(host::writeFixture("a100-reference", dir.path()).isOk());
+  host::SimulatedKernel k(dir.path());
+  CHECK(k.netnsMode().value() == "shared");  // Linux's default
+  std::filesystem::create_directories(dir.path() + "/etc/modprobe.d");
+  REQUIRE(writeFileAtomic(dir.path() + "/etc/modprobe.d/a.conf",
+                          "# a comment\noptions ib_core netns_mode=0\n")
+              .isOk());
+  CHECK(k.netnsMode().value() == "shared");  // read at boot, not before
+  REQUIRE(k.reboot().isOk());
+  CHECK(k.netnsMode().value() == "exclusive");
+  // Files in name order, the last option wins, as modprobe reads them; others' lines are
+  // passed over.
+  REQUIRE(writeFileAtomic(dir.path() + "/etc/modprobe.d/b.conf",
+                          "options mlx5_core prof_sel=2\noptions ib_core netns_mode=1\n")
+              .isOk());
+  REQUIRE(writeFileAtomic(dir.path() + "/etc/modprobe.d/c.txt", "options ib_core netns_mode=0\n")
+              .isOk());
+  REQUIRE(k.reboot().isOk());
+  CHECK(k.netnsMode().value() == "shared");
 }

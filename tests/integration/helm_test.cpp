@@ -312,8 +312,8 @@ TEST_CASE("each value of the chart changes what it says; values outside the sche
   CHECK(std::find(m_args.begin(), m_args.end(), "--configuration-mode=multus") != m_args.end());
   CHECK_THAT(containerField(m, "securityContext"), Catch::Contains("add:[\"NET_ADMIN\"]"));
   CHECK(volumeNames(m) == std::set<std::string>{"cdi", "cni-bin", "devinfo", "ib-guids",
-                                                "metrics-cert", "plugins", "plugins-registry",
-                                                "state", "sys", "tmp"});
+                                                "metrics-cert", "modprobe", "plugins",
+                                                "plugins-registry", "state", "sys", "tmp"});
   CHECK_THAT(testing::canonical(*json::at(m, {"spec", "template", "spec", "initContainers"})),
              Catch::Contains("args:[\"install-cni-plugins\",\"--to=/host/cni-bin\"]"));
   auto bare = rendered(

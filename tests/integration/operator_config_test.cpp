@@ -2,12 +2,15 @@
 // SriovOperatorConfig narrows the agent's nodes, sets the log level and turns drains on;
 // SriovNetworkPoolConfig sets how many nodes of a pool are reconfigured at once; a drain cordons
 // the node, evicts through the Eviction API (a PodDisruptionBudget holds it, never forced) and
-// uncordons once the agent is done.
+// uncordons once the agent is done; a pool's rdmaMode reaches the kernel through a reboot.
 #include "api/operator_config.h"
+
+#include <filesystem>
 
 #include <catch2/catch.hpp>
 
 #include "api/names.h"
+#include "base/files.h"
 #include "base/time.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
@@ -484,8 +487,9 @@ TEST_CASE(
   eventually([&] { return env.findEvent("WaitingForRollout", "Normal", second).has_value(); }, 30s,
              describe);
   CHECK_THAT(*env.findEvent("WaitingForRollout", "Normal", second),
-             Catch::StartsWith("the node must reboot for its firmware changes; waiting because 1 "
-                               "node(s)"));
+             Catch::StartsWith(
+                 "the node must reboot for its firmware or RDMA mode changes; waiting because 1 "
+                 "node(s)"));
   CHECK_FALSE(unschedulable(env, second));
   CHECK(drainMark(env, first) == "cordoned");
 
@@ -542,4 +546,73 @@ TEST_CASE("without drains, a reboot is granted once no pod uses the node's VFs",
   eventually([&] { return env.findEvent("RebootGranted", "Normal", a).has_value(); }, 30s,
              describe);
   CHECK_THAT(*env.findEvent("RebootGranted", "Normal", a), Catch::Contains("drains are off"));
+}
+
+TEST_CASE(
+    "a pool's rdmaMode: ib_core's option for the next boot, a granted reboot, and the kernel in "
+    "that mode",
+    "[operator][config][rdma][integration]") {
+  OperatorEnv env("rdmamode");
+  auto op = env.startOperator();
+  std::string node = env.createNode("a100", {{"rdma", "isolated"}});
+  auto agent =
+      env.startAgent(node, "a100-reference", "", "", {"--reboot-command=systemctl,reboot"});
+  auto describe = [&] { return env.kernelJournal(node) + agent->logs() + op->logs(); };
+  const std::string modprobe =
+      env.sysfsRoot(node) + "/etc/modprobe.d/" + "sriov_network_operator_modules_config.conf";
+  // The kernel boots in Linux's default mode, and the node says so.
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->status.sync_status == "Succeeded" && s->status.rdma_mode == "shared";
+      },
+      60s, describe);
+  CHECK_FALSE(std::filesystem::exists(modprobe));
+
+  env.applyObject(yamlObject(R"(
+apiVersion: sriovnetwork.openshift.io/v1
+kind: SriovNetworkPoolConfig
+metadata: {name: rdma-isolated}
+spec:
+  nodeSelector: {matchLabels: {rdma: isolated}}
+  rdmaMode: exclusive
+)"));
+  // The spec carries the pool's mode; the agent writes ib_core's option, asks for a reboot, the
+  // operator grants it (no pod uses a VF; drains are off) and the agent reboots, once.
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->spec.rdma_mode == "exclusive" && s->status.rdma_mode == "exclusive" &&
+               s->status.sync_status == "Succeeded" &&
+               s->status.observed_generation == s->metadata.generation &&
+               s->metadata.annotation(api::kRebootGrantAnnotation).empty();
+      },
+      90s, describe);
+  auto text = readFile(modprobe);
+  REQUIRE(text.ok());
+  CHECK_THAT(*text, Catch::EndsWith("\noptions ib_core netns_mode=0\n"));
+  auto journal = env.kernelJournal(node);
+  CHECK(journal.find("reboot -> ok") != std::string::npos);
+  CHECK(journal.find("reboot -> ok") == journal.rfind("reboot -> ok"));
+  eventually([&] { return env.findEvent("Rebooting", "Normal", node).has_value(); }, 30s, describe);
+  auto state = *env.nodeState(node);
+  const api::Condition* reboot = api::findCondition(state.status.conditions, "RebootRequired");
+  REQUIRE(reboot != nullptr);
+  CHECK(reboot->status == "False");
+
+  // The pool gone: the option goes with it; the kernel stays as it booted, and nothing reboots.
+  REQUIRE(env.admin()
+              .remove(api::resources::kSriovNetworkPoolConfigs, env.ns(), "rdma-isolated")
+              .isOk());
+  eventually([&] { return !std::filesystem::exists(modprobe); }, 60s, describe);
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->spec.rdma_mode.empty() && s->status.sync_status == "Succeeded" &&
+               s->status.observed_generation == s->metadata.generation;
+      },
+      60s, describe);
+  CHECK(env.nodeState(node)->status.rdma_mode == "exclusive");
+  journal = env.kernelJournal(node);
+  CHECK(journal.find("reboot -> ok") == journal.rfind("reboot -> ok"));
 }

@@ -200,9 +200,11 @@ TEST_CASE("pool configs are checked and select nodes by label", "[policy][config
   auto refused = policy::validatePoolConfig(ovs);
   REQUIRE(refused.errors.size() == 1);
   CHECK_THAT(refused.errors[0], Catch::Contains("OVS hardware offload"));
-  auto rdma = policy::validatePoolConfig(pool("r", "{rdmaMode: exclusive}"));
+  CHECK(policy::validatePoolConfig(pool("r", "{rdmaMode: exclusive}")).ok());
+  CHECK(policy::validatePoolConfig(pool("r", "{rdmaMode: shared}")).ok());
+  auto rdma = policy::validatePoolConfig(pool("r", "{rdmaMode: both}"));
   REQUIRE(rdma.errors.size() == 1);
-  CHECK_THAT(rdma.errors[0], Catch::Contains("netns_mode"));
+  CHECK_THAT(rdma.errors[0], Catch::Contains("neither shared nor exclusive"));
   auto bad = policy::validatePoolConfig(pool("b", "{maxUnavailable: \"-\"}"));
   REQUIRE(bad.errors.size() == 1);
   CHECK_THAT(bad.errors[0],

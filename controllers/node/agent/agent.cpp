@@ -15,6 +15,7 @@
 #include "dra/slices.h"
 #include "host/apply.h"
 #include "host/discovery.h"
+#include "host/rdma_mode.h"
 #include "host/sync_status.h"
 #include "metrics/registry.h"
 
@@ -102,13 +103,14 @@ Result<std::optional<std::vector<host::GuidPoolEntry>>> loadGuidPool(const std::
 
 Agent::Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
              std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::Firmware> firmware,
-             std::shared_ptr<host::Rebooter> rebooter, node::LocalState& local,
-             AgentOptions options, kube::EventRecorder& events)
+             std::shared_ptr<host::Rebooter> rebooter, std::shared_ptr<const host::Rdma> rdma,
+             node::LocalState& local, AgentOptions options, kube::EventRecorder& events)
     : client_(std::move(client)),
       sysfs_(std::move(sysfs)),
       netlink_(std::move(netlink)),
       firmware_(std::move(firmware)),
       rebooter_(std::move(rebooter)),
+      rdma_(std::move(rdma)),
       local_(local),
       options_(std::move(options)),
       guids_(options_.node_name, loadGuidPool(options_.ib_guid_pool)),
@@ -244,6 +246,7 @@ Result<host::Topology> Agent::converge(const api::SriovNodeState& state,
   std::set<std::string> awaiting;
   if (topology.ok()) {
     awaiting = configureFirmware(spec, *topology, outcome);
+    configureRdmaMode(spec, status, outcome);
     rebootIfGranted(state, outcome);
   }
   const size_t firmware_errors = outcome.errors.size();
@@ -361,6 +364,45 @@ std::set<std::string> Agent::configureFirmware(const api::SriovNodeStateSpec& sp
   return plan.awaiting_reboot;
 }
 
+void Agent::configureRdmaMode(const api::SriovNodeStateSpec& spec,
+                              api::SriovNodeStateStatus& status, host::SyncOutcome& outcome) {
+  host::RdmaModeInput in{.desired = spec.rdma_mode};
+  // Without ib_core (its class directory) there is no mode: it reads the option when it loads.
+  // Not asked over netlink then: opening a NETLINK_RDMA socket would have the kernel load it.
+  if (rdma_ && sysfs_->exists("sys/class/infiniband")) {
+    auto mode = rdma_->netnsMode();
+    if (mode.ok()) {
+      in.current = *mode;
+    } else if (mode.status().sysErrno() != EPROTONOSUPPORT) {  // EPROTONOSUPPORT: unloaded since
+      outcome.errors.push_back("reading the RDMA subsystem's network namespace mode: " +
+                               mode.status().message());
+      return;
+    }
+  }
+  status.rdma_mode = in.current;
+  const std::string path = sysfs_->root() + "/" + std::string(host::kModprobeFile);
+  if (auto text = readFile(path, 1u << 16); text.ok()) in.file = *text;
+  auto plan = host::planRdmaMode(in);
+  Status st;
+  if (plan.write) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    st = writeFileAtomic(path, *plan.write, 0644);
+    SDRA_LOG_INFO << "RDMA namespace mode " << spec.rdma_mode << " written to " << path
+                  << (st.isOk() ? "" : ": " + st.message());
+  } else if (plan.remove) {
+    std::error_code ec;
+    std::filesystem::remove(path, ec);
+    if (ec) st = Status::fromErrno(ec.value(), "removing " + path);
+  }
+  if (!st.isOk()) {
+    outcome.errors.push_back("setting the RDMA namespace mode for the next boot: " + st.message() +
+                             " (the agent needs the host's /etc/modprobe.d)");
+    return;
+  }
+  if (!plan.reboot.empty()) outcome.reboot.push_back(plan.reboot);
+}
+
 void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome& outcome) {
   const std::string name = "reboot.json";
   const std::string path = options_.state_dir + "/" + name;
@@ -391,14 +433,17 @@ void Agent::rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome&
                        .can_reboot = rebooter_ != nullptr};
   outcome.reboot_step = host::rebootStep(in);
   if (outcome.reboot_step == host::RebootStep::kNotInEffect) {
-    outcome.errors.push_back("the node rebooted for generation " + in.grant + " (from boot " +
-                             record->boot_id +
-                             ") and the firmware values still wait for a "
-                             "reboot: power-cycle the node, or check the NIC with mstconfig");
+    outcome.errors.push_back(
+        "the node rebooted for generation " + in.grant + " (from boot " + record->boot_id +
+        ") and still needs a reboot: " + join(outcome.reboot, "; ") +
+        ". Firmware values: power-cycle the node, or check the NIC with mstconfig; the RDMA "
+        "mode: an ib_core loaded from the initramfs does not read /etc/modprobe.d (rebuild the "
+        "initramfs, or set ib_core.netns_mode on the kernel command line)");
     return;
   }
   if (outcome.reboot_step != host::RebootStep::kReboot) return;
-  const std::string why = "the firmware changes (reboot granted for generation " + in.grant + ")";
+  const std::string why =
+      "the firmware or RDMA mode changes (reboot granted for generation " + in.grant + ")";
   Status st = writeStateFile(name, host::encodeRebootRecord({in.grant, *boot}));
   if (st.isOk()) st = rebooter_->reboot();
   if (!st.isOk()) {

@@ -39,6 +39,7 @@
 #include "dra/slices.h"
 #include "host/netlink.h"
 #include "host/plan.h"
+#include "host/rdma.h"
 #include "host/reboot.h"
 #include "host/sync_status.h"
 #include "host/sysfs.h"
@@ -71,8 +72,8 @@ class Agent {
   // `rebooter` null: the agent never reboots the node (a person or a reboot tool does).
   Agent(std::shared_ptr<kube::Client> client, std::shared_ptr<host::Sysfs> sysfs,
         std::shared_ptr<host::Netlink> netlink, std::shared_ptr<host::Firmware> firmware,
-        std::shared_ptr<host::Rebooter> rebooter, node::LocalState& local, AgentOptions options,
-        kube::EventRecorder& events);
+        std::shared_ptr<host::Rebooter> rebooter, std::shared_ptr<const host::Rdma> rdma,
+        node::LocalState& local, AgentOptions options, kube::EventRecorder& events);
   ~Agent();
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -107,8 +108,14 @@ class Agent {
   std::set<std::string> configureFirmware(const api::SriovNodeStateSpec& spec,
                                           const host::Topology& topology,
                                           host::SyncOutcome& outcome);
-  // While firmware values wait for a reboot (outcome.reboot), reboots the node once the operator
-  // granted it (host/reboot.h; the record is <state-dir>/reboot.json); the step goes to `outcome`.
+  // Applies the spec's RDMA namespace mode (host/rdma_mode.h): the modprobe option written or
+  // removed, a reboot reason added to `outcome` while the kernel runs in another mode; the
+  // kernel's mode goes to status.system.rdmaMode.
+  void configureRdmaMode(const api::SriovNodeStateSpec& spec, api::SriovNodeStateStatus& status,
+                         host::SyncOutcome& outcome);
+  // While firmware values or the RDMA mode wait for a reboot (outcome.reboot), reboots the node
+  // once the operator granted it (host/reboot.h; the record is <state-dir>/reboot.json); the step
+  // goes to `outcome`.
   void rebootIfGranted(const api::SriovNodeState& state, host::SyncOutcome& outcome);
   // Publishes the slices, then writes the status (and its Event) when it changed. `ahead`: the
   // slices publishAhead() wrote in this pass, if it did.
@@ -136,6 +143,7 @@ class Agent {
   std::shared_ptr<host::Netlink> netlink_;
   std::shared_ptr<host::Firmware> firmware_;
   std::shared_ptr<host::Rebooter> rebooter_;
+  std::shared_ptr<const host::Rdma> rdma_;
   node::LocalState& local_;
   const AgentOptions options_;
   const host::GuidAssigner guids_;
