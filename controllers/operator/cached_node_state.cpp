@@ -94,6 +94,7 @@ Result<CachedNodeState> CachedNodeState::decode(const json::Value& v) {
   out.devices_by_resource = devicesByResource(spec.devices);
   out.spec_interfaces =
       Interner<std::vector<api::Interface>>::global().intern(std::move(spec.interfaces));
+  out.spec.rdma_mode = std::move(spec.rdma_mode);
   ReportedHardware hw;
   hw.vfs.reserve(status.interfaces.size());
   for (auto& pf : status.interfaces) {

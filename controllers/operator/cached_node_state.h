@@ -10,8 +10,8 @@
 //     discovered() the status as the render reads it.
 //   * of the spec: `spec_interfaces`, interned too (nodes alike get the same), and instead of
 //     spec.devices, most of a state's size, the two answers read of them: spec_digest
-//     (specDigest() of the whole spec as received) and devices_by_resource. `spec` is empty here;
-//     specWithoutDevices() gives the interfaces back as a spec.
+//     (specDigest() of the whole spec as received) and devices_by_resource. `spec` holds only
+//     its rdmaMode here; specWithoutDevices() gives the interfaces and it back as a spec.
 // Pure; immutable once decoded (informer caches share it between threads).
 #include <map>
 #include <memory>
@@ -68,7 +68,9 @@ struct CachedNodeState : api::SriovNodeState {
   // addresses) with each VF's vfID, pciAddress and deviceID, and the GPUs.
   api::SriovNodeStateStatus discovered() const;
   // The spec's interfaces (its devices are not kept).
-  api::SriovNodeStateSpec specWithoutDevices() const { return {*spec_interfaces, {}}; }
+  api::SriovNodeStateSpec specWithoutDevices() const {
+    return {*spec_interfaces, {}, spec.rdma_mode};
+  }
   // Whether the agent reported the same in both, as far as the operator keeps it.
   bool sameStatus(const CachedNodeState& other) const {
     return status == other.status && *hardware == *other.hardware;

@@ -171,7 +171,7 @@ Status DrainReconciler::grantReboot(const CachedNodeState& state, bool reboot, b
                  std::string(drain ? "the node is drained"
                                    : "no pod uses the node's VFs (drains are off, other pods "
                                      "restart with the node)") +
-                     "; its agent may reboot it for its firmware changes");
+                     "; its agent may reboot it for its firmware or RDMA mode changes");
   return Status::ok();
 }
 

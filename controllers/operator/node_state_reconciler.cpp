@@ -86,10 +86,15 @@ ValidPools validPools(const Caches& caches) {
 
 }  // namespace
 
-std::string NodeStateReconciler::rdmaModeOf(const api::Node& node) const {
+std::string NodeStateReconciler::rdmaModeOf(const api::Node& node, const CachedNodeState* state) {
   auto valid = validPools(caches_);
-  auto mine = policy::poolsOf(node.metadata.labels, valid.pools);
-  return mine.size() == 1 ? mine[0]->spec.rdma_mode : "";
+  auto choice = policy::rdmaModeFor(policy::poolsOf(node.metadata.labels, valid.pools),
+                                    state ? state->spec.rdma_mode : "");
+  if (!choice.conflict.empty() && state) {
+    events_.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, state->metadata),
+                    "InSeveralPools", choice.conflict);
+  }
+  return choice.mode;
 }
 
 std::optional<RolloutSlot> NodeStateReconciler::rolloutSlot(const api::Node& node,
@@ -143,7 +148,7 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   auto discovered = state ? state->discovered() : api::SriovNodeStateStatus{};
   auto result = policy::render(node, snapshot->validated.valid, discovered,
                                {options_.resource_prefix, options_.advertise_node_policy_vfs});
-  result.spec.rdma_mode = rdmaModeOf(node);
+  result.spec.rdma_mode = rdmaModeOf(node, state);
 
   NodeFacts facts;
   facts.matches = result.matches;
@@ -173,6 +178,7 @@ std::optional<NodeStateReconciler::Rendered> NodeStateReconciler::render(
   out.summary.devices_by_resource = std::move(by_resource);
   out.summary.interfaces =
       Interner<std::vector<api::Interface>>::global().intern(std::move(result.spec.interfaces));
+  out.summary.rdma_mode = result.spec.rdma_mode;
   return out;
 }
 
@@ -301,6 +307,7 @@ std::shared_ptr<const CachedNodeState> NodeStateReconciler::ownWrite(
   out->spec_digest = std::move(written->digest);
   out->devices_by_resource = std::move(written->devices_by_resource);
   out->spec_interfaces = std::move(written->interfaces);
+  out->spec.rdma_mode = std::move(written->rdma_mode);
   return out;
 }
 

@@ -6,7 +6,7 @@
 // SriovNetworkPoolConfig as its maxUnavailable allows (--max-unavailable for nodes in no pool)
 // are being reconfigured (a WaitingForRollout Event), and is marked with kDisruptiveAnnotation;
 // so is a reboot the agent asks for (rollout.h rebootRequested), with the spec as it is. The
-// spec's system.rdmaMode is that of the node's SriovNetworkPoolConfig.
+// spec's system.rdmaMode is that of the node's SriovNetworkPoolConfigs (policy::rdmaModeFor).
 // The nodes are those SriovOperatorConfig and --agent-node-selector select (currentSettings()).
 // What the render said about the policies goes to the NodeFactsStore. A spec larger than the API
 // server stores gets a Warning Event and a slow retry. Thread-safety: reconcile() runs on several
@@ -96,6 +96,7 @@ class NodeStateReconciler {
     std::string digest;  // specDigest of the encoded spec
     std::map<std::string, int64_t> devices_by_resource;
     std::shared_ptr<const std::vector<api::Interface>> interfaces;  // interned
+    std::string rdma_mode;
   };
   // What a reconcile writes: the node's spec, encoded and summarised, and why the write takes a
   // rollout slot.
@@ -118,9 +119,9 @@ class NodeStateReconciler {
   Result<kube::ReconcileResult> tooLargeOr(const std::string& node, const CachedNodeState* state,
                                            size_t devices, Status error);
   Status remove(const std::string& name);
-  // The rdmaMode of the one SriovNetworkPoolConfig that selects the node ("" for none, or for a
-  // node in several: the rollout reports that).
-  std::string rdmaModeOf(const api::Node& node) const;
+  // The rdmaMode of the SriovNetworkPoolConfigs that select the node (policy::rdmaModeFor; a
+  // conflict is an InSeveralPools Warning Event on the node's state).
+  std::string rdmaModeOf(const api::Node& node, const CachedNodeState* state);
   // Nodes other than `except` that `counts` (by name) and that are in a disruptive change.
   int disruptiveInFlight(
       const std::string& except,

@@ -72,8 +72,8 @@ std::string rebootStepMessage(RebootStep step) {
     case RebootStep::kRebooting:
       return "granted; the agent is rebooting the node";
     case RebootStep::kNotInEffect:
-      return "the granted reboot happened and the values are still not in effect: the NIC may "
-             "need a power cycle";
+      return "the granted reboot happened and the changes are still not in effect (see the "
+             "sync error)";
     case RebootStep::kNone:
       break;
   }

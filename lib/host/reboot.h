@@ -1,13 +1,15 @@
 #pragma once
-// Rebooting the host for firmware changes (firmware.h), never without the operator's grant.
+// Rebooting the host for firmware changes (firmware.h) or the RDMA namespace mode
+// (rdma_mode.h), never without the operator's grant.
 //   1. The agent asks: its SriovNodeState's condition RebootRequired is True (sync_status.h).
 //   2. The operator takes a rollout slot of the node's pool for it, drains the node (every pod
 //      but DaemonSets' and static ones; without drains, it waits until no pod uses the node's
 //      VFs) and grants the reboot: api::kRebootGrantAnnotation = the generation it is for.
 //   3. The agent reboots through its Rebooter, once per grant: before reboot() it keeps a
 //      RebootRecord (the grant and this boot's id) in its state directory, so neither a restart
-//      in the same boot nor the next boot reboots again for that grant. Firmware values still
-//      not in effect after the granted reboot fail the sync (a power cycle may be needed).
+//      in the same boot nor the next boot reboots again for that grant. What is still not in
+//      effect after the granted reboot fails the sync (firmware: a power cycle may be needed;
+//      the RDMA mode: an initramfs that loads ib_core without the option).
 // Which boot this is: the kernel's boot_id (kBootIdPath, through the Sysfs seam), new on every
 // boot.
 #include <chrono>

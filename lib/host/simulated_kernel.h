@@ -64,12 +64,11 @@
 //   reboot()           SIMULATION of a host reboot: every PF loses its VFs, and each NIC's
 //                      next-boot values become current: its PFs' sriov_totalvfs is NUM_OF_VFS
 //                      (0 with SRIOV_EN False), each port's netdev type its LINK_TYPE (IB 32,
-//                      ETH 1); ib_core loads with the netns_mode an "options ib_core
-//                      netns_mode=N" line of <root>/etc/modprobe.d/*.conf gives (0 exclusive,
-//                      1 shared; the last one read, files in name order, as modprobe reads
-//                      them), else shared; the boot id (proc/sys/kernel/random/boot_id, kFirstBootId in a
-//                      fixture) is a new one. Unlike a real reboot, an agent calling it goes on
-//                      running and finds a rebooted host on its next pass.
+//                      ETH 1); ib_core loads with the netns_mode <root>/etc/modprobe.d/*.conf
+//                      and <root>/proc/cmdline give (rdma_mode.h netnsModeAtBoot: 0 exclusive,
+//                      1 shared), else shared; the boot id (proc/sys/kernel/random/boot_id,
+//                      kFirstBootId in a fixture) is a new one. Unlike a real reboot, an agent
+//                      calling it goes on running and finds a rebooted host on its next pass.
 // And it moves netdevs between network namespaces (SIMULATION, for pods the agent did not start):
 //   moveToNetns(IF, NS)      as `ip link set IF netns NS` seen from the host's namespace: the
 //                            netdev leaves sys/class/net, its device's net/ directory (both show

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "base/strings.h"
+#include "host/rdma_mode.h"
 #include "host/simulated_kernel.h"
 
 namespace sriovdra::host {
@@ -36,20 +37,17 @@ std::string SimulatedKernel::stateOr(const std::string& path, const std::string&
 }
 
 Status SimulatedKernel::loadIbCoreOptions() {
-  std::string mode = "shared";
-  auto files = fs_.list("etc/modprobe.d");  // sorted
-  for (const auto& name : files.ok() ? *files : std::vector<std::string>{}) {
-    if (!name.ends_with(".conf")) continue;
-    for (const auto& line : splitList(fs_.read("etc/modprobe.d/" + name).valueOr(""), '\n')) {
-      auto words = splitList(line, ' ');
-      if (words.size() != 3 || words[0] != "options" || words[1] != "ib_core") continue;
-      if (words[2] == "netns_mode=0") mode = "exclusive";
-      if (words[2] == "netns_mode=1") mode = "shared";
+  std::vector<std::pair<std::string, std::string>> files;
+  auto names = fs_.list(kModprobeDir);
+  for (const auto& name : names.ok() ? *names : std::vector<std::string>{}) {
+    if (name.ends_with(".conf")) {
+      files.emplace_back(name, fs_.read(std::string(kModprobeDir) + "/" + name).valueOr(""));
     }
   }
+  auto set = netnsModeAtBoot(std::move(files), fs_.read(kCmdlinePath).valueOr(""));
   // Every namespace's devices are the initial one's again after a boot.
   SDRA_RETURN_IF_ERROR(tree_.remove(kRecords));
-  return tree_.file(kModeFile, mode);
+  return tree_.file(kModeFile, set && set->first == "0" ? "exclusive" : "shared");
 }
 
 Result<std::string> SimulatedKernel::netnsMode() const {

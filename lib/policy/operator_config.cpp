@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "base/strings.h"
+
 namespace sriovdra::policy {
 namespace {
 
@@ -200,6 +202,23 @@ std::vector<const api::SriovNetworkPoolConfig*> poolsOf(
     }
   }
   return out;
+}
+
+RdmaModeChoice rdmaModeFor(const std::vector<const api::SriovNetworkPoolConfig*>& pools,
+                           const std::string& current) {
+  if (pools.empty()) return {};
+  std::vector<std::string> described;
+  bool agree = true;
+  for (const auto* p : pools) {
+    agree = agree && p->spec.rdma_mode == pools[0]->spec.rdma_mode;
+    described.push_back(p->metadata.name + " (" +
+                        (p->spec.rdma_mode.empty() ? "none" : p->spec.rdma_mode) + ")");
+  }
+  if (agree) return {pools[0]->spec.rdma_mode, ""};
+  std::sort(described.begin(), described.end());
+  return {current, "the node is in the SriovNetworkPoolConfigs " + join(described, ", ") +
+                       " whose rdmaMode differ: it keeps " + (current.empty() ? "none" : current) +
+                       " until their nodeSelectors put it in pools that agree"};
 }
 
 }  // namespace sriovdra::policy

@@ -81,4 +81,15 @@ Result<int> maxUnavailable(const std::optional<api::IntOrString>& value, int poo
 std::vector<const api::SriovNetworkPoolConfig*> poolsOf(
     const api::Labels& node_labels, const std::vector<const api::SriovNetworkPoolConfig*>& pools);
 
+// The RDMA namespace mode of a node from the pools that select it (poolsOf): none, "";
+// pools that agree (a pool without rdmaMode asks for none), their mode; pools that disagree, the
+// mode the node has (`current`: exclusive mode isolates, and dropping it for a relabel would let
+// the next boot expose every RDMA device to every pod), with `conflict` saying so.
+struct RdmaModeChoice {
+  std::string mode;
+  std::string conflict;  // "" when the pools agree
+};
+RdmaModeChoice rdmaModeFor(const std::vector<const api::SriovNetworkPoolConfig*>& pools,
+                           const std::string& current);
+
 }  // namespace sriovdra::policy

@@ -372,4 +372,9 @@ TEST_CASE("at boot ib_core takes its netns_mode from /etc/modprobe.d", "[host][r
               .isOk());
   REQUIRE(k.reboot().isOk());
   CHECK(k.netnsMode().value() == "shared");
+  // The kernel command line over every file.
+  REQUIRE(writeFileAtomic(dir.path() + "/proc/cmdline", "root=/dev/sda1 ib_core.netns_mode=0\n")
+              .isOk());
+  REQUIRE(k.reboot().isOk());
+  CHECK(k.netnsMode().value() == "exclusive");
 }

@@ -569,6 +569,10 @@ TEST_CASE(
       60s, describe);
   CHECK_FALSE(std::filesystem::exists(modprobe));
 
+  // Upstream's kernel argument, left on the node's command line, would undo the mode at boot:
+  // the sync fails naming it, and nothing is drained or rebooted for nothing.
+  const std::string cmdline = env.sysfsRoot(node) + "/proc/cmdline";
+  REQUIRE(writeFileAtomic(cmdline, "root=/dev/sda1 ib_core.netns_mode=1 quiet\n").isOk());
   env.applyObject(yamlObject(R"(
 apiVersion: sriovnetwork.openshift.io/v1
 kind: SriovNetworkPoolConfig
@@ -577,8 +581,21 @@ spec:
   nodeSelector: {matchLabels: {rdma: isolated}}
   rdmaMode: exclusive
 )"));
-  // The spec carries the pool's mode; the agent writes ib_core's option, asks for a reboot, the
-  // operator grants it (no pod uses a VF; drains are off) and the agent reboots, once.
+  eventually(
+      [&] {
+        auto s = env.nodeState(node);
+        return s && s->status.sync_status == "Failed" &&
+               s->status.last_sync_error.find(
+                   "the kernel command line sets ib_core "
+                   "netns_mode=1") != std::string::npos;
+      },
+      60s, describe);
+  CHECK(env.kernelJournal(node).find("reboot") == std::string::npos);
+  CHECK(env.nodeState(node)->metadata.annotation(api::kRebootGrantAnnotation).empty());
+  // Without it (the next pass, at the latest after the agent's resync period), the spec's mode
+  // goes through: the agent keeps ib_core's option, asks for a reboot, the operator grants it
+  // (no pod uses a VF; drains are off) and the agent reboots, once.
+  REQUIRE(writeFileAtomic(cmdline, "root=/dev/sda1 quiet\n").isOk());
   eventually(
       [&] {
         auto s = env.nodeState(node);

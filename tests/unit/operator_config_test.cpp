@@ -205,6 +205,21 @@ TEST_CASE("pool configs are checked and select nodes by label", "[policy][config
   auto rdma = policy::validatePoolConfig(pool("r", "{rdmaMode: both}"));
   REQUIRE(rdma.errors.size() == 1);
   CHECK_THAT(rdma.errors[0], Catch::Contains("neither shared nor exclusive"));
+  // A node's RDMA mode: its pools' when they agree; when they differ, the one it has (keeping
+  // isolation through a relabel), said in a conflict.
+  auto exclusive = pool("iso", "{rdmaMode: exclusive}");
+  auto exclusive2 = pool("iso2", "{rdmaMode: exclusive}");
+  auto shared = pool("shared", "{rdmaMode: shared}");
+  CHECK(policy::rdmaModeFor({}, "exclusive").mode == "");
+  CHECK(policy::rdmaModeFor({&exclusive}, "").mode == "exclusive");
+  CHECK(policy::rdmaModeFor({&exclusive, &exclusive2}, "").conflict.empty());
+  CHECK(policy::rdmaModeFor({&exclusive, &exclusive2}, "").mode == "exclusive");
+  auto split = policy::rdmaModeFor({&shared, &exclusive, &all}, "exclusive");
+  CHECK(split.mode == "exclusive");
+  CHECK(split.conflict ==
+        "the node is in the SriovNetworkPoolConfigs all (none), iso (exclusive), shared (shared) "
+        "whose rdmaMode differ: it keeps exclusive until their nodeSelectors put it in pools that "
+        "agree");
   auto bad = policy::validatePoolConfig(pool("b", "{maxUnavailable: \"-\"}"));
   REQUIRE(bad.errors.size() == 1);
   CHECK_THAT(bad.errors[0],

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "host/rdma_mode.h"
+
 using namespace sriovdra;
 
 namespace {
@@ -132,4 +134,12 @@ TEST_CASE("RebootRequired appears when firmware waits for a reboot and turns Fal
   auto rebooted = host::syncedStatus(waiting, spec, 2, oneVf(), fine, "2026-12-01T00:09:00Z");
   CHECK(conditionOf(rebooted, "RebootRequired") == "False FirmwareInEffect");
   CHECK(rebooted.sync_status == "Succeeded");
+  // The reason names the RDMA mode when only it waits; with firmware too, firmware.
+  host::RdmaModeInput mode{.desired = "exclusive", .current = "shared"};
+  host::SyncOutcome rdma{{}, {}, 1, "", {host::planRdmaMode(mode).reboot}};
+  auto rdma_only = host::syncedStatus(never, spec, 2, oneVf(), rdma, "2026-12-01T00:10:00Z");
+  CHECK(conditionOf(rdma_only, "RebootRequired") == "True RdmaModeChanged");
+  rdma.reboot.push_back(reboot.reboot[0]);
+  auto both = host::syncedStatus(never, spec, 2, oneVf(), rdma, "2026-12-01T00:11:00Z");
+  CHECK(conditionOf(both, "RebootRequired") == "True FirmwareChanged");
 }

@@ -374,19 +374,37 @@ void Agent::configureRdmaMode(const api::SriovNodeStateSpec& spec,
     if (mode.ok()) {
       in.current = *mode;
     } else if (mode.status().sysErrno() != EPROTONOSUPPORT) {  // EPROTONOSUPPORT: unloaded since
-      outcome.errors.push_back("reading the RDMA subsystem's network namespace mode: " +
-                               mode.status().message());
+      std::string why =
+          "reading the RDMA subsystem's network namespace mode: " + mode.status().message();
+      status.rdma_mode.clear();
+      if (spec.rdma_mode.empty()) {
+        SDRA_VLOG(1) << why;  // nothing asked of it: not the sync's failure
+      } else {
+        outcome.errors.push_back(why);
+      }
       return;
     }
   }
   status.rdma_mode = in.current;
-  const std::string path = sysfs_->root() + "/" + std::string(host::kModprobeFile);
+  const std::string dir = sysfs_->root() + "/" + std::string(host::kModprobeDir);
+  const std::string path = dir + "/" + std::string(host::kModprobeName);
   if (auto text = readFile(path, 1u << 16); text.ok()) in.file = *text;
+  if (!spec.rdma_mode.empty()) {
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      std::string name = e.path().filename().string();
+      if (name == host::kModprobeName || !name.ends_with(".conf")) continue;
+      if (auto text = readFile(e.path().string(), 1u << 16); text.ok()) {
+        in.others.emplace_back(name, *text);
+      }
+    }
+    in.cmdline = sysfs_->read(host::kCmdlinePath).valueOr("");
+  }
   auto plan = host::planRdmaMode(in);
   Status st;
   if (plan.write) {
     std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    std::filesystem::create_directories(dir, ec);
     st = writeFileAtomic(path, *plan.write, 0644);
     SDRA_LOG_INFO << "RDMA namespace mode " << spec.rdma_mode << " written to " << path
                   << (st.isOk() ? "" : ": " + st.message());
@@ -400,6 +418,7 @@ void Agent::configureRdmaMode(const api::SriovNodeStateSpec& spec,
                              " (the agent needs the host's /etc/modprobe.d)");
     return;
   }
+  if (!plan.error.empty()) outcome.errors.push_back(plan.error);
   if (!plan.reboot.empty()) outcome.reboot.push_back(plan.reboot);
 }
 
