@@ -325,6 +325,42 @@ TEST_CASE(
   CHECK(net.vfOnHost());
 }
 
+TEST_CASE("a NAD edited or deleted under a running pod: its VF comes back as it was attached",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.9/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000201";
+  auto claim = a.prepare("edited", uid, R"("netAttachDefName":"vf-net")");
+  auto pod = a.pod("edited", uid, net);
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(pod) == "");
+  CHECK_FALSE(net.vfOnHost());
+
+  // What a SriovNetwork's edit or deletion does to its NAD while the pod runs. A DEL from the
+  // NAD as it is now would look for another device and leave the VF in the pod's namespace.
+  SECTION("edited") {
+    a.createNad("vf-net", R"({"cniVersion":"1.0.0","name":"vf-net","type":"host-device",)"
+                          R"("device":"sdra-elsewhere"})");
+  }
+  SECTION("deleted") {
+    REQUIRE(a.env.admin()
+                .remove(api::resources::kNetworkAttachmentDefinitions, a.env.ns(), "vf-net")
+                .isOk());
+  }
+  REQUIRE(a.runtime.stopPodSandbox(pod) == "");
+  CHECK(net.vfOnHost());
+  CHECK(net.inPod("vfnet0").empty());
+  auto after = a.status("edited");
+  REQUIRE(after);
+  CHECK_FALSE(after->network_data);
+  CHECK(a.runtime.removePodSandbox(pod) == "");
+  auto undone = KubeletClient::unprepare(a.endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(claim.uid) == "");
+}
+
 TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing attached",
           "[attach][integration]") {
   if (!root()) return;
