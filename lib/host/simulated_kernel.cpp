@@ -268,18 +268,26 @@ VfInfo SimulatedKernel::vfInfoOf(const std::string& pf_dir, int32_t vf) const {
   return info;
 }
 
-Result<std::vector<VfInfo>> SimulatedKernel::vfs(std::string_view pf) const {
-  std::lock_guard lock(mu_);
+Result<std::pair<std::string, int32_t>> SimulatedKernel::vfsOf(std::string_view pf) const {
   auto pf_dir = vfPfDir(pf);
   if (!pf_dir.ok()) return pf_dir.status();
+  if (fs_.exists(*pf_dir + "/physfn")) return std::pair{*pf_dir, 0};  // a VF lists no VFs
+  return std::pair{
+      *pf_dir,
+      static_cast<int32_t>(toInt(fs_.read(*pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0))};
+}
+
+Result<std::vector<VfInfo>> SimulatedKernel::vfs(std::string_view pf) const {
+  std::lock_guard lock(mu_);
+  auto of = vfsOf(pf);
+  if (!of.ok()) return of.status();
+  const auto& [pf_dir, count] = *of;
   std::vector<VfInfo> out;
-  if (fs_.exists(*pf_dir + "/physfn")) return out;  // a VF's netdev lists no VFs
   std::string guid_dir;
   auto guids = guidDir(pf, &guid_dir);
-  int64_t count = toInt(fs_.read(*pf_dir + "/sriov_numvfs").valueOr("0")).value_or(0);
   out.reserve(static_cast<size_t>(count));
   for (int32_t vf = 0; vf < count; ++vf) {
-    VfInfo info = vfInfoOf(*pf_dir, vf);
+    VfInfo info = vfInfoOf(pf_dir, vf);
     if (guids.ok()) {
       auto g = guidsOf(*guids, vf);
       info.node_guid = g.node_guid;

@@ -104,6 +104,8 @@
 // ("path value -> result", "devlink pci/PCI eswitch mode M -> result"), so tests and the demo
 // can show what the agent did.
 #include <mutex>
+#include <string>
+#include <utility>
 
 #include "host/firmware.h"
 #include "host/netlink.h"
@@ -191,7 +193,9 @@ class SimulatedKernel : public Sysfs,
 
   static constexpr const char* kVfStatsDir = "simulated/netlink/vf-stats/";
   VfStats vfStatsOf(const std::string& pf_dir, int32_t vf) const;
-  int32_t numVfs(const std::string& pf_dir) const;  // its sriov_numvfs, 0 when unreadable
+  // The device directory of the PF netdev `pf` and its VF count (0 for a VF's netdev, which lists
+  // no VFs); ENODEV for no such netdev. mu_ held.
+  Result<std::pair<std::string, int32_t>> vfsOf(std::string_view pf) const;
 
   RealSysfs fs_;
   Tree tree_;
