@@ -203,5 +203,33 @@ TEST_CASE("the opt-in manifests parse and the alert rules are valid Prometheus r
   REQUIRE(checked.ok());
   INFO(checked->out << checked->err);
   CHECK(checked->exit_code == 0);
-  CHECK_THAT(checked->out, Catch::Contains("SUCCESS: 5 rules found"));
+  CHECK_THAT(checked->out, Catch::Contains("SUCCESS: 13 rules found"));  // 5 alerts, 8 records
+
+  // Upstream's recording rule, evaluated by promtool over series as two nodes' agents serve
+  // them: each VF counter gets the pod, namespace and resource of the pod that uses the VF on
+  // that node (the same PCI address on the other node is another VF).
+  std::string tests = R"(rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+- interval: 1m
+  input_series:
+  - series: 'sriov_vf_rx_bytes{pciAddr="0000:11:00.1",node="a",pf="ibp17s0",vf="0",numa_node="0"}'
+    values: '100 200'
+  - series: 'sriov_vf_rx_bytes{pciAddr="0000:11:00.1",node="b",pf="ibp17s0",vf="0",numa_node="0"}'
+    values: '7 7'
+  - series: 'sriov_kubepoddevice{pciAddr="0000:11:00.1",node="a",pod="llm-0",namespace="llm",dev_type="openshift.io/cx6_vfs",container=""}'
+    values: '1 1'
+  promql_expr_test:
+  - expr: network:sriov_vf_rx_bytes
+    eval_time: 1m
+    exp_samples:
+    - labels: 'network:sriov_vf_rx_bytes{pciAddr="0000:11:00.1",node="a",pf="ibp17s0",vf="0",numa_node="0",pod="llm-0",namespace="llm",dev_type="openshift.io/cx6_vfs"}'
+      value: 200
+)";
+  REQUIRE(writeFileAtomic(dir.path() + "/tests.yaml", tests, 0644).isOk());
+  spec.argv = {"promtool", "test", "rules", dir.path() + "/tests.yaml"};
+  auto evaluated = runProcess(spec, std::chrono::seconds(30));
+  REQUIRE(evaluated.ok());
+  INFO(evaluated->out << evaluated->err);
+  CHECK(evaluated->exit_code == 0);
 }
