@@ -93,7 +93,6 @@ PluginInfo devicePluginInfo(const CdiDevice& vf, const std::string& rdma_device)
       for (const char* kind : {"uverbs", "umad", "issm", "rdma_cm"}) {
         if (path.find(kind) != std::string::npos) info["rdma"][kind] = path;
       }
-      if (!rdma_device.empty()) info["rdma"]["rdma_dev"] = rdma_device;
     } else if (path == "/dev/vfio/vfio") {
       info["vfio"]["mount"] = path;
     } else if (path.rfind("/dev/vfio/", 0) == 0) {
@@ -104,6 +103,7 @@ PluginInfo devicePluginInfo(const CdiDevice& vf, const std::string& rdma_device)
       info["vhost"]["tun-mount"] = path;
     }
   }
+  if (info.count("rdma") != 0 && !rdma_device.empty()) info["rdma"]["rdma_dev"] = rdma_device;
   return info;
 }
 

@@ -115,26 +115,32 @@ Status KernelNetlink::setVfGuids(std::string_view pf, int32_t vf, uint64_t node_
   return reply.ok() ? Status::ok() : reply.status();
 }
 
-Result<std::vector<VfInfo>> KernelNetlink::vfs(std::string_view pf) const {
+namespace {
+
+// The PF netdev's RTM_GETLINK built by `request` (with `seq`), decoded by `decode`; none for an
+// answer without data.
+template <typename T, typename Request, typename Decode>
+Result<std::vector<T>> readVfs(std::string_view pf, Request request, Decode decode,
+                               const std::string& what, std::chrono::milliseconds timeout) {
   SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
   uint32_t seq = netlink::nextSeq();
-  auto reply =
-      netlink::transact(NETLINK_ROUTE, netlink::vfInfoRequest(seq, pf), seq,
-                        "reading the VFs of " + std::string(pf), timeout_, size_t{1} << 20);
+  auto reply = netlink::transact(NETLINK_ROUTE, request(seq, pf), seq, what + std::string(pf),
+                                 timeout, size_t{1} << 20);
   if (!reply.ok()) return reply.status();
-  if (reply->payloads.empty()) return std::vector<VfInfo>{};
-  return netlink::vfInfosOf(reply->payloads.front());
+  if (reply->payloads.empty()) return std::vector<T>{};
+  return decode(reply->payloads.front());
+}
+
+}  // namespace
+
+Result<std::vector<VfInfo>> KernelNetlink::vfs(std::string_view pf) const {
+  return readVfs<VfInfo>(pf, netlink::vfInfoRequest, netlink::vfInfosOf, "reading the VFs of ",
+                         timeout_);
 }
 
 Result<std::vector<VfStats>> KernelNetlink::vfStats(std::string_view pf) const {
-  SDRA_RETURN_IF_ERROR(netlink::checkIfName(pf));
-  uint32_t seq = netlink::nextSeq();
-  auto reply =
-      netlink::transact(NETLINK_ROUTE, netlink::vfStatsRequest(seq, pf), seq,
-                        "reading the VF counters of " + std::string(pf), timeout_, size_t{1} << 20);
-  if (!reply.ok()) return reply.status();
-  if (reply->payloads.empty()) return std::vector<VfStats>{};
-  return netlink::vfStatsOf(reply->payloads.front());
+  return readVfs<VfStats>(pf, netlink::vfStatsRequest, netlink::vfStatsOf,
+                          "reading the VF counters of ", timeout_);
 }
 
 Status KernelNetlink::setVf(std::string_view pf, const VfSetting& setting) {

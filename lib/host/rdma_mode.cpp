@@ -20,7 +20,8 @@ std::string_view valueOf(bool exclusive) { return exclusive ? "0" : "1"; }
 // The netns_mode the last "options ib_core ..." line of `text` sets, if any.
 std::optional<std::string> optionIn(std::string_view text) {
   std::optional<std::string> out;
-  for (const auto& line : splitList(text, '\n')) {
+  for (std::string line : splitList(text, '\n')) {
+    std::replace(line.begin(), line.end(), '\t', ' ');  // modprobe.d(5): any blanks
     auto words = splitList(line, ' ');
     if (words.size() < 3 || words[0] != "options" || words[1] != "ib_core") continue;
     for (size_t i = 2; i < words.size(); ++i) {

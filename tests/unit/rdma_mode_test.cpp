@@ -89,7 +89,7 @@ TEST_CASE("no reboot for a mode that another file or the kernel command line wou
   CHECK(plan.error.empty());
   // modprobe reads the files in name order, the last netns_mode winning: one after ours undoes it,
   // one before does not; other modules' options do not count.
-  in.others = {{"zz-rdma.conf", "options ib_core foo=1 netns_mode=1\n"}};
+  in.others = {{"zz-rdma.conf", "options\tib_core foo=1\tnetns_mode=1\n"}};  // tabs too
   plan = host::planRdmaMode(in);
   CHECK(plan.reboot.empty());
   CHECK_THAT(plan.error, Catch::Contains("/etc/modprobe.d/zz-rdma.conf sets ib_core netns_mode=1"));
