@@ -5,12 +5,14 @@
 // and the demo create ifb interfaces named as the fixture's VF netdevs), moved into pods for real.
 // The fixture's root is $SRIOV_DRA_SIMULATED_ROOT (where the simulated agent's --sysfs-root
 // points), and the plugins' state directories are under its var/lib/cni; without it the plugin
-// fails saying so.
+// fails saying so. It stops at the fault points a test arms under <root>/faults
+// (host/simulated_faults.h).
 #include <cstdlib>
 #include <iostream>
 #include <string_view>
 
 #include "cni/skel.h"
+#include "host/simulated_faults.h"
 #include "host/simulated_kernel.h"
 #include "node/cni/entry_points.h"
 
@@ -22,6 +24,7 @@ int main(int argc, char** argv) {
          "SIMULATION: SRIOV_DRA_SIMULATED_ROOT must name the fixture's root", ""});
     return 1;
   }
+  sriovdra::host::stopAtArmedFaultPoints(std::string(root) + "/faults");
   sriovdra::host::SimulatedKernel kernel(root);
   std::string_view name = argc > 0 ? argv[0] : "";
   // The simulated node's CNI state lives with it, never in the machine's /var/lib/cni.

@@ -1,5 +1,7 @@
 #include "host/apply.h"
 
+#include "base/fault_point.h"
+
 namespace sriovdra::host {
 
 Status bindDriver(Sysfs& fs, const std::string& vf, const std::string& driver,
@@ -15,8 +17,11 @@ Status bindDriver(Sysfs& fs, const std::string& vf, const std::string& driver,
 
 Status applyAction(Sysfs& fs, Netlink& nl, const Action& a) {
   switch (a.kind) {
-    case Action::Kind::kSetNumVfs:
-      return fs.write("sys/bus/pci/devices/" + a.target + "/sriov_numvfs", a.value);
+    case Action::Kind::kSetNumVfs: {
+      SDRA_RETURN_IF_ERROR(fs.write("sys/bus/pci/devices/" + a.target + "/sriov_numvfs", a.value));
+      if (a.value == "0") fault::point("vfs-removed");
+      return Status::ok();
+    }
     case Action::Kind::kSetMtu:
       return fs.write("sys/class/net/" + a.target + "/mtu", a.value);
     case Action::Kind::kBindDriver:

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/fault_point.h"
 #include "base/status.h"
 #include "cni/go_json.h"
 #include "cni/result.h"
@@ -35,6 +36,7 @@ Result<std::string> runAdd(Add& add) {
   for (Status (Add::*step)() : {&Add::configure, &Add::addresses}) {
     if (Status st = (add.*step)(); !st.isOk()) return add.undo(st);
   }
+  fault::point("cni-add");
   auto done = add.commit();
   if (!done.ok()) return add.undo(done.status());
   return done;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "base/fault_point.h"
 #include "base/strings.h"
 #include "cni/go_json.h"
 #include "cni/result.h"
@@ -453,6 +454,7 @@ Status IbSriovPlugin::del(const cni::CmdArgs& args) {
   if (Status st = IbVf(host_, *conf).reset(); !st.isOk()) {
     return fail("cmdDel() error resetting VF: " + st.message());
   }
+  fault::point("cni-del");
   return done();
 }
 

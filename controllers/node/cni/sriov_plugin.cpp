@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "base/fault_point.h"
 #include "base/files.h"
 #include "base/strings.h"
 #include "cni/go_json.h"
@@ -432,6 +433,7 @@ Status SriovPlugin::del(const cni::CmdArgs& args) {
   if (released.code() == Code::kNotFound && host::Netdevs().link(conf->orig.host_if_name).ok()) {
     released = Status::ok();
   }
+  if (released.isOk()) fault::point("cni-del");
   return finish(released);
 }
 
