@@ -101,8 +101,7 @@ void addKubeletPlugin(kube::Manager& manager, const AgentProcessOptions& o,
 
 // Standalone mode: the NRI plugin that attaches prepared VFs to pods with CNI.
 void addAttacher(kube::Manager& manager, const AgentProcessOptions& o,
-                 const std::shared_ptr<kube::Client>& client, node::LocalState& local) {
-  auto attacher = std::make_shared<attach::Attacher>(client, local, o.attach);
+                 const std::shared_ptr<attach::Attacher>& attacher) {
   auto nri_plugin = std::make_shared<nri::Plugin>(
       nri::PluginOptions{.socket_path = o.nri_socket, .name = o.nri_name, .index = o.nri_index},
       *attacher);
@@ -167,6 +166,12 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                       .resync_period = o.resync_period,
                       .ib_guid_pool = o.ib_guid_pool},
                      events);
+  std::shared_ptr<attach::Attacher> attacher;
+  std::function<Status(const std::string&)> detach_claim;
+  if (o.kubelet_plugin && o.configuration_mode == "standalone") {
+    attacher = std::make_shared<attach::Attacher>(*client, local, o.attach);
+    detach_claim = [attacher](const std::string& uid) { return attacher->detachClaim(uid); };
+  }
   kubelet_plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,
                                                {.driver_name = std::string(api::kDriverName),
                                                 .node_name = o.node,
@@ -174,7 +179,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
                                                 .device_info_dir = o.device_info_dir,
                                                 .allowed_drivers = o.allowed_vf_drivers,
                                                 .attaches = o.configuration_mode == "standalone",
-                                                .metadata_dir = metadata_dir});
+                                                .metadata_dir = metadata_dir,
+                                                .detach_claim = detach_claim});
   kubelet_plugin::Helper helper(kubelet_plugin, *client);
   std::atomic<kubelet_plugin::GrpcServer*> serving{nullptr};  // read by /readyz
 
@@ -200,8 +206,7 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
       "agent", [&] { agent.start(); }, [&] { agent.stop(); });
   addOperatorConfigWatch(manager, o, *client, agent);
   if (o.kubelet_plugin) addKubeletPlugin(manager, o, helper, local, serving);
-  if (o.kubelet_plugin && o.configuration_mode == "standalone")
-    addAttacher(manager, o, *client, local);
+  if (attacher) addAttacher(manager, o, attacher);
   SDRA_LOG_INFO << "sriov-dra-agent on node " << o.node << " (namespace " << o.namespace_
                 << ", sysfs root " << o.sysfs_root << ")";
   return serving::exitCode(manager.run(signals.token()));

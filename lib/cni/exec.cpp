@@ -71,16 +71,18 @@ Status checkRuntimeArgs(const NetworkConfig& config, const RuntimeArgs& args) {
 
 }  // namespace
 
+std::chrono::milliseconds Executor::timeoutBy(Deadline deadline) const {
+  if (deadline == Deadline::max()) return timeout_;
+  return std::min(timeout_, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                deadline - std::chrono::steady_clock::now()));
+}
+
 Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs& args,
                                   Deadline deadline) const {
   SDRA_RETURN_IF_ERROR(checkRuntimeArgs(config, args));
   std::string result;
   for (size_t i = 0; i < config.plugins.size(); ++i) {
-    auto timeout = timeout_;
-    if (deadline != Deadline::max()) {
-      timeout = std::min(timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                      deadline - std::chrono::steady_clock::now()));
-    }
+    auto timeout = timeoutBy(deadline);
     auto out = timeout.count() > 0
                    ? run(config, i, Command::kAdd, args, result, timeout)
                    : Result<std::string>(Status(
@@ -99,11 +101,15 @@ Result<std::string> Executor::add(const NetworkConfig& config, const RuntimeArgs
 }
 
 Status Executor::del(const NetworkConfig& config, const RuntimeArgs& args,
-                     const std::string& add_result) const {
+                     const std::string& add_result, Deadline deadline) const {
   SDRA_RETURN_IF_ERROR(checkRuntimeArgs(config, args));
   Status first = Status::ok();
   for (size_t i = config.plugins.size(); i-- > 0;) {
-    auto out = run(config, i, Command::kDel, args, add_result, timeout_);
+    auto timeout = timeoutBy(deadline);
+    auto out = timeout.count() > 0
+                   ? run(config, i, Command::kDel, args, add_result, timeout)
+                   : Result<std::string>(Status(
+                         Code::kTimeout, "no time was left to run CNI plugin " + config.types[i]));
     if (!out.ok() && first.isOk()) first = out.status();
   }
   return first;

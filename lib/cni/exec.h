@@ -43,10 +43,14 @@ class Executor {
   using Deadline = std::chrono::steady_clock::time_point;
   Result<std::string> add(const NetworkConfig& config, const RuntimeArgs& args,
                           Deadline deadline = Deadline::max()) const;
-  Status del(const NetworkConfig& config, const RuntimeArgs& args,
-             const std::string& add_result) const;
+  // By `deadline` (a plugin still running then is killed, kTimeout): DEL is idempotent, so one
+  // cut short is run again.
+  Status del(const NetworkConfig& config, const RuntimeArgs& args, const std::string& add_result,
+             Deadline deadline = Deadline::max()) const;
 
  private:
+  // The per-plugin timeout, cut to what is left before `deadline`.
+  std::chrono::milliseconds timeoutBy(Deadline deadline) const;
   // The plugin's stdout, or its failure (kUnavailable: a plugin error; kNotFound: no binary).
   Result<std::string> run(const NetworkConfig& config, size_t index, Command command,
                           const RuntimeArgs& args, const std::string& prev_result,

@@ -159,6 +159,29 @@ struct VfContext {
   const std::map<std::string, std::string>& vf_admin_macs;
 };
 
+// An InfiniBand VF's GUID when it is not the one the assigner gives, and the rebind its driver
+// needs to read it (a VF on vfio-pci: the guest's driver reads it). Whether anything was planned.
+bool planGuid(const VfContext& c, const api::VirtualFunction& vf, Plan& plan) {
+  const api::InterfaceExt& pf = c.pf;
+  if (c.guids == nullptr || pf.link_type != "IB" || vf.guid.empty() || pf.name.empty()) {
+    return false;
+  }
+  auto guid = c.guids->guidFor(pf, vf.vf_id);
+  if (!guid.ok()) {
+    plan.errors.push_back(c.who + ": VF " + std::to_string(vf.vf_id) + ": " +
+                          guid.status().message());
+    return true;
+  }
+  if (vf.guid == guidText(*guid)) return false;
+  plan.actions.push_back(
+      {Action::Kind::kSetVfGuid, pf.pci_address, pf.name, guidText(*guid), "", vf.vf_id});
+  if (vf.driver != "vfio-pci") {
+    plan.actions.push_back(
+        {Action::Kind::kBindDriver, pf.pci_address, vf.pci_address, "", vf.driver});
+  }
+  return true;
+}
+
 // One VF of a group: its driver, then (InfiniBand) its GUID, or its MTU and administrative MAC.
 void planVf(const VfContext& c, const api::VfGroup& group, const api::VirtualFunction& vf,
             Plan& plan) {
@@ -170,24 +193,7 @@ void planVf(const VfContext& c, const api::VfGroup& group, const api::VirtualFun
                             want_vfio ? "vfio-pci" : "", vf.driver});
     return;
   }
-  if (c.guids != nullptr && pf.link_type == "IB" && !vf.guid.empty() && !pf.name.empty()) {
-    auto guid = c.guids->guidFor(pf, vf.vf_id);
-    if (!guid.ok()) {
-      plan.errors.push_back(c.who + ": VF " + std::to_string(vf.vf_id) + ": " +
-                            guid.status().message());
-      return;
-    }
-    if (vf.guid != guidText(*guid)) {
-      plan.actions.push_back(
-          {Action::Kind::kSetVfGuid, pf.pci_address, pf.name, guidText(*guid), "", vf.vf_id});
-      // Its driver reads the GUID when it binds (a VF on vfio-pci: when the guest's does).
-      if (!is_vfio) {
-        plan.actions.push_back(
-            {Action::Kind::kBindDriver, pf.pci_address, vf.pci_address, "", vf.driver});
-      }
-      return;
-    }
-  }
+  if (planGuid(c, vf, plan)) return;
   if (!want_vfio && group.mtu > 0 && !vf.name.empty() && vf.mtu != group.mtu) {
     plan.actions.push_back(
         {Action::Kind::kSetMtu, pf.pci_address, vf.name, std::to_string(group.mtu), ""});
@@ -224,7 +230,16 @@ void planVfs(const api::Interface& itf, const VfContext& c, const Topology& disc
   }
   for (const auto& vf : pf.vfs) {
     const api::VfGroup* group = itf.groupOf(vf.vf_id);
-    if (group == nullptr || prepared.count(vf.pci_address) != 0 || !vf.assigned.empty()) continue;
+    if (group == nullptr || !vf.assigned.empty()) continue;
+    if (prepared.count(vf.pci_address) != 0) {
+      // Never changed under its pod; but one made again since it was prepared (a reboot) has no
+      // GUID yet (or the all-ones one ib-sriov's DEL leaves), and without one no pod can use it:
+      // giving it one, and rebinding its network driver (its netdev on the host) to read it,
+      // takes nothing from anyone.
+      bool no_guid = vf.guid == guidText(0) || vf.guid == guidText(~uint64_t{0});
+      if (no_guid && !vf.name.empty()) planGuid(c, vf, plan);
+      continue;
+    }
     if (group->device_type == "vfio-pci" && vfio_missing) continue;
     planVf(c, *group, vf, plan);
   }

@@ -20,6 +20,8 @@
 // * Never destroys or rebinds a VF that is prepared for a pod, or that discovery found assigned
 //   (its netdev in a pod's network namespace, whoever gave it: the SR-IOV network operator's
 //   pods during a takeover): that PF is reported Blocked with the claims and such VFs instead.
+//   One exception: a prepared InfiniBand VF on the host without a GUID (made again since it was
+//   prepared: a reboot) gets its GUID and rebind, as no pod can use it without one.
 //   An assigned VF keeps its driver, GUID, MTU and MAC; once its netdev is back, it is planned
 //   as any other.
 // * A PF of the spec (not awaiting a reboot) whose netdev is down is brought up, as the SR-IOV

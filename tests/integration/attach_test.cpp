@@ -361,6 +361,62 @@ TEST_CASE("a NAD edited or deleted under a running pod: its VF comes back as it 
   CHECK(undone->at(claim.uid) == "");
 }
 
+TEST_CASE("a pod whose end the runtime never reports gives its VF back when its claim is unprepared",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.11/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000301";
+  auto claim = a.prepare("unreported", uid, R"("netAttachDefName":"vf-net")");
+  auto pod = a.pod("unreported", uid, net);
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(pod) == "");
+  CHECK_FALSE(net.vfOnHost());
+
+  // containerd, restarted since the pod started, sends no StopPodSandbox; the kubelet still
+  // unprepares the claim once the pod is gone.
+  auto undone = KubeletClient::unprepare(a.endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(claim.uid) == "");
+  CHECK(net.vfOnHost());
+  CHECK(net.inPod("vfnet0").empty());
+  CHECK_THAT(a.agent->logs(), Catch::Contains("never said its sandbox stopped"));
+  // The runtime's late StopPodSandbox, if it comes, finds nothing left to do.
+  CHECK(a.runtime.stopPodSandbox(pod) == "");
+  CHECK(net.vfOnHost());
+}
+
+TEST_CASE("a pod's new sandbox takes its VF from an earlier one the runtime never stopped",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.12/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000401";
+  a.prepare("resandboxed", uid, R"("netAttachDefName":"vf-net")");
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(a.pod("resandboxed", uid, net)) == "");
+  CHECK_FALSE(net.vfOnHost());
+
+  // The pod's next sandbox (after a reboot or a runtime restart, no StopPodSandbox came).
+  const std::string next_ns = "sdra-attach-next-" + std::to_string(::getpid());
+  REQUIRE(testing::ip({"netns", "add", next_ns}).exit_code == 0);
+  struct Gone {
+    std::string ns;
+    ~Gone() { testing::ip({"netns", "del", ns}); }
+  } gone{next_ns};
+  nri::Pod next{"sandbox-resandboxed-2", uid, "pod-resandboxed", a.env.ns(),
+                "/var/run/netns/" + next_ns};
+  REQUIRE(a.runtime.runPodSandbox(next) == "");
+  CHECK(net.inPod("vfnet0").empty());
+  CHECK_THAT(testing::ip({"-n", next_ns, "-br", "addr", "show", "vfnet0"}).out,
+             Catch::Contains("10.9.0.12/24"));
+  CHECK_THAT(a.agent->logs(), Catch::Contains("gets a new sandbox while its earlier one"));
+  REQUIRE(a.runtime.stopPodSandbox(next) == "");
+  CHECK(net.vfOnHost());
+}
+
 TEST_CASE("a sandbox whose VF cannot be attached fails with the reason, nothing attached",
           "[attach][integration]") {
   if (!root()) return;

@@ -15,6 +15,8 @@
 #include "base/json.h"
 #include "base/strings.h"
 #include "dra/cdi.h"
+#include "host/apply.h"
+#include "host/simulated_kernel.h"
 #include "metrics/registry.h"
 #include "node/state/local_state.h"
 #include "support/cdi_schema.h"
@@ -378,6 +380,23 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
               .value() == "(null)\n");  // nothing sticky left behind
     CHECK_FALSE(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
   }
+  SECTION("a claim recorded prepared whose host lost it (a reboot) is prepared again") {
+    // What a reboot does: /var/run/cdi is empty and the VF is on its default driver again.
+    std::filesystem::remove(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+    host::SimulatedKernel kernel(p.env.sysfsRoot(p.node));
+    REQUIRE(host::bindDriver(kernel, "0000:0e:00.1", "", "vfio-pci").isOk());
+    REQUIRE(p.driverOf("0000:0e:00.1") == "mlx5_core");
+    auto again = KubeletClient::prepare(endpoint, "v1", {claim});
+    REQUIRE(again.ok());
+    CHECK(again->at(claim.uid).error == "");
+    CHECK(p.driverOf("0000:0e:00.1") == "vfio-pci");
+    CHECK(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+    CHECK_THAT(p.agent->logs(), Catch::Contains("the host lost what prepare made"));
+    auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+    REQUIRE(undone.ok());
+    CHECK(undone->at(claim.uid) == "");
+    CHECK(p.driverOf("0000:0e:00.1") == "mlx5_core");
+  }
   SECTION("a claim cannot pick a kernel driver the administrator did not allow") {
     auto stub = p.createClaim("stub", "pod-stub", {{"vf", kDriver, "0000-11-00-1"}},
                               R"("driver":"pci-stub")");
@@ -416,6 +435,30 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     p.release(claim);
     eventually([&] { return p.env.deviceCount(p.node) == 16; }, 60s,
                [&] { return p.agent->logs(); });
+  }
+  SECTION("the node's policy removed under the prepared VF: its PF waits (Blocked) for the claim") {
+    size_t journal_mark = p.env.kernelJournal(p.node).size();
+    REQUIRE(p.env.admin()
+                .remove(api::resources::kSriovNetworkNodePolicies, p.env.ns(), "cx6-vfs")
+                .isOk());
+    eventually([&] { return p.blocked().find(p.env.ns() + "/dpdk") != std::string::npos; }, 60s,
+               [&] { return p.blocked() + "\n" + p.agent->logs(); });
+    CHECK(p.driverOf("0000:0e:00.1") == "vfio-pci");
+    std::string journal = p.env.kernelJournal(p.node).substr(journal_mark);
+    CHECK(journal.find("0000:0e:00.0/sriov_numvfs") == std::string::npos);
+    CHECK_THAT(journal, Catch::Contains("0000:c7:00.0/sriov_numvfs 0 -> ok"));  // the others go
+
+    auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+    REQUIRE(undone.ok());
+    CHECK(undone->at(claim.uid) == "");
+    p.release(claim);
+    eventually(
+        [&] {
+          return p.env.kernelJournal(p.node).substr(journal_mark).find(
+                     "0000:0e:00.0/sriov_numvfs 0 -> ok") != std::string::npos;
+        },
+        60s, [&] { return p.blocked() + "\n" + p.agent->logs(); });
+    CHECK(p.blocked() == "");
   }
   SECTION(
       "a corrupt checkpoint hides no VF in use: the API's claims keep it, unprepare cleans up") {

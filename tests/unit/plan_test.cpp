@@ -285,11 +285,16 @@ TEST_CASE("InfiniBand VFs get their GUID, then their driver again", "[host][plan
        {set0, rebind0, set1}},
       {"GUIDs already right (after an agent restart): nothing", {want0, want1}, "vfio-pci", {}, {}},
       {"no GUIDs reported by the driver: left alone", {"", ""}, "vfio-pci", {}, {}},
-      {"a VF prepared for a pod is not touched",
-       {"00:00:00:00:00:00:00:00", want1},
+      {"a VF prepared for a pod is not touched, also with another GUID than the assigner's",
+       {"02:00:00:00:00:00:00:99", want1},
        "vfio-pci",
        {{pf.vfs[0].pci_address, {"ns/claim"}}},
        {}},
+      {"a prepared VF without a GUID (made again by a reboot) gets its GUID: no pod can use it",
+       {"00:00:00:00:00:00:00:00", want1},
+       "vfio-pci",
+       {{pf.vfs[0].pci_address, {"ns/claim"}}},
+       {set0, rebind0}},
       {"the driver first, the GUID on the next pass",
        {"00:00:00:00:00:00:00:00", "00:00:00:00:00:00:00:00"},
        "mlx5_core",
@@ -299,11 +304,32 @@ TEST_CASE("InfiniBand VFs get their GUID, then their driver again", "[host][plan
   for (const auto& row : rows) {
     INFO(row.name);
     auto topo = t;
-    for (size_t i = 0; i < 2; ++i) topo.pfs[0].vfs[i].guid = row.guids[i];
+    for (size_t i = 0; i < 2; ++i) {
+      topo.pfs[0].vfs[i].guid = row.guids[i];
+      topo.pfs[0].vfs[i].name = pf.name + "v" + std::to_string(i);  // netdevs on the host
+    }
     topo.pfs[0].vfs[1].driver = row.vf1_driver;
     auto plan = host::planHost({{split}, {}}, topo, {}, row.prepared, &derived);
     CHECK(described(plan) == row.want);
     CHECK(plan.errors.empty());
+  }
+  SECTION("a prepared VF without a GUID and without a netdev (on another driver) is not touched") {
+    auto topo = t;
+    for (auto& vf : topo.pfs[0].vfs) vf.guid = "00:00:00:00:00:00:00:00";
+    topo.pfs[0].vfs[1].driver = "vfio-pci";
+    topo.pfs[0].vfs[0].name = "";
+    auto plan = host::planHost({{split}, {}}, topo, {}, {{pf.vfs[0].pci_address, {"ns/claim"}}},
+                               &derived);
+    CHECK(described(plan) == std::vector<std::string>{set1});
+  }
+  SECTION("a prepared VF without a GUID whose netdev is in a pod is not touched") {
+    auto topo = t;
+    for (auto& vf : topo.pfs[0].vfs) vf.guid = "00:00:00:00:00:00:00:00";
+    topo.pfs[0].vfs[1].driver = "vfio-pci";
+    topo.pfs[0].vfs[0].assigned = "ns/pod";
+    auto plan = host::planHost({{split}, {}}, topo, {}, {{pf.vfs[0].pci_address, {"ns/claim"}}},
+                               &derived);
+    CHECK(described(plan) == std::vector<std::string>{set1});
   }
   SECTION("a pool without a GUID for the VF is an error for the PF") {
     auto topo = t;

@@ -5,6 +5,7 @@
 #include "api/codec.h"
 #include "api/names.h"
 #include "api/networks.h"
+#include "base/fault_point.h"
 #include "base/log.h"
 #include "dra/network_selection.h"
 
@@ -257,10 +258,12 @@ Status Attacher::add(dra::AttachRecord& record, const dra::Attachment& a, NadRea
   return Status::ok();
 }
 
-Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const {
+Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterface& i,
+                     cni::Executor::Deadline deadline) const {
   auto parsed = cni::parseNetworkConfig(i.cni_config);
   if (!parsed.ok()) return parsed.status();
-  return cni_.del(*parsed, argsFor(record, i.if_name, options_.cni_bin_dirs), i.cni_result);
+  return cni_.del(*parsed, argsFor(record, i.if_name, options_.cni_bin_dirs), i.cni_result,
+                  deadline);
 }
 
 Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
@@ -271,12 +274,14 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   if (!wanted_or.ok()) return wanted_or.status();
   const auto& wanted = *wanted_or;
   if (wanted.empty()) return Status::ok();
+  if (!snapshot) fault::point("attach");
   if (pod.netns.empty()) {
     return Status(Code::kInvalidArgument, "pod " + podName(pod) + " has " +
                                               std::to_string(wanted.size()) +
                                               " VF(s) to attach but the runtime gave it no "
                                               "network namespace");
   }
+  if (!snapshot) SDRA_RETURN_IF_ERROR(detachEarlierSandboxes(pod, deadline));
   auto lock = lockOf(pod.id);
   std::lock_guard guard(*lock);
   if (snapshot && newerThan(pod.id, *snapshot)) return Status::ok();
@@ -337,15 +342,22 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
   return failed;
 }
 
-Status Attacher::detach(const std::string& sandbox) {
+Status Attacher::detach(const std::string& sandbox, const std::string& claim_uid,
+                        cni::Executor::Deadline deadline) {
   auto loaded = records_.load(sandbox);
   if (!loaded.ok()) return loaded.status();
   if (!*loaded) return Status::ok();
   dra::AttachRecord record = **loaded;
   std::vector<dra::AttachedInterface> kept;
+  std::set<std::string> claims;
   Status first = Status::ok();
   for (const auto& i : record.interfaces) {
-    Status st = del(record, i);
+    if (!claim_uid.empty() && i.claim_uid != claim_uid) {
+      kept.push_back(i);
+      continue;
+    }
+    claims.insert(i.claim_uid);
+    Status st = del(record, i, deadline);
     if (st.isOk()) {
       SDRA_LOG_INFO << "detached VF " << i.pci_address << " (" << i.if_name << ") from pod "
                     << record.pod_namespace << "/" << record.pod_name;
@@ -358,8 +370,6 @@ Status Attacher::detach(const std::string& sandbox) {
     }
     kept.push_back(i);
   }
-  std::set<std::string> claims;
-  for (const auto& i : record.interfaces) claims.insert(i.claim_uid);
   record.interfaces = std::move(kept);
   SDRA_RETURN_IF_ERROR(records_.save(record));
   writeStatuses(claims);
@@ -462,6 +472,42 @@ Status Attacher::removePodSandbox(const nri::Pod& pod) {
     last_event_.erase(pod.id);
   }
   return st;
+}
+
+Status Attacher::detachEarlierSandboxes(const nri::Pod& pod, cni::Executor::Deadline deadline) {
+  for (const auto& record : records_.all()) {
+    if (record.pod_uid != pod.uid || record.sandbox == pod.id) continue;
+    SDRA_LOG_WARN << "pod " << podName(pod) << " gets a new sandbox while its earlier one ("
+                  << record.sandbox << ") still has VFs recorded: the runtime never said it "
+                  << "stopped (a reboot or a runtime restart); detaching them first";
+    noteEvent(record.sandbox);
+    auto lock = lockOf(record.sandbox);
+    std::lock_guard guard(*lock);
+    if (Status st = detach(record.sandbox, "", deadline); !st.isOk()) {
+      return Status(st.code(), "pod " + podName(pod) + ": its earlier sandbox's VFs (the kubelet " +
+                                   "retries the sandbox, and this DEL with it): " + st.message());
+    }
+  }
+  return Status::ok();
+}
+
+Status Attacher::detachClaim(const std::string& claim_uid) {
+  Status first = Status::ok();
+  for (const auto& record : records_.all()) {
+    if (std::none_of(record.interfaces.begin(), record.interfaces.end(),
+                     [&](const auto& i) { return i.claim_uid == claim_uid; })) {
+      continue;
+    }
+    SDRA_LOG_WARN << "pod " << record.pod_namespace << "/" << record.pod_name
+                  << " still has VFs of the claim being unprepared attached: the runtime never "
+                  << "said its sandbox stopped (containerd restarted since it started?); "
+                  << "detaching them now";
+    noteEvent(record.sandbox);
+    auto lock = lockOf(record.sandbox);
+    std::lock_guard guard(*lock);
+    if (Status st = detach(record.sandbox, claim_uid); !st.isOk() && first.isOk()) first = st;
+  }
+  return first;
 }
 
 Status Attacher::synchronize(const std::vector<nri::Pod>& pods) {

@@ -26,6 +26,16 @@
 //   StopPodSandbox, RemovePodSandbox: CNI DEL with the recorded configuration and result, in
 //     the recorded netns; the status loses the network data. The record goes once every DEL
 //     succeeded.
+//   A RunPodSandbox of a pod whose earlier sandbox still has VFs recorded (gone without a
+//     StopPodSandbox: a reboot, or containerd restarted since) detaches those first, within the
+//     sandbox's budget; a failure or the budget running out fails the sandbox, and the kubelet's
+//     next one runs the rest.
+//   detachClaim (the kubelet unprepares a claim, KubeletPlugin calls it first): CNI DEL of every
+//     interface of the claim still recorded, in any sandbox. The kubelet unprepares a claim only
+//     once no pod of the node runs with it, so such an interface is one whose StopPodSandbox never
+//     reached the agent: containerd keeps its NRI state of pods in memory, and after it restarts
+//     it tells NRI plugins nothing of the end of a pod it had before (v2.4: internal/nri, pod
+//     state set in RunPodSandbox only). Unprepare fails while a DEL fails; the kubelet retries.
 //   Synchronize (after the agent or the runtime restarted) answers at once and hands the pods to
 //     a worker thread: the runtime's request timeout (containerd: 2 s by default) must not cut a
 //     synchronization whose CNI calls take longer, or the plugin would never register. The
@@ -80,6 +90,7 @@ class Attacher : public nri::PodHandler {
   Status runPodSandbox(const nri::Pod& pod) override;
   Status stopPodSandbox(const nri::Pod& pod) override;
   Status removePodSandbox(const nri::Pod& pod) override;
+  Status detachClaim(const std::string& claim_uid);
 
  private:
   // A Synchronize's pods and the number of pod events seen when it arrived.
@@ -96,8 +107,14 @@ class Attacher : public nri::PodHandler {
   void noteEvent(const std::string& sandbox);
   // Whether an event for the sandbox arrived after the first `events` events.
   bool newerThan(const std::string& sandbox, uint64_t events) const;
-  // CNI DEL of every interface the sandbox's record holds; the record keeps those that failed.
-  Status detach(const std::string& sandbox);
+  // RunPodSandbox: a pod runs in one sandbox at a time, so the records of its other sandboxes are
+  // of sandboxes that are gone without a StopPodSandbox; they are detached first (DEL: their
+  // leases released, the VF reset), before the new sandbox takes the VF.
+  Status detachEarlierSandboxes(const nri::Pod& pod, cni::Executor::Deadline deadline);
+  // CNI DEL of every interface the sandbox's record holds (with `claim_uid`, only the claim's);
+  // the record keeps the others and those that failed. The sandbox's lock is held.
+  Status detach(const std::string& sandbox, const std::string& claim_uid = "",
+                cni::Executor::Deadline deadline = cni::Executor::Deadline::max());
   // The NetworkAttachmentDefinitions one attach read, by "namespace/name": each read once.
   using NadReads = std::map<std::string, Result<api::NetworkAttachmentDefinition>>;
   Result<api::NetworkAttachmentDefinition> readNad(const std::string& ns, const std::string& name,
@@ -108,7 +125,8 @@ class Attacher : public nri::PodHandler {
                                                  cni::Executor::Deadline deadline) const;
   Status add(dra::AttachRecord& record, const dra::Attachment& a, NadReads& reads,
              cni::Executor::Deadline deadline);
-  Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i) const;
+  Status del(const dra::AttachRecord& record, const dra::AttachedInterface& i,
+             cni::Executor::Deadline deadline = cni::Executor::Deadline::max()) const;
   // The NAD's configuration as CNI runs it (deviceID and the pod's values in), parsed, and
   // checked against what the node allows.
   struct NadConfig {

@@ -7,6 +7,7 @@
 
 #include "api/attributes.h"
 #include "api/names.h"
+#include "base/fault_point.h"
 #include "base/files.h"
 #include "base/log.h"
 #include "base/strings.h"
@@ -84,18 +85,34 @@ std::vector<PreparedDeviceResult> KubeletPlugin::results(const dra::PreparedClai
 // (Preparing), bind, write the CDI specs and device-info files, record it Prepared, report.
 Result<std::vector<PreparedDeviceResult>> KubeletPlugin::prepareClaim(
     const api::ResourceClaim& claim) {
-  if (auto earlier = local_.claim(claim.metadata.uid);
-      earlier && earlier->state == dra::PreparedClaim::State::kPrepared) {
-    return results(*earlier);
-  }
   auto host = local_.holdHost();
+  // Prepared earlier: answered from the record while the host still has what prepare made;
+  // prepared again when it lost it, and never undone when that fails (its pod may run).
+  std::optional<dra::PreparedClaim> was_prepared = local_.claim(claim.metadata.uid);
+  if (was_prepared && was_prepared->state != dra::PreparedClaim::State::kPrepared) {
+    was_prepared.reset();
+  }
+  if (was_prepared) {
+    if (stillApplied(*was_prepared)) return results(*was_prepared);
+    SDRA_LOG_INFO << "ResourceClaim " << was_prepared->namespace_ << "/" << was_prepared->name
+                  << " is recorded prepared but the host lost what prepare made (a reboot "
+                  << "empties /var/run/cdi and recreates the VFs): preparing it again";
+  }
   dra::PreparedClaim earlier;
   auto plan = dra::planPrepare(gather(claim, earlier));
   if (!plan.ok()) return plan.status();
   dra::PreparedClaim& pc = plan->claim;
   if (pc.devices.empty()) return std::vector<PreparedDeviceResult>{};
   SDRA_RETURN_IF_ERROR(local_.record(pc));
-  if (Status st = applyPlan(*plan, claim); !st.isOk()) return undo(pc, st);
+  if (Status st = applyPlan(*plan, claim); !st.isOk()) {
+    if (!was_prepared) return undo(pc, st);
+    if (Status kept = local_.record(*was_prepared); !kept.isOk()) {
+      SDRA_LOG_ERROR << "keeping the record of " << pc.namespace_ << "/" << pc.name << ": "
+                     << kept.message();
+    }
+    return st.prepend("preparing it again (the claim stays prepared as it was)");
+  }
+  fault::point("prepare");
   pc.state = dra::PreparedClaim::State::kPrepared;
   SDRA_RETURN_IF_ERROR(local_.record(pc));
   if (Status st = writePodSpec(pc.pod_uid); !st.isOk()) {
@@ -277,6 +294,19 @@ Status KubeletPlugin::undo(const dra::PreparedClaim& pc, Status error) {
                                   "recorded, unprepare retries): " + undone.message());
 }
 
+bool KubeletPlugin::stillApplied(const dra::PreparedClaim& claim) const {
+  if (!std::filesystem::exists(options_.cdi_root + "/" + dra::cdiSpecFileName(claim.uid))) {
+    return false;
+  }
+  for (const auto& d : claim.devices) {
+    const auto& target = d.config.targetDriver();
+    if (!target || target->empty()) continue;  // left as it was, or the VF's own
+    auto current = host::readVfAccess(*sysfs_, d.pci_address);
+    if (!current.ok() || current->driver != *target) return false;
+  }
+  return true;
+}
+
 Status KubeletPlugin::restoreDrivers(const dra::PreparedClaim& claim) {
   for (const auto& d : claim.devices) {
     if (!d.config.targetDriver()) continue;  // the plugin never changed its driver
@@ -315,11 +345,13 @@ Status KubeletPlugin::writePodSpec(const std::string& pod_uid) {
 }
 
 Status KubeletPlugin::unprepareClaim(const std::string& uid) {
+  if (options_.detach_claim) SDRA_RETURN_IF_ERROR(options_.detach_claim(uid));
   std::optional<dra::PreparedClaim> recorded = local_.claim(uid);
   if (!recorded) return cleanUpUnrecorded(uid);
   auto host = local_.holdHost();
   SDRA_RETURN_IF_ERROR(restoreDrivers(*recorded));
   SDRA_RETURN_IF_ERROR(removeFiles(*recorded));
+  fault::point("unprepare");
   SDRA_RETURN_IF_ERROR(local_.forget(uid));
   return writePodSpec(recorded->pod_uid);
 }

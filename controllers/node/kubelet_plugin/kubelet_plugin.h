@@ -17,6 +17,7 @@
 // it never tears down a prepared VF.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -45,6 +46,10 @@ struct KubeletPluginOptions {
   // KEP-5304 device metadata files (dra/device_metadata.h) under this plugin data directory,
   // mounted into the claim's containers through CDI; "" = none (--enable-device-metadata).
   std::string metadata_dir;
+  // Called first when a claim is unprepared, with its UID (standalone mode: the attacher's
+  // detachClaim, for pods whose sandbox end the runtime never reported); a failure fails the
+  // unprepare, which the kubelet retries. Empty: nothing.
+  std::function<Status(const std::string& claim_uid)> detach_claim;
 };
 
 class KubeletPlugin : public DraDriver {
@@ -59,6 +64,9 @@ class KubeletPlugin : public DraDriver {
 
  private:
   Result<std::vector<PreparedDeviceResult>> prepareClaim(const api::ResourceClaim& claim);
+  // Whether what prepare made for a claim recorded Prepared is still on the host: its CDI spec
+  // and each VF on the driver its VfConfig asked for (a reboot loses both).
+  bool stillApplied(const dra::PreparedClaim& claim) const;
   // What planPrepare() needs; `earlier` holds the checkpoint's record the input points to.
   dra::PrepareInput gather(const api::ResourceClaim& claim, dra::PreparedClaim& earlier);
   // Binds, then writes the CDI specs, device-info and metadata files (host lock held).
