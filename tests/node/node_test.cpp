@@ -17,7 +17,6 @@
 #include "api/resource.h"
 #include "base/files.h"
 #include "base/strings.h"
-#include "host/simulated_kernel.h"
 #include "support/eventually.h"
 #include "support/helm.h"
 #include "support/product_on_node.h"
@@ -40,29 +39,14 @@ const std::string kWorkloads = ProductOnNode::kWorkloads;
 const std::vector<std::string> kAgentPods = {"pods", "-l",
                                              "app.kubernetes.io/name=sriov-dra-agent"};
 
-// The simulated server's VFs as their PFs report them (rtnetlink through the simulated kernel,
-// what `ip link show <pf>` prints on a real one).
-std::vector<std::pair<std::string, host::VfInfo>> allVfs() {
-  host::SimulatedKernel kernel(ProductOnNode::fixtureRoot());
-  std::vector<std::pair<std::string, host::VfInfo>> out;
-  auto links = kernel.links();
-  REQUIRE(links.ok());
-  for (const auto& link : *links) {
-    auto vfs = kernel.vfs(link.name);
-    if (!vfs.ok()) continue;  // not a PF
-    for (const auto& vf : *vfs) out.emplace_back(link.name, vf);
-  }
-  return out;
-}
-
-std::vector<std::pair<std::string, host::VfInfo>> vfsOnVlan(int vlan) {
-  auto out = allVfs();
+std::vector<ProductOnNode::PfVf> vfsOnVlan(int vlan) {
+  auto out = ProductOnNode::hostVfs();
   std::erase_if(out, [&](const auto& v) { return v.second.vlan != vlan; });
   return out;
 }
 
-std::optional<host::VfInfo> vfOf(const std::vector<std::pair<std::string, host::VfInfo>>& vfs,
-                                 const std::string& pf, int32_t index) {
+std::optional<host::VfInfo> vfOf(const std::vector<ProductOnNode::PfVf>& vfs, const std::string& pf,
+                                 int32_t index) {
   for (const auto& [name, vf] : vfs) {
     if (name == pf && vf.vf == index) return vf;
   }
@@ -264,6 +248,8 @@ TEST_CASE("installed with kubectl, the product runs as pods and a pod gets an al
       },
       60s, [&] { return "CDI specs of claim " + rc.metadata.uid + " are still there"; });
 
+  // Every pod's DEL ran before its namespace went (no VF went with a namespace).
+  CHECK(p.netnsRefunds() == 0);
   // Uninstall removes everything the install created.
   p.uninstall();
   CHECK(p.cp().kubectl({"get", "namespace", "sriov-dra"}).exit_code != 0);
@@ -293,7 +279,7 @@ TEST_CASE(
             .starts_with(kAgentImage + ":test"));
 
   // The VFs as the agent left them, to compare with after the pod's end.
-  const auto vfs_before = allVfs();
+  const auto vfs_before = ProductOnNode::hostVfs();
   p.cp().applyYaml(p.podYaml("inference-0", true));
   p.kubectl(
       {"wait", "-n", kWorkloads, "--for=condition=Ready", "pod/inference-0", "--timeout=120s"});
@@ -340,8 +326,9 @@ TEST_CASE(
   eventually([&] { return cniFiles("sriov").empty(); }, 60s,
              [&] { return "the sriov plugin still keeps " + join(cniFiles("sriov"), " "); });
   CHECK(ProductOnNode::onHost(pf + "v0"));
-  CHECK(vfOf(vfs_before, pf, vf.vf) == vfOf(allVfs(), pf, vf.vf));
+  CHECK(vfOf(vfs_before, pf, vf.vf) == vfOf(ProductOnNode::hostVfs(), pf, vf.vf));
 
+  CHECK(p.netnsRefunds() == 0);
   // helm uninstall removes what the chart installed; the CRDs stay (crds.keep, the default),
   // and with them the policies.
   p.uninstall();

@@ -34,6 +34,8 @@ void createGpuDeviceClass(kube::Client& client) {
   throw std::runtime_error("DeviceClass gpu.nvidia.com: " + created.status().toString());
 }
 
+std::string gpuSliceName(const std::string& node) { return "00000-gpu.nvidia.com-" + node; }
+
 std::vector<PublishedGpu> publishGpuSlice(kube::Client& client, const std::string& node,
                                           const std::vector<api::Gpu>& gpus,
                                           const std::set<std::string>& roots) {
@@ -57,9 +59,9 @@ std::vector<PublishedGpu> publishGpuSlice(kube::Client& client, const std::strin
   }
   auto slice =
       parseOrThrow(R"({"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice",)"
-                   R"("metadata":{"name":"00000-gpu.nvidia.com-)" +
-                   node + R"("},"spec":{"driver":"gpu.nvidia.com","nodeName":")" + node +
-                   R"(","pool":{"name":")" + node +
+                   R"("metadata":{"name":")" +
+                   gpuSliceName(node) + R"("},"spec":{"driver":"gpu.nvidia.com","nodeName":")" +
+                   node + R"(","pool":{"name":")" + node +
                    R"(","generation":1,"resourceSliceCount":1},"devices":[)" + devices + "]}}");
   check(client.create(api::resources::kResourceSlices, "", slice), "GPU slice of " + node);
   return out;

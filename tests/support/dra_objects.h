@@ -28,6 +28,8 @@ struct PublishedGpu {
   std::string pcie_root;  // pci0000:b9
 };
 
+// The name of node's GPU ResourceSlice.
+std::string gpuSliceName(const std::string& node);
 // Publishes node's GPU ResourceSlice from the GPUs its agent discovered (only those on `roots`,
 // when given; device names keep the index among all GPUs). Returns what was published.
 std::vector<PublishedGpu> publishGpuSlice(kube::Client& client, const std::string& node,

@@ -1,7 +1,10 @@
 #include "support/gpu_kubelet_plugin.h"
 
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 
+#include "api/names.h"
 #include "api/resource.h"
 #include "support/dra_objects.h"
 
@@ -9,7 +12,7 @@ namespace sriovdra::testing {
 
 GpuKubeletPlugin::GpuKubeletPlugin(std::shared_ptr<kube::Client> client,
                                    const std::string& registry_dir, const std::string& plugins_dir)
-    : helper_(*this, std::move(client)) {
+    : client_(client), helper_(*this, std::move(client)) {
   auto served = kubelet_plugin::GrpcServer::start(
       helper_,
       {.driver_name = kGpuDriver, .registry_dir = registry_dir, .plugins_dir = plugins_dir});
@@ -17,7 +20,29 @@ GpuKubeletPlugin::GpuKubeletPlugin(std::shared_ptr<kube::Client> client,
   server_ = std::move(*served);
 }
 
-GpuKubeletPlugin::~GpuKubeletPlugin() { server_->stop(); }
+GpuKubeletPlugin::~GpuKubeletPlugin() {
+  keeper_ = {};
+  server_->stop();
+}
+
+void GpuKubeletPlugin::keepPublished(const std::string& node, const std::vector<api::Gpu>& gpus) {
+  keeper_ = std::jthread([this, node, gpus](const std::stop_token& stop) {
+    while (!stop.stop_requested()) {
+      auto got = client_->get(api::resources::kResourceSlices, "", gpuSliceName(node));
+      if (!got.ok() && got.status().code() == Code::kNotFound) {
+        try {
+          publishGpuSlice(*client_, node, gpus);
+        } catch (const std::exception&) {
+          // Created meanwhile, or the API server is away: the next round looks again.
+        }
+      }
+      std::mutex mu;
+      std::condition_variable_any cv;
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, stop, std::chrono::milliseconds(500), [] { return false; });
+    }
+  });
+}
 
 std::map<std::string, kubelet_plugin::PrepareResult> GpuKubeletPlugin::prepare(
     const std::vector<api::ResourceClaim>& claims) {

@@ -1,6 +1,10 @@
 #include "support/product_on_node.h"
 
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
 #include <filesystem>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -109,37 +113,53 @@ void waitFor(const std::function<bool()>& cond, std::chrono::seconds timeout,
 // and character devices for the RDMA device nodes of its VFs (/dev/infiniband/uverbsN, umadN,
 // issmN, rdma_cm), which our CDI specs name and containerd creates in the container from the
 // host's node.
+// A pod's network namespace that goes while a VF's netdev is in it gives the netdev back to the
+// host (Linux moves physical devices to the initial namespace); a virtual stand-in is destroyed
+// with it instead. A watcher (every 250 ms) puts such a stand-in back on the host under the VF's
+// own name, as the VF would be once our plugins' DEL reset it. Each stand-in carries the alias
+// sriov-dra-vf:<name>, which it keeps in a pod under any name. The watcher also adds the device
+// nodes of RDMA devices the simulated kernel made since (VFs created again), as udev would.
 class ProductOnNode::StandIns {
  public:
-  explicit StandIns(Fabric fabric) {
+  int refunds() const { return refunds_.load(); }
+  StandIns(Fabric fabric, std::string sysfs_root)
+      : fabric_(fabric), sysfs_root_(std::move(sysfs_root)) {
     for (const auto& pf : ports(fabric)) {
       std::string name = pf + "v0";
       ip({"link", "del", name});  // a crashed run's
-      // IPoIB takes no MAC, nor does ifb; an Ethernet VF's netdev takes one, as one end of a
-      // veth pair does (its peer stays on the host; this kernel has no dummy links).
-      std::vector<std::string> type = {"ifb"};
-      if (fabric == Fabric::kRoCE) {
-        type = {"veth", "peer", "name", "sdra-peer" + std::to_string(netdevs_.size())};
-      }
-      std::vector<std::string> add = {"link", "add", name, "type"};
-      add.insert(add.end(), type.begin(), type.end());
-      auto added = ip(add);
-      if (added.exit_code != 0) throw std::runtime_error("ip link add " + name + ": " + added.err);
+      add(name, netdevs_.size());
       netdevs_.push_back(name);
     }
+    watcher_ = std::jthread([this](const std::stop_token& stop) {
+      while (!stop.stop_requested()) {
+        try {
+          refund();
+          addRdmaNodes();
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "stand-ins: %s\n", e.what());
+        }
+        std::mutex mu;
+        std::condition_variable_any cv;
+        std::unique_lock lock(mu);
+        cv.wait_for(lock, stop, 250ms, [] { return false; });
+      }
+    });
   }
-  // Once the agent made the VFs (the simulated kernel names their RDMA devices then).
-  void addRdmaNodes(const std::string& sysfs_root) {
-    made_dir_ = fs::create_directories("/dev/infiniband");
+  // Once the agent made the VFs (the simulated kernel names their RDMA devices then); again for
+  // VFs made since.
+  void addRdmaNodes() {
+    std::lock_guard lock(nodes_mu_);
+    made_dir_ = fs::create_directories("/dev/infiniband") || made_dir_;
     addNode("rdma_cm");
     for (const char* cls : {"infiniband_verbs", "infiniband_mad"}) {
       std::error_code ec;
-      for (const auto& e : fs::directory_iterator(sysfs_root + "/sys/class/" + cls, ec)) {
+      for (const auto& e : fs::directory_iterator(sysfs_root_ + "/sys/class/" + cls, ec)) {
         addNode(e.path().filename());
       }
     }
   }
   ~StandIns() {
+    watcher_ = {};
     for (const auto& n : netdevs_) (void)runProcess({.argv = {"ip", "link", "del", n}}, 10s);
     for (const auto& path : nodes_) ::unlink(path.c_str());
     if (made_dir_) ::rmdir("/dev/infiniband");
@@ -150,9 +170,60 @@ class ProductOnNode::StandIns {
     std::string path = "/dev/infiniband/" + name;
     if (::mknod(path.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) nodes_.push_back(path);
   }
+  // IPoIB takes no MAC, nor does ifb; an Ethernet VF's netdev takes one, as one end of a veth
+  // pair does (its peer stays on the host; this kernel has no dummy links).
+  void add(const std::string& name, size_t index) const {
+    std::vector<std::string> type = {"ifb"};
+    if (fabric_ == Fabric::kRoCE) {
+      type = {"veth", "peer", "name", "sdra-peer" + std::to_string(index)};
+    }
+    std::vector<std::string> add = {"link", "add", name, "type"};
+    add.insert(add.end(), type.begin(), type.end());
+    auto added = ip(add);
+    if (added.exit_code != 0) throw std::runtime_error("ip link add " + name + ": " + added.err);
+    ip({"link", "set", name, "alias", "sriov-dra-vf:" + name});
+  }
+
+  // The stand-ins neither on the host nor in a pod's namespace come back to the host.
+  void refund() {
+    std::vector<size_t> away;
+    for (size_t i = 0; i < netdevs_.size(); ++i) {
+      if (!onHost(netdevs_[i])) away.push_back(i);
+    }
+    if (away.empty()) return;
+    std::string in_pods;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/run/netns", ec)) {
+      in_pods += ip({"-n", e.path().filename(), "-o", "link", "show"}).out;
+    }
+    for (size_t i : away) {
+      const std::string& name = netdevs_[i];
+      if (in_pods.find("alias sriov-dra-vf:" + name + "\n") != std::string::npos ||
+          in_pods.find("alias sriov-dra-vf:" + name + " ") != std::string::npos) {
+        continue;
+      }
+      // Moved back by a DEL meanwhile: then the name is taken and nothing is added.
+      if (onHost(name)) continue;
+      try {
+        add(name, i);
+        ++refunds_;
+        std::fprintf(stderr, "stand-in %s went with its pod's namespace: back on the host\n",
+                     name.c_str());
+      } catch (const std::exception& e) {
+        // Back on the host meanwhile (a DEL): nothing to do.
+        std::fprintf(stderr, "stand-in %s not put back: %s\n", name.c_str(), e.what());
+      }
+    }
+  }
+
+  std::atomic<int> refunds_{0};
+  Fabric fabric_;
+  std::string sysfs_root_;
   std::vector<std::string> netdevs_;
-  std::vector<std::string> nodes_;
-  bool made_dir_ = false;
+  std::mutex nodes_mu_;
+  std::vector<std::string> nodes_;  // guarded by nodes_mu_
+  bool made_dir_ = false;           // ditto
+  std::jthread watcher_;
 };
 
 std::string ProductOnNode::fixtureRoot() { return std::string(RealNode::kRoot) + "/fixture"; }
@@ -178,7 +249,7 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
   const bool infiniband = fabric == Fabric::kInfiniBand;
   Status written = host::writeFixture(infiniband ? "a100-reference" : "a100-roce", fixtureRoot());
   if (!written.isOk()) throw std::runtime_error(written.toString());
-  p->standins_ = std::make_unique<StandIns>(fabric);
+  p->standins_ = std::make_unique<StandIns>(fabric, fixtureRoot());
   const std::string source = sourceDir();
   p->kubectl({"label", "node", p->node_->name(), "dra-sriov-cx6=true"});
 
@@ -217,7 +288,7 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
   };
   waitFor([&] { return slices().find("0000-ca-00-1") != std::string::npos; }, 120s,
           [&] { return "the node's VFs were not published: " + slices() + p->diagnostics(); });
-  p->standins_->addRdmaNodes(fixtureRoot());
+  p->standins_->addRdmaNodes();
 
   step("GPUs: slices and a kubelet plugin as the NVIDIA driver's, from what the agent found");
   // The GPUs, as the NVIDIA driver publishes and prepares them, from what the agent discovered.
@@ -236,6 +307,7 @@ std::unique_ptr<ProductOnNode> ProductOnNode::install(
   publishGpuSlice(*admin, p->node_->name(), gpus);
   p->gpu_plugin_ = std::make_unique<GpuKubeletPlugin>(admin, p->node_->pluginsRegistryDir(),
                                                       p->node_->kubeletDir() + "/plugins");
+  p->gpu_plugin_->keepPublished(p->node_->name(), gpus);
 
   step(std::string("namespace ") + kWorkloads +
        ": the template gpu-nic-aligned; the network cx6-vf, which the operator renders");
@@ -360,6 +432,8 @@ std::string ProductOnNode::sriovOperatorPodYaml(const std::string& name) const {
          "\n    command: [/bin/busybox, sleep, inf]\n"
          "    resources:\n      limits: {openshift.io/cx6_vfs: \"1\"}\n";
 }
+
+int ProductOnNode::netnsRefunds() const { return standins_->refunds(); }
 
 bool ProductOnNode::onHost(const std::string& netdev) {
   return ip({"link", "show", netdev}).exit_code == 0;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "host/netlink.h"
 #include "support/control_plane.h"
 #include "support/gpu_kubelet_plugin.h"
 #include "support/real_node.h"
@@ -82,6 +83,33 @@ class ProductOnNode {
   std::string sriovOperatorPodYaml(const std::string& name) const;
   // Whether the VF netdev (its stand-in) is in the host's network namespace.
   static bool onHost(const std::string& netdev);
+  // How often a stand-in went with a pod's network namespace and was put back on the host under
+  // its VF's name (Linux gives a physical VF back under the name it had in the pod, which our
+  // plugins' DEL, when it runs before, avoids; the harness cannot model the rename): a pod whose
+  // DEL ran keeps this at 0, so tests assert it where no namespace may go first.
+  int netnsRefunds() const;
+  // The simulated server's VFs as their PFs report them (rtnetlink through the simulated kernel,
+  // what `ip link show <pf>` prints on a real one): PF netdev and VF.
+  using PfVf = std::pair<std::string, host::VfInfo>;
+  static std::vector<PfVf> hostVfs();
+
+  // The fault points of the agent and our CNI plugins on this node (base/fault_point.h,
+  // host/simulated_faults.h): armed, waited for (throws with diagnostics() when no process
+  // stopped there in time), released.
+  void armFault(const std::string& point) const;
+  void waitAtFault(const std::string& point,
+                   std::chrono::seconds timeout = std::chrono::seconds(120)) const;
+  void releaseFault(const std::string& point) const;
+
+  // What the node holds that the pods of the cluster do not explain, each problem on a line; ""
+  // when none. For the workload pods that run (phase Running), each VF of their claims is
+  // attached once (one CNI cache and host-local lease per interface, both naming its sandbox, the
+  // netdev out of the host's namespace) and no other is; every VF of `free_vfs` (the settings
+  // before any pod) is there and advertised, and when free, on the host under its name with those
+  // settings; CDI specs, checkpoint entries and attach records belong to claims and pods that
+  // run; the node has one network namespace per running pod off the host network; no claim is
+  // reserved for a pod that is gone.
+  std::string leaks(const std::vector<PfVf>& free_vfs) const;
 
  private:
   ProductOnNode() = default;

@@ -14,6 +14,7 @@
 
 #include "base/files.h"
 #include "kube/client.h"
+#include "kube/transport.h"
 #include "support/poll.h"
 #include "support/ports.h"
 
@@ -269,12 +270,13 @@ void RealNode::startKubelet() {
   // cgroupfs and failCgroupV1 false: this VM has the cgroup v1 hybrid hierarchy. Eviction and
   // image garbage collection stay out of the way of a small test disk: the images are imported,
   // a removed one could not be pulled again.
+  kubelet_healthz_port_ = freePort();
   write(root("kubelet.yaml"),
         "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
         "address: 127.0.0.1\nport: " +
             std::to_string(freePort()) +
             "\nreadOnlyPort: 0\nhealthzBindAddress: 127.0.0.1\nhealthzPort: " +
-            std::to_string(freePort()) +
+            std::to_string(kubelet_healthz_port_) +
             "\nauthentication:\n  anonymous: {enabled: false}\n  webhook: {enabled: false}\n"
             "  x509: {clientCAFile: " +
             root("kubelet-pki/client-ca.crt") +
@@ -328,11 +330,77 @@ void RealNode::waitReady() {
   fatal("node " + name_ + " did not become Ready (" + seen + ")\n" + logs());
 }
 
+void RealNode::restartContainerd() {
+  containerd_.stop(SIGKILL);
+  startContainerd();
+}
+
+void RealNode::restartKubelet() {
+  kubelet_.stop(SIGKILL);
+  startKubelet();
+  waitHealthy();
+}
+
+void RealNode::waitHealthy() {
+  auto healthy = [&] {
+    if (kubelet_.exited()) return true;
+    auto t =
+        kube::Transport::create("http://127.0.0.1:" + std::to_string(kubelet_healthz_port_), {});
+    if (!t.ok()) return false;
+    auto resp = (*t)->send({"GET", "/healthz", "", "", "*/*", {}}, 2s);
+    return resp.ok() && resp->status == 200;
+  };
+  if (!pollUntil(healthy, 90s, 200ms) || kubelet_.exited()) {
+    fatal("the kubelet did not start again:\n" + logs());
+  }
+}
+
+std::vector<pid_t> RealNode::containerProcesses(const std::string& executable) {
+  std::vector<pid_t> out;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (!std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::error_code ec;
+    auto exe = fs::read_symlink(e.path() / "exe", ec);
+    if (ec || exe.filename() != executable) continue;
+    // The kubelet's cgroups (cgroupDriver cgroupfs): never a process of another test.
+    if (readFile(e.path().string() + "/cgroup").valueOr("").find("/kubepods") ==
+        std::string::npos) {
+      continue;
+    }
+    out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+int RealNode::killContainerProcesses(const std::string& executable) {
+  int killed = 0;
+  for (pid_t pid : containerProcesses(executable)) killed += ::kill(pid, SIGKILL) == 0;
+  return killed;
+}
+
 std::string RealNode::logs() const {
   return tail(logPath("kubelet.log")) + "\n" + tail(logPath("containerd.log"));
 }
 
-void RealNode::cleanUp() {
+void RealNode::reboot(const std::function<void()>& while_off) {
+  kubelet_.stop(SIGKILL);
+  containerd_.stop(SIGKILL);
+  powerOff();
+  if (while_off) while_off();
+  // What lives in tmpfs on a real node: the runtime's state, CDI specs (/var/run/cdi) and the
+  // Multus device-info files (/var/run/k8s.cni.cncf.io).
+  std::error_code ec;
+  fs::remove_all(kRunRoot, ec);
+  for (const char* dir : {"cdi", "devinfo"}) {
+    for (const auto& e : fs::directory_iterator(root(dir), ec)) fs::remove_all(e.path(), ec);
+  }
+  startContainerd();
+  startKubelet();
+  waitHealthy();
+}
+
+void RealNode::powerOff() {
   // Containers first (their processes), then the daemons and shims, then what they left.
   for (int round = 0; round < 50; ++round) {
     auto pids = nodeProcesses();
@@ -351,12 +419,17 @@ void RealNode::cleanUp() {
     removeCgroup(controller.path() / "kubepods");
   }
   run({"ip", "link", "del", kBridge});
+}
+
+void RealNode::cleanUp() {
+  powerOff();
   iptablesNat({"-D", "PREROUTING", "-j", kNatChain});
   iptablesNat({"-D", "OUTPUT", "-j", kNatChain});
   iptablesNat({"-F", kNatChain});
   iptablesNat({"-X", kNatChain});
   auto left = mountsUnder({std::string(kRoot) + "/", std::string(kRunRoot) + "/"});
   if (!left.empty()) fatal("mounts left under the node's directories, not removed: " + left[0]);
+  std::error_code ec;
   fs::remove_all(kRoot, ec);
   fs::remove_all(kRunRoot, ec);
 }

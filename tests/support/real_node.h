@@ -16,6 +16,7 @@
 // Binaries: kubelet from SRIOV_DRA_KUBERNETES (scripts/build-kubernetes.sh), containerd, ctr and
 // the runc shim from SRIOV_DRA_CONTAINERD (scripts/build-containerd.sh), runc and the CNI plugins
 // (/usr/lib/cni) from Debian. Needs root.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,25 @@ class RealNode {
   ProcessOutput ctr(const std::vector<std::string>& args) const;
   // Imports an OCI archive (ctr images import); throws on failure.
   void importImage(const std::string& archive) const;
+  // A node daemon killed (SIGKILL, as a crash or the OOM killer does) and started again with its
+  // state, as systemd restarts it: the shims and containers keep running. containerd: returns
+  // once it serves again. The kubelet: once its /healthz answers (it then syncs the pods, calls
+  // the DRA plugins again and re-runs what was in flight, on its own time).
+  void restartContainerd();
+  void restartKubelet();
+  // The node's power cut and back: every node process killed (kubelet, containerd, shims,
+  // containers), mounts, pod network namespaces, kubepods cgroups and the pods' bridge gone,
+  // what a real node keeps in tmpfs emptied (the runtime's state under kRunRoot, the CDI specs
+  // and Multus device-info files), then containerd and the kubelet started again. `while_off`
+  // runs in between: the hardware's reboot (the simulated kernel's VFs and boot id).
+  void reboot(const std::function<void()>& while_off);
+  // SIGKILL to every process of the node's containers whose executable is named `executable` (a
+  // container's main process: with PID 1 of its namespace go all the container's processes); how
+  // many there were.
+  static int killContainerProcesses(const std::string& executable);
+  // The processes of the node's containers whose executable is named `executable`.
+  static std::vector<pid_t> containerProcesses(const std::string& executable);
+
   // The last lines of the kubelet's and containerd's logs, for failure messages. The logs are
   // kept in the control plane's directory (SRIOV_DRA_KEEP_TEST_DIRS=1 keeps them).
   std::string logs() const;
@@ -60,6 +80,10 @@ class RealNode {
   void startContainerd();
   void startKubelet();
   void waitReady();
+  // Until the kubelet's /healthz answers; throws with the logs when it does not start.
+  void waitHealthy();
+  // Kills what runs and removes what the node's processes left (not the NAT rule or the state).
+  void powerOff();
   void addServiceNat();
   // Every trace of a node on this host (also of an earlier run that crashed).
   void cleanUp();
@@ -71,6 +95,7 @@ class RealNode {
   std::vector<std::pair<std::string, std::string>> sysctls_;  // path, value before the kubelet
   ChildProcess containerd_;
   ChildProcess kubelet_;
+  int kubelet_healthz_port_ = 0;
 };
 
 }  // namespace sriovdra::testing
