@@ -233,10 +233,8 @@ class Row {
 
 }  // namespace
 
-TEST_CASE(
-    "the agent, containerd, the kubelet or the whole node killed at each step of a pod's life: "
-    "the node recovers and leaks nothing",
-    "[node][faults]") {
+TEST_CASE("killed at each step of a pod's life, the node recovers and leaks nothing",
+          "[node][faults]") {
   if (!sriovdra::testing::rootOr("the real node")) return;
   auto product = ProductOnNode::install();
   auto& p = *product;
