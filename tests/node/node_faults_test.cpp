@@ -128,9 +128,12 @@ class Row {
     const int refunds = p_.netnsRefunds();
     operate();
     // A pod's namespace may go with its VF still in it only where the runtime tears the sandbox
-    // down before any DEL (containerd gone, a reboot, an ADD killed with the agent); everywhere
-    // else DEL must run first.
-    if (cell_.kill == Kill::kKubelet || (cell_.kill == Kill::kAgent && cell_.point != "cni-add")) {
+    // down before any DEL can run: containerd gone, a reboot, or a RunPodSandbox held at the
+    // point past containerd's NRI request timeout (2 s), which fails that sandbox and tears it
+    // down while the held ADD may still finish into its namespace. Everywhere else DEL must run
+    // first.
+    const bool in_flight = cell_.point == "attach" || cell_.point == "cni-add";
+    if ((cell_.kill == Kill::kKubelet || cell_.kill == Kill::kAgent) && !in_flight) {
       CHECK(p_.netnsRefunds() == refunds);
     }
   }
