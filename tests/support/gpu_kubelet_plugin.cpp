@@ -1,12 +1,11 @@
 #include "support/gpu_kubelet_plugin.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
 
 #include "api/names.h"
 #include "api/resource.h"
 #include "support/dra_objects.h"
+#include "support/poll.h"
 
 namespace sriovdra::testing {
 
@@ -27,20 +26,13 @@ GpuKubeletPlugin::~GpuKubeletPlugin() {
 
 void GpuKubeletPlugin::keepPublished(const std::string& node, const std::vector<api::Gpu>& gpus) {
   keeper_ = std::jthread([this, node, gpus](const std::stop_token& stop) {
-    while (!stop.stop_requested()) {
+    // A failed publish (created meanwhile, the API server away) is printed; the next round
+    // looks again.
+    repeatUntilStopped(stop, std::chrono::milliseconds(500), "GPU slice keeper", [&] {
       auto got = client_->get(api::resources::kResourceSlices, "", gpuSliceName(node));
-      if (!got.ok() && got.status().code() == Code::kNotFound) {
-        try {
-          publishGpuSlice(*client_, node, gpus);
-        } catch (const std::exception&) {
-          // Created meanwhile, or the API server is away: the next round looks again.
-        }
-      }
-      std::mutex mu;
-      std::condition_variable_any cv;
-      std::unique_lock lock(mu);
-      cv.wait_for(lock, stop, std::chrono::milliseconds(500), [] { return false; });
-    }
+      if (!got.ok() && got.status().code() == Code::kNotFound)
+        publishGpuSlice(*client_, node, gpus);
+    });
   });
 }
 

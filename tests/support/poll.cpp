@@ -1,5 +1,9 @@
 #include "support/poll.h"
 
+#include <condition_variable>
+#include <cstdio>
+#include <exception>
+#include <mutex>
 #include <thread>
 
 namespace sriovdra::testing {
@@ -12,6 +16,21 @@ bool pollUntil(const std::function<bool()>& cond, std::chrono::milliseconds time
     std::this_thread::sleep_for(interval);
   }
   return true;
+}
+
+void repeatUntilStopped(const std::stop_token& stop, std::chrono::milliseconds interval,
+                        const char* what, const std::function<void()>& round) {
+  std::mutex mu;
+  std::condition_variable_any woken;
+  while (!stop.stop_requested()) {
+    try {
+      round();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: %s\n", what, e.what());
+    }
+    std::unique_lock lock(mu);
+    woken.wait_for(lock, stop, interval, [] { return false; });
+  }
 }
 
 }  // namespace sriovdra::testing

@@ -1,7 +1,6 @@
 #include "support/product_on_node.h"
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -131,18 +130,10 @@ class ProductOnNode::StandIns {
       netdevs_.push_back(name);
     }
     watcher_ = std::jthread([this](const std::stop_token& stop) {
-      while (!stop.stop_requested()) {
-        try {
-          refund();
-          addRdmaNodes();
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "stand-ins: %s\n", e.what());
-        }
-        std::mutex mu;
-        std::condition_variable_any cv;
-        std::unique_lock lock(mu);
-        cv.wait_for(lock, stop, 250ms, [] { return false; });
-      }
+      repeatUntilStopped(stop, 250ms, "stand-ins", [this] {
+        refund();
+        addRdmaNodes();
+      });
     });
   }
   // Once the agent made the VFs (the simulated kernel names their RDMA devices then); again for

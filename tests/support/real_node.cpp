@@ -4,6 +4,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -90,17 +91,27 @@ std::vector<std::string> mountsUnder(const std::vector<std::string>& prefixes) {
 
 // Processes whose command line names one of the markers (the node's daemons and shims, also
 // those of an earlier run that crashed), and every process in the kubepods cgroups (containers).
-std::set<pid_t> nodeProcesses() {
-  std::set<pid_t> pids;
-  for (const auto& e : fs::directory_iterator("/proc")) {
+// The processes whose /proc/<pid> directory `pick` chooses.
+std::vector<pid_t> processesWhere(const std::function<bool(const fs::path&)>& pick) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
     std::string name = e.path().filename();
     if (!std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::string cmdline = readFile(e.path().string() + "/cmdline").valueOr("");
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(RealNode::kRoot) != std::string::npos ||
-        cmdline.find(RealNode::kRunRoot) != std::string::npos) {
-      pids.insert(std::stoi(name));
-    }
+    if (pick(e.path())) out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+std::set<pid_t> nodeProcesses() {
+  std::set<pid_t> pids;
+  for (pid_t pid : processesWhere([](const fs::path& dir) {
+         std::string cmdline = readFile(dir.string() + "/cmdline").valueOr("");
+         std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+         return cmdline.find(RealNode::kRoot) != std::string::npos ||
+                cmdline.find(RealNode::kRunRoot) != std::string::npos;
+       })) {
+    pids.insert(pid);
   }
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator("/sys/fs/cgroup/pids/kubepods", ec);
@@ -356,21 +367,13 @@ void RealNode::waitHealthy() {
 }
 
 std::vector<pid_t> RealNode::containerProcesses(const std::string& executable) {
-  std::vector<pid_t> out;
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::string name = e.path().filename();
-    if (!std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+  return processesWhere([&](const fs::path& dir) {
     std::error_code ec;
-    auto exe = fs::read_symlink(e.path() / "exe", ec);
-    if (ec || exe.filename() != executable) continue;
+    auto exe = fs::read_symlink(dir / "exe", ec);
     // The kubelet's cgroups (cgroupDriver cgroupfs): never a process of another test.
-    if (readFile(e.path().string() + "/cgroup").valueOr("").find("/kubepods") ==
-        std::string::npos) {
-      continue;
-    }
-    out.push_back(std::stoi(name));
-  }
-  return out;
+    return !ec && exe.filename() == executable &&
+           readFile(dir.string() + "/cgroup").valueOr("").find("/kubepods") != std::string::npos;
+  });
 }
 
 int RealNode::killContainerProcesses(const std::string& executable) {
