@@ -220,11 +220,18 @@ Result<PreparePlan> planPrepare(const PrepareInput& in) {
       d.config.add_vhost_mount = true;  // unless the claim says otherwise
     }
     SDRA_RETURN_IF_ERROR(checkDriver(in, who, r->request, d));
-    SDRA_RETURN_IF_ERROR(checkAttachable(in, plan.claim, where, d, current));
     PlannedVf vf{.rebind_to = std::nullopt, .device = in.devices.at(r->device)};
     if (auto target = d.config.targetDriver(); target && needsRebind(*target, current)) {
       vf.rebind_to = *target;
+    } else if (!target && known != known_original.end() && host::isUserspaceDriver(known->second) &&
+               current != known->second) {
+      // Prepared before on the user-space driver it was left on (its vfio-pci VF group), and on
+      // another since (a reboot made the VF again on its kernel driver; the agent rebinds no
+      // prepared VF): back to it, as the pod's CDI devices name it.
+      vf.rebind_to = known->second;
     }
+    SDRA_RETURN_IF_ERROR(
+        checkAttachable(in, plan.claim, where, d, vf.rebind_to ? *vf.rebind_to : current));
     plan.claim.devices.push_back(std::move(d));
     plan.vfs.push_back(std::move(vf));
   }

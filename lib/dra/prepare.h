@@ -9,7 +9,9 @@
 // changed before the pod started); advertising decides future allocations only. The plan records
 // every such VF with its effective VfConfig (dra/vf_config.h) and its original driver (from an
 // interrupted earlier attempt if there was one, so a crash between binding and recording never
-// loses the driver to restore), and says which VFs must be bound to another driver first. The
+// loses the driver to restore), and says which VFs must be bound to another driver first (also,
+// when preparing again, a VF whose claim names no driver and that was prepared on a user-space
+// driver but is on another now: back to the one it was prepared on). The
 // driver a VfConfig names must be vfio-pci, the VF's own kernel driver ("default", or its name) or
 // one the administrator allowed: a claim author never makes the agent bind a VF to an arbitrary
 // kernel driver as root. A resource filter's `drivers` (PrepareInput::device_drivers) picks the

@@ -107,9 +107,11 @@ struct PluginEnv {
     return c != nullptr && c->status == "True" ? c->reason + ": " + c->message : "";
   }
 
+  // "" while it has none (between an unbind and a bind).
   std::string driverOf(const std::string& bdf) const {
-    auto link = std::filesystem::read_symlink(env.sysfsRoot(node) + "/sys/bus/pci/devices/" + bdf +
-                                              "/driver");
+    std::error_code ec;
+    auto link = std::filesystem::read_symlink(
+        env.sysfsRoot(node) + "/sys/bus/pci/devices/" + bdf + "/driver", ec);
     return link.filename().string();
   }
 
@@ -454,8 +456,9 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     p.release(claim);
     eventually(
         [&] {
-          return p.env.kernelJournal(p.node).substr(journal_mark).find(
-                     "0000:0e:00.0/sriov_numvfs 0 -> ok") != std::string::npos;
+          return p.env.kernelJournal(p.node)
+                     .substr(journal_mark)
+                     .find("0000:0e:00.0/sriov_numvfs 0 -> ok") != std::string::npos;
         },
         60s, [&] { return p.blocked() + "\n" + p.agent->logs(); });
     // The status follows the pass that reset the PF.
@@ -569,6 +572,40 @@ TEST_CASE("vfio-pci rebinds the VF until unprepare, also across an agent killed 
     p.registerPlugin();  // the agent keeps serving
     p.agent->waitReady();
   }
+}
+
+TEST_CASE("a vfio-pci group's VF prepared as it was is on vfio-pci again after a reboot",
+          "[plugin][integration]") {
+  PluginEnv p;
+  std::string endpoint = p.registerPlugin();
+  REQUIRE(p.env.admin()
+              .patch(api::resources::kSriovNetworkNodePolicies, p.env.ns(), "cx6-vfs",
+                     kube::PatchType::kMerge,
+                     R"({"spec":{"deviceType":"vfio-pci","isRdma":false}})")
+              .ok());
+  eventually([&] { return p.driverOf("0000:11:00.1") == "vfio-pci"; }, 60s,
+             [&] {
+               auto st = p.env.admin().get(api::resources::kSriovNodeStates, p.env.ns(), p.node);
+               return st.ok() ? json::dump(*st) : st.status().message();
+             });
+  auto claim = p.createClaim("group", "pod-group", {{"vf", kDriver, "0000-11-00-1"}});
+  auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
+  REQUIRE(prepared.ok());
+  REQUIRE(prepared->at(claim.uid).error == "");
+  // The reboot: /var/run/cdi empty, the VF made again on its kernel driver; the agent leaves a
+  // prepared VF alone, so only preparing it again can give the pod its device back.
+  std::filesystem::remove(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+  host::SimulatedKernel kernel(p.env.sysfsRoot(p.node));
+  REQUIRE(host::bindDriver(kernel, "0000:11:00.1", "", "vfio-pci").isOk());
+  auto again = KubeletClient::prepare(endpoint, "v1", {claim});
+  REQUIRE(again.ok());
+  CHECK(again->at(claim.uid).error == "");
+  CHECK(p.driverOf("0000:11:00.1") == "vfio-pci");
+  CHECK(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+  auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
+  REQUIRE(undone.ok());
+  CHECK(undone->at(claim.uid) == "");
+  CHECK(p.driverOf("0000:11:00.1") == "vfio-pci");  // its group's driver
 }
 
 TEST_CASE("the SR-IOV DRA driver's drivers pattern: a filter's vfio-pci binds its VFs at prepare",

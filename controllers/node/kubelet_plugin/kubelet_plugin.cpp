@@ -299,10 +299,13 @@ bool KubeletPlugin::stillApplied(const dra::PreparedClaim& claim) const {
     return false;
   }
   for (const auto& d : claim.devices) {
+    // The driver it was bound to, or left on when that was a user-space one (a vfio-pci group's
+    // VF comes back on its kernel driver after a reboot); a kernel driver is the VF's own.
     const auto& target = d.config.targetDriver();
-    if (!target || target->empty()) continue;  // left as it was, or the VF's own
+    std::string want = target ? *target : d.original_driver;
+    if (want.empty() || (!target && !host::isUserspaceDriver(want))) continue;
     auto current = host::readVfAccess(*sysfs_, d.pci_address);
-    if (!current.ok() || current->driver != *target) return false;
+    if (!current.ok() || current->driver != want) return false;
   }
   return true;
 }
