@@ -2,7 +2,7 @@
 // under a real kubelet and containerd). Pods from the reference gpu-nic-aligned template are
 // created and deleted continuously, `concurrency` at a time, every fifth deleted as soon as it is
 // scheduled (while the kubelet starts it), with a disruption every `every` seconds: in the first
-// half of the run the agent's container killed (its DaemonSet starts it again) and the
+// half of the run the agent restarted (in turn its container killed and its pod deleted) and the
 // DeviceAttributes of the reference pool changed (the agent republishes its slices) in turn,
 // in the second half only the DeviceAttributes. Floor: the same churn of pods without a claim
 // and without disruptions, on the same node, before (a quarter of the time, at least a minute).
@@ -218,8 +218,15 @@ Run measure(long minutes, long concurrency, long every) {
     if (second == last) run.agent_end = usageOf("sriov-dra-agent");
     if (second % every != 0) return;
     if (++run.disruptions % 2 == 1 && second < half) {
-      RealNode::killContainerProcesses("sriov-dra-agent");
-      ++run.restarts;
+      // In turn its container killed (the kubelet starts it again, after a back-off that
+      // doubles with each kill of the same pod: 10 s, 20 s, ... 5 min) and its pod deleted (the
+      // DaemonSet makes a new one, with no back-off), so the agent is never away for minutes.
+      if (++run.restarts % 2 == 1) {
+        RealNode::killContainerProcesses("sriov-dra-agent");
+      } else {
+        p.kubectl({"delete", "pod", "-n", "sriov-dra", "-l",
+                   "app.kubernetes.io/name=sriov-dra-agent", "--wait=false"});
+      }
       return;
     }
     p.kubectl({"patch", "-n", "sriov-dra", "deviceattributes", "cx6-vfs-attrs", "--type=merge",
