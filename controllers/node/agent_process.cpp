@@ -43,6 +43,15 @@ HostKernel kernel(const AgentProcessOptions& o) {
   return k;
 }
 
+// The node's SriovNodeState, which the agent's Events are about (the only object its admission
+// policy lets it record Events for).
+kube::ObjectReference nodeStateRef(const AgentProcessOptions& o) {
+  kube::ObjectMeta meta;
+  meta.namespace_ = o.namespace_;
+  meta.name = o.node;
+  return kube::ObjectReference::of(api::resources::kSriovNodeStates, meta);
+}
+
 // The checkpoint is read before anything serves; one that cannot be read is reported as an
 // Event on the node's SriovNodeState, and the node starts without prepared claims.
 Status loadCheckpoint(node::LocalState& local, kube::EventRecorder& events,
@@ -50,11 +59,7 @@ Status loadCheckpoint(node::LocalState& local, kube::EventRecorder& events,
   Status st = local.load();
   if (st.isOk()) return st;
   SDRA_LOG_ERROR << st.message();
-  kube::ObjectMeta meta;
-  meta.namespace_ = o.namespace_;
-  meta.name = o.node;
-  events.warning(kube::ObjectReference::of(api::resources::kSriovNodeStates, meta),
-                 "CheckpointUnreadable", st.message());
+  events.warning(nodeStateRef(o), "CheckpointUnreadable", st.message());
   return Status::ok();
 }
 
@@ -169,7 +174,8 @@ int runAgent(AgentProcessOptions o, ShutdownSignals& signals) {
   std::shared_ptr<attach::Attacher> attacher;
   std::function<Status(const std::string&)> detach_claim;
   if (o.kubelet_plugin && o.configuration_mode == "standalone") {
-    attacher = std::make_shared<attach::Attacher>(*client, local, o.attach);
+    attacher =
+        std::make_shared<attach::Attacher>(*client, local, o.attach, events, nodeStateRef(o));
     detach_claim = [attacher](const std::string& uid) { return attacher->detachClaim(uid); };
   }
   kubelet_plugin::KubeletPlugin kubelet_plugin(*client, sysfs, local,

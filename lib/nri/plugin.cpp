@@ -33,7 +33,8 @@ constexpr int kCodeUnimplemented = 12;
 // The events this plugin handles, as ConfigureResponse.events: bit (event - 1) per event.
 constexpr int32_t eventMask() {
   int32_t mask = 0;
-  for (int e : {api::RUN_POD_SANDBOX, api::STOP_POD_SANDBOX, api::REMOVE_POD_SANDBOX}) {
+  for (int e : {api::RUN_POD_SANDBOX, api::STOP_POD_SANDBOX, api::REMOVE_POD_SANDBOX,
+                api::CREATE_CONTAINER}) {
     mask |= 1 << (e - 1);
   }
   return mask;
@@ -275,13 +276,19 @@ Result<std::string> Plugin::Session::dispatch(const std::string& method,
     return withPod(api::RemovePodSandboxRequest(), &PodHandler::removePodSandbox,
                    api::RemovePodSandboxResponse());
   }
+  if (method == "CreateContainer") {
+    api::CreateContainerRequest request;
+    if (!request.ParseFromString(payload)) return bad();
+    SDRA_RETURN_IF_ERROR(h.createContainer(podOf(request.pod()), request.container().name()));
+    return api::CreateContainerResponse().SerializeAsString();
+  }
   return Status(Code::kInternal, "NRI method " + method + " reached dispatch");
 }
 
 void Plugin::Session::answer(uint32_t stream, const ttrpc::Request& request) {
-  static const std::set<std::string> kMethods = {"Configure",      "Synchronize",
-                                                 "Shutdown",       "RunPodSandbox",
-                                                 "StopPodSandbox", "RemovePodSandbox"};
+  static const std::set<std::string> kMethods = {
+      "Configure",      "Synchronize",      "Shutdown",       "RunPodSandbox",
+      "StopPodSandbox", "RemovePodSandbox", "CreateContainer"};
   ttrpc::Response response;
   if (request.service() != kPluginService || kMethods.count(request.method()) == 0) {
     response.mutable_status()->set_code(kCodeUnimplemented);

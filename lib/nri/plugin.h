@@ -5,12 +5,15 @@
 //   1. connect to the unix socket; multiplex it (wire.h): the plugin serves connection 1, calls
 //      the runtime on connection 2;
 //   2. call Runtime.RegisterPlugin{name, index}; meanwhile the runtime calls Plugin.Configure
-//      (answered with the events RunPodSandbox, StopPodSandbox, RemovePodSandbox) and then
+//      (answered with the events RunPodSandbox, StopPodSandbox, RemovePodSandbox,
+//      CreateContainer) and then
 //      Plugin.Synchronize with the pods it has (possibly in several requests, `more` set on all
 //      but the last): PodHandler::synchronize gets them all at once, after a (re)connection;
-//   3. RunPodSandbox, StopPodSandbox, RemovePodSandbox: the handler's error goes back as the
-//      ttrpc status (code Unknown, its message), which the runtime returns to its caller, so a
-//      failed RunPodSandbox fails the pod sandbox with it;
+//   3. RunPodSandbox, StopPodSandbox, RemovePodSandbox, CreateContainer: the handler's error
+//      goes back as the ttrpc status (code Unknown, its message), which the runtime returns to
+//      its caller, so a failed RunPodSandbox fails the pod sandbox with it and a failed
+//      CreateContainer the container (the kubelet tries both again). CreateContainer is answered
+//      with no adjustment;
 //   4. Shutdown, a closed socket or a framing error end the connection: the plugin connects
 //      again with backoff (the runtime restarted), and synchronizes again. A request that does
 //      not parse fails alone (InvalidArgument, as ttrpc's server answers it).
@@ -50,6 +53,8 @@ class PodHandler {
   virtual Status runPodSandbox(const Pod& pod) = 0;
   virtual Status stopPodSandbox(const Pod& pod) = 0;
   virtual Status removePodSandbox(const Pod& pod) = 0;
+  // Before each container of the pod is created (init containers too), `container` its name.
+  virtual Status createContainer(const Pod& pod, const std::string& container) = 0;
 };
 
 // A Synchronize split over several requests ("more") may carry at most this many pods in all;

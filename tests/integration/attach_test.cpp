@@ -15,6 +15,7 @@
 #include "base/files.h"
 #include "base/json.h"
 #include "kube/object_meta.h"
+#include "kube/resource.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/kubelet_client.h"
@@ -361,8 +362,9 @@ TEST_CASE("a NAD edited or deleted under a running pod: its VF comes back as it 
   CHECK(undone->at(claim.uid) == "");
 }
 
-TEST_CASE("a pod whose end the runtime never reports gives its VF back when its claim is unprepared",
-          "[attach][integration]") {
+TEST_CASE(
+    "a pod whose end the runtime never reports gives its VF back when its claim is unprepared",
+    "[attach][integration]") {
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
@@ -414,6 +416,32 @@ TEST_CASE("a pod's new sandbox takes its VF from an earlier one the runtime neve
              Catch::Contains("10.9.0.12/24"));
   CHECK_THAT(a.agent->logs(), Catch::Contains("gets a new sandbox while its earlier one"));
   REQUIRE(a.runtime.stopPodSandbox(next) == "");
+  CHECK(net.vfOnHost());
+}
+
+TEST_CASE("a container created before its pod's VF is attached gets it first",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.13/24"));
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000501";
+  a.prepare("unseen", uid, R"("netAttachDefName":"vf-net")");
+  auto pod = a.pod("unseen", uid, net);
+  INFO(a.agent->logs());
+  // Its RunPodSandbox came while the agent was away (containerd went on without it).
+  REQUIRE(a.runtime.runUnseen(pod) == "");
+  CHECK(net.vfOnHost());
+  REQUIRE(a.runtime.createContainer(pod, "app") == "");
+  CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.13/24"));
+  CHECK_THAT(a.agent->logs(), Catch::Contains("container app is being created while VFs"));
+  auto s = a.status("unseen");
+  REQUIRE(s);
+  CHECK(s->network_data);
+  // The next container finds it attached: no second ADD (host-device would fail: moved).
+  REQUIRE(a.runtime.createContainer(pod, "sidecar") == "");
+  CHECK(a.agent->logs().find("container sidecar is being created") == std::string::npos);
+  REQUIRE(a.runtime.stopPodSandbox(pod) == "");
   CHECK(net.vfOnHost());
 }
 
@@ -542,6 +570,84 @@ TEST_CASE("an agent killed during CNI ADD deletes and adds again after its resta
       },
       30s, [&] { return a.agent->logs(); });
   REQUIRE(a.runtime.stopPodSandbox(pod) == "");
+  CHECK(net.vfOnHost());
+}
+
+TEST_CASE("a DEL that keeps failing is given up with a Warning Event", "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a({"--cni-del-give-up-after=0"});
+  HostNetwork net;
+  // A plugin whose ADD succeeds and whose DEL never does (its state lost, say).
+  std::filesystem::create_directories(a.kubelet.path() + "/cni");
+  REQUIRE(writeFileAtomic(a.kubelet.path() + "/cni/hang",
+                          "#!/bin/sh\ncat >/dev/null\nif [ \"$CNI_COMMAND\" = DEL ]; then echo "
+                          "'{\"code\":11,\"msg\":\"no state left\"}'; exit 1; fi\necho "
+                          "'{\"cniVersion\":\"1.0.0\"}'\n",
+                          0755)
+              .isOk());
+  a.createNad("dead-end", R"({"cniVersion":"1.0.0","name":"dead-end","type":"hang"})");
+  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000601";
+  a.prepare("dead-end", uid, R"("netAttachDefName":"dead-end")");
+  auto pod = a.pod("dead-end", uid, net);
+  const std::string record = a.env.stateDir(a.node) + "/attach/" + pod.id + ".json";
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(pod) == "");
+  REQUIRE(std::filesystem::exists(record));
+  // The runtime, the kubelet's unprepare and the pod's next sandbox would each try again: here
+  // the runtime, nine times refused with the plugin's message, the tenth given up.
+  for (int i = 1; i < 10; ++i) {
+    CHECK_THAT(a.runtime.stopPodSandbox(pod), Catch::Contains("no state left"));
+  }
+  CHECK(a.runtime.stopPodSandbox(pod) == "");
+  CHECK_FALSE(std::filesystem::exists(record));
+  std::string reasons;
+  eventually(
+      [&] {
+        auto events = a.env.admin().list(kube::resources::kEvents, a.env.ns());
+        reasons.clear();
+        if (!events.ok()) return false;
+        for (const auto& e : (*events)["items"].GetArray()) {
+          if (json::stringOr(e, "reason") != "DetachAbandoned") continue;
+          reasons = json::stringOr(e, "message");
+          return json::stringOr(e, "type") == "Warning";
+        }
+        return false;
+      },
+      30s, [&] { return "no DetachAbandoned Warning Event: " + reasons + a.agent->logs(); });
+  CHECK_THAT(reasons, Catch::Contains("CNI DEL of vfnet0 (VF 0000:11:00.1)") &&
+                          Catch::Contains("no state left") && Catch::Contains("IPAM lease"));
+}
+
+TEST_CASE("a stale record never takes a VF from the claim that holds it now",
+          "[attach][integration]") {
+  if (!root()) return;
+  AttachEnv a;
+  HostNetwork net;
+  a.createNad("vf-net", hostDevice("10.9.0.14/24"));
+  const std::string first_uid = "6f1c5b0e-9d0a-4d49-9a53-000000000701";
+  const std::string second_uid = "6f1c5b0e-9d0a-4d49-9a53-000000000702";
+  auto first = a.prepare("first", first_uid, R"("netAttachDefName":"vf-net")");
+  auto first_pod = a.pod("first", first_uid, net);
+  INFO(a.agent->logs());
+  REQUIRE(a.runtime.runPodSandbox(first_pod) == "");
+  const std::string record = a.env.stateDir(a.node) + "/attach/" + first_pod.id + ".json";
+  auto stale = readFile(record);
+  REQUIRE(stale.ok());
+  REQUIRE(a.runtime.stopPodSandbox(first_pod) == "");
+  auto undone = KubeletClient::unprepare(a.endpoint, "v1", {first});
+  REQUIRE(undone.ok());
+  REQUIRE(undone->at(first.uid) == "");
+  // The VF goes to the next pod's claim; the first pod's record comes back (a restored backup).
+  a.prepare("second", second_uid, R"("netAttachDefName":"vf-net")");
+  auto second_pod = a.pod("second", second_uid, net);
+  REQUIRE(a.runtime.runPodSandbox(second_pod) == "");
+  REQUIRE(writeFileAtomic(record, *stale, 0600).isOk());
+  CHECK(a.runtime.stopPodSandbox(first_pod) == "");
+  CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.14/24"));  // no DEL took it
+  CHECK_THAT(a.agent->logs(), Catch::Contains("is prepared for ResourceClaim " + a.env.ns() +
+                                              "/second now; its stale attachment is forgotten"));
+  CHECK_FALSE(std::filesystem::exists(record));
+  REQUIRE(a.runtime.stopPodSandbox(second_pod) == "");
   CHECK(net.vfOnHost());
 }
 

@@ -18,7 +18,7 @@ using sriovdra::testing::TempDir;
 
 namespace {
 
-// Records every event; fails RunPodSandbox for pods named "refused".
+// Records every event; fails RunPodSandbox and CreateContainer for pods named "refused".
 class Recorder : public nri::PodHandler {
  public:
   Status synchronize(const std::vector<nri::Pod>& pods) override {
@@ -34,6 +34,12 @@ class Recorder : public nri::PodHandler {
   }
   Status stopPodSandbox(const nri::Pod& pod) override { return record("stop", pod); }
   Status removePodSandbox(const nri::Pod& pod) override { return record("remove", pod); }
+  Status createContainer(const nri::Pod& pod, const std::string& container) override {
+    if (pod.name == "refused") {
+      return Status(Code::kUnavailable, "the VFs of " + pod.name + " are not attached yet");
+    }
+    return record("create " + container, pod);
+  }
 
   std::vector<std::pair<std::string, nri::Pod>> events() const {
     std::lock_guard lock(mu_);
@@ -74,17 +80,22 @@ TEST_CASE("the NRI plugin registers with containerd's NRI and gets the pod event
   CHECK(recorder.syncs()[0].empty());
 
   CHECK(runtime.runPodSandbox(pod("a")) == "");
+  CHECK(runtime.createContainer(pod("a"), "app") == "");
   CHECK(runtime.stopPodSandbox(pod("a")) == "");
   CHECK(runtime.removePodSandbox(pod("a")) == "");
   auto events = recorder.events();
-  REQUIRE(events.size() == 3);
+  REQUIRE(events.size() == 4);
   CHECK(events[0] == std::pair<std::string, nri::Pod>{"run", pod("a")});  // netns, uid, id intact
-  CHECK(events[1].first == "stop");
-  CHECK(events[2].first == "remove");
+  CHECK(events[1] == std::pair<std::string, nri::Pod>{"create app", pod("a")});
+  CHECK(events[2].first == "stop");
+  CHECK(events[3].first == "remove");
 
   // The handler's error is what the runtime returns for the sandbox.
   std::string refused = runtime.runPodSandbox(pod("refused"));
   CHECK_THAT(refused, Catch::Contains("CNI ADD for refused failed: no such NAD"));
+  // And for the container: containerd fails its creation with it (the kubelet tries again).
+  CHECK_THAT(runtime.createContainer(pod("refused"), "app"),
+             Catch::Contains("the VFs of refused are not attached yet"));
 
   SECTION("a restarted plugin is synchronized with the pods that exist") {
     CHECK(runtime.runPodSandbox(pod("b")) == "");

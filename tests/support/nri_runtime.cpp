@@ -88,7 +88,8 @@ std::string NriRuntime::command(const std::string& json, std::chrono::millisecon
   return std::string(json::stringOr(*answer, "error"));
 }
 
-std::string NriRuntime::podCommand(const std::string& op, const nri::Pod& pod) {
+std::string NriRuntime::podCommand(const std::string& op, const nri::Pod& pod,
+                                   const std::string& container) {
   json::Document doc(rapidjson::kObjectType);
   auto& a = doc.GetAllocator();
   json::setString(doc, "op", op, a);
@@ -100,12 +101,17 @@ std::string NriRuntime::podCommand(const std::string& op, const nri::Pod& pod) {
   json::setString(p, "netns", pod.netns, a);
   json::setString(p, "networks", pod.networks, a);
   doc.AddMember("pod", p, a);
+  if (!container.empty()) json::setString(doc, "container", container, a);
   return command(json::dump(doc), std::chrono::seconds(60));
 }
 
 std::string NriRuntime::runPodSandbox(const nri::Pod& pod) { return podCommand("run", pod); }
 std::string NriRuntime::stopPodSandbox(const nri::Pod& pod) { return podCommand("stop", pod); }
 std::string NriRuntime::removePodSandbox(const nri::Pod& pod) { return podCommand("remove", pod); }
+std::string NriRuntime::createContainer(const nri::Pod& pod, const std::string& container) {
+  return podCommand("create", pod, container);
+}
+std::string NriRuntime::runUnseen(const nri::Pod& pod) { return podCommand("run-unseen", pod); }
 
 std::string NriRuntime::waitPlugins(int count, std::chrono::milliseconds timeout) {
   return command(R"({"op":"wait-plugins","count":)" + std::to_string(count) + R"(,"timeout_ms":)" +

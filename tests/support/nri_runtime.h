@@ -25,6 +25,10 @@ class NriRuntime {
   std::string runPodSandbox(const nri::Pod& pod);
   std::string stopPodSandbox(const nri::Pod& pod);
   std::string removePodSandbox(const nri::Pod& pod);
+  std::string createContainer(const nri::Pod& pod, const std::string& container);
+  // The pod runs (later synchronizations list it) but no plugin heard its RunPodSandbox, as when
+  // it started while no plugin was connected.
+  std::string runUnseen(const nri::Pod& pod);
   // Until `count` plugin connections (cumulative) are synchronized; "" or the error.
   std::string waitPlugins(int count, std::chrono::milliseconds timeout = std::chrono::seconds(20));
   // The runtime's own log (stderr).
@@ -32,7 +36,8 @@ class NriRuntime {
 
  private:
   std::string command(const std::string& json, std::chrono::milliseconds timeout);
-  std::string podCommand(const std::string& op, const nri::Pod& pod);
+  std::string podCommand(const std::string& op, const nri::Pod& pod,
+                         const std::string& container = "");
 
   std::string dir_;
   std::string socket_;

@@ -136,12 +136,12 @@ namespace {
 
 // What the API server says runs on the node, and what the host must therefore hold.
 struct Expected {
-  std::set<std::string> existing_pods;            // UIDs, any namespace
-  std::set<std::string> running;                  // UIDs of the workloads' running pods
-  size_t sandboxes = 0;                           // running pods off the host network
-  std::map<std::string, std::string> held;        // VF PCI address -> claim UID
-  std::set<std::string> held_claims;              // claims of running pods with our VFs
-  std::set<std::string> advertised;               // our devices in the node's slices
+  std::set<std::string> existing_pods;      // UIDs, any namespace
+  std::set<std::string> running;            // UIDs of the workloads' running pods
+  size_t sandboxes = 0;                     // running pods off the host network
+  std::map<std::string, std::string> held;  // VF PCI address -> claim UID
+  std::set<std::string> held_claims;        // claims of running pods with our VFs
+  std::set<std::string> advertised;         // our devices in the node's slices
   std::vector<std::string> problems;
 };
 

@@ -233,7 +233,8 @@ void RealNode::startContainerd() {
             kSandboxImage +
             "\"\n\n[plugins.'io.containerd.nri.v1.nri']\n  disable = false\n  socket_path = \"" +
             runRoot("nri/nri.sock") + "\"\n  plugin_path = \"" + runRoot("nri/plugins") +
-            "\"\n  plugin_config_path = \"" + runRoot("nri/conf.d") + "\"\n");
+            "\"\n  plugin_config_path = \"" + runRoot("nri/conf.d") +
+            "\"\n  [plugins.'io.containerd.nri.v1.nri'.default_validator]\n    enable = true\n");
   ProcessSpec spec;
   spec.argv = {containerd_bin_ + "/containerd", "--config", root("containerd.toml")};
   spec.env = {

@@ -30,6 +30,7 @@ class NoPods : public snri::PodHandler {
   Status runPodSandbox(const snri::Pod&) override { return Status::ok(); }
   Status stopPodSandbox(const snri::Pod&) override { return Status::ok(); }
   Status removePodSandbox(const snri::Pod&) override { return Status::ok(); }
+  Status createContainer(const snri::Pod&, const std::string&) override { return Status::ok(); }
 };
 
 // The runtime's end of one plugin connection: the test listens, the plugin connects.

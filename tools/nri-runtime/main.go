@@ -9,6 +9,9 @@
 //	{"op":"run","pod":{...}}      RunPodSandbox (the pod then counts in later synchronizations)
 //	{"op":"stop","pod":{...}}     StopPodSandbox
 //	{"op":"remove","pod":{...}}   RemovePodSandbox (the pod is forgotten)
+//	{"op":"create","pod":{...},"container":"app"}  CreateContainer of that container in the pod
+//	{"op":"run-unseen","pod":{...}}  the pod counts as running but no plugin heard of it (its
+//	                              RunPodSandbox came while no plugin was connected)
 //
 // A pod is {"id","uid","name","namespace","netns","networks"}; netns becomes its network
 // namespace path, networks its k8s.v1.cni.cncf.io/networks annotation.
@@ -40,6 +43,7 @@ type pod struct {
 type command struct {
 	Op        string `json:"op"`
 	Pod       pod    `json:"pod"`
+	Container string `json:"container"`
 	Count     int    `json:"count"`
 	TimeoutMs int    `json:"timeout_ms"`
 }
@@ -123,6 +127,21 @@ func (r *runtime) do(c command) error {
 		r.pods[c.Pod.ID] = c.Pod
 		r.mu.Unlock()
 		return nil
+	case "run-unseen":
+		r.mu.Lock()
+		r.pods[c.Pod.ID] = c.Pod
+		r.mu.Unlock()
+		return nil
+	case "create":
+		block := r.nri.BlockPluginSync()
+		defer block.Unblock()
+		_, err := r.nri.CreateContainer(ctx, &adaptation.CreateContainerRequest{
+			Pod: c.Pod.sandbox(),
+			Container: &adaptation.Container{
+				Id: c.Pod.ID + "-" + c.Container, PodSandboxId: c.Pod.ID, Name: c.Container,
+			},
+		})
+		return err
 	case "stop":
 		return r.nri.StopPodSandbox(ctx, &adaptation.StopPodSandboxRequest{Pod: c.Pod.sandbox()})
 	case "remove":

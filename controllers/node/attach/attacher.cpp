@@ -37,6 +37,17 @@ bool retriable(const Status& st) {
 
 std::string podName(const nri::Pod& pod) { return pod.namespace_ + "/" + pod.name; }
 
+// The claim ("namespace/name") other than the interface's own that the VF is prepared for, or "".
+std::string preparedForAnother(const dra::Checkpoint& checkpoint, const dra::AttachedInterface& i) {
+  for (const auto& [uid, claim] : checkpoint.claims) {
+    if (uid == i.claim_uid) continue;
+    for (const auto& d : claim.devices) {
+      if (d.pci_address == i.pci_address) return claim.namespace_ + "/" + claim.name;
+    }
+  }
+  return "";
+}
+
 cni::RuntimeArgs argsFor(const dra::AttachRecord& record, const std::string& if_name,
                          const std::vector<std::string>& bin_dirs) {
   return {record.sandbox,  record.netns,   if_name, record.pod_namespace,
@@ -46,12 +57,15 @@ cni::RuntimeArgs argsFor(const dra::AttachRecord& record, const std::string& if_
 }  // namespace
 
 Attacher::Attacher(std::shared_ptr<kube::Client> client, node::LocalState& local,
-                   AttacherOptions options)
+                   AttacherOptions options, kube::EventRecorder& events,
+                   kube::ObjectReference node_state)
     : client_(std::move(client)),
       local_(local),
       records_(local.attachRecords()),
       options_(std::move(options)),
       cni_(options_.cni_timeout, dra::kMaxCniResultBytes),
+      recorder_(events),
+      node_state_(std::move(node_state)),
       sync_worker_([this](const std::stop_token& stop) { syncLoop(stop); }) {}
 
 Attacher::~Attacher() {
@@ -96,7 +110,39 @@ bool Attacher::newerThan(const std::string& sandbox, uint64_t events) const {
   return it != last_event_.end() && it->second > events;
 }
 
-std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
+bool Attacher::settleDel(const dra::AttachRecord& record, const dra::AttachedInterface& i,
+                         const Status& del) {
+  const std::string key = record.sandbox + "/" + i.claim_uid + "/" + i.device;
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(del_mu_);
+    if (del.isOk()) {
+      del_failures_.erase(key);
+      SDRA_LOG_INFO << "detached VF " << i.pci_address << " (" << i.if_name << ") from pod "
+                    << record.pod_namespace << "/" << record.pod_name;
+      return true;
+    }
+    auto it = del_failures_.try_emplace(key, DelFailures{0, now}).first;
+    ++it->second.count;
+    if (it->second.count < kDelGiveUpAttempts ||
+        now - it->second.first < options_.del_give_up_after) {
+      return false;
+    }
+    del_failures_.erase(it);
+  }
+  std::string message = "pod " + record.pod_namespace + "/" + record.pod_name + ": CNI DEL of " +
+                        i.if_name + " (VF " + i.pci_address + ") failed " +
+                        std::to_string(kDelGiveUpAttempts) + " times or more over " +
+                        std::to_string(options_.del_give_up_after.count()) +
+                        " s and is given up: " + del.message() +
+                        ". What it would have undone may be left: the VF's VLAN, MAC or trust "
+                        "settings and the network's IPAM lease (see docs/operations.md)";
+  SDRA_LOG_ERROR << message;
+  recorder_.warning(node_state_, "DetachAbandoned", message);
+  return true;
+}
+
+std::shared_ptr<std::timed_mutex> Attacher::lockOf(const std::string& sandbox) {
   std::lock_guard lock(locks_mu_);
   for (auto it = locks_.begin(); it != locks_.end();) {
     it = it->second.expired() ? locks_.erase(it) : std::next(it);
@@ -104,7 +150,7 @@ std::shared_ptr<std::mutex> Attacher::lockOf(const std::string& sandbox) {
   auto& weak = locks_[sandbox];
   auto strong = weak.lock();
   if (!strong) {
-    strong = std::make_shared<std::mutex>();
+    strong = std::make_shared<std::timed_mutex>();
     weak = strong;
   }
   return strong;
@@ -266,25 +312,37 @@ Status Attacher::del(const dra::AttachRecord& record, const dra::AttachedInterfa
                   deadline);
 }
 
-Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
-  auto deadline = snapshot ? cni::Executor::Deadline::max()
-                           : std::chrono::steady_clock::now() + options_.attach_budget;
+Status Attacher::attach(const nri::Pod& pod, Caller caller, uint64_t snapshot) {
+  const bool sync = caller == Caller::kSync;
+  auto deadline = sync ? cni::Executor::Deadline::max()
+                       : std::chrono::steady_clock::now() + options_.attach_budget;
   NadReads reads;
   auto wanted_or = wantedFor(pod, reads, deadline);
   if (!wanted_or.ok()) return wanted_or.status();
   const auto& wanted = *wanted_or;
   if (wanted.empty()) return Status::ok();
-  if (!snapshot) fault::point("attach");
+  if (caller == Caller::kRunPodSandbox) fault::point("attach");
   if (pod.netns.empty()) {
     return Status(Code::kInvalidArgument, "pod " + podName(pod) + " has " +
                                               std::to_string(wanted.size()) +
                                               " VF(s) to attach but the runtime gave it no "
                                               "network namespace");
   }
-  if (!snapshot) SDRA_RETURN_IF_ERROR(detachEarlierSandboxes(pod, deadline));
+  if (caller == Caller::kRunPodSandbox) {
+    SDRA_RETURN_IF_ERROR(detachEarlierSandboxes(pod, deadline));
+  }
   auto lock = lockOf(pod.id);
-  std::lock_guard guard(*lock);
-  if (snapshot && newerThan(pod.id, *snapshot)) return Status::ok();
+  std::unique_lock guard(*lock, std::defer_lock);
+  if (sync) {
+    guard.lock();
+  } else if (!guard.try_lock_until(deadline)) {
+    // The sync worker attaches this pod (its CNI has no budget): the runtime must not wait past
+    // its NRI request timeout, the kubelet tries again.
+    return Status(Code::kUnavailable, "pod " + podName(pod) +
+                                          ": its VFs are being attached after the agent's "
+                                          "restart; try again");
+  }
+  if (sync && newerThan(pod.id, snapshot)) return Status::ok();
   auto loaded = records_.load(pod.id);
   if (!loaded.ok()) return loaded.status();
   dra::AttachRecord record =
@@ -309,9 +367,10 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
       std::string message = "attaching VF " + a.pci_address + " of ResourceClaim " +
                             a.claim_namespace + "/" + a.claim_name + " to pod " + podName(pod) +
                             " as " + a.if_name + ": " + st.message();
-      if (st.code() == Code::kTimeout && !snapshot) {
-        message += " (the agent answers the runtime's RunPodSandbox within " +
-                   std::to_string(options_.attach_budget.count()) +
+      if (st.code() == Code::kTimeout && !sync) {
+        message += std::string(" (the agent answers the runtime's ") +
+                   (caller == Caller::kRunPodSandbox ? "RunPodSandbox" : "CreateContainer") +
+                   " within " + std::to_string(options_.attach_budget.count()) +
                    " ms, --nri-attach-timeout, below its NRI request timeout; raise both for "
                    "slower plugins)";
       }
@@ -320,12 +379,15 @@ Status Attacher::attach(const nri::Pod& pod, std::optional<uint64_t> snapshot) {
     }
   }
   if (!failed.isOk()) {
-    // The sandbox fails: nothing of this pod stays attached.
-    if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
+    // The sandbox fails: nothing of this pod stays attached. A container that fails leaves the
+    // pod's sandbox, and what runs in it, as it was (the failed ADD undid itself).
+    if (caller != Caller::kCreateContainer) {
+      if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
+    }
   } else {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    Status written = snapshot ? writeNetworkStatus(record, kNetworkStatusRetryTimeout)
+    Status written = sync ? writeNetworkStatus(record, kNetworkStatusRetryTimeout)
                      : left.count() > 0
                          ? writeNetworkStatus(record, std::min(left, kNetworkStatusTimeout))
                          : Status(Code::kTimeout, "no time left within the attach budget");
@@ -348,6 +410,7 @@ Status Attacher::detach(const std::string& sandbox, const std::string& claim_uid
   if (!loaded.ok()) return loaded.status();
   if (!*loaded) return Status::ok();
   dra::AttachRecord record = **loaded;
+  const dra::Checkpoint checkpoint = local_.checkpoint();
   std::vector<dra::AttachedInterface> kept;
   std::set<std::string> claims;
   Status first = Status::ok();
@@ -357,12 +420,14 @@ Status Attacher::detach(const std::string& sandbox, const std::string& claim_uid
       continue;
     }
     claims.insert(i.claim_uid);
-    Status st = del(record, i, deadline);
-    if (st.isOk()) {
-      SDRA_LOG_INFO << "detached VF " << i.pci_address << " (" << i.if_name << ") from pod "
-                    << record.pod_namespace << "/" << record.pod_name;
+    if (std::string other = preparedForAnother(checkpoint, i); !other.empty()) {
+      SDRA_LOG_WARN << "pod " << record.pod_namespace << "/" << record.pod_name << ": VF "
+                    << i.pci_address << " (" << i.if_name << ") is prepared for ResourceClaim "
+                    << other << " now; its stale attachment is forgotten without a DEL";
       continue;
     }
+    Status st = del(record, i, deadline);
+    if (settleDel(record, i, st)) continue;
     if (first.isOk()) {
       first =
           Status(st.code(), "detaching VF " + i.pci_address + " from pod " + record.pod_namespace +
@@ -449,7 +514,27 @@ void Attacher::writeStatuses(const std::set<std::string>& claim_uids) const {
 
 Status Attacher::runPodSandbox(const nri::Pod& pod) {
   noteEvent(pod.id);
-  return attach(pod);
+  return attach(pod, Caller::kRunPodSandbox);
+}
+
+Status Attacher::createContainer(const nri::Pod& pod, const std::string& container) {
+  // Not a pod event for dra::planSync: a Synchronize's worker may still attach the pod too
+  // (whoever holds the sandbox's lock first; the other finds it attached).
+  auto wanted = local_.attachmentsFor(pod.uid, options_.interface_prefix);
+  if (wanted.empty()) return Status::ok();
+  auto record = records_.load(pod.id);
+  auto attached = [&](const dra::Attachment& a) {
+    const dra::AttachedInterface* i =
+        record.ok() && *record ? (*record)->find(a.claim_uid, a.device) : nullptr;
+    return i != nullptr && i->state == dra::AttachedInterface::State::kAttached;
+  };
+  // The usual case, answered from the record alone. A VF of an extended-resource claim that no
+  // network of the pod takes is never recorded: attach() reads the pod's networks to know.
+  if (std::all_of(wanted.begin(), wanted.end(), attached)) return Status::ok();
+  SDRA_LOG_WARN << "pod " << podName(pod) << ": container " << container
+                << " is being created while VFs of the pod are not attached (the agent was away "
+                   "at its RunPodSandbox?); attaching them first";
+  return attach(pod, Caller::kCreateContainer);
 }
 
 Status Attacher::stopPodSandbox(const nri::Pod& pod) {
@@ -550,7 +635,7 @@ void Attacher::reconcile(const Snapshot& snapshot) {
   }
   for (const auto& sandbox : plan.attach) {
     const nri::Pod& p = *pods.at(sandbox);
-    if (Status st = attach(p, snapshot.events); !st.isOk()) {
+    if (Status st = attach(p, Caller::kSync, snapshot.events); !st.isOk()) {
       SDRA_LOG_WARN << "synchronizing pod " << podName(p) << ": " << st.message();
     }
   }

@@ -23,6 +23,14 @@
 //   The CNI work of a RunPodSandbox has options.attach_budget: a plugin still running then is
 //   killed and undone, and the sandbox fails saying so (the kubelet creates it again), so the
 //   runtime never drops this plugin for a slow one. Synchronize's work has no such bound.
+//   CreateContainer (before each container of the pod, init containers too): when a VF of the
+//     pod is not recorded Attached in its sandbox (the agent was away during the RunPodSandbox:
+//     containerd drops a plugin whose connection closes and starts the sandbox without it),
+//     attaches it as RunPodSandbox would, within the same budget, and fails the container (the
+//     kubelet creates it again) when that fails or the sync worker holds the sandbox past it;
+//     what was attached stays. Containers never start before the pod's VFs are in its netns
+//     while the agent is connected; for containers created while it is away, see
+//     docs/attach.md (containerd's required-plugins validation).
 //   StopPodSandbox, RemovePodSandbox: CNI DEL with the recorded configuration and result, in
 //     the recorded netns; the status loses the network data. The record goes once every DEL
 //     succeeded.
@@ -46,6 +54,14 @@
 //     logged. A newer Synchronize replaces one not yet started. A pod event that arrived after
 //     the snapshot wins over it (dra::planSync): the worker never tears down what a newer
 //     RunPodSandbox attached, nor attaches what a newer StopPodSandbox detached.
+// Every DEL (all of the above) skips an interface whose VF is prepared for another claim now
+//   (a stale record; ib-sriov's DEL would take the GUID of the VF from its new pod): the record
+//   forgets it. A DEL that can never succeed (the plugin removed, its recorded configuration
+//   unreadable) would hold the claim's unprepare and the pod's next sandbox for ever: after
+//   kDelGiveUpAttempts failures over options.del_give_up_after (counted by this process), the
+//   interface is forgotten with an error in the log and a Warning Event (DetachAbandoned, on the
+//   node's SriovNodeState, naming the pod) saying what may be left (the VF's VLAN, MAC or trust,
+//   the IPAM lease).
 // A status write that fails is logged; the next event or Synchronize of the pod writes it again.
 // Thread-safe: events of one sandbox are serialized, different sandboxes run in parallel.
 #include <condition_variable>
@@ -63,6 +79,7 @@
 #include "cni/exec.h"
 #include "dra/attach.h"
 #include "kube/client.h"
+#include "kube/events.h"
 #include "node/state/local_state.h"
 #include "nri/plugin.h"
 
@@ -77,12 +94,17 @@ struct AttacherOptions {
   cni::AllowList allowed;  // what a NetworkAttachmentDefinition may run
   // Interfaces a VfConfig names no ifName for are <prefix>0, <prefix>1, ... (dra/attach.h).
   std::string interface_prefix = dra::kDefaultInterfacePrefix;
+  // A DEL that failed at least kDelGiveUpAttempts times over this long is given up (below).
+  std::chrono::seconds del_give_up_after{600};
 };
+inline constexpr int kDelGiveUpAttempts = 10;
 
 class Attacher : public nri::PodHandler {
  public:
-  // The prepared claims, the attach records and the claim status writer are the node's.
-  Attacher(std::shared_ptr<kube::Client> client, node::LocalState& local, AttacherOptions options);
+  // The prepared claims, the attach records and the claim status writer are the node's; Events
+  // (a DEL given up) go to `events`, about the node's SriovNodeState `node_state`.
+  Attacher(std::shared_ptr<kube::Client> client, node::LocalState& local, AttacherOptions options,
+           kube::EventRecorder& events, kube::ObjectReference node_state);
   ~Attacher() override;
   Attacher(const Attacher&) = delete;
   Attacher& operator=(const Attacher&) = delete;
@@ -90,6 +112,7 @@ class Attacher : public nri::PodHandler {
   Status runPodSandbox(const nri::Pod& pod) override;
   Status stopPodSandbox(const nri::Pod& pod) override;
   Status removePodSandbox(const nri::Pod& pod) override;
+  Status createContainer(const nri::Pod& pod, const std::string& container) override;
   Status detachClaim(const std::string& claim_uid);
 
  private:
@@ -98,9 +121,12 @@ class Attacher : public nri::PodHandler {
     uint64_t events = 0;
     std::vector<nri::Pod> pods;
   };
-  // With `snapshot`, nothing is done when an event newer than it arrived for the sandbox.
-  // RunPodSandbox's attach is bounded by options_.attach_budget, Synchronize's is not.
-  Status attach(const nri::Pod& pod, std::optional<uint64_t> snapshot = std::nullopt);
+  // Who attaches: the runtime's RunPodSandbox or CreateContainer, within options_.attach_budget
+  // (the wait for the sandbox's lock included), or the sync worker with a Synchronize's
+  // snapshot, unbounded and doing nothing when an event newer than the snapshot arrived for the
+  // sandbox. A failure detaches the whole pod, except for CreateContainer.
+  enum class Caller { kRunPodSandbox, kCreateContainer, kSync };
+  Status attach(const nri::Pod& pod, Caller caller, uint64_t snapshot = 0);
   void syncLoop(const std::stop_token& stop);
   void reconcile(const Snapshot& snapshot);
   // Counts a pod event as it arrives (before it waits for the sandbox's lock).
@@ -143,15 +169,28 @@ class Attacher : public nri::PodHandler {
   // The sync worker's retry of the writes in status_retries_ (attacher.cpp says how often and
   // how long).
   void retryNetworkStatus();
-  std::shared_ptr<std::mutex> lockOf(const std::string& sandbox);
+  std::shared_ptr<std::timed_mutex> lockOf(const std::string& sandbox);
+  // Whether the interface leaves the record after its DEL: it succeeded, or it failed often and
+  // long enough to be given up (said in the log and an Event); else the failure is counted.
+  bool settleDel(const dra::AttachRecord& record, const dra::AttachedInterface& i,
+                 const Status& del);
 
   std::shared_ptr<kube::Client> client_;
   node::LocalState& local_;
   node::AttachRecords& records_;
   const AttacherOptions options_;
   cni::Executor cni_;
+  kube::EventRecorder& recorder_;
+  const kube::ObjectReference node_state_;
+  // Failed DELs by "<sandbox>/<claim>/<device>": how many, since when; guarded by del_mu_.
+  struct DelFailures {
+    int count = 0;
+    std::chrono::steady_clock::time_point first;
+  };
+  std::mutex del_mu_;
+  std::map<std::string, DelFailures> del_failures_;
   std::mutex locks_mu_;
-  std::map<std::string, std::weak_ptr<std::mutex>> locks_;  // guarded by locks_mu_
+  std::map<std::string, std::weak_ptr<std::timed_mutex>> locks_;  // guarded by locks_mu_
   mutable std::mutex events_mu_;
   uint64_t events_ = 0;                         // guarded by events_mu_
   std::map<std::string, uint64_t> last_event_;  // sandbox -> events_ at its last event; ditto
