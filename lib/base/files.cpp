@@ -36,30 +36,40 @@ Result<std::string> readFile(const std::string& path, size_t max_bytes, ReadEnd 
 }
 
 Status writeFileAtomic(const std::string& path, std::string_view content, int mode) {
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   std::string tmp = path + ".tmp-" + std::to_string(std::random_device{}());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+  // Unnamed until it is complete (O_TMPFILE), so that a process killed while it writes leaves
+  // nothing behind; named from the start where the filesystem cannot do that.
+  int fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+  const bool unnamed = fd >= 0;
+  if (!unnamed) fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return Status::fromErrno(errno, "creating " + tmp);
+  auto fail = [&](int err, const std::string& what) {
+    ::close(fd);
+    if (!unnamed) ::unlink(tmp.c_str());
+    return Status::fromErrno(err, what + " " + tmp);
+  };
   size_t off = 0;
   while (off < content.size()) {
     ssize_t n = ::write(fd, content.data() + off, content.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::fromErrno(err, "writing " + tmp);
+      return fail(errno, "writing");
     }
     off += static_cast<size_t>(n);
   }
   // The mode open() was given is cut by the umask: the file gets `mode` itself.
-  int sync_rc = ::fchmod(fd, static_cast<mode_t>(mode)) == 0 ? ::fsync(fd) : -1;
-  int sync_err = errno;
-  if (::close(fd) != 0 && sync_rc == 0) {
-    sync_rc = -1;
-    sync_err = errno;
+  if (::fchmod(fd, static_cast<mode_t>(mode)) != 0 || ::fsync(fd) != 0)
+    return fail(errno, "writing");
+  if (unnamed) {
+    std::string self = "/proc/self/fd/" + std::to_string(fd);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+      return fail(errno, "naming");
+    }
   }
-  if (sync_rc != 0) {
-    int err = sync_err;
+  if (::close(fd) != 0) {
+    int err = errno;
     ::unlink(tmp.c_str());
     return Status::fromErrno(err, "writing " + tmp);
   }
@@ -70,8 +80,6 @@ Status writeFileAtomic(const std::string& path, std::string_view content, int mo
   }
   // The rename is durable only once the directory is: without this, a power loss can bring back
   // the old file (or none) although the call succeeded.
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
   int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) return Status::fromErrno(errno, "opening " + dir + " to sync it");
   int dir_rc = ::fsync(dir_fd);

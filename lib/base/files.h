@@ -17,6 +17,11 @@ namespace sriovdra {
 enum class ReadEnd { kEmptyRead, kShortRead };
 Result<std::string> readFile(const std::string& path, size_t max_bytes = 64u << 20,
                              ReadEnd end = ReadEnd::kEmptyRead);
+// Replaces `path` with `content` (mode `mode`, whatever the umask) so that a reader sees the old
+// or the new file, never a part, and a power loss keeps what returned Ok (file and directory
+// synced). The new file is written unnamed where the filesystem allows it (O_TMPFILE; /proc
+// mounted), so a process killed while it writes leaves nothing behind; elsewhere, and for the
+// instant between naming and renaming, a <path>.tmp-<N> can be left.
 Status writeFileAtomic(const std::string& path, std::string_view content, int mode = 0644);
 
 }  // namespace sriovdra

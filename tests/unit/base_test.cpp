@@ -1,7 +1,9 @@
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include "base/base64.h"
 #include "base/files.h"
@@ -439,4 +441,23 @@ TEST_CASE("forEachConcurrently runs every index once on at most the threads give
       CHECK(most <= static_cast<int>(threads));
     }
   }
+}
+
+TEST_CASE("an atomic write leaves the file alone in its directory, with its mode", "[base][unit]") {
+  sriovdra::testing::TempDir dir;
+  const std::string path = dir.path() + "/checkpoint";
+  REQUIRE(sriovdra::writeFileAtomic(path, "old", 0600).isOk());
+  REQUIRE(sriovdra::writeFileAtomic(path, "new", 0640).isOk());
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    names.push_back(e.path().filename().string());
+  }
+  CHECK(names == std::vector<std::string>{"checkpoint"});
+  CHECK(sriovdra::readFile(path).valueOr("") == "new");
+  struct stat st {};
+  REQUIRE(::stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0640);
+  // A directory that is not there: the error names the file.
+  auto missing = sriovdra::writeFileAtomic(dir.path() + "/no/such", "x");
+  CHECK_THAT(missing.message(), Catch::Contains(dir.path() + "/no/such"));
 }
