@@ -15,7 +15,6 @@
 #include "base/files.h"
 #include "base/json.h"
 #include "kube/object_meta.h"
-#include "kube/resource.h"
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/kubelet_client.h"
@@ -67,9 +66,10 @@ struct AttachEnv {
   // CNI plugins from <kubelet>/cni (the tests' own) and Debian's. host-device stands in for the
   // SR-IOV CNI (which needs a real VF), so it is allowed here; nothing else of Debian's is.
   std::unique_ptr<testing::OperatorProcess> startAgent() {
-    std::vector<std::string> args = {"--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
-                                     "--cni-plugins=sriov,host-device,hang,chatty,slow,liar",
-                                     "--cni-ipam-plugins=static"};
+    std::vector<std::string> args = {
+        "--cni-bin-dir=" + kubelet.path() + "/cni,/usr/lib/cni",
+        "--cni-plugins=sriov,host-device,hang,chatty,slow,liar,del-fails",
+        "--cni-ipam-plugins=static"};
     args.insert(args.end(), agent_args.begin(), agent_args.end());
     return env.startAgent(node, "a100-reference", kubelet.path(), "", args, agent_env);
   }
@@ -579,13 +579,13 @@ TEST_CASE("a DEL that keeps failing is given up with a Warning Event", "[attach]
   HostNetwork net;
   // A plugin whose ADD succeeds and whose DEL never does (its state lost, say).
   std::filesystem::create_directories(a.kubelet.path() + "/cni");
-  REQUIRE(writeFileAtomic(a.kubelet.path() + "/cni/hang",
+  REQUIRE(writeFileAtomic(a.kubelet.path() + "/cni/del-fails",
                           "#!/bin/sh\ncat >/dev/null\nif [ \"$CNI_COMMAND\" = DEL ]; then echo "
                           "'{\"code\":11,\"msg\":\"no state left\"}'; exit 1; fi\necho "
                           "'{\"cniVersion\":\"1.0.0\"}'\n",
                           0755)
               .isOk());
-  a.createNad("dead-end", R"({"cniVersion":"1.0.0","name":"dead-end","type":"hang"})");
+  a.createNad("dead-end", R"({"cniVersion":"1.0.0","name":"dead-end","type":"del-fails"})");
   const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000601";
   a.prepare("dead-end", uid, R"("netAttachDefName":"dead-end")");
   auto pod = a.pod("dead-end", uid, net);
@@ -600,22 +600,15 @@ TEST_CASE("a DEL that keeps failing is given up with a Warning Event", "[attach]
   }
   CHECK(a.runtime.stopPodSandbox(pod) == "");
   CHECK_FALSE(std::filesystem::exists(record));
-  std::string reasons;
+  // On the node's SriovNodeState: the one object the agent may record Events about.
+  std::optional<std::string> message;
   eventually(
-      [&] {
-        auto events = a.env.admin().list(kube::resources::kEvents, a.env.ns());
-        reasons.clear();
-        if (!events.ok()) return false;
-        for (const auto& e : (*events)["items"].GetArray()) {
-          if (json::stringOr(e, "reason") != "DetachAbandoned") continue;
-          reasons = json::stringOr(e, "message");
-          return json::stringOr(e, "type") == "Warning";
-        }
-        return false;
-      },
-      30s, [&] { return "no DetachAbandoned Warning Event: " + reasons + a.agent->logs(); });
-  CHECK_THAT(reasons, Catch::Contains("CNI DEL of vfnet0 (VF 0000:11:00.1)") &&
-                          Catch::Contains("no state left") && Catch::Contains("IPAM lease"));
+      [&] { return (message = a.env.findEvent("DetachAbandoned", "Warning", a.node)).has_value(); },
+      30s, [&] { return a.agent->logs(); });
+  CHECK_THAT(*message, Catch::Contains("pod " + a.env.ns() +
+                                       "/pod-dead-end: CNI DEL of vfnet0 "
+                                       "(VF 0000:11:00.1) failed 10 times") &&
+                           Catch::Contains("no state left") && Catch::Contains("IPAM lease"));
 }
 
 TEST_CASE("a stale record never takes a VF from the claim that holds it now",
@@ -644,8 +637,9 @@ TEST_CASE("a stale record never takes a VF from the claim that holds it now",
   REQUIRE(writeFileAtomic(record, *stale, 0600).isOk());
   CHECK(a.runtime.stopPodSandbox(first_pod) == "");
   CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.14/24"));  // no DEL took it
-  CHECK_THAT(a.agent->logs(), Catch::Contains("is prepared for ResourceClaim " + a.env.ns() +
-                                              "/second now; its stale attachment is forgotten"));
+  CHECK_THAT(a.agent->logs(),
+             Catch::Contains("is attached to pod " + a.env.ns() +
+                             "/pod-second now; its stale attachment is forgotten"));
   CHECK_FALSE(std::filesystem::exists(record));
   REQUIRE(a.runtime.stopPodSandbox(second_pod) == "");
   CHECK(net.vfOnHost());

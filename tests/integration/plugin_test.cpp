@@ -592,16 +592,20 @@ TEST_CASE("a vfio-pci group's VF prepared as it was is on vfio-pci again after a
   auto prepared = KubeletClient::prepare(endpoint, "v1", {claim});
   REQUIRE(prepared.ok());
   REQUIRE(prepared->at(claim.uid).error == "");
-  // The reboot: /var/run/cdi empty, the VF made again on its kernel driver; the agent leaves a
-  // prepared VF alone, so only preparing it again can give the pod its device back.
-  std::filesystem::remove(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+  // The reboot: the VF made again on its kernel driver, /var/run/cdi empty (or, were it kept, the
+  // driver alone lost); the agent leaves a prepared VF alone, so only preparing it again can give
+  // the pod its device back.
   host::SimulatedKernel kernel(p.env.sysfsRoot(p.node));
-  REQUIRE(host::bindDriver(kernel, "0000:11:00.1", "", "vfio-pci").isOk());
-  auto again = KubeletClient::prepare(endpoint, "v1", {claim});
-  REQUIRE(again.ok());
-  CHECK(again->at(claim.uid).error == "");
-  CHECK(p.driverOf("0000:11:00.1") == "vfio-pci");
-  CHECK(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+  for (bool cdi_kept : {true, false}) {
+    INFO("CDI spec kept: " << cdi_kept);
+    if (!cdi_kept) std::filesystem::remove(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid));
+    REQUIRE(host::bindDriver(kernel, "0000:11:00.1", "", "vfio-pci").isOk());
+    auto again = KubeletClient::prepare(endpoint, "v1", {claim});
+    REQUIRE(again.ok());
+    CHECK(again->at(claim.uid).error == "");
+    CHECK(p.driverOf("0000:11:00.1") == "vfio-pci");
+    CHECK(std::filesystem::exists(p.dirs().cdi + "/" + dra::cdiSpecFileName(claim.uid)));
+  }
   auto undone = KubeletClient::unprepare(endpoint, "v1", {claim});
   REQUIRE(undone.ok());
   CHECK(undone->at(claim.uid) == "");

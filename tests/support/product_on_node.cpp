@@ -402,12 +402,12 @@ std::string ProductOnNode::diagnostics() const {
          node_->logs();
 }
 
-std::string ProductOnNode::podYaml(const std::string& name, bool with_vf,
-                                   bool requires_agent) const {
+std::string ProductOnNode::podYaml(const std::string& name, bool with_vf, Plugin plugin) const {
   std::string yaml =
       "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", namespace: " + kWorkloads +
-      (requires_agent ? ", annotations: {required-plugins.noderesource.dev/pod: '[\"sriov-dra\"]'}"
-                      : "") +
+      (plugin == Plugin::kRequired ? ", annotations: {required-plugins.noderesource.dev/pod: '[\"" +
+                                         std::string(kNriPlugin) + "\"]'}"
+                                   : "") +
       "}\nspec:\n  terminationGracePeriodSeconds: 1\n  containers:\n"
       "  - name: main\n    image: " +
       std::string(RealNode::kSandboxImage) + "\n    command: [/bin/busybox, sleep, inf]\n";

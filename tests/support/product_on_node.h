@@ -76,11 +76,15 @@ class ProductOnNode {
   std::string exec(const std::string& pod, const std::vector<std::string>& command) const;
   std::string diagnostics() const;
 
-  // A busybox pod in the workload namespace; with_vf: its claim "gpu-nic" from the template;
-  // requires_agent: containerd creates its containers only while the agent's NRI plugin is
-  // connected (the node's containerd validates NRI's required-plugins annotation,
-  // docs/attach.md).
-  std::string podYaml(const std::string& name, bool with_vf, bool requires_agent = false) const;
+  // Whether a pod requires the agent's NRI plugin: containerd then creates its containers only
+  // while the plugin is connected (the node's containerd validates NRI's required-plugins
+  // annotation, docs/attach.md).
+  enum class Plugin { kOptional, kRequired };
+  // The agent's NRI plugin name (its --nri-plugin-name default).
+  static constexpr const char* kNriPlugin = "sriov-dra";
+  // A busybox pod in the workload namespace; with_vf: its claim "gpu-nic" from the template.
+  std::string podYaml(const std::string& name, bool with_vf,
+                      Plugin plugin = Plugin::kOptional) const;
   // A busybox pod as written for the SR-IOV network operator: resources.limits
   // openshift.io/cx6_vfs: 1 and the annotation k8s.v1.cni.cncf.io/networks: cx6-vf.
   std::string sriovOperatorPodYaml(const std::string& name) const;

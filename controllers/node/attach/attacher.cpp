@@ -37,17 +37,6 @@ bool retriable(const Status& st) {
 
 std::string podName(const nri::Pod& pod) { return pod.namespace_ + "/" + pod.name; }
 
-// The claim ("namespace/name") other than the interface's own that the VF is prepared for, or "".
-std::string preparedForAnother(const dra::Checkpoint& checkpoint, const dra::AttachedInterface& i) {
-  for (const auto& [uid, claim] : checkpoint.claims) {
-    if (uid == i.claim_uid) continue;
-    for (const auto& d : claim.devices) {
-      if (d.pci_address == i.pci_address) return claim.namespace_ + "/" + claim.name;
-    }
-  }
-  return "";
-}
-
 cni::RuntimeArgs argsFor(const dra::AttachRecord& record, const std::string& if_name,
                          const std::vector<std::string>& bin_dirs) {
   return {record.sandbox,  record.netns,   if_name, record.pod_namespace,
@@ -108,38 +97,6 @@ bool Attacher::newerThan(const std::string& sandbox, uint64_t events) const {
   std::lock_guard lock(events_mu_);
   auto it = last_event_.find(sandbox);
   return it != last_event_.end() && it->second > events;
-}
-
-bool Attacher::settleDel(const dra::AttachRecord& record, const dra::AttachedInterface& i,
-                         const Status& del) {
-  const std::string key = record.sandbox + "/" + i.claim_uid + "/" + i.device;
-  const auto now = std::chrono::steady_clock::now();
-  {
-    std::lock_guard lock(del_mu_);
-    if (del.isOk()) {
-      del_failures_.erase(key);
-      SDRA_LOG_INFO << "detached VF " << i.pci_address << " (" << i.if_name << ") from pod "
-                    << record.pod_namespace << "/" << record.pod_name;
-      return true;
-    }
-    auto it = del_failures_.try_emplace(key, DelFailures{0, now}).first;
-    ++it->second.count;
-    if (it->second.count < kDelGiveUpAttempts ||
-        now - it->second.first < options_.del_give_up_after) {
-      return false;
-    }
-    del_failures_.erase(it);
-  }
-  std::string message = "pod " + record.pod_namespace + "/" + record.pod_name + ": CNI DEL of " +
-                        i.if_name + " (VF " + i.pci_address + ") failed " +
-                        std::to_string(kDelGiveUpAttempts) + " times or more over " +
-                        std::to_string(options_.del_give_up_after.count()) +
-                        " s and is given up: " + del.message() +
-                        ". What it would have undone may be left: the VF's VLAN, MAC or trust "
-                        "settings and the network's IPAM lease (see docs/operations.md)";
-  SDRA_LOG_ERROR << message;
-  recorder_.warning(node_state_, "DetachAbandoned", message);
-  return true;
 }
 
 std::shared_ptr<std::timed_mutex> Attacher::lockOf(const std::string& sandbox) {
@@ -328,29 +285,47 @@ Status Attacher::attach(const nri::Pod& pod, Caller caller, uint64_t snapshot) {
                                               " VF(s) to attach but the runtime gave it no "
                                               "network namespace");
   }
-  if (caller == Caller::kRunPodSandbox) {
-    SDRA_RETURN_IF_ERROR(detachEarlierSandboxes(pod, deadline));
-  }
-  auto lock = lockOf(pod.id);
-  std::unique_lock guard(*lock, std::defer_lock);
-  if (sync) {
-    guard.lock();
-  } else if (!guard.try_lock_until(deadline)) {
-    // The sync worker attaches this pod (its CNI has no budget): the runtime must not wait past
-    // its NRI request timeout, the kubelet tries again.
-    return Status(Code::kUnavailable, "pod " + podName(pod) +
-                                          ": its VFs are being attached after the agent's "
-                                          "restart; try again");
-  }
+  if (!sync) SDRA_RETURN_IF_ERROR(detachEarlierSandboxes(pod, deadline));
+  auto guard = lockSandbox(pod.id, deadline);
+  if (!guard.owns_lock()) return busy(pod.id);
   if (sync && newerThan(pod.id, snapshot)) return Status::ok();
   auto loaded = records_.load(pod.id);
   if (!loaded.ok()) return loaded.status();
   dra::AttachRecord record =
       loaded->value_or(dra::AttachRecord{pod.id, pod.uid, pod.namespace_, pod.name, pod.netns, {}});
+  auto added = addMissing(pod, caller, wanted, record, reads, deadline);
+  if (!added.ok()) {
+    // The sandbox fails: nothing of this pod stays attached. A container that fails leaves the
+    // pod's sandbox, and what runs in it, as it was (the failed ADD undid itself).
+    if (caller != Caller::kCreateContainer) {
+      if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
+    }
+  } else {
+    markComplete(pod.id, true);
+    if (*added == 0 && caller == Caller::kCreateContainer) return Status::ok();
+    announce(record, sync, deadline);
+  }
   std::set<std::string> claims;
-  Status failed = Status::ok();
+  for (const auto& a : wanted) claims.insert(a.claim_uid);
+  writeStatuses(claims);
+  return added.status();
+}
+
+void Attacher::markComplete(const std::string& sandbox, bool complete) {
+  std::lock_guard lock(events_mu_);
+  if (complete) {
+    complete_.insert(sandbox);
+  } else {
+    complete_.erase(sandbox);
+  }
+}
+
+Result<size_t> Attacher::addMissing(const nri::Pod& pod, Caller caller,
+                                    const std::vector<dra::Attachment>& wanted,
+                                    dra::AttachRecord& record, NadReads& reads,
+                                    cni::Executor::Deadline deadline) {
+  size_t added = 0;
   for (const auto& a : wanted) {
-    claims.insert(a.claim_uid);
     const dra::AttachedInterface* have = record.find(a.claim_uid, a.device);
     if (have != nullptr && have->state == dra::AttachedInterface::State::kAttached) continue;
     if (have != nullptr) {
@@ -363,82 +338,41 @@ Status Attacher::attach(const nri::Pod& pod, Caller caller, uint64_t snapshot) {
       auto& list = record.interfaces;
       list.erase(std::remove(list.begin(), list.end(), stale), list.end());
     }
-    if (Status st = add(record, a, reads, deadline); !st.isOk()) {
-      std::string message = "attaching VF " + a.pci_address + " of ResourceClaim " +
-                            a.claim_namespace + "/" + a.claim_name + " to pod " + podName(pod) +
-                            " as " + a.if_name + ": " + st.message();
-      if (st.code() == Code::kTimeout && !sync) {
-        message += std::string(" (the agent answers the runtime's ") +
-                   (caller == Caller::kRunPodSandbox ? "RunPodSandbox" : "CreateContainer") +
-                   " within " + std::to_string(options_.attach_budget.count()) +
-                   " ms, --nri-attach-timeout, below its NRI request timeout; raise both for "
-                   "slower plugins)";
-      }
-      failed = Status(st.code(), message);
-      break;
+    Status st = add(record, a, reads, deadline);
+    if (st.isOk()) {
+      ++added;
+      continue;
     }
+    std::string message = "attaching VF " + a.pci_address + " of ResourceClaim " +
+                          a.claim_namespace + "/" + a.claim_name + " to pod " + podName(pod) +
+                          " as " + a.if_name + ": " + st.message();
+    if (st.code() == Code::kTimeout && caller != Caller::kSync) {
+      message += std::string(" (the agent answers the runtime's ") +
+                 (caller == Caller::kRunPodSandbox ? "RunPodSandbox" : "CreateContainer") +
+                 " within " + std::to_string(options_.attach_budget.count()) +
+                 " ms, --nri-attach-timeout, below its NRI request timeout; raise both for "
+                 "slower plugins)";
+    }
+    return Status(st.code(), message);
   }
-  if (!failed.isOk()) {
-    // The sandbox fails: nothing of this pod stays attached. A container that fails leaves the
-    // pod's sandbox, and what runs in it, as it was (the failed ADD undid itself).
-    if (caller != Caller::kCreateContainer) {
-      if (Status st = detach(pod.id); !st.isOk()) SDRA_LOG_WARN << st.message();
-    }
-  } else {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    Status written = sync ? writeNetworkStatus(record, kNetworkStatusRetryTimeout)
-                     : left.count() > 0
-                         ? writeNetworkStatus(record, std::min(left, kNetworkStatusTimeout))
-                         : Status(Code::kTimeout, "no time left within the attach budget");
-    if (!written.isOk()) {
-      SDRA_LOG_WARN << written.message() << (retriable(written) ? " (tried again)" : "");
-      if (retriable(written)) {
-        std::lock_guard sync_lock(sync_mu_);
-        status_retries_.emplace(pod.id, 0);
-        sync_cv_.notify_all();
-      }
-    }
-  }
-  writeStatuses(claims);
-  return failed;
+  return added;
 }
 
-Status Attacher::detach(const std::string& sandbox, const std::string& claim_uid,
+void Attacher::announce(const dra::AttachRecord& record, bool sync,
                         cni::Executor::Deadline deadline) {
-  auto loaded = records_.load(sandbox);
-  if (!loaded.ok()) return loaded.status();
-  if (!*loaded) return Status::ok();
-  dra::AttachRecord record = **loaded;
-  const dra::Checkpoint checkpoint = local_.checkpoint();
-  std::vector<dra::AttachedInterface> kept;
-  std::set<std::string> claims;
-  Status first = Status::ok();
-  for (const auto& i : record.interfaces) {
-    if (!claim_uid.empty() && i.claim_uid != claim_uid) {
-      kept.push_back(i);
-      continue;
-    }
-    claims.insert(i.claim_uid);
-    if (std::string other = preparedForAnother(checkpoint, i); !other.empty()) {
-      SDRA_LOG_WARN << "pod " << record.pod_namespace << "/" << record.pod_name << ": VF "
-                    << i.pci_address << " (" << i.if_name << ") is prepared for ResourceClaim "
-                    << other << " now; its stale attachment is forgotten without a DEL";
-      continue;
-    }
-    Status st = del(record, i, deadline);
-    if (settleDel(record, i, st)) continue;
-    if (first.isOk()) {
-      first =
-          Status(st.code(), "detaching VF " + i.pci_address + " from pod " + record.pod_namespace +
-                                "/" + record.pod_name + ": " + st.message());
-    }
-    kept.push_back(i);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  Status written = sync ? writeNetworkStatus(record, kNetworkStatusRetryTimeout)
+                   : left.count() > 0
+                       ? writeNetworkStatus(record, std::min(left, kNetworkStatusTimeout))
+                       : Status(Code::kTimeout, "no time left within the attach budget");
+  if (written.isOk()) return;
+  SDRA_LOG_WARN << written.message() << (retriable(written) ? " (tried again)" : "");
+  if (retriable(written)) {
+    std::lock_guard sync_lock(sync_mu_);
+    status_retries_.emplace(record.sandbox, 0);
+    sync_cv_.notify_all();
   }
-  record.interfaces = std::move(kept);
-  SDRA_RETURN_IF_ERROR(records_.save(record));
-  writeStatuses(claims);
-  return first;
 }
 
 Status Attacher::writeNetworkStatus(const dra::AttachRecord& record,
@@ -520,6 +454,10 @@ Status Attacher::runPodSandbox(const nri::Pod& pod) {
 Status Attacher::createContainer(const nri::Pod& pod, const std::string& container) {
   // Not a pod event for dra::planSync: a Synchronize's worker may still attach the pod too
   // (whoever holds the sandbox's lock first; the other finds it attached).
+  {
+    std::lock_guard lock(events_mu_);
+    if (complete_.count(pod.id) != 0) return Status::ok();
+  }
   auto wanted = local_.attachmentsFor(pod.uid, options_.interface_prefix);
   if (wanted.empty()) return Status::ok();
   auto record = records_.load(pod.id);
@@ -528,35 +466,14 @@ Status Attacher::createContainer(const nri::Pod& pod, const std::string& contain
         record.ok() && *record ? (*record)->find(a.claim_uid, a.device) : nullptr;
     return i != nullptr && i->state == dra::AttachedInterface::State::kAttached;
   };
-  // The usual case, answered from the record alone. A VF of an extended-resource claim that no
-  // network of the pod takes is never recorded: attach() reads the pod's networks to know.
+  // After an agent restart, until the synchronization attached the pod: the record answers,
+  // except for a VF of an extended-resource claim that no network of the pod takes (never
+  // recorded): attach() reads the pod's networks to know.
   if (std::all_of(wanted.begin(), wanted.end(), attached)) return Status::ok();
   SDRA_LOG_WARN << "pod " << podName(pod) << ": container " << container
                 << " is being created while VFs of the pod are not attached (the agent was away "
                    "at its RunPodSandbox?); attaching them first";
   return attach(pod, Caller::kCreateContainer);
-}
-
-Status Attacher::stopPodSandbox(const nri::Pod& pod) {
-  noteEvent(pod.id);
-  {
-    std::lock_guard sync_lock(sync_mu_);
-    status_retries_.erase(pod.id);
-  }
-  auto lock = lockOf(pod.id);
-  std::lock_guard guard(*lock);
-  return detach(pod.id);
-}
-
-Status Attacher::removePodSandbox(const nri::Pod& pod) {
-  Status st = stopPodSandbox(pod);
-  // Forgotten once no snapshot waits that could be older than this event.
-  std::lock_guard sync_lock(sync_mu_);
-  if (!sync_pending_ && !sync_running_) {
-    std::lock_guard lock(events_mu_);
-    last_event_.erase(pod.id);
-  }
-  return st;
 }
 
 Status Attacher::detachEarlierSandboxes(const nri::Pod& pod, cni::Executor::Deadline deadline) {
@@ -565,34 +482,12 @@ Status Attacher::detachEarlierSandboxes(const nri::Pod& pod, cni::Executor::Dead
     SDRA_LOG_WARN << "pod " << podName(pod) << " gets a new sandbox while its earlier one ("
                   << record.sandbox << ") still has VFs recorded: the runtime never said it "
                   << "stopped (a reboot or a runtime restart); detaching them first";
-    noteEvent(record.sandbox);
-    auto lock = lockOf(record.sandbox);
-    std::lock_guard guard(*lock);
-    if (Status st = detach(record.sandbox, "", deadline); !st.isOk()) {
+    if (Status st = detachLocked(record.sandbox, "", deadline); !st.isOk()) {
       return Status(st.code(), "pod " + podName(pod) + ": its earlier sandbox's VFs (the kubelet " +
                                    "retries the sandbox, and this DEL with it): " + st.message());
     }
   }
   return Status::ok();
-}
-
-Status Attacher::detachClaim(const std::string& claim_uid) {
-  Status first = Status::ok();
-  for (const auto& record : records_.all()) {
-    if (std::none_of(record.interfaces.begin(), record.interfaces.end(),
-                     [&](const auto& i) { return i.claim_uid == claim_uid; })) {
-      continue;
-    }
-    SDRA_LOG_WARN << "pod " << record.pod_namespace << "/" << record.pod_name
-                  << " still has VFs of the claim being unprepared attached: the runtime never "
-                  << "said its sandbox stopped (containerd restarted since it started?); "
-                  << "detaching them now";
-    noteEvent(record.sandbox);
-    auto lock = lockOf(record.sandbox);
-    std::lock_guard guard(*lock);
-    if (Status st = detach(record.sandbox, claim_uid); !st.isOk() && first.isOk()) first = st;
-  }
-  return first;
 }
 
 Status Attacher::synchronize(const std::vector<nri::Pod>& pods) {

@@ -23,13 +23,15 @@
 //   The CNI work of a RunPodSandbox has options.attach_budget: a plugin still running then is
 //   killed and undone, and the sandbox fails saying so (the kubelet creates it again), so the
 //   runtime never drops this plugin for a slow one. Synchronize's work has no such bound.
-//   CreateContainer (before each container of the pod, init containers too): when a VF of the
+//   CreateContainer (before each container of the pod, init containers too): nothing when an
+//     attach of the sandbox succeeded in this process since its last detach; else when a VF of the
 //     pod is not recorded Attached in its sandbox (the agent was away during the RunPodSandbox:
 //     containerd drops a plugin whose connection closes and starts the sandbox without it),
-//     attaches it as RunPodSandbox would, within the same budget, and fails the container (the
-//     kubelet creates it again) when that fails or the sync worker holds the sandbox past it;
-//     what was attached stays. Containers never start before the pod's VFs are in its netns
-//     while the agent is connected; for containers created while it is away, see
+//     attaches it as RunPodSandbox would (earlier sandboxes detached first), within the same
+//     budget, and fails the container (the kubelet creates it again) when that fails or another
+//     operation holds the sandbox past it; what was attached stays (the claim's status is
+//     written only when something was). Containers never start before the pod's VFs are in its
+//     netns while the agent is connected; for containers created while it is away, see
 //     docs/attach.md (containerd's required-plugins validation).
 //   StopPodSandbox, RemovePodSandbox: CNI DEL with the recorded configuration and result, in
 //     the recorded netns; the status loses the network data. The record goes once every DEL
@@ -54,9 +56,10 @@
 //     logged. A newer Synchronize replaces one not yet started. A pod event that arrived after
 //     the snapshot wins over it (dra::planSync): the worker never tears down what a newer
 //     RunPodSandbox attached, nor attaches what a newer StopPodSandbox detached.
-// Every DEL (all of the above) skips an interface whose VF is prepared for another claim now
-//   (a stale record; ib-sriov's DEL would take the GUID of the VF from its new pod): the record
-//   forgets it. A DEL that can never succeed (the plugin removed, its recorded configuration
+// Every detach (all of the above; not the undoing of a failed or half-done ADD) skips an
+//   interface whose VF another sandbox's record has attached now (a stale record; the sriov
+//   and ib-sriov DELs would reset the VF under its new pod): the record forgets it. A DEL that
+//   can never succeed (the plugin removed, its recorded configuration
 //   unreadable) would hold the claim's unprepare and the pod's next sandbox for ever: after
 //   kDelGiveUpAttempts failures over options.del_give_up_after (counted by this process), the
 //   interface is forgotten with an error in the log and a Warning Event (DetachAbandoned, on the
@@ -122,7 +125,7 @@ class Attacher : public nri::PodHandler {
     std::vector<nri::Pod> pods;
   };
   // Who attaches: the runtime's RunPodSandbox or CreateContainer, within options_.attach_budget
-  // (the wait for the sandbox's lock included), or the sync worker with a Synchronize's
+  // (the waits for the sandboxes' locks included), or the sync worker with a Synchronize's
   // snapshot, unbounded and doing nothing when an event newer than the snapshot arrived for the
   // sandbox. A failure detaches the whole pod, except for CreateContainer.
   enum class Caller { kRunPodSandbox, kCreateContainer, kSync };
@@ -138,11 +141,33 @@ class Attacher : public nri::PodHandler {
   // leases released, the VF reset), before the new sandbox takes the VF.
   Status detachEarlierSandboxes(const nri::Pod& pod, cni::Executor::Deadline deadline);
   // CNI DEL of every interface the sandbox's record holds (with `claim_uid`, only the claim's);
-  // the record keeps the others and those that failed. The sandbox's lock is held.
+  // the record keeps the others and those whose DEL failed and is not given up (settleDel); a
+  // VF prepared for another claim now leaves it without a DEL. The sandbox's lock is held.
   Status detach(const std::string& sandbox, const std::string& claim_uid = "",
                 cni::Executor::Deadline deadline = cni::Executor::Deadline::max());
+  // detach() as a pod event of the sandbox, its lock taken (waited for until `deadline`).
+  Status detachLocked(const std::string& sandbox, const std::string& claim_uid = "",
+                      cni::Executor::Deadline deadline = cni::Executor::Deadline::max());
+  // The sandbox's lock: waited for until `deadline` (for ever at Deadline::max()); not owned when
+  // it passed first, then busy() is the answer.
+  std::unique_lock<std::timed_mutex> lockSandbox(const std::string& sandbox,
+                                                 cni::Executor::Deadline deadline);
+  static Status busy(const std::string& sandbox);
   // The NetworkAttachmentDefinitions one attach read, by "namespace/name": each read once.
   using NadReads = std::map<std::string, Result<api::NetworkAttachmentDefinition>>;
+  // attach()'s CNI work, the sandbox's lock held: each wanted VF not recorded Attached is added
+  // (one recorded Adding is deleted first); the first failure ends it, named for the user.
+  // How many it added.
+  Result<size_t> addMissing(const nri::Pod& pod, Caller caller,
+                            const std::vector<dra::Attachment>& wanted, dra::AttachRecord& record,
+                            NadReads& reads, cni::Executor::Deadline deadline);
+  // Whether every VF of the sandbox is attached as far as this process knows (an attach()
+  // succeeded since its last detach()): CreateContainer's answer without a read.
+  void markComplete(const std::string& sandbox, bool complete);
+  void forgetDelFailures(const dra::AttachRecord& record, const dra::AttachedInterface& i);
+  // After an attach: the pod's network-status annotation, within what the budget has left (the
+  // sync worker's own timeout when `sync`); a write that may pass later is queued for retry.
+  void announce(const dra::AttachRecord& record, bool sync, cni::Executor::Deadline deadline);
   Result<api::NetworkAttachmentDefinition> readNad(const std::string& ns, const std::string& name,
                                                    NadReads& reads) const;
   // The pod's VFs to attach; those of extended-resource claims with the networks of the pod's
@@ -171,9 +196,10 @@ class Attacher : public nri::PodHandler {
   void retryNetworkStatus();
   std::shared_ptr<std::timed_mutex> lockOf(const std::string& sandbox);
   // Whether the interface leaves the record after its DEL: it succeeded, or it failed often and
-  // long enough to be given up (said in the log and an Event); else the failure is counted.
+  // long enough to be given up (said in the log and an Event); else the failure is counted (not
+  // a timeout of a DEL `deadline` cut short: that one was slow).
   bool settleDel(const dra::AttachRecord& record, const dra::AttachedInterface& i,
-                 const Status& del);
+                 const Status& del, cni::Executor::Deadline deadline);
 
   std::shared_ptr<kube::Client> client_;
   node::LocalState& local_;
@@ -194,6 +220,7 @@ class Attacher : public nri::PodHandler {
   mutable std::mutex events_mu_;
   uint64_t events_ = 0;                         // guarded by events_mu_
   std::map<std::string, uint64_t> last_event_;  // sandbox -> events_ at its last event; ditto
+  std::set<std::string> complete_;              // markComplete(); ditto
   mutable std::mutex sync_mu_;
   std::condition_variable_any sync_cv_;
   std::optional<Snapshot> sync_pending_;  // guarded by sync_mu_

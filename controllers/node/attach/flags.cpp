@@ -41,14 +41,17 @@ void addAttachFlags(CLI::App& app, AttacherOptions& o) {
          [&o](double seconds) {
            o.attach_budget = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
          },
-         "seconds a RunPodSandbox's CNI work may take before the sandbox fails; keep it below the "
-         "runtime's NRI request timeout (containerd: plugin_request_timeout, 2 s) (default 1.5)")
+         "seconds a RunPodSandbox's (or a late CreateContainer's) CNI work may take before it "
+         "fails; keep it below the runtime's NRI request timeout (containerd: "
+         "plugin_request_timeout, 2 s) (default 1.5)")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option_function<int64_t>(
          "--cni-del-give-up-after",
          [&o](int64_t seconds) { o.del_give_up_after = std::chrono::seconds(seconds); },
-         "seconds a CNI DEL that keeps failing (and at least 10 tries) holds the pod's claim "
-         "and next sandbox before it is given up with a Warning Event (default 600)")
+         "seconds a CNI DEL that keeps failing (and at least " +
+             std::to_string(kDelGiveUpAttempts) +
+             " tries; 0: the tries alone) holds the pod's claim and next sandbox before it is "
+             "given up with a Warning Event (default 600)")
       ->check(CLI::Range(int64_t{0}, int64_t{86400}));
   app.add_option("--cni-plugins", o.allowed.plugins,
                  "CNI plugin types a NetworkAttachmentDefinition may run, main and meta plugins "
