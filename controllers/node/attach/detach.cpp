@@ -25,6 +25,11 @@ std::string attachedElsewhere(const std::vector<dra::AttachRecord>& records,
   return "";
 }
 
+// del_failures_'s key of an interface.
+std::string delKey(const dra::AttachRecord& record, const dra::AttachedInterface& i) {
+  return record.sandbox + "/" + i.claim_uid + "/" + i.device;
+}
+
 }  // namespace
 
 std::unique_lock<std::timed_mutex> Attacher::lockSandbox(const std::string& sandbox,
@@ -95,19 +100,19 @@ Status Attacher::detach(const std::string& sandbox, const std::string& claim_uid
 
 void Attacher::forgetDelFailures(const dra::AttachRecord& record, const dra::AttachedInterface& i) {
   std::lock_guard lock(del_mu_);
-  del_failures_.erase(record.sandbox + "/" + i.claim_uid + "/" + i.device);
+  del_failures_.erase(delKey(record, i));
 }
 
 bool Attacher::settleDel(const dra::AttachRecord& record, const dra::AttachedInterface& i,
                          const Status& del, cni::Executor::Deadline deadline) {
-  const std::string key = record.sandbox + "/" + i.claim_uid + "/" + i.device;
+  const std::string key = delKey(record, i);
   const auto now = std::chrono::steady_clock::now();
   int failures = 0;
   std::chrono::seconds failing_for{0};
   {
     std::lock_guard lock(del_mu_);
     if (del.isOk()) {
-      del_failures_.erase(key);  // as forgetDelFailures
+      del_failures_.erase(key);
       SDRA_LOG_INFO << "detached VF " << i.pci_address << " (" << i.if_name << ") from pod "
                     << record.pod_namespace << "/" << record.pod_name;
       return true;
@@ -132,7 +137,6 @@ bool Attacher::settleDel(const dra::AttachRecord& record, const dra::AttachedInt
 }
 
 Status Attacher::stopPodSandbox(const nri::Pod& pod) {
-  noteEvent(pod.id);
   {
     std::lock_guard sync_lock(sync_mu_);
     status_retries_.erase(pod.id);
