@@ -103,6 +103,15 @@ struct AttachEnv {
     return {"sandbox-" + claim, uid, "pod-" + claim, env.ns(), net.path()};
   }
 
+  // Most cases' start: the NAD vf-net (host-device, the VF with the static `address`), the claim
+  // `name` prepared for the pod `uid` naming it, and the pod's sandbox run: the VF is in `net`.
+  struct Running {
+    KubeletClaim claim;
+    nri::Pod pod;
+  };
+  Running runWithVf(const std::string& name, const std::string& uid, const std::string& address,
+                    const HostNetwork& net);
+
   // Our entry of the claim's status.devices.
   std::optional<api::AllocatedDeviceStatus> status(const std::string& claim) const {
     auto got = env.admin().get(api::resources::kResourceClaims, env.ns(), claim);
@@ -131,6 +140,16 @@ inline bool root() { return testing::rootOr("the attach checks"); }
 inline std::string hostDevice(const std::string& address) {
   return R"({"cniVersion":"1.0.0","name":"vf-net","type":"host-device","device":")" + kVfNetdev +
          R"(","ipam":{"type":"static","addresses":[{"address":")" + address + R"("}]}})";
+}
+
+inline AttachEnv::Running AttachEnv::runWithVf(const std::string& name, const std::string& uid,
+                                               const std::string& address, const HostNetwork& net) {
+  createNad("vf-net", hostDevice(address));
+  Running r{prepare(name, uid, R"("netAttachDefName":"vf-net")"), pod(name, uid, net)};
+  INFO(agent->logs());
+  REQUIRE(runtime.runPodSandbox(r.pod) == "");
+  CHECK_FALSE(net.vfOnHost());
+  return r;
 }
 
 }  // namespace sriovdra::testing::attach

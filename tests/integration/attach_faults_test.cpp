@@ -27,13 +27,9 @@ TEST_CASE(
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
-  a.createNad("vf-net", hostDevice("10.9.0.11/24"));
-  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000301";
-  auto claim = a.prepare("unreported", uid, R"("netAttachDefName":"vf-net")");
-  auto pod = a.pod("unreported", uid, net);
+  auto [claim, pod] =
+      a.runWithVf("unreported", "6f1c5b0e-9d0a-4d49-9a53-000000000301", "10.9.0.11/24", net);
   INFO(a.agent->logs());
-  REQUIRE(a.runtime.runPodSandbox(pod) == "");
-  CHECK_FALSE(net.vfOnHost());
 
   // containerd, restarted since the pod started, sends no StopPodSandbox; the kubelet still
   // unprepares the claim once the pod is gone.
@@ -53,12 +49,9 @@ TEST_CASE("a pod's new sandbox takes its VF from an earlier one the runtime neve
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
-  a.createNad("vf-net", hostDevice("10.9.0.12/24"));
   const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000401";
-  a.prepare("resandboxed", uid, R"("netAttachDefName":"vf-net")");
+  a.runWithVf("resandboxed", uid, "10.9.0.12/24", net);
   INFO(a.agent->logs());
-  REQUIRE(a.runtime.runPodSandbox(a.pod("resandboxed", uid, net)) == "");
-  CHECK_FALSE(net.vfOnHost());
 
   // The pod's next sandbox (after a reboot or a runtime restart, no StopPodSandbox came).
   const std::string next_ns = "sdra-attach-next-" + std::to_string(::getpid());
@@ -177,13 +170,10 @@ TEST_CASE("a stale record never takes a VF from the claim that holds it now",
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
-  a.createNad("vf-net", hostDevice("10.9.0.14/24"));
-  const std::string first_uid = "6f1c5b0e-9d0a-4d49-9a53-000000000701";
   const std::string second_uid = "6f1c5b0e-9d0a-4d49-9a53-000000000702";
-  auto first = a.prepare("first", first_uid, R"("netAttachDefName":"vf-net")");
-  auto first_pod = a.pod("first", first_uid, net);
+  auto [first, first_pod] =
+      a.runWithVf("first", "6f1c5b0e-9d0a-4d49-9a53-000000000701", "10.9.0.14/24", net);
   INFO(a.agent->logs());
-  REQUIRE(a.runtime.runPodSandbox(first_pod) == "");
   const std::string record = a.env.stateDir(a.node) + "/attach/" + first_pod.id + ".json";
   auto stale = readFile(record);
   REQUIRE(stale.ok());

@@ -46,15 +46,10 @@ TEST_CASE("RunPodSandbox attaches the prepared VF with CNI and the claim status 
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
-  a.createNad("vf-net", hostDevice("10.9.0.7/24"));
-  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000001";
-  auto claim = a.prepare("attached", uid, R"("netAttachDefName":"vf-net")");
-  auto pod = a.pod("attached", uid, net);
-
+  auto [claim, pod] =
+      a.runWithVf("attached", "6f1c5b0e-9d0a-4d49-9a53-000000000001", "10.9.0.7/24", net);
   INFO(a.agent->logs());
-  REQUIRE(a.runtime.runPodSandbox(pod) == "");
   CHECK_THAT(net.inPod("vfnet0"), Catch::Contains("10.9.0.7/24"));  // no ifName: vfnet<N>
-  CHECK_FALSE(net.vfOnHost());
   auto s = a.status("attached");
   REQUIRE(s);
   REQUIRE(s->network_data);
@@ -213,13 +208,9 @@ TEST_CASE("a NAD edited or deleted under a running pod: its VF comes back as it 
   if (!root()) return;
   AttachEnv a;
   HostNetwork net;
-  a.createNad("vf-net", hostDevice("10.9.0.9/24"));
-  const std::string uid = "6f1c5b0e-9d0a-4d49-9a53-000000000201";
-  auto claim = a.prepare("edited", uid, R"("netAttachDefName":"vf-net")");
-  auto pod = a.pod("edited", uid, net);
+  auto [claim, pod] =
+      a.runWithVf("edited", "6f1c5b0e-9d0a-4d49-9a53-000000000201", "10.9.0.9/24", net);
   INFO(a.agent->logs());
-  REQUIRE(a.runtime.runPodSandbox(pod) == "");
-  CHECK_FALSE(net.vfOnHost());
 
   // What a SriovNetwork's edit or deletion does to its NAD while the pod runs. A DEL from the
   // NAD as it is now would look for another device and leave the VF in the pod's namespace.
