@@ -133,6 +133,16 @@ Result<bool> Allocator::classMatches(const ClassInfo& c, const api::SliceDevice&
 
 namespace {
 
+// The distinct reasons devices are held back, at most four of them.
+std::string heldBackText(const std::map<DeviceId, std::string>& held_back) {
+  std::set<std::string> distinct;
+  for (const auto& [id, why] : held_back) distinct.insert(why);
+  std::vector<std::string> first(distinct.begin(), distinct.end());
+  size_t more = first.size() > 4 ? first.size() - 4 : 0;
+  first.resize(first.size() - more);
+  return join(first, "; ") + (more > 0 ? "; " + std::to_string(more) + " more" : "");
+}
+
 // Why an alternative cannot be satisfied on its own, from what its candidates phase counted.
 void summarize(Alternative& alt, size_t selector_misses, const std::string& first_selector_miss) {
   size_t tolerated_candidates = alt.candidates.size() - alt.untolerated.size();
@@ -141,6 +151,7 @@ void summarize(Alternative& alt, size_t selector_misses, const std::string& firs
   if (alt.counter_blocked > 0) causes.push_back("short of shared counters");
   if (alt.capacity_blocked > 0) causes.push_back("without the capacity left");
   std::string taken = " " + join(causes, " or ");
+  if (!alt.held_back.empty()) taken += " (" + heldBackText(alt.held_back) + ")";
   std::string count = std::to_string(alt.candidates.size());
   const std::string& klass = alt.spec->device_class_name;
   if (!alt.candidates.empty() && tolerated_candidates == 0) {
@@ -314,17 +325,21 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
         if (!tolerated(d, *alt.spec)) {
           alt.untolerated.insert(id);
         } else if (!held) {
-          bool counters_left = true;
+          std::string counters_short, capacity_short;
           if (!d.consumes_counters.empty() && state != counters.end() &&
               !(multi && allocated_shares != shared.end())) {
-            counters_left = state->second.take(&d);
-            if (counters_left) state->second.give(&d);
+            counters_short = state->second.shortage(&d);
           }
-          bool capacity_left = !multi || allocated_shares == shared.end() ||
-                               capacityFits(**share, allocated_shares->second, d);
-          ++(!counters_left   ? alt.counter_blocked
-             : !capacity_left ? alt.capacity_blocked
-                              : alt.free);
+          if (multi && allocated_shares != shared.end()) {
+            capacity_short = capacityShortage(**share, allocated_shares->second, d);
+            if (!capacity_short.empty()) capacity_short = "device " + d.name + " " + capacity_short;
+          }
+          ++(!counters_short.empty()   ? alt.counter_blocked
+             : !capacity_short.empty() ? alt.capacity_blocked
+                                       : alt.free);
+          if (!counters_short.empty() || !capacity_short.empty()) {
+            alt.held_back[id] = counters_short.empty() ? capacity_short : counters_short;
+          }
         }
         alt.candidates.push_back({alt.name, std::move(id), &d, slice});
       }

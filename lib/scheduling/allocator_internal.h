@@ -24,9 +24,10 @@ struct Pool {
   std::string name;
   std::vector<const api::ResourceSlice*> slices;     // device slices reaching the node, by name
   std::vector<const api::ResourceSlice*> elsewhere;  // the pool's other device slices
-  // Shared counters: the value of every counter of the pool's counter sets, and what each device
-  // that consumes counters takes (by position in counter_values).
+  // Shared counters: the value of every counter of the pool's counter sets, its (set, counter)
+  // name, and what each device that consumes counters takes (by position in counter_values).
   std::vector<Quantity> counter_values;
+  std::vector<std::pair<std::string, std::string>> counter_names;
   ConsumptionByDevice consumption;
   bool binding_conditions = false;  // a device has binding conditions: searched after the others
   bool incomplete = false;
@@ -36,7 +37,7 @@ struct Pool {
 // The shared counters of one pool during a search: what the devices other claims hold left, and
 // what the devices picked so far take.
 struct CounterState {
-  const ConsumptionByDevice* consumption = nullptr;
+  const Pool* pool = nullptr;
   std::vector<Quantity> left;
   std::vector<Quantity> used;
 
@@ -44,7 +45,7 @@ struct CounterState {
   // consumed beyond what is left (kube-scheduler checks every counter of the pool, so one already
   // overcommitted by allocated devices blocks every device that consumes counters there).
   bool take(const api::SliceDevice* d) {
-    for (const auto& [i, q] : consumption->at(d)) used[i] = used[i] + q;
+    for (const auto& [i, q] : pool->consumption.at(d)) used[i] = used[i] + q;
     for (size_t i = 0; i < left.size(); ++i) {
       if (left[i] < used[i]) {
         give(d);
@@ -54,8 +55,11 @@ struct CounterState {
     return true;
   }
   void give(const api::SliceDevice* d) {
-    for (const auto& [i, q] : consumption->at(d)) used[i] = used[i] - q;
+    for (const auto& [i, q] : pool->consumption.at(d)) used[i] = used[i] - q;
   }
+  // Why take(d) fails, naming the first counter it would overrun: "counter set gpu-0-counters has
+  // 0 of 8 slices left" ("" when it would not).
+  std::string shortage(const api::SliceDevice* d) const;
 };
 
 // One way to satisfy a request: the request itself (`exactly`) or one of its subrequests.
@@ -79,6 +83,9 @@ struct Alternative {
   size_t class_matches = 0;
   size_t free = 0;             // free to take: no other claim holds them, tolerated, counters left
   size_t counter_blocked = 0;  // free but short of shared counters left by the allocated devices
+  // Why each such candidate (or one short of capacity) is held back: CounterState::shortage or
+  // capacityShortage.
+  std::map<DeviceId, std::string> held_back;
   // Consumable capacity: what a share of each candidate with allowMultipleAllocations takes;
   // candidates whose allocated shares leave too little; devices that can never serve the request.
   std::map<DeviceId, Capacities> shares;

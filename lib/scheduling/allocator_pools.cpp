@@ -5,7 +5,6 @@
 
 namespace sriovdra::scheduling {
 
-using detail::ConsumptionByDevice;
 using detail::CounterState;
 using detail::deviceReaches;
 using detail::Pool;
@@ -25,8 +24,7 @@ std::map<PoolKey, CounterState> counterStates(const std::vector<Pool>& pools,
   std::map<PoolKey, CounterState> out;
   for (const auto& pool : pools) {
     if (pool.counter_values.empty() || !pool.problem.empty()) continue;
-    CounterState st{&pool.consumption, pool.counter_values,
-                    std::vector<Quantity>(pool.counter_values.size())};
+    CounterState st{&pool, pool.counter_values, std::vector<Quantity>(pool.counter_values.size())};
     for (const auto& slices : {&pool.slices, &pool.elsewhere}) {
       for (const auto* slice : *slices) {
         for (const auto& d : slice->spec.devices) {
@@ -42,6 +40,19 @@ std::map<PoolKey, CounterState> counterStates(const std::vector<Pool>& pools,
     out.emplace(PoolKey{pool.driver, pool.name}, std::move(st));
   }
   return out;
+}
+
+std::string CounterState::shortage(const api::SliceDevice* d) const {
+  std::vector<Quantity> need = used;
+  for (const auto& [i, q] : pool->consumption.at(d)) need[i] = need[i] + q;
+  for (size_t i = 0; i < left.size(); ++i) {
+    if (!(left[i] < need[i])) continue;
+    const auto& [set, counter] = pool->counter_names[i];
+    Quantity rest = left[i] - used[i];
+    return "counter set " + set + " has " + (rest.sign() < 0 ? "none" : rest.text()) + " of " +
+           pool->counter_values[i].text() + " " + counter + " left";
+  }
+  return "";
 }
 
 }  // namespace detail
@@ -64,8 +75,9 @@ bool reaches(const api::ResourceSlice& s, const ClusterNode& node) {
 // The counters of a pool's counter sets and what its devices consume, as kube-scheduler validates
 // them: "" or why the pool is invalid.
 std::string readCounters(const std::vector<const api::ResourceSlice*>& counter_slices,
-                         std::vector<Quantity>& values, ConsumptionByDevice& consumption,
-                         const std::vector<const api::ResourceSlice*>& device_slices) {
+                         const std::vector<const api::ResourceSlice*>& device_slices, Pool& pool) {
+  auto& values = pool.counter_values;
+  auto& consumption = pool.consumption;
   std::map<std::string, std::map<std::string, size_t>> index;  // set -> counter -> position
   for (const auto* s : counter_slices) {
     for (const auto& set : s->spec.shared_counters) {
@@ -76,6 +88,7 @@ std::string readCounters(const std::vector<const api::ResourceSlice*>& counter_s
         if (!q.ok()) return "counter " + set.name + "/" + counter + ": " + q.status().message();
         counters[counter] = values.size();
         values.push_back(*q);
+        pool.counter_names.emplace_back(set.name, counter);
       }
     }
   }
@@ -161,8 +174,7 @@ std::optional<Allocator::Pool> Allocator::poolFor(const api::ResourceSlice* grou
   }
   std::vector<const api::ResourceSlice*> device_slices = p.slices;
   device_slices.insert(device_slices.end(), p.elsewhere.begin(), p.elsewhere.end());
-  std::string invalid =
-      readCounters(counter_slices, p.counter_values, p.consumption, device_slices);
+  std::string invalid = readCounters(counter_slices, device_slices, p);
   if (!invalid.empty()) p.problem = "pool " + id + " is invalid: " + invalid;
   return p;
 }

@@ -236,12 +236,16 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
     for (const auto& alt : r.alternatives) {
       if (!con.covers(alt.name)) continue;
       involved.push_back(alt.name);
-      std::map<std::string, size_t> values;  // value -> free devices holding it
+      std::map<std::string, size_t> values;                    // value -> free devices holding it
+      std::map<std::string, std::set<std::string>> held_back;  // value -> why devices are
       size_t without = 0;
       for (const auto& c : alt.candidates) {
         if (!alt.admin_access && in_use.count(c.id) != 0) continue;
+        if (alt.untolerated.count(c.id) != 0) continue;
         const api::AttributeValue* v = api::findAttribute(*c.device, c.id.driver, con.attribute);
-        if (v == nullptr) {
+        if (auto why = alt.held_back.find(c.id); why != alt.held_back.end()) {
+          if (v != nullptr) held_back[v->toString()].insert(why->second);
+        } else if (v == nullptr) {
           ++without;
         } else {
           ++values[v->toString()];
@@ -259,6 +263,11 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
       if (without > 0) {
         part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
       }
+      std::vector<std::string> short_of;
+      for (const auto& [value, why] : held_back) {
+        short_of.push_back(value + " (" + join(why, "; ") + ")");
+      }
+      if (!short_of.empty()) part += ", held back on " + join(short_of, ", ");
       parts.push_back(part);
     }
   }

@@ -118,15 +118,26 @@ Result<std::optional<Capacities>> capacityFor(const api::Quantities& requests,
   return std::optional<Capacities>(std::move(out));
 }
 
+std::string capacityShortage(const Capacities& share, const Capacities& taken,
+                             const api::SliceDevice& device) {
+  for (const auto& [name, amount] : share) {
+    const std::string& text = device.capacity.at(name);
+    auto value = Quantity::parse(text);
+    if (!value.ok()) return "capacity " + name + " " + text + " is not a quantity";
+    Quantity used;
+    if (auto t = taken.find(name); t != taken.end()) used = t->second;
+    if (*value < used + amount) {
+      Quantity rest = *value - used;
+      return "has " + (rest.sign() < 0 ? "none" : rest.text()) + " of " + text + " " + name +
+             " left";
+    }
+  }
+  return "";
+}
+
 bool capacityFits(const Capacities& share, const Capacities& taken,
                   const api::SliceDevice& device) {
-  for (const auto& [name, amount] : share) {
-    auto value = Quantity::parse(device.capacity.at(name));
-    Quantity total = amount;
-    if (auto t = taken.find(name); t != taken.end()) total = total + t->second;
-    if (!value.ok() || *value < total) return false;
-  }
-  return true;
+  return capacityShortage(share, taken, device).empty();
 }
 
 void addCapacities(Capacities& into, const Capacities& more, int sign) {

@@ -29,6 +29,10 @@ Result<std::optional<Capacities>> capacityFor(const api::Quantities& requests,
 // Whether `share` fits the device beside `taken` (the shares allocated and picked so far): no
 // capacity would be consumed beyond its value.
 bool capacityFits(const Capacities& share, const Capacities& taken, const api::SliceDevice& device);
+// Why it does not, naming the first capacity short: "has 10G of 100G bandwidth left" ("" when it
+// fits).
+std::string capacityShortage(const Capacities& share, const Capacities& taken,
+                             const api::SliceDevice& device);
 
 // into += more (sign 1) or into -= more (sign -1), capacity by capacity.
 void addCapacities(Capacities& into, const Capacities& more, int sign);

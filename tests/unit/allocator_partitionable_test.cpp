@@ -153,7 +153,9 @@ TEST_CASE("a pending claim names the shared counters", "[allocator][unit]") {
   CHECK_FALSE(got.fits);
   CHECK(got.reasons ==
         std::vector<std::string>{"request s: all 4 matching device(s) are allocated to other "
-                                 "claims or short of shared counters"});
+                                 "claims or short of shared counters (counter set gpu-0-counters "
+                                 "has 0 of 80Gi memory left; counter set gpu-1-counters has 0 of "
+                                 "80Gi memory left)"});
   // Each request could be served alone; together they need more of the GPUs' counters.
   auto together =
       a.allocate(requests({request("w", "whole", 1), request("p", "3g", 4)}), kNode, {});
@@ -161,6 +163,21 @@ TEST_CASE("a pending claim names the shared counters", "[allocator][unit]") {
   CHECK(together.reasons ==
         std::vector<std::string>{"the requests compete for the same devices, their shared counters "
                                  "or their capacity: not enough for all"});
+}
+
+TEST_CASE("a constraint's reasons hold back partitions short of counters", "[allocator][unit]") {
+  // gpu-1's 3g partitions hold all its counters: its 1g partitions are not free, and gpu-0 has
+  // room for a 3g or a 1g, not both.
+  Allocator a(migNode(), classes());
+  auto got = a.allocate(
+      requests({request("p", "3g", 1), request("s", "1g", 1)},
+               ", constraints: [{requests: [p, s], matchAttribute: gpu.nvidia.com/parent}]"),
+      kNode, {held("gpu-0-3g-0"), held("gpu-1-3g-0"), held("gpu-1-3g-1")});
+  CHECK_FALSE(got.fits);
+  CHECK(got.reasons == std::vector<std::string>{
+                           "no p and s with the same gpu.nvidia.com/parent: p free on gpu-0; s "
+                           "free on gpu-0, held back on gpu-1 (counter set gpu-1-counters has 0 "
+                           "of 80Gi memory left)"});
 }
 
 TEST_CASE("pools with counters are invalid when the counters do not add up", "[allocator][unit]") {
@@ -221,7 +238,8 @@ TEST_CASE("pools are completed by other nodes' slices and dropped when obsolete"
     CHECK_FALSE(busy.fits);
     CHECK(busy.reasons == std::vector<std::string>{"request p: all 1 matching device(s) are "
                                                    "allocated to other claims or short of "
-                                                   "shared counters"});
+                                                   "shared counters (counter set gpu-0-counters "
+                                                   "has 0 of 80Gi memory left)"});
   }
   SECTION("a newer generation elsewhere makes n1's slice obsolete: the pool is ignored") {
     on_n2.spec.pool.generation = 1;
@@ -442,7 +460,9 @@ TEST_CASE("consumable capacity: a shared device serves requests while their shar
   }());
   CHECK(full.reasons ==
         std::vector<std::string>{"request a: all 2 matching device(s) are allocated "
-                                 "to other claims or without the capacity left"});
+                                 "to other claims or without the capacity left (device link-0 "
+                                 "has 40G of 100G bandwidth left; device link-1 has 10G of 100G "
+                                 "bandwidth left)"});
   auto huge = a.allocate(requests({ask("a", "200G")}), kNode, {});
   CHECK(huge.reasons == std::vector<std::string>{"request a: 2 matching device(s) of DeviceClass "
                                                  "mig, none can give the capacity the request "
