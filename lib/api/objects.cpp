@@ -11,6 +11,19 @@ Result<Node> Node::decode(const json::Value& v) {
     const json::Value* u = json::member(*spec, "unschedulable");
     n.unschedulable = u != nullptr && u->IsBool() && u->GetBool();
   }
+  const json::Value* status = json::objectMember(v, "status");
+  const json::Value* allocatable = status ? json::objectMember(*status, "allocatable") : nullptr;
+  if (allocatable != nullptr) {
+    for (const auto& kv : allocatable->GetObject()) {
+      std::string name(kv.name.GetString(), kv.name.GetStringLength());
+      if (name.find('/') == std::string::npos || name.find("kubernetes.io/") != std::string::npos) {
+        continue;
+      }
+      n.extended_allocatable[name] =
+          kv.value.IsString() ? std::string(kv.value.GetString(), kv.value.GetStringLength())
+                              : json::dump(kv.value);
+    }
+  }
   return n;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The subsets of core and resource.k8s.io objects the operator reads or writes: Node (labels
-// only, so the cache stays small) and DeviceClass.
+// The subsets of core and resource.k8s.io objects the operator reads or writes: Node (labels and
+// the extended resources it has, so the cache stays small) and DeviceClass.
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,9 @@ namespace sriovdra::api {
 struct Node {
   kube::ObjectMeta metadata;
   bool unschedulable = false;  // spec.unschedulable: cordoned
+  // status.allocatable's extended resources (domain-qualified names outside kubernetes.io: a
+  // device plugin's), name -> quantity.
+  std::map<std::string, std::string> extended_allocatable;
   static Result<Node> decode(const json::Value& v);
 };
 

@@ -112,7 +112,9 @@ void CommandLine::addCluster(CLI::App& app) {
       "some node fits and no node stops it with an error");
   addClusterFlags(e, explain_, "table, json or yaml");
   e->add_option("-f,--filename", explain_.file,
-                "a ResourceClaim or ResourceClaimTemplate ('-' for standard input)");
+                "a ResourceClaim or ResourceClaimTemplate, or a Pod or workload (Deployment, "
+                "StatefulSet, ...) whose containers ask for extended resources a DeviceClass "
+                "backs: the claim kube-scheduler makes for them ('-' for standard input)");
   e->add_option("claim", explain_.claim, "NAMESPACE/CLAIM (or CLAIM with -n) of an existing claim");
 
   commands_.push_back({e, [this](Streams io) { return runExplain(explain_, io); }});

@@ -73,11 +73,14 @@ struct TopologyArgs : ClusterArgs {
 int runTopology(const TopologyArgs& args, Streams io);
 
 struct ExplainArgs : ClusterArgs {
-  std::string file;   // a ResourceClaim or ResourceClaimTemplate
+  std::string file;   // a ResourceClaim, ResourceClaimTemplate, Pod or workload
   std::string claim;  // NAMESPACE/NAME or NAME (with -n)
 };
 // Evaluates a claim against the live slices, classes and allocations: per node, the devices it
-// would get or why not. Exit code 0 if some node fits. -o table|json|yaml.
+// would get or why not. Exit code 0 if some node fits. -o table|json|yaml. A claim from a file
+// with adminAccess in a namespace without the admin-access label is refused as the API server
+// refuses it; a Pod's (or workload's) extended resources are explained as the claim
+// kube-scheduler makes for them on each node (scheduling/extended_resources.h).
 int runExplain(const ExplainArgs& args, Streams io);
 
 // Every allocated claim with our devices: pod, node, GPUs, VFs, PFs, roots, NUMA nodes and the

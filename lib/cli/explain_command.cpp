@@ -7,9 +7,14 @@
 #include "cli/cluster_common.h"
 #include "scheduling/alignment.h"
 #include "scheduling/allocator.h"
+#include "scheduling/extended_resources.h"
 
 namespace sriovdra::cli {
 namespace {
+
+// The namespace label that allows claims with adminAccess (resource.k8s.io/v1
+// DRAAdminNamespaceLabelKey).
+constexpr std::string_view kAdminAccessLabel = "resource.kubernetes.io/admin-access";
 
 // Whether a constraint covers the device picked for `request` ("req" or, from firstAvailable,
 // "req/sub"): one that names no requests covers them all.
@@ -33,17 +38,100 @@ std::string attributeText(const scheduling::PickedDevice& p, const api::Resource
   return out;
 }
 
+// What explain answers for: a claim's spec, or the claim kube-scheduler makes for a pod's
+// extended resources (which may differ per node).
+struct Subject {
+  std::string what;
+  std::string own_uid;
+  api::ResourceClaimSpec spec;
+  const api::PodResources* pod = nullptr;
+};
+
+// The table lines and JSON entries of the devices a node would give; `containers` names the
+// containers each request of a pod's extended resources serves.
+void describeDevices(const scheduling::NodeAllocation& got, const api::ResourceClaimSpec& spec,
+                     const std::map<std::string, std::vector<std::string>>& containers,
+                     std::vector<std::string>& lines, json::Value& devices, json::Allocator& a) {
+  for (size_t i = 0; i < got.devices.size(); ++i) {
+    const auto& p = got.devices[i];
+    const auto& result = got.allocation.results.at(i);
+    std::string attrs = attributeText(p, spec);
+    std::vector<std::string> share;
+    for (const auto& [name, q] : result.consumed_capacity) {
+      share.push_back(std::string(name).append("=").append(q));
+    }
+    const auto& conditions = p.device->binding_conditions;
+    auto serves = containers.find(p.request);
+    lines.push_back(
+        p.request +
+        (serves == containers.end() ? "" : " (container " + join(serves->second, ", ") + ")") +
+        ": " + p.id.toString() + (attrs.empty() ? "" : " (" + attrs + ")") +
+        (result.share_id.empty() ? ""
+         : share.empty()         ? "; shared with other claims"
+                                 : "; a share of " + join(share, ", ")) +
+        (conditions.empty()
+             ? ""
+             : "; the pod is bound once the device reports " + join(conditions, ", ")));
+    json::Value d(rapidjson::kObjectType);
+    api::Writer(d, a)
+        .strAlways("request", p.request)
+        .strAlways("driver", p.id.driver)
+        .strAlways("pool", p.id.pool)
+        .strAlways("device", p.id.device)
+        .str("constrainedAttributes", attrs)
+        .stringMap("consumedCapacity", result.consumed_capacity)
+        .strings("bindingConditions", conditions)
+        .strings("containers",
+                 serves == containers.end() ? std::vector<std::string>{} : serves->second);
+    devices.PushBack(d, a);
+  }
+}
+
+// kube-scheduler's answer for a pod's extended resources on one node: the claim it makes there
+// (the resources the node's device plugin serves are left to it), or why the node cannot take
+// the pod. `spec` and `containers` receive the claim and which containers its requests serve.
+scheduling::NodeAllocation allocateExtended(
+    const api::PodResources& pod, const std::map<std::string, const api::DeviceClass*>& classes,
+    const api::Node* node_object, scheduling::Allocator& allocator,
+    const scheduling::ClusterNode& node, const std::set<scheduling::DeviceId>& in_use,
+    const scheduling::SharedAllocations& shared, api::ResourceClaimSpec& spec,
+    std::map<std::string, std::vector<std::string>>& containers, std::vector<std::string>& notes) {
+  static const std::map<std::string, std::string> kNone;
+  const auto& allocatable = node_object ? node_object->extended_allocatable : kNone;
+  auto ext = scheduling::extendedResourceClaim(pod, classes, allocatable);
+  spec = ext.spec;
+  for (const auto& m : ext.mappings) containers[m.request].push_back(m.container);
+  for (const auto& r : ext.device_plugin) {
+    notes.push_back(r + ": from the node's device plugin (allocatable " + allocatable.at(r) +
+                    "), not DRA");
+  }
+  scheduling::NodeAllocation got;
+  got.node = node.name;
+  if (!ext.unfit.empty()) {
+    got.reasons.push_back(ext.unfit + ": no DeviceClass backs it and the node does not have it");
+  } else if (ext.spec.requests.empty()) {
+    got.fits = true;
+  } else {
+    got = allocator.allocate(ext.spec, node, in_use, shared);
+  }
+  return got;
+}
+
 // Long on purpose: one pass over the nodes that fills the JSON document and the table side by
 // side, so the two outputs cannot disagree (as reportWith).
 // NOLINTNEXTLINE(readability-function-size)
-int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
-                const std::string& own_uid, const ExplainArgs& args, const ObjectBundle& bundle,
-                Streams io) {
+int explainSubject(const Subject& subject, const ExplainArgs& args, const ObjectBundle& bundle,
+                   Streams io) {
   scheduling::Allocator allocator(bundle.resource_slices, bundle.device_classes);
-  auto in_use = scheduling::allocatedDevices(bundle.resource_claims, own_uid);
-  auto shared = scheduling::sharedAllocations(bundle.resource_claims, own_uid);
+  auto in_use = scheduling::allocatedDevices(bundle.resource_claims, subject.own_uid);
+  auto shared = scheduling::sharedAllocations(bundle.resource_claims, subject.own_uid);
+  auto extended = scheduling::extendedResourceClasses(bundle.device_classes);
+  std::map<std::string, const api::Node*> node_objects;
   std::vector<scheduling::ClusterNode> nodes;
-  for (const auto& n : bundle.nodes) nodes.push_back({n.metadata.name, n.metadata.labels});
+  for (const auto& n : bundle.nodes) {
+    nodes.push_back({n.metadata.name, n.metadata.labels});
+    node_objects[n.metadata.name] = &n;
+  }
   if (nodes.empty()) {
     for (const auto& n : allocator.nodeNames()) nodes.push_back({n, {}});
   }
@@ -57,7 +145,15 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
   int fits = 0;
   std::string error, error_node;  // the first error kube-scheduler would meet
   for (const auto& node : nodes) {
-    auto got = allocator.allocate(spec, node, in_use, shared);
+    api::ResourceClaimSpec spec = subject.spec;
+    std::map<std::string, std::vector<std::string>> containers;
+    std::vector<std::string> lines;
+    auto object = node_objects.find(node.name);
+    auto got = subject.pod == nullptr
+                   ? allocator.allocate(spec, node, in_use, shared)
+                   : allocateExtended(*subject.pod, extended,
+                                      object == node_objects.end() ? nullptr : object->second,
+                                      allocator, node, in_use, shared, spec, containers, lines);
     json::Value entry(rapidjson::kObjectType);
     api::Writer w(entry, a);
     w.strAlways("node", node.name).boolean("fits", got.fits).str("error", got.error);
@@ -66,35 +162,7 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
       error_node = node.name;
     }
     json::Value devices(rapidjson::kArrayType);
-    std::vector<std::string> lines;
-    for (size_t i = 0; i < got.devices.size(); ++i) {
-      const auto& p = got.devices[i];
-      const auto& result = got.allocation.results.at(i);
-      std::string attrs = attributeText(p, spec);
-      std::vector<std::string> share;
-      for (const auto& [name, q] : result.consumed_capacity) {
-        share.push_back(std::string(name).append("=").append(q));
-      }
-      const auto& conditions = p.device->binding_conditions;
-      lines.push_back(
-          p.request + ": " + p.id.toString() + (attrs.empty() ? "" : " (" + attrs + ")") +
-          (result.share_id.empty() ? ""
-           : share.empty()         ? "; shared with other claims"
-                                   : "; a share of " + join(share, ", ")) +
-          (conditions.empty()
-               ? ""
-               : "; the pod is bound once the device reports " + join(conditions, ", ")));
-      json::Value d(rapidjson::kObjectType);
-      api::Writer(d, a)
-          .strAlways("request", p.request)
-          .strAlways("driver", p.id.driver)
-          .strAlways("pool", p.id.pool)
-          .strAlways("device", p.id.device)
-          .str("constrainedAttributes", attrs)
-          .stringMap("consumedCapacity", result.consumed_capacity)
-          .strings("bindingConditions", conditions);
-      devices.PushBack(d, a);
-    }
+    describeDevices(got, spec, containers, lines, devices, a);
     json::Value reasons(rapidjson::kArrayType);
     for (const auto& r : got.reasons) {
       lines.push_back(r);
@@ -104,13 +172,14 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
     w.value("devices", std::move(devices)).value("reasons", std::move(reasons));
     list.PushBack(entry, a);
     fits += got.fits ? 1 : 0;
+    if (lines.empty()) lines.push_back("");
     for (size_t i = 0; i < lines.size(); ++i) {
       std::string verdict = got.fits ? "yes" : got.error.empty() ? "no" : "error";
       rows.push_back({i == 0 ? node.name : "", i == 0 ? verdict : "", lines[i]});
     }
   }
   api::Writer(doc, a)
-      .strAlways("claim", what)
+      .strAlways("claim", subject.what)
       .i64("nodesThatFit", fits)
       .i64("nodes", static_cast<int64_t>(nodes.size()))
       .boolean("schedulable", error.empty() && fits > 0)
@@ -118,10 +187,11 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
       .value("nodeResults", std::move(list));
   if (args.output == "table") {
     if (error.empty()) {
-      io.out << what << ": fits on " << fits << " of " << nodes.size() << " node(s)\n\n";
+      io.out << subject.what << ": fits on " << fits << " of " << nodes.size() << " node(s)\n\n";
     } else {
       io.out
-          << what << ": kube-scheduler cannot schedule the pod on any node: on " << error_node
+          << subject.what << ": kube-scheduler cannot schedule the pod on any node: on "
+          << error_node
           << " its allocator stops with an error (below), and one node's error fails them all\n\n";
     }
     printTable(rows, io.out);
@@ -129,6 +199,62 @@ int explainSpec(const std::string& what, const api::ResourceClaimSpec& spec,
     printDocument(doc, args.output, io);
   }
   return error.empty() && fits > 0 ? 0 : kNegative;
+}
+
+// The API server refuses a claim (or template) that asks for admin access in a namespace without
+// the label that allows it: its message, or "" when the claim would be admitted.
+Result<std::string> adminAccessRefusal(kube::Client& client, const api::ResourceClaimSpec& spec,
+                                       const std::string& ns) {
+  for (size_t i = 0; i < spec.requests.size(); ++i) {
+    if (!spec.requests[i].admin_access) continue;
+    auto got = client.get(kube::resources::kNamespaces, "", ns);
+    if (!got.ok()) {
+      return Status(got.status().code(), "could not read namespace " + ns +
+                                             " to check admin access: " + got.status().message());
+    }
+    auto labels = kube::ObjectMeta::decode(*got).labels;
+    auto label = labels.find(std::string(kAdminAccessLabel));
+    if (label != labels.end() && label->second == "true") return std::string();
+    return "spec.devices.requests[" + std::to_string(i) +
+           "].adminAccess: Forbidden: admin access to devices requires the `" +
+           std::string(kAdminAccessLabel) +
+           ": true` label on the containing namespace (the API server refuses it in namespace " +
+           ns + ")";
+  }
+  return std::string();
+}
+
+// The subject of a -f file: its one claim, template, Pod or workload.
+Result<Subject> subjectOf(const ObjectBundle& objects, const std::string& file, std::string& ns) {
+  size_t n = objects.resource_claims.size() + objects.resource_claim_templates.size() +
+             objects.pods.size();
+  if (n != 1) {
+    return Status(Code::kInvalidArgument,
+                  file +
+                      " must hold one ResourceClaim, ResourceClaimTemplate, Pod or workload "
+                      "with a pod template, found " +
+                      std::to_string(n));
+  }
+  Subject s;
+  const kube::ObjectMeta* meta = nullptr;
+  if (!objects.resource_claims.empty()) {
+    const auto& c = objects.resource_claims[0];
+    s.spec = c.spec;
+    s.own_uid = c.metadata.uid;
+    meta = &c.metadata;
+    s.what = "ResourceClaim " + qualified(c.metadata);
+  } else if (!objects.resource_claim_templates.empty()) {
+    const auto& t = objects.resource_claim_templates[0];
+    s.spec = t.spec;
+    meta = &t.metadata;
+    s.what = "ResourceClaimTemplate " + qualified(t.metadata);
+  } else {
+    s.pod = &objects.pods[0];
+    meta = &s.pod->metadata;
+    s.what = s.pod->kind + " " + qualified(*meta) + "'s extended resources";
+  }
+  if (!meta->namespace_.empty()) ns = meta->namespace_;
+  return s;
 }
 
 }  // namespace
@@ -140,45 +266,50 @@ int runExplain(const ExplainArgs& args, Streams io) {
   if (args.file.empty() == args.claim.empty()) {
     return fail(io, "give either -f FILE or NAMESPACE/CLAIM");
   }
-  api::ResourceClaimSpec spec;
-  std::string what, own_uid;
+  std::string ns = args.namespace_.empty() ? "default" : args.namespace_;
+  ObjectBundle objects;
+  Subject subject;
   if (!args.file.empty()) {
-    auto objects = loadObjects({args.file}, io.in);
-    if (!objects.ok()) return fail(io, objects.status().message());
-    size_t n = objects->resource_claims.size() + objects->resource_claim_templates.size();
-    if (n != 1) {
-      return fail(io, args.file + " must hold one ResourceClaim or ResourceClaimTemplate, found " +
-                          std::to_string(n));
-    }
-    if (!objects->resource_claims.empty()) {
-      const auto& c = objects->resource_claims[0];
-      spec = c.spec;
-      own_uid = c.metadata.uid;
-      what = "ResourceClaim " + qualified(c.metadata);
-    } else {
-      const auto& t = objects->resource_claim_templates[0];
-      spec = t.spec;
-      what = "ResourceClaimTemplate " + qualified(t.metadata);
-    }
+    auto loaded = loadObjects({args.file}, io.in);
+    if (!loaded.ok()) return fail(io, loaded.status().message());
+    objects = std::move(*loaded);
+    auto s = subjectOf(objects, args.file, ns);
+    if (!s.ok()) return fail(io, s.status().message());
+    subject = std::move(*s);
   }
   return withCluster(args, io, [&](kube::Client& client, const ObjectBundle& bundle) {
     if (!args.claim.empty()) {
-      std::string ns = args.namespace_, name = args.claim;
+      std::string name = args.claim;
       if (auto slash = name.find('/'); slash != std::string::npos) {
         ns = name.substr(0, slash);
         name = name.substr(slash + 1);
       }
-      if (ns.empty()) ns = "default";
       auto got = client.get(api::resources::kResourceClaims, ns, name);
       if (!got.ok())
         return fail(io, "ResourceClaim " + ns + "/" + name + ": " + got.status().message());
       auto claim = api::ResourceClaim::decode(*got);
       if (!claim.ok()) return fail(io, claim.status().message());
-      spec = claim->spec;
-      own_uid = claim->metadata.uid;
-      what = "ResourceClaim " + ns + "/" + name;
+      subject.spec = claim->spec;
+      subject.own_uid = claim->metadata.uid;
+      subject.what = "ResourceClaim " + ns + "/" + name;
+    } else if (subject.pod == nullptr) {
+      auto refused = adminAccessRefusal(client, subject.spec, ns);
+      if (!refused.ok()) return fail(io, subject.what + ": " + refused.status().message());
+      if (!refused->empty()) return fail(io, subject.what + ": " + *refused);
+    } else {
+      auto extended = scheduling::extendedResourceClasses(bundle.device_classes);
+      if (!scheduling::extendedResourceClaim(*subject.pod, extended, {}).any) {
+        return fail(io, subject.what.substr(0, subject.what.find('\'')) +
+                            " asks for no extended resource that a DeviceClass backs (its "
+                            "extendedResourceName, or deviceclass.resource.kubernetes.io/<class>)");
+      }
+      if (!subject.pod->claims.empty()) {
+        io.err << "warning: the pod also uses ResourceClaims (" << join(subject.pod->claims, ", ")
+               << "): kube-scheduler allocates them on the same node as this one; explain each "
+                  "with -f\n";
+      }
     }
-    return explainSpec(what, spec, own_uid, args, bundle, io);
+    return explainSubject(subject, args, bundle, io);
   });
 }
 

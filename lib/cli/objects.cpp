@@ -117,6 +117,8 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
           st = decodeInto(*obj, where, bundle.resource_claims);
         } else if (kind == "ResourceClaimTemplate") {
           st = decodeInto(*obj, where, bundle.resource_claim_templates);
+        } else if (api::PodResources::readsKind(kind)) {
+          st = decodeInto(*obj, where, bundle.pods);
         } else {
           std::string skipped = kind.empty() ? "(no kind)" : kind;
           skipped.append("/").append(name).append(" (").append(path).append(")");

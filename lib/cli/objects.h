@@ -10,6 +10,7 @@
 #include "api/node_state.h"
 #include "api/objects.h"
 #include "api/operator_config.h"
+#include "api/pod_resources.h"
 #include "api/policies.h"
 #include "api/resource.h"
 #include "kube/client.h"
@@ -30,7 +31,8 @@ struct ObjectBundle {
   std::vector<api::DeviceClass> device_classes;
   std::vector<api::ResourceClaim> resource_claims;
   std::vector<api::ResourceClaimTemplate> resource_claim_templates;
-  std::vector<std::string> skipped;  // "ConfigMap/foo (file.yaml)"
+  std::vector<api::PodResources> pods;  // Pods and workloads' pod templates (files only)
+  std::vector<std::string> skipped;     // "ConfigMap/foo (file.yaml)"
 };
 
 // Reads every document of every file; an undecodable object is an error naming file and field.

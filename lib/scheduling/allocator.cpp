@@ -332,7 +332,7 @@ void Allocator::findCandidates(Alternative& alt, const std::vector<Pool>& pools,
           }
           if (multi && allocated_shares != shared.end()) {
             capacity_short = capacityShortage(**share, allocated_shares->second, d);
-            if (!capacity_short.empty()) capacity_short = "device " + d.name + " " + capacity_short;
+            if (!capacity_short.empty()) capacity_short.insert(0, "device " + d.name + " ");
           }
           ++(!counters_short.empty()   ? alt.counter_blocked
              : !capacity_short.empty() ? alt.capacity_blocked

@@ -49,8 +49,9 @@ std::string CounterState::shortage(const api::SliceDevice* d) const {
     if (!(left[i] < need[i])) continue;
     const auto& [set, counter] = pool->counter_names[i];
     Quantity rest = left[i] - used[i];
-    return "counter set " + set + " has " + (rest.sign() < 0 ? "none" : rest.text()) + " of " +
-           pool->counter_values[i].text() + " " + counter + " left";
+    std::string out = "counter set " + set + " has ";
+    out.append(rest.sign() < 0 ? "none" : rest.text()).append(" of ");
+    return out.append(pool->counter_values[i].text()).append(" ").append(counter).append(" left");
   }
   return "";
 }

@@ -264,6 +264,7 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
         part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
       }
       std::vector<std::string> short_of;
+      short_of.reserve(held_back.size());
       for (const auto& [value, why] : held_back) {
         short_of.push_back(value + " (" + join(why, "; ") + ")");
       }

@@ -123,13 +123,14 @@ std::string capacityShortage(const Capacities& share, const Capacities& taken,
   for (const auto& [name, amount] : share) {
     const std::string& text = device.capacity.at(name);
     auto value = Quantity::parse(text);
-    if (!value.ok()) return "capacity " + name + " " + text + " is not a quantity";
+    if (!value.ok()) return "capacity " + name + " is not a quantity: " + text;
     Quantity used;
     if (auto t = taken.find(name); t != taken.end()) used = t->second;
     if (*value < used + amount) {
       Quantity rest = *value - used;
-      return "has " + (rest.sign() < 0 ? "none" : rest.text()) + " of " + text + " " + name +
-             " left";
+      std::string out = "has ";
+      out.append(rest.sign() < 0 ? "none" : rest.text()).append(" of ").append(text);
+      return out.append(" ").append(name).append(" left");
     }
   }
   return "";

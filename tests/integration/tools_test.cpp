@@ -260,6 +260,54 @@ TEST_CASE("explain, report and topology answer from the live cluster", "[tools][
     CHECK_THAT(none.out, Catch::Contains("request vf: needs 9 device(s), "));
   }
 
+  SECTION("a pod's extended resources, and admin access only where the namespace allows it") {
+    // Node a has free GPUs and VFs: the claim the scheduler makes gives each container its own.
+    REQUIRE(writeFileAtomic(
+                dir.path() + "/pod.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: infer, namespace: " +
+                    t.env.ns() +
+                    "}\nspec: {template: {spec: {containers: [{name: app, resources: {limits: "
+                    "{nvidia.com/gpu: 1}}}, {name: nic, resources: {limits: "
+                    "{deviceclass.resource.kubernetes.io/sriovnetwork.k8snetworkplumbingwg.io: "
+                    "1}}}]}}}\n",
+                0644)
+                .isOk());
+    cli::ExplainArgs e;
+    static_cast<cli::ClusterArgs&>(e) = t.args;
+    e.file = dir.path() + "/pod.yaml";
+    auto pod = run(cli::runExplain, e);
+    CHECK(pod.code == 0);
+    CHECK_THAT(
+        pod.out,
+        Catch::StartsWith("Deployment " + t.env.ns() + "/infer's extended resources: fits") &&
+            Catch::Contains("container-0-request-0 (container app): gpu.nvidia.com/" + a) &&
+            Catch::Contains("container-1-request-0 (container nic): " + kVfDriver + "/" + a));
+    // A claim asking for admin access, in a namespace without the label: refused as the API
+    // server refuses it; with the label it is explained.
+    REQUIRE(writeFileAtomic(dir.path() + "/admin.yaml",
+                            "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
+                            "{name: watch}\nspec: {devices: {requests: [{name: vf, exactly: "
+                            "{deviceClassName: " +
+                                kVfDriver + ", adminAccess: true}}]}}\n",
+                            0644)
+                .isOk());
+    e.file = dir.path() + "/admin.yaml";
+    e.namespace_ = t.env.ns();
+    auto refused = run(cli::runExplain, e);
+    CHECK(refused.code == 2);
+    CHECK_THAT(refused.err,
+               Catch::Contains("ResourceClaim watch: spec.devices.requests[0].adminAccess: "
+                               "Forbidden: admin access to devices requires the "
+                               "`resource.kubernetes.io/admin-access: true` label on the "
+                               "containing namespace (the API server refuses it in namespace " +
+                               t.env.ns() + ")"));
+    REQUIRE(t.env.admin()
+                .patch(kube::resources::kNamespaces, "", t.env.ns(), kube::PatchType::kMerge,
+                       R"({"metadata":{"labels":{"resource.kubernetes.io/admin-access":"true"}}})")
+                .ok());
+    CHECK(run(cli::runExplain, e).code == 0);
+  }
+
   SECTION("report classifies an aligned GPU/VF pair and one that is not") {
     const auto& gpus_root_b9 = t.gpu_names.at(a + "/pci0000:b9");
     const auto& gpus_root_80 = t.gpu_names.at(a + "/pci0000:80");
