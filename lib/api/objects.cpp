@@ -16,7 +16,9 @@ Result<Node> Node::decode(const json::Value& v) {
   if (allocatable != nullptr) {
     for (const auto& kv : allocatable->GetObject()) {
       std::string name(kv.name.GetString(), kv.name.GetStringLength());
-      if (name.find('/') == std::string::npos || name.find("kubernetes.io/") != std::string::npos) {
+      bool implicit = name.starts_with("deviceclass.resource.kubernetes.io/");
+      if (name.find('/') == std::string::npos ||
+          (name.find("kubernetes.io/") != std::string::npos && !implicit)) {
         continue;
       }
       n.extended_allocatable[name] =

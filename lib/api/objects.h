@@ -14,8 +14,8 @@ namespace sriovdra::api {
 struct Node {
   kube::ObjectMeta metadata;
   bool unschedulable = false;  // spec.unschedulable: cordoned
-  // status.allocatable's extended resources (domain-qualified names outside kubernetes.io: a
-  // device plugin's), name -> quantity.
+  // status.allocatable's extended resources (domain-qualified names outside kubernetes.io, and
+  // deviceclass.resource.kubernetes.io/...: a device plugin's), name -> quantity.
   std::map<std::string, std::string> extended_allocatable;
   static Result<Node> decode(const json::Value& v);
 };

@@ -6,8 +6,16 @@
 namespace sriovdra::api {
 namespace {
 
-constexpr std::array<std::string_view, 5> kTemplateKinds = {"Deployment", "ReplicaSet",
-                                                            "StatefulSet", "DaemonSet", "Job"};
+// The kinds read, by apiVersion.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 7> kKinds = {{
+    {"v1", "Pod"},
+    {"apps/v1", "Deployment"},
+    {"apps/v1", "ReplicaSet"},
+    {"apps/v1", "StatefulSet"},
+    {"apps/v1", "DaemonSet"},
+    {"batch/v1", "Job"},
+    {"batch/v1", "CronJob"},
+}};
 
 // A quantity as written: YAML gives "2" or 2.
 std::map<std::string, std::string> quantities(const Reader& r, std::string_view key) {
@@ -48,9 +56,10 @@ void readContainers(const Reader& spec, std::string_view key, bool init, PodReso
 
 }  // namespace
 
-bool PodResources::readsKind(std::string_view kind) {
-  return kind == "Pod" || kind == "CronJob" ||
-         std::find(kTemplateKinds.begin(), kTemplateKinds.end(), kind) != kTemplateKinds.end();
+bool PodResources::reads(const json::Value& v) {
+  std::pair<std::string_view, std::string_view> key{json::stringOr(v, "apiVersion"),
+                                                    json::stringOr(v, "kind")};
+  return std::find(kKinds.begin(), kKinds.end(), key) != kKinds.end();
 }
 
 Result<PodResources> PodResources::decode(const json::Value& v) {
@@ -58,8 +67,9 @@ Result<PodResources> PodResources::decode(const json::Value& v) {
   PodResources p;
   p.kind = root.str("kind");
   p.metadata = kube::ObjectMeta::decode(v);
-  if (!readsKind(p.kind)) {
-    return Status(Code::kInvalidArgument, "kind " + p.kind + " holds no pod");
+  if (!reads(v)) {
+    return Status(Code::kInvalidArgument,
+                  std::string(json::stringOr(v, "apiVersion")) + " " + p.kind + " holds no pod");
   }
   Reader spec = root.object("spec");
   if (p.kind == "CronJob") {

@@ -26,7 +26,8 @@ struct PodResources {
   kube::ObjectMeta metadata;                   // of the object read (the workload for a template)
   std::vector<ContainerResources> containers;  // init containers first, in order, then the rest
   std::vector<std::string> claims;             // the pod's spec.resourceClaims, by name
-  static bool readsKind(std::string_view kind);
+  // Whether the object is a Pod (v1) or one of the workloads above (apps/v1, batch/v1).
+  static bool reads(const json::Value& v);
   static Result<PodResources> decode(const json::Value& v);
 };
 

@@ -5,6 +5,7 @@
 #include "api/names.h"
 #include "base/strings.h"
 #include "cli/cluster_common.h"
+#include "kube/config.h"
 #include "scheduling/alignment.h"
 #include "scheduling/allocator.h"
 #include "scheduling/extended_resources.h"
@@ -162,12 +163,17 @@ int explainSubject(const Subject& subject, const ExplainArgs& args, const Object
       error_node = node.name;
     }
     json::Value devices(rapidjson::kArrayType);
-    describeDevices(got, spec, containers, lines, devices, a);
+    std::vector<std::string> device_lines;
+    describeDevices(got, spec, containers, device_lines, devices, a);
+    json::Value notes(rapidjson::kArrayType);
+    for (const auto& n : lines) notes.PushBack(json::str(n, a), a);
+    w.nonEmpty("notes", std::move(notes));
     json::Value reasons(rapidjson::kArrayType);
     for (const auto& r : got.reasons) {
       lines.push_back(r);
       reasons.PushBack(json::str(r, a), a);
     }
+    lines.insert(lines.begin(), device_lines.begin(), device_lines.end());
     if (!got.error.empty()) lines.push_back("error: " + got.error);
     w.value("devices", std::move(devices)).value("reasons", std::move(reasons));
     list.PushBack(entry, a);
@@ -202,12 +208,19 @@ int explainSubject(const Subject& subject, const ExplainArgs& args, const Object
 }
 
 // The API server refuses a claim (or template) that asks for admin access in a namespace without
-// the label that allows it: its message, or "" when the claim would be admitted.
+// the label that allows it: its message, or "" when the claim would be admitted, or a line that
+// starts with "warning: " when the user may not read the namespace.
 Result<std::string> adminAccessRefusal(kube::Client& client, const api::ResourceClaimSpec& spec,
                                        const std::string& ns) {
   for (size_t i = 0; i < spec.requests.size(); ++i) {
     if (!spec.requests[i].admin_access) continue;
     auto got = client.get(kube::resources::kNamespaces, "", ns);
+    if (!got.ok() && got.status().code() == Code::kForbidden) {
+      return "warning: cannot read namespace " + ns +
+             " to check that it allows admin access (the API server checks it when the claim is "
+             "created): " +
+             got.status().message();
+    }
     if (!got.ok()) {
       return Status(got.status().code(), "could not read namespace " + ns +
                                              " to check admin access: " + got.status().message());
@@ -224,16 +237,19 @@ Result<std::string> adminAccessRefusal(kube::Client& client, const api::Resource
   return std::string();
 }
 
-// The subject of a -f file: its one claim, template, Pod or workload.
-Result<Subject> subjectOf(const ObjectBundle& objects, const std::string& file, std::string& ns) {
-  size_t n = objects.resource_claims.size() + objects.resource_claim_templates.size() +
-             objects.pods.size();
+// The subject of a -f file: its one claim or template, else its one Pod or workload. Its
+// namespace is the object's, which must agree with -n when both are given (as kubectl has it).
+Result<Subject> subjectOf(const ObjectBundle& objects, const std::string& file,
+                          const std::string& flag_namespace, std::string& ns) {
+  size_t claims = objects.resource_claims.size() + objects.resource_claim_templates.size();
+  size_t n = claims > 0 ? claims : objects.pods.size();
   if (n != 1) {
     return Status(Code::kInvalidArgument,
                   file +
-                      " must hold one ResourceClaim, ResourceClaimTemplate, Pod or workload "
-                      "with a pod template, found " +
-                      std::to_string(n));
+                      " must hold one ResourceClaim or ResourceClaimTemplate, or else one Pod "
+                      "or workload with a pod template; found " +
+                      std::to_string(claims) + " claim(s) and template(s), " +
+                      std::to_string(objects.pods.size()) + " pod(s) and workload(s)");
   }
   Subject s;
   const kube::ObjectMeta* meta = nullptr;
@@ -253,6 +269,10 @@ Result<Subject> subjectOf(const ObjectBundle& objects, const std::string& file, 
     meta = &s.pod->metadata;
     s.what = s.pod->kind + " " + qualified(*meta) + "'s extended resources";
   }
+  if (!meta->namespace_.empty() && !flag_namespace.empty() && meta->namespace_ != flag_namespace) {
+    return Status(Code::kInvalidArgument,
+                  "the namespace of " + s.what + " does not match -n " + flag_namespace);
+  }
   if (!meta->namespace_.empty()) ns = meta->namespace_;
   return s;
 }
@@ -266,14 +286,19 @@ int runExplain(const ExplainArgs& args, Streams io) {
   if (args.file.empty() == args.claim.empty()) {
     return fail(io, "give either -f FILE or NAMESPACE/CLAIM");
   }
-  std::string ns = args.namespace_.empty() ? "default" : args.namespace_;
+  // Without -n, the kubeconfig context's namespace, as kubectl takes it.
+  std::string ns = args.namespace_;
+  if (ns.empty()) {
+    auto config = kube::loadConfig({args.kubeconfig, args.context});
+    ns = config.ok() && !config->default_namespace.empty() ? config->default_namespace : "default";
+  }
   ObjectBundle objects;
   Subject subject;
   if (!args.file.empty()) {
-    auto loaded = loadObjects({args.file}, io.in);
+    auto loaded = loadObjects({args.file}, io.in, /*with_pods=*/true);
     if (!loaded.ok()) return fail(io, loaded.status().message());
     objects = std::move(*loaded);
-    auto s = subjectOf(objects, args.file, ns);
+    auto s = subjectOf(objects, args.file, args.namespace_, ns);
     if (!s.ok()) return fail(io, s.status().message());
     subject = std::move(*s);
   }
@@ -295,11 +320,18 @@ int runExplain(const ExplainArgs& args, Streams io) {
     } else if (subject.pod == nullptr) {
       auto refused = adminAccessRefusal(client, subject.spec, ns);
       if (!refused.ok()) return fail(io, subject.what + ": " + refused.status().message());
-      if (!refused->empty()) return fail(io, subject.what + ": " + *refused);
+      if (refused->starts_with("warning: ")) {
+        io.err << *refused << "\n";
+      } else if (!refused->empty()) {
+        return fail(io, subject.what + ": " + *refused);
+      }
     } else {
       auto extended = scheduling::extendedResourceClasses(bundle.device_classes);
-      if (!scheduling::extendedResourceClaim(*subject.pod, extended, {}).any) {
-        return fail(io, subject.what.substr(0, subject.what.find('\'')) +
+      auto claim = scheduling::extendedResourceClaim(*subject.pod, extended, {});
+      std::string pod = subject.pod->kind + " " + qualified(subject.pod->metadata);
+      if (!claim.invalid.empty()) return fail(io, pod + ": " + claim.invalid);
+      if (!claim.any) {
+        return fail(io, pod +
                             " asks for no extended resource that a DeviceClass backs (its "
                             "extendedResourceName, or deviceclass.resource.kubernetes.io/<class>)");
       }

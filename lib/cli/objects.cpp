@@ -62,7 +62,8 @@ std::vector<std::string> expandPaths(const std::vector<std::string>& paths) {
   return out;
 }
 
-Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::istream& in) {
+Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::istream& in,
+                                 bool with_pods) {
   ObjectBundle bundle;
   for (const auto& path : expandPaths(given)) {
     std::string text;
@@ -117,7 +118,7 @@ Result<ObjectBundle> loadObjects(const std::vector<std::string>& given, std::ist
           st = decodeInto(*obj, where, bundle.resource_claims);
         } else if (kind == "ResourceClaimTemplate") {
           st = decodeInto(*obj, where, bundle.resource_claim_templates);
-        } else if (api::PodResources::readsKind(kind)) {
+        } else if (with_pods && api::PodResources::reads(*obj)) {
           st = decodeInto(*obj, where, bundle.pods);
         } else {
           std::string skipped = kind.empty() ? "(no kind)" : kind;

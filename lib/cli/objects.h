@@ -31,13 +31,15 @@ struct ObjectBundle {
   std::vector<api::DeviceClass> device_classes;
   std::vector<api::ResourceClaim> resource_claims;
   std::vector<api::ResourceClaimTemplate> resource_claim_templates;
-  std::vector<api::PodResources> pods;  // Pods and workloads' pod templates (files only)
+  std::vector<api::PodResources> pods;  // Pods and workloads' pod templates (with_pods only)
   std::vector<std::string> skipped;     // "ConfigMap/foo (file.yaml)"
 };
 
 // Reads every document of every file; an undecodable object is an error naming file and field.
 // The DeviceTaintRules among them taint the slices among them, as kube-scheduler applies them.
-Result<ObjectBundle> loadObjects(const std::vector<std::string>& paths, std::istream& stdin_stream);
+// Pods and workloads are read into `pods` only `with_pods` (explain); else they are skipped.
+Result<ObjectBundle> loadObjects(const std::vector<std::string>& paths, std::istream& stdin_stream,
+                                 bool with_pods = false);
 
 // What the cluster tools read from the API server: Nodes, SriovNodeStates (all namespaces),
 // ResourceSlices (tainted by the DeviceTaintRules), DeviceClasses and ResourceClaims. Objects

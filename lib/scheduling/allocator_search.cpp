@@ -263,10 +263,16 @@ std::string constraintReason(const Constraint& con, const std::vector<Request>& 
       if (without > 0) {
         part += " (" + std::to_string(without) + " free without " + con.attribute + ")";
       }
-      std::vector<std::string> short_of;
-      short_of.reserve(held_back.size());
+      std::vector<std::string> short_of;  // at most four values, each with at most four reasons
+      short_of.reserve(std::min<size_t>(held_back.size(), 5));
       for (const auto& [value, why] : held_back) {
-        short_of.push_back(value + " (" + join(why, "; ") + ")");
+        if (short_of.size() == 4) {
+          short_of.push_back(std::to_string(held_back.size() - 4) + " more");
+          break;
+        }
+        std::vector<std::string> first(why.begin(), why.end());
+        if (first.size() > 4) first.resize(4);
+        short_of.push_back(value + " (" + join(first, "; ") + ")");
       }
       if (!short_of.empty()) part += ", held back on " + join(short_of, ", ");
       parts.push_back(part);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "api/resource_limits.h"
 #include "scheduling/quantity.h"
@@ -34,15 +35,15 @@ using Mapping = ExtendedResourceClaim::Mapping;
 // requests cover it) and its mappings.
 std::optional<api::DeviceRequest> containerRequest(
     size_t index, const api::ContainerResources& c, const std::string& resource,
-    const std::string& klass, const std::vector<const api::DeviceRequest*>& reusable,
+    const std::string& klass, std::span<const std::optional<api::DeviceRequest>> reusable,
     std::vector<Mapping>& mappings) {
   auto asked = c.requests.find(resource);
   if (asked == c.requests.end()) return std::nullopt;
   auto count = wholeCount(asked->second);
   if (!count) return std::nullopt;
-  int64_t sum = 0;
-  for (const auto* r : reusable) {
-    if (r == nullptr) continue;
+  __int128 sum = 0;  // counts come from the file: as large as int64 allows
+  for (const auto& r : reusable) {
+    if (!r) continue;
     sum += r->exactly->count;
     mappings.push_back({c.name, resource, r->name});
     if (sum >= *count) return std::nullopt;
@@ -52,7 +53,7 @@ std::optional<api::DeviceRequest> containerRequest(
   out.name = "container-" + std::to_string(index) + "-request-" + std::to_string(position);
   out.exactly = api::DeviceSubRequest{};
   out.exactly->device_class_name = klass;
-  out.exactly->count = *count - sum;
+  out.exactly->count = static_cast<int64_t>(*count - sum);
   mappings.push_back({c.name, resource, out.name});
   return out;
 }
@@ -71,11 +72,8 @@ void requestsFor(const api::PodResources& pod, const std::string& resource,
   std::set<std::string> short_names;
   for (size_t i = 0; i < containers.size(); ++i) {
     if (!containers[i].init || containers[i].sidecar) continue;
-    std::vector<const api::DeviceRequest*> reusable;
-    for (size_t k = i; k < containers.size(); ++k) {
-      reusable.push_back(long_lived[k] ? &*long_lived[k] : nullptr);
-    }
-    auto r = containerRequest(i, containers[i], resource, klass, reusable, short_mappings);
+    auto r = containerRequest(i, containers[i], resource, klass, std::span(long_lived).subspan(i),
+                              short_mappings);
     if (!r) continue;
     short_names.insert(r->name);
     if (!largest || largest->exactly->count < r->exactly->count) largest = std::move(r);
@@ -91,6 +89,26 @@ void requestsFor(const api::PodResources& pod, const std::string& resource,
   }
   out.mappings.insert(out.mappings.end(), long_mappings.begin(), long_mappings.end());
   out.mappings.insert(out.mappings.end(), short_mappings.begin(), short_mappings.end());
+}
+
+// The pod's request of a resource as the scheduler sums it (PodRequests): the long-running
+// containers together, or an init container with the sidecars started before it, whichever is
+// more.
+Quantity podRequest(const api::PodResources& pod, const std::string& resource) {
+  auto of = [&](const api::ContainerResources& c) {
+    auto it = c.requests.find(resource);
+    return it == c.requests.end() ? Quantity() : Quantity::parse(it->second).valueOr(Quantity());
+  };
+  Quantity running, sidecars, most;
+  for (const auto& c : pod.containers) {
+    if (c.init && !c.sidecar) {
+      most = std::max(most, sidecars + of(c));
+    } else {
+      running = running + of(c);
+      if (c.sidecar) sidecars = sidecars + of(c);
+    }
+  }
+  return std::max(most, running);
 }
 
 }  // namespace
@@ -134,8 +152,13 @@ ExtendedResourceClaim extendedResourceClaim(
   std::set<std::string> asked;  // sorted, as kube-scheduler sorts them
   for (const auto& c : pod.containers) {
     for (const auto& [name, q] : c.requests) {
+      if (!isDraExtendedResourceName(name)) continue;
       auto n = Quantity::parse(q);
-      if (isDraExtendedResourceName(name) && n.ok() && n->sign() > 0) asked.insert(name);
+      if (!n.ok()) {
+        out.invalid = "container " + c.name + ": " + name + ": " + n.status().message();
+        return out;
+      }
+      if (n->sign() > 0) asked.insert(name);
     }
   }
   for (const auto& name : asked) out.any = out.any || classes.count(name) != 0;
@@ -143,11 +166,16 @@ ExtendedResourceClaim extendedResourceClaim(
   for (const auto& name : asked) {
     auto klass = classes.find(name);
     auto has = allocatable.find(name);
-    bool served = has != allocatable.end() && Quantity::parse(has->second).valueOr({}).sign() > 0;
+    auto amount =
+        has == allocatable.end() ? Result<Quantity>(Quantity()) : Quantity::parse(has->second);
+    bool served = amount.ok() && amount->sign() > 0;
     if (klass != classes.end() && !served) {
       requestsFor(pod, name, klass->second->metadata.name, out);
     } else if (has == allocatable.end()) {
       if (out.unfit.empty()) out.unfit = "cannot fit resource " + name;
+    } else if (!amount.ok() || *amount < podRequest(pod, name)) {
+      // NodeResourcesFit's check, without the requests of the pods already on the node.
+      if (out.unfit.empty()) out.unfit = "Insufficient " + name;
     } else {
       out.device_plugin.push_back(name);
     }

@@ -4,9 +4,13 @@
 // - A DeviceClass backs the extended resource named in its spec.extendedResourceName (when two
 //   name the same one, the newer class wins, then the lower name) and, always, the implicit
 //   "deviceclass.resource.kubernetes.io/<class name>".
-// - On a node whose status.allocatable has the resource (a device plugin's), the node serves it;
-//   a resource that no class backs and the node does not have keeps the pod off the node ("cannot
+// - On a node whose status.allocatable has the resource (a device plugin's), the node serves it
+//   (NodeResourcesFit: "Insufficient X" when the allocatable is less than the pod's request); a
+//   resource that no class backs and the node does not have keeps the pod off the node ("cannot
 //   fit resource"). The claim may differ per node for that reason.
+// - Differences: request indexes count the requests written in the file, not cpu or memory a
+//   LimitRange adds; an older class that loses a name to a newer one keeps its implicit name
+//   here, where kube-scheduler's cache may drop it depending on the order it saw the classes.
 // - Each long-running container (regular, or an init container with restartPolicy Always) asks
 //   for its own devices: request "container-<i>-request-<j>" (i: the container's index, init
 //   containers first; j: the resource's index among the container's sorted request names),
@@ -43,8 +47,12 @@ struct ExtendedResourceClaim {
   };
   std::vector<Mapping> mappings;           // which request serves which container's resource
   std::vector<std::string> device_plugin;  // resources the node's allocatable serves instead
-  std::string unfit;                       // "cannot fit resource X": the node cannot take the pod
-  bool any = false;  // the pod asks for a resource some DeviceClass backs (else nothing applies)
+  // Why the node cannot take the pod: "cannot fit resource X" (nothing serves it) or
+  // "Insufficient X" (the node's allocatable is less than the pod asks for; the pods already on
+  // the node are not counted).
+  std::string unfit;
+  bool any = false;     // the pod asks for a resource some DeviceClass backs (else nothing applies)
+  std::string invalid;  // a quantity of an extended resource that does not parse
 };
 
 // The claim kube-scheduler makes for the pod on a node with this allocatable (extended

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "api/objects.h"
 #include "support/fixtures.h"
 
 using namespace sriovdra;
@@ -99,6 +100,13 @@ TEST_CASE("extended resources become the scheduler's claim", "[extended][unit]")
        {"container-1-request-0=gpu.nvidia.com:1"},
        {"side:nvidia.com/gpu->container-1-request-0",
         "init:nvidia.com/gpu->container-1-request-0"}},
+      {"a request wins over its limit; resources in name order",
+       "{containers: [{name: app, resources: {requests: {nvidia.com/gpu: 1}, limits: "
+       "{nvidia.com/gpu: 2, " +
+           kVfImplicit + ": 1}}}]}",
+       {"container-0-request-0=vf:1", "container-0-request-1=gpu.nvidia.com:1"},
+       {"app:" + kVfImplicit + "->container-0-request-0",
+        "app:nvidia.com/gpu->container-0-request-1"}},
       {"zero and fractions are skipped",
        "{containers: [{name: a, resources: {limits: {nvidia.com/gpu: 0}}}, {name: b, resources: "
        "{limits: {nvidia.com/gpu: 500m}}}, {name: c, resources: {limits: {nvidia.com/gpu: 1}}}]}",
@@ -108,7 +116,8 @@ TEST_CASE("extended resources become the scheduler's claim", "[extended][unit]")
   for (const auto& row : rows) {
     INFO(row.name);
     auto got = extendedResourceClaim(
-        pod("{kind: Pod, metadata: {name: p}, spec: " + row.spec + "}"), backed, {});
+        pod("{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: " + row.spec + "}"), backed,
+        {});
     CHECK(got.any);
     CHECK(got.unfit.empty());
     CHECK(requests(got) == row.requests);
@@ -120,7 +129,8 @@ TEST_CASE("a node's device plugin or nothing at all", "[extended][unit]") {
   std::vector<api::DeviceClass> classes = {deviceClass("gpu.nvidia.com", "nvidia.com/gpu")};
   auto backed = extendedResourceClasses(classes);
   auto p =
-      pod("{kind: Pod, metadata: {name: p}, spec: {containers: [{name: app, resources: {limits: "
+      pod("{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: app, "
+          "resources: {limits: "
           "{nvidia.com/gpu: 1, example.com/fpga: 1}}}]}}");
   // The node has the GPUs as a device plugin's: DRA allocates nothing there.
   auto plugin =
@@ -132,10 +142,21 @@ TEST_CASE("a node's device plugin or nothing at all", "[extended][unit]") {
   auto none = extendedResourceClaim(p, backed, {{"nvidia.com/gpu", "0"}});
   CHECK(requests(none) == std::vector<std::string>{"container-0-request-1=gpu.nvidia.com:1"});
   CHECK(none.unfit == "cannot fit resource example.com/fpga");
+  // An allocatable smaller than the pod's request: NodeResourcesFit keeps the pod off the node.
+  auto small =
+      extendedResourceClaim(p, backed, {{"nvidia.com/gpu", "4"}, {"example.com/fpga", "0"}});
+  CHECK(small.unfit == "Insufficient example.com/fpga");
+  // A quantity that does not parse is named.
+  auto bad = extendedResourceClaim(
+      pod("{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, resources: {limits: "
+          "{nvidia.com/gpu: 1x}}}]}}"),
+      backed, {});
+  CHECK_THAT(bad.invalid, Catch::StartsWith("container a: nvidia.com/gpu: "));
   // A pod asking for nothing a class backs: the scheduler makes no claim.
-  auto other = extendedResourceClaim(pod("{kind: Pod, spec: {containers: [{name: a, resources: "
-                                         "{limits: {example.com/fpga: 1}}}]}}"),
-                                     backed, {});
+  auto other = extendedResourceClaim(
+      pod("{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, resources: "
+          "{limits: {example.com/fpga: 1}}}]}}"),
+      backed, {});
   CHECK_FALSE(other.any);
   CHECK(other.spec.requests.empty());
 }
@@ -165,24 +186,43 @@ TEST_CASE("which class backs an extended resource", "[extended][unit]") {
 
 TEST_CASE("a workload's pod template is read like a pod", "[extended][unit]") {
   for (const auto& [kind, spec] : std::vector<std::pair<std::string, std::string>>{
-           {"Deployment",
+           {"apps/v1, kind: Deployment",
             "{template: {spec: {containers: [{name: app, resources: {limits: "
             "{nvidia.com/gpu: 1}}}], resourceClaims: [{name: nic}]}}}"},
-           {"CronJob",
+           {"batch/v1, kind: CronJob",
             "{jobTemplate: {spec: {template: {spec: {containers: [{name: app, "
             "resources: {limits: {nvidia.com/gpu: 1}}}], resourceClaims: [{name: "
             "nic}]}}}}}"}}) {
     INFO(kind);
-    auto p = pod("{kind: " + kind + ", metadata: {name: w, namespace: ns}, spec: " + spec + "}");
+    auto p =
+        pod("{apiVersion: " + kind + ", metadata: {name: w, namespace: ns}, spec: " + spec + "}");
     CHECK(p.metadata.namespace_ == "ns");
     REQUIRE(p.containers.size() == 1);
     CHECK(p.containers[0].requests == std::map<std::string, std::string>{{"nvidia.com/gpu", "1"}});
     CHECK(p.claims == std::vector<std::string>{"nic"});
   }
   auto doc = testing::yamlObject(
-      "{kind: Pod, spec: {containers: [{name: a, resources: {limits: {nvidia.com/gpu: [1]}}}]}}");
+      "{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, resources: {limits: "
+      "{nvidia.com/gpu: [1]}}}]}}");
   auto bad = api::PodResources::decode(doc);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message() ==
         "spec.containers[0].resources.limits.nvidia.com/gpu: expected a quantity");
+}
+
+TEST_CASE("a node keeps the extended resources of its allocatable", "[extended][unit]") {
+  auto doc = testing::yamlObject(
+      "{kind: Node, metadata: {name: n}, status: {allocatable: {cpu: '8', memory: 1Gi, "
+      "nvidia.com/gpu: '4', example.com/fpga: 2, hugepages-2Mi: '0', "
+      "example.kubernetes.io/thing: '1', deviceclass.resource.kubernetes.io/vf: '3'}}}");
+  auto node = api::Node::decode(doc);
+  REQUIRE(node.ok());
+  CHECK(node->extended_allocatable ==
+        std::map<std::string, std::string>{{"deviceclass.resource.kubernetes.io/vf", "3"},
+                                           {"example.com/fpga", "2"},
+                                           {"nvidia.com/gpu", "4"}});
+  // Only Pods and the workloads of apps/v1 and batch/v1 hold a pod.
+  auto other = testing::yamlObject("{apiVersion: batch.volcano.sh/v1alpha1, kind: Job}");
+  CHECK_FALSE(api::PodResources::reads(other));
+  CHECK_FALSE(api::PodResources::decode(other).ok());
 }
