@@ -5,14 +5,19 @@
 // allocationMode All, a prioritized list (firstAvailable) under a constraint, CEL selectors on
 // our attributes, one of them failing on the VFs that lack its attribute, VFs with a NoSchedule
 // taint that half of the claims tolerate, published in the slice or added by a DeviceTaintRule,
-// some nodes' GPUs tainted by a rule for their pool), `sriov-dra explain` and kube-scheduler must
-// agree, node by node, on whether the claim fits and on whether the scheduler meets an error there.
+// some nodes' GPUs tainted by a rule for their pool; admin access, in a namespace labelled for it
+// or refused in one that is not; or instead of a claim a pod whose containers ask for GPUs and VFs
+// as extended resources, which kube-scheduler turns into a claim), `sriov-dra explain` and
+// kube-scheduler must agree, node by node, on whether the claim fits and on whether the scheduler
+// meets an error there (and explain must refuse what the API server refuses). The seeds that
+// exercise each feature are counted in the output.
 // Seeded and reproducible: SRIOV_DRA_DIFF_SEED picks the first seed, SRIOV_DRA_DIFF_CASES how
 // many; a disagreement prints the seed, the shape and both answers.
 //
 // Per case: kubelet-less nodes with VF slices built by the agent's own dra::buildSlices and GPU
-// slices shaped like the NVIDIA driver's (with partitionable devices: a slice of counter sets and
-// a slice of whole GPUs and partitions); occupancy by pods the scheduler itself places (one per
+// slices shaped like the NVIDIA driver's (partitionable ones as its dynamic MIG publishes them,
+// support/mig_gpus.h: a slice of counter sets, and per GPU a slice of the GPU whole and its MIG
+// placements); occupancy by pods the scheduler itself places (one per
 // taken device, selected by an attribute only it has); a marker slice and pod published last, so
 // that once the marker pod is bound the scheduler has seen every node and slice of the case (one
 // watch stream per kind delivers in order); likewise a marker DeviceTaintRule after the case's
@@ -21,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -35,6 +41,7 @@
 #include "support/dra_objects.h"
 #include "support/eventually.h"
 #include "support/fixtures.h"
+#include "support/mig_gpus.h"
 #include "support/operator_env.h"
 #include "support/temp_dir.h"
 
@@ -84,23 +91,35 @@ struct Taken {
 // What a share of a link takes for a request: the policy's min (10G) or the next 10G step.
 int linkShare(int gbps) { return gbps <= 10 ? 10 : (gbps + 9) / 10 * 10; }
 
-// MIG partitions of one partitioned GPU: (name, profile, memory slices of the GPU's 8).
-const std::vector<std::tuple<std::string, std::string, int>> kPartitions = {
-    {"mig-3g-0", "3g.40gb", 4},
-    {"mig-3g-1", "3g.40gb", 4},
-    {"mig-1g-0", "1g.10gb", 1},
-    {"mig-1g-1", "1g.10gb", 1},
-    {"mig-1g-2", "1g.10gb", 1}};
-
-std::string gpuName(size_t i) { return "gpu-" + std::to_string(i); }
-
 struct Case {
   uint32_t seed = 0;
   std::vector<GeneratedNode> nodes;
   std::vector<Taken> taken;
   std::string claim_spec;  // YAML of the claim's spec, indented for "spec:"
+  // Or a pod without claims whose containers (JSON) ask for extended resources.
+  std::string containers;
+  bool admin = false;            // the claim's first request asks for admin access
+  bool admin_namespace = false;  // in a namespace labelled for it
   std::string description;
 };
+
+// The implicit extended resource of our DeviceClass.
+const std::string kVfResource = "deviceclass.resource.kubernetes.io/" + kVfDriver;
+
+// Pod containers asking for 0-2 GPUs (nvidia.com/gpu, which the GPU class backs) and 0-2 VFs
+// (our class's implicit name), at least one device in all.
+std::string extendedContainers(const std::function<int(uint32_t)>& pick) {
+  int gpus = pick(3), vfs = pick(3);
+  if (gpus + vfs == 0) vfs = 1;
+  auto container = [](const std::string& name, const std::string& resource, int n) {
+    std::string limits =
+        n == 0 ? "" : R"("limits":{")" + resource + R"(":")" + std::to_string(n) + "\"}";
+    return R"({"name":")" + name + R"(","image":"registry.k8s.io/pause:3.10","resources":{)" +
+           limits + "}}";
+  };
+  return "[" + container("app", "nvidia.com/gpu", gpus) + "," + container("nic", kVfResource, vfs) +
+         "]";
+}
 
 // A cluster shape and a claim from the seed; the same seed gives the same case.
 Case generate(uint32_t seed, const std::string& prefix) {
@@ -157,7 +176,7 @@ Case generate(uint32_t seed, const std::string& prefix) {
       shape << ")";
     }
     node.gpus_tainted = !node.gpus.empty() && pick(8) == 0;
-    node.partitioned = !node.gpus.empty() && pick(3) == 0;
+    node.partitioned = !node.gpus.empty() && pick(2) == 0;
     node.links = pick(3);
     shape << (node.gpus_tainted ? ", GPUs tainted by a rule" : "")
           << (node.partitioned ? ", GPUs partitionable (MIG)" : "") << ", " << node.links
@@ -173,20 +192,26 @@ Case generate(uint32_t seed, const std::string& prefix) {
                            node.name + "-link-" + std::to_string(l), std::to_string(gbps) + "G"});
       }
     }
-    // About a third of the devices are taken by other pods (a quarter of the partitions).
+    // About a third of the devices are taken by other pods (a sixth of the MIG placements that
+    // are still free).
     const std::string pci_bus_id = "resource.kubernetes.io/pciBusID";
     const std::string uuid = std::string(testing::kGpuDriver) + "/uuid";
     for (size_t g = 0; g < node.gpus.size(); ++g) {
-      int used = 0;  // of the GPU's 8 memory slices: what is taken must fit its counters
+      // Of the GPU's 8 memory slices, those taken: MIG placements that do not overlap fit the
+      // GPU's other counters too.
+      std::vector<bool> used(8, false);
       if (pick(3) == 0) {
         c.taken.push_back({node.name, testing::kGpuDriver, pci_bus_id, node.gpus[g].pci_address});
-        used = 8;
+        used.assign(8, true);
       }
-      for (const auto& [partition, profile, slices] : kPartitions) {
-        if (node.partitioned && pick(4) == 0 && used + slices <= 8) {
+      for (const auto& p :
+           node.partitioned ? testing::a100MigProfiles() : std::vector<testing::MigProfile>{}) {
+        for (int start : p.placements) {
+          auto first = used.begin() + start, last = first + p.memory_slices;
+          if (pick(6) != 0 || std::find(first, last, true) != last) continue;
+          std::fill(first, last, true);
           c.taken.push_back(
-              {node.name, kMigClass, uuid, node.name + "-" + gpuName(g) + "-" + partition});
-          used += slices;
+              {node.name, kMigClass, uuid, node.name + "-" + testing::migDeviceName(g, p, start)});
         }
       }
     }
@@ -245,13 +270,13 @@ Case generate(uint32_t seed, const std::string& prefix) {
     vfs += toleration + "      - name: one\n        deviceClassName: " + kVfDriver +
            "\n        count: 1\n" + toleration;
     if (pick(3) != 0) vfs = request("vf", kVfDriver, 1 + pick(2), selector);
-    // A third of them ask for MIG partitions instead of whole GPUs: 1-2, or all (of a profile).
+    // Half of them ask for MIG partitions instead of whole GPUs: 1-2, or all (of a profile).
     std::string gpus = request("gpu", testing::kGpuDriver, 1 + pick(2), "");
-    if (pick(3) == 0) {
+    if (pick(2) == 0) {
       int count = pick(4) == 0 ? 0 : 1 + pick(2);
-      gpus = request(
-          "gpu", kMigClass, count,
-          pick(2) == 0 ? R"(device.attributes["gpu.nvidia.com"].profile == "1g.10gb")" : "");
+      gpus =
+          request("gpu", kMigClass, count,
+                  pick(2) == 0 ? R"(device.attributes["gpu.nvidia.com"].profile == "1g.5gb")" : "");
     }
     c.claim_spec = "  devices:\n    requests:\n" + gpus + vfs +
                    "    constraints: [{requests: [gpu, vf], matchAttribute: "
@@ -276,8 +301,23 @@ Case generate(uint32_t seed, const std::string& prefix) {
   } else if (pick(3) == 0) {
     c.claim_spec.insert(c.claim_spec.find("    constraints:"), link("link"));
   }
-  c.description =
-      "seed " + std::to_string(seed) + "\n" + shape.str() + "claim spec:\n" + c.claim_spec;
+  // A sixth ask for admin access on their first request, in a namespace labelled for it or not;
+  // a sixth of the others are pods asking for extended resources instead of a claim.
+  if (pick(6) == 0) {
+    c.admin = true;
+    c.admin_namespace = pick(2) == 0;
+    const std::string exactly = "      exactly:\n";
+    c.claim_spec.insert(c.claim_spec.find(exactly) + exactly.size(), "        adminAccess: true\n");
+  } else if (pick(6) == 0) {
+    c.containers = extendedContainers(pick);
+    c.claim_spec.clear();
+  }
+  c.description = "seed " + std::to_string(seed) + "\n" + shape.str() +
+                  (c.containers.empty() ? "claim spec:\n" + c.claim_spec
+                                        : "pod containers: " + c.containers + "\n") +
+                  (!c.admin            ? ""
+                   : c.admin_namespace ? "in a namespace labelled for admin access\n"
+                                       : "in a namespace not labelled for admin access\n");
   return c;
 }
 
@@ -324,43 +364,6 @@ void create(kube::Client& admin, const std::string& name, const api::ResourceSli
   check(admin.create(api::resources::kResourceSlices, "", doc), "slice " + name);
 }
 
-// The NVIDIA driver's layout with partitionable devices, in one pool of two slices: the counter
-// sets (each GPU's memory and its 8 memory slices), then the devices: each GPU whole (type gpu,
-// all of its counters) and its MIG partitions (type mig), with the GPU's PCI attributes.
-void publishPartitionedGpus(kube::Client& admin, const GeneratedNode& node) {
-  const std::string driver = testing::kGpuDriver;
-  api::ResourceSliceSpec counters;
-  counters.driver = driver;
-  counters.node_name = node.name;
-  counters.pool = {node.name, 1, 2};
-  api::ResourceSliceSpec devices = counters;
-  auto device = [&](const std::string& name, const std::string& type, const api::Gpu& gpu,
-                    const std::string& set, int slices) {
-    api::SliceDevice d{name, {}, {{"memory", std::to_string(10 * slices) + "Gi"}}};
-    d.attributes["type"] = api::AttributeValue::ofString(type);
-    d.attributes["uuid"] = api::AttributeValue::ofString(node.name + "-" + name);
-    d.attributes["resource.kubernetes.io/pciBusID"] =
-        api::AttributeValue::ofString(gpu.pci_address);
-    d.attributes["resource.kubernetes.io/pcieRoot"] = api::AttributeValue::ofString(gpu.pcie_root);
-    d.consumes_counters.push_back(
-        {set,
-         {{"memory", std::to_string(10 * slices) + "Gi"}, {"slices", std::to_string(slices)}}});
-    return d;
-  };
-  for (size_t g = 0; g < node.gpus.size(); ++g) {
-    std::string set = gpuName(g) + "-counters";
-    counters.shared_counters.push_back({set, {{"memory", "80Gi"}, {"slices", "8"}}});
-    devices.devices.push_back(device(gpuName(g), "gpu", node.gpus[g], set, 8));
-    for (const auto& [partition, profile, slices] : kPartitions) {
-      auto d = device(gpuName(g) + "-" + partition, "mig", node.gpus[g], set, slices);
-      d.attributes["profile"] = api::AttributeValue::ofString(profile);
-      devices.devices.push_back(std::move(d));
-    }
-  }
-  create(admin, "00000-gpu-" + node.name + "-counters", counters);
-  create(admin, "00000-gpu-" + node.name + "-devices", devices);
-}
-
 void publishSlices(kube::Client& admin, const GeneratedNode& node) {
   std::vector<api::Device> devices;
   for (const auto& pf : node.pfs) {
@@ -400,7 +403,9 @@ void publishSlices(kube::Client& admin, const GeneratedNode& node) {
     create(admin, "00000-link-" + node.name, links);
   }
   if (node.partitioned) {
-    publishPartitionedGpus(admin, node);
+    for (const auto& [name, spec] : testing::migGpuSlices(node.name, node.gpus, "00000-")) {
+      create(admin, name, spec);
+    }
   } else if (!node.gpus.empty()) {
     testing::publishGpuSlice(admin, node.name, node.gpus);
   }
@@ -470,31 +475,70 @@ std::string markerClaim(const std::string& role, bool tolerant) {
          (tolerant ? "        tolerations: [{operator: Exists}]\n" : "");
 }
 
-// Per node: "fits", "does not fit" or "error".
-std::map<std::string, std::string> explainFits(const std::string& kubeconfig, const std::string& ns,
-                                               const std::string& claim_spec,
-                                               const std::string& dir) {
-  std::string path = dir + "/claim.yaml";
-  std::ofstream(path) << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: "
-                         "probe, namespace: "
-                      << ns << "}\nspec:\n"
-                      << claim_spec;
+struct Explained {
+  std::map<std::string, std::string> fits;  // per node: "fits", "does not fit" or "error"
+  std::string refused;                      // or why explain refused the claim
+};
+
+// explain of the case's claim, or of its pod's extended resources.
+Explained explain(const std::string& kubeconfig, const std::string& ns, const Case& c,
+                  const std::string& dir) {
+  std::string path = dir + "/probe.yaml";
+  if (c.containers.empty()) {
+    std::ofstream(path) << "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
+                           "{name: probe, namespace: "
+                        << ns << "}\nspec:\n"
+                        << c.claim_spec;
+  } else {
+    std::ofstream(path) << "apiVersion: v1\nkind: Pod\nmetadata: {name: probe, namespace: " << ns
+                        << "}\nspec: {containers: " << c.containers << "}\n";
+  }
   cli::ExplainArgs args;
   args.kubeconfig = kubeconfig;
   args.output = "json";
   args.file = path;
   std::istringstream in;
   std::ostringstream out, err;
-  cli::runExplain(args, cli::Streams{in, out, err});
+  int rc = cli::runExplain(args, cli::Streams{in, out, err});
+  Explained got;
+  if (rc == 2) {
+    got.refused = err.str();
+    return got;
+  }
   auto doc = json::parse(out.str());
   if (!doc.ok()) throw std::runtime_error("explain: " + err.str());
-  std::map<std::string, std::string> fits;
   for (const auto& n : (*doc)["nodeResults"].GetArray()) {
     bool error = n.HasMember("error") && n["error"].GetStringLength() > 0;
-    fits[n["node"].GetString()] = error ? "error" : n["fits"].GetBool() ? "fits" : "does not fit";
+    got.fits[n["node"].GetString()] = error                 ? "error"
+                                      : n["fits"].GetBool() ? "fits"
+                                                            : "does not fit";
   }
-  return fits;
+  return got;
 }
+
+// What the cases exercise: how many seeds use each allocation feature.
+struct Features {
+  int partitionable = 0, capacity = 0, taints = 0, prioritized = 0, admin = 0, admin_refused = 0,
+      extended = 0;
+  void count(const Case& c) {
+    bool partitioned = std::any_of(c.nodes.begin(), c.nodes.end(),
+                                   [](const GeneratedNode& n) { return n.partitioned; });
+    bool tainted = std::any_of(c.nodes.begin(), c.nodes.end(), [](const GeneratedNode& n) {
+      return !n.tainted.empty() || !n.rule_tainted.empty() || n.gpus_tainted;
+    });
+    partitionable += partitioned && c.claim_spec.find(kMigClass) != std::string::npos ? 1 : 0;
+    capacity += c.claim_spec.find(kLinkDriver) != std::string::npos ? 1 : 0;
+    taints += tainted ? 1 : 0;
+    prioritized += c.claim_spec.find("firstAvailable") != std::string::npos ? 1 : 0;
+    admin += c.admin && c.admin_namespace ? 1 : 0;
+    admin_refused += c.admin && !c.admin_namespace ? 1 : 0;
+    extended += c.containers.empty() ? 0 : 1;
+  }
+};
+
+const std::string kAdminRefusal =
+    "admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on "
+    "the containing namespace";
 
 }  // namespace
 
@@ -507,11 +551,19 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
   const int cases = envInt("SRIOV_DRA_DIFF_CASES", 100);
   std::printf("differential: seeds %d to %d\n", first, first + cases - 1);
   int fitting = 0, pending = 0, failing = 0, rule_count = 0;
+  Features features;
   for (int i = 0; i < cases; ++i) {
     auto seed = static_cast<uint32_t>(first + i);
     std::string ns = cp.newNamespace("diff");
     Case c = generate(seed, ns);
     INFO(c.description);
+    features.count(c);
+    if (c.admin_namespace) {
+      check(
+          admin->patch(kube::resources::kNamespaces, "", ns, kube::PatchType::kMerge,
+                       R"({"metadata":{"labels":{"resource.kubernetes.io/admin-access":"true"}}})"),
+          "namespace " + ns);
+    }
     std::vector<std::string> rules;
     for (const auto& node : c.nodes) {
       cp.createNode(node.name, {});
@@ -550,16 +602,38 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
     INFO("kube-scheduler bound " << kMarkerTries << " pods before it saw the marker rule");
     REQUIRE(rules_seen);
 
-    auto ours = explainFits(cp.kubeconfig(), ns, c.claim_spec, dir.path());
+    auto explained = explain(cp.kubeconfig(), ns, c, dir.path());
+    if (c.admin && !c.admin_namespace) {
+      // The API server refuses the claim; explain refuses it with the same words.
+      INFO("explain: " << explained.refused);
+      CHECK(explained.refused.find(kAdminRefusal) != std::string::npos);
+      testing::Workloads on(cp, ns, {});
+      std::string refused;
+      try {
+        on.claim("probe", c.claim_spec);
+      } catch (const std::runtime_error& e) {
+        refused = e.what();
+      }
+      INFO("kube-apiserver: " << refused);
+      CHECK(refused.find(kAdminRefusal) != std::string::npos);
+    }
+    REQUIRE(((c.admin && !c.admin_namespace) || explained.refused.empty()));
+    const std::vector<GeneratedNode> none;
+    const auto& probed = explained.refused.empty() ? c.nodes : none;
+    auto& ours = explained.fits;
     std::map<std::string, std::string> theirs;
     std::map<std::string, std::string> why;
-    for (const auto& node : c.nodes) {
+    for (const auto& node : probed) {
       testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node.name}});
       std::string probe = "probe-" + node.name.substr(node.name.rfind('-') + 1);
+      if (!c.containers.empty()) {
+        on.podWithContainers(probe, c.containers);
+        continue;
+      }
       on.claim(probe, c.claim_spec);
       on.podWithClaim(probe, probe);
     }
-    for (const auto& node : c.nodes) {
+    for (const auto& node : probed) {
       testing::Workloads on(cp, ns, {{"kubernetes.io/hostname", node.name}});
       auto outcome = on.waitOutcome("probe-" + node.name.substr(node.name.rfind('-') + 1));
       theirs[node.name] = !outcome.node.empty()    ? "fits"
@@ -567,7 +641,7 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
                                                    : "does not fit";
       why[node.name] = outcome.error.empty() ? outcome.unschedulable_message : outcome.error;
     }
-    for (const auto& node : c.nodes) {
+    for (const auto& node : probed) {
       INFO("node " << node.name << ": explain says " << ours[node.name] << ", kube-scheduler "
                    << theirs[node.name] << (why[node.name].empty() ? "" : ": " + why[node.name]));
       CHECK(ours[node.name] == theirs[node.name]);
@@ -584,6 +658,19 @@ TEST_CASE("sriov-dra explain and kube-scheduler agree on where generated claims 
   // Every answer occurs, or the comparison proves little.
   std::printf("differential: %d fit, %d pending, %d scheduler errors; %d DeviceTaintRules\n",
               fitting, pending, failing, rule_count);
+  std::printf(
+      "differential: seeds with partitionable GPUs asked for partitions %d, consumable capacity "
+      "%d, device taints %d, a prioritized list %d, admin access %d (and %d refused in a "
+      "namespace without the label), extended resources %d\n",
+      features.partitionable, features.capacity, features.taints, features.prioritized,
+      features.admin, features.admin_refused, features.extended);
+  if (cases >= 50) {
+    CHECK(features.partitionable > 0);
+    CHECK(features.capacity > 0);
+    CHECK(features.admin > 0);
+    CHECK(features.admin_refused > 0);
+    CHECK(features.extended > 0);
+  }
   CHECK(rule_count > 0);
   CHECK(fitting > 0);
   CHECK(pending > 0);

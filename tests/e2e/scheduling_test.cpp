@@ -2,7 +2,8 @@
 // kubelet-less Nodes served by the operator and one agent each (fixture sysfs trees, simulated
 // kernel), with GPU slices published as the NVIDIA DRA driver publishes them, a pod using the
 // reference ResourceClaimTemplate gets a GPU and a VF under the same PCIe root, or stays Pending
-// with the scheduler's reason, which `sriov-dra explain` spells out root by root.
+// with the scheduler's reason, which `sriov-dra explain` spells out root by root. With the GPUs
+// published as MIG partitions, explain names the exact partition and VF the scheduler picks.
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "support/eventually.h"
 #include "support/fixtures.h"
 #include "support/kubelet_client.h"
+#include "support/mig_gpus.h"
 #include "support/operator_env.h"
 #include "support/temp_dir.h"
 
@@ -32,7 +34,9 @@ const std::string kVfDriver(api::kDriverName);
 // a100-reference nodes with the operator, an agent per node and the reference policies; the
 // GPU driver's slices and class; the reference template "gpu-nic-aligned" in the namespace.
 struct AlignedCluster {
-  AlignedCluster(const std::string& prefix, int nodes, bool kubelet_plugin = false)
+  // `mig`: the GPUs are published partitionable, as the NVIDIA driver's dynamic MIG does.
+  AlignedCluster(const std::string& prefix, int nodes, bool kubelet_plugin = false,
+                 bool mig = false)
       : env(prefix, testing::schedulingControlPlane()),
         pods(env.cp(), env.ns(), {{"sriov-dra-test", env.ns()}}) {
     op = env.startOperator();
@@ -52,7 +56,13 @@ struct AlignedCluster {
             return env.deviceCount(names[i]) == 8 && state && state->status.gpus.size() == 8;
           },
           90s, [&] { return agents[i]->logs(); });
-      testing::publishGpuSlice(env.admin(), names[i], state->status.gpus);
+      if (!mig) {
+        testing::publishGpuSlice(env.admin(), names[i], state->status.gpus);
+        continue;
+      }
+      for (const auto& [name, spec] : testing::migGpuSlices(names[i], state->status.gpus, "")) {
+        REQUIRE(testing::createSlice(env.admin(), name, spec).ok());
+      }
     }
   }
 
@@ -238,4 +248,64 @@ TEST_CASE(
   CHECK_THAT(std::string(explained["error"].GetString()),
              Catch::Contains("model") && Catch::Contains("has() or the ? operator"));
   CHECK_FALSE(explained["nodeResults"][0]["fits"].GetBool());
+}
+
+TEST_CASE("on MIG-partitioned GPUs explain names the partition and VF the scheduler picks",
+          "[e2e]") {
+  AlignedCluster c("mig", 1, /*kubelet_plugin=*/false, /*mig=*/true);
+  c.env.cp().applyYaml(
+      "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: mig.nvidia.com}\n"
+      "spec: {selectors: [{cel: {expression: \"device.driver == 'gpu.nvidia.com' && "
+      "device.attributes['gpu.nvidia.com'].type == 'mig'\"}}]}\n");
+  const std::string& node = c.names[0];
+  // Other pods hold both 3g.20gb placements of gpu-0: its counters have no memory slice left
+  // for another 3g.
+  const auto& p3g = testing::a100MigProfiles()[2];
+  for (int start : p3g.placements) {
+    std::string name = "held-" + std::to_string(start);
+    c.pods.claim(name,
+                 "  devices:\n    requests:\n    - name: d\n      exactly:\n"
+                 "        deviceClassName: mig.nvidia.com\n        selectors:\n"
+                 "        - cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].uuid == \"" +
+                     node + "-" + testing::migDeviceName(0, p3g, start) + "\"'}\n");
+    c.pods.podWithClaim(name, name);
+    REQUIRE(c.pods.waitScheduled(name) == node);
+  }
+  c.pods.claim("mig-vf",
+               "  devices:\n    requests:\n    - name: gpu\n      exactly:\n"
+               "        deviceClassName: mig.nvidia.com\n        selectors:\n"
+               "        - cel: {expression: 'device.attributes[\"gpu.nvidia.com\"].profile == "
+               "\"3g.20gb\"'}\n    - name: vf\n      exactly:\n        deviceClassName: " +
+                   kVfDriver +
+                   "\n    constraints:\n    - requests: [gpu, vf]\n      matchAttribute: " + kRoot +
+                   "\n");
+  auto explained = c.explain("mig-vf");
+  std::map<std::string, std::string> ours;  // request -> driver/pool/device
+  for (const auto& d : explained["nodeResults"][0]["devices"].GetArray()) {
+    ours[d["request"].GetString()] = std::string(d["driver"].GetString()) + "/" +
+                                     d["pool"].GetString() + "/" + d["device"].GetString();
+  }
+  REQUIRE(ours.size() == 2);
+  CHECK(ours.at("gpu").find("/gpu-0-") == std::string::npos);
+  c.pods.podWithClaim("inference", "mig-vf");
+  REQUIRE(c.pods.waitScheduled("inference") == node);
+  std::map<std::string, std::string> theirs;
+  auto allocated = c.pods.claimOf("inference");
+  REQUIRE(allocated.status.allocation);
+  for (const auto& r : allocated.status.allocation->results) {
+    theirs[r.request] = r.driver + "/" + r.pool + "/" + r.device;
+  }
+  CHECK(ours == theirs);
+  // With the scheduler's pick held too, explain of another such claim names what is left.
+  c.pods.claim("next",
+               "  devices:\n    requests:\n    - name: gpu\n      exactly:\n"
+               "        deviceClassName: mig.nvidia.com\n        allocationMode: All\n"
+               "        selectors:\n        - cel: {expression: 'device.attributes[\""
+               "gpu.nvidia.com\"].parentUUID == \"GPU-" +
+                   node + "-gpu-0\"'}\n");
+  auto reasons = reasonsFor(c.explain("next"), node);
+  REQUIRE(reasons.size() == 1);
+  CHECK_THAT(reasons[0], Catch::Contains("short of shared counters") &&
+                             Catch::Contains("counter set gpu-0-counter-set has 0 of 40Gi memory "
+                                             "left"));
 }

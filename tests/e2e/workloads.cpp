@@ -40,29 +40,40 @@ Workloads::Workloads(ControlPlane& cp, std::string ns,
                      std::map<std::string, std::string> node_selector)
     : cp_(cp), admin_(cp.client()), ns_(std::move(ns)), node_selector_(std::move(node_selector)) {}
 
-void Workloads::createPod(const std::string& name, const std::string& claim_source) {
+void Workloads::createPod(const std::string& name, const std::string& spec) {
   std::string selector;
   for (const auto& [k, v] : node_selector_) {
     if (!selector.empty()) selector += ",";
     selector.append("\"").append(k).append("\":\"").append(v).append("\"");
   }
-  auto doc =
-      json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-                  R"("},"spec":{"nodeSelector":{)" + selector +
-                  R"(},"resourceClaims":[{"name":"gpu-nic",)" + claim_source +
-                  R"(}],"containers":[{"name":"inference","image":"registry.k8s.io/pause:3.10",)"
-                  R"("resources":{"claims":[{"name":"gpu-nic"}]}}]}})");
+  auto doc = json::parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                         R"("},"spec":{"nodeSelector":{)" + selector + "}," + spec + "}}");
   if (!doc.ok()) throw std::logic_error(doc.status().toString());
   auto created = admin_->create(kube::resources::kPods, ns_, *doc);
   if (!created.ok()) throw std::runtime_error("pod " + name + ": " + created.status().toString());
 }
 
+namespace {
+
+// The spec members of a pod whose one container uses the claim "gpu-nic" from this source.
+std::string withClaim(const std::string& claim_source) {
+  return R"("resourceClaims":[{"name":"gpu-nic",)" + claim_source +
+         R"(}],"containers":[{"name":"inference","image":"registry.k8s.io/pause:3.10",)"
+         R"("resources":{"claims":[{"name":"gpu-nic"}]}}])";
+}
+
+}  // namespace
+
 void Workloads::podFromTemplate(const std::string& pod, const std::string& claim_template) {
-  createPod(pod, R"("resourceClaimTemplateName":")" + claim_template + "\"");
+  createPod(pod, withClaim(R"("resourceClaimTemplateName":")" + claim_template + "\""));
 }
 
 void Workloads::podWithClaim(const std::string& pod, const std::string& claim) {
-  createPod(pod, R"("resourceClaimName":")" + claim + "\"");
+  createPod(pod, withClaim(R"("resourceClaimName":")" + claim + "\""));
+}
+
+void Workloads::podWithContainers(const std::string& pod, const std::string& containers_json) {
+  createPod(pod, R"("containers":)" + containers_json);
 }
 
 void Workloads::claim(const std::string& name, const std::string& spec_yaml) {

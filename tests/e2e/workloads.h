@@ -24,6 +24,8 @@ class Workloads {
   // the named ResourceClaim (resourceClaimName).
   void podFromTemplate(const std::string& pod, const std::string& claim_template);
   void podWithClaim(const std::string& pod, const std::string& claim);
+  // A pod without claims whose containers (a JSON array) ask for extended resources.
+  void podWithContainers(const std::string& pod, const std::string& containers_json);
   // A ResourceClaim with the given spec (YAML of the claim's spec).
   void claim(const std::string& name, const std::string& spec_yaml);
 
@@ -48,7 +50,8 @@ class Workloads {
 
  private:
   json::Document pod(const std::string& name) const;
-  void createPod(const std::string& pod, const std::string& claim_source);
+  // `spec` holds the members of the pod's spec besides nodeSelector (JSON, without braces).
+  void createPod(const std::string& pod, const std::string& spec);
 
   ControlPlane& cp_;
   std::shared_ptr<kube::Client> admin_;

@@ -29,7 +29,8 @@ void createGpuDeviceClass(kube::Client& client) {
           R"({"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass",)"
           R"("metadata":{"name":"gpu.nvidia.com"},"spec":{"selectors":[{"cel":{"expression":)"
           R"("device.driver == 'gpu.nvidia.com' && )"
-          R"(device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}})"));
+          R"(device.attributes['gpu.nvidia.com'].type == 'gpu'"}}],)"
+          R"("extendedResourceName":"nvidia.com/gpu"}})"));
   if (created.ok() || created.status().code() == Code::kAlreadyExists) return;
   throw std::runtime_error("DeviceClass gpu.nvidia.com: " + created.status().toString());
 }

@@ -20,7 +20,8 @@ namespace sriovdra::testing {
 
 inline constexpr const char* kGpuDriver = "gpu.nvidia.com";
 
-// Creates the gpu.nvidia.com DeviceClass (kept if it exists).
+// Creates the gpu.nvidia.com DeviceClass (kept if it exists), whole GPUs, backing the extended
+// resource nvidia.com/gpu as the NVIDIA driver's chart does.
 void createGpuDeviceClass(kube::Client& client);
 
 struct PublishedGpu {
