@@ -109,7 +109,7 @@ scheduling::NodeAllocation allocateExtended(
   scheduling::NodeAllocation got;
   got.node = node.name;
   if (!ext.unfit.empty()) {
-    got.reasons.push_back(ext.unfit + ": no DeviceClass backs it and the node does not have it");
+    got.reasons.push_back(ext.unfit);
   } else if (ext.spec.requests.empty()) {
     got.fits = true;
   } else {

@@ -172,10 +172,16 @@ ExtendedResourceClaim extendedResourceClaim(
     if (klass != classes.end() && !served) {
       requestsFor(pod, name, klass->second->metadata.name, out);
     } else if (has == allocatable.end()) {
-      if (out.unfit.empty()) out.unfit = "cannot fit resource " + name;
+      if (out.unfit.empty()) {
+        out.unfit = "cannot fit resource " + name +
+                    ": no DeviceClass backs it and the node's allocatable does not have it";
+      }
     } else if (!amount.ok() || *amount < podRequest(pod, name)) {
       // NodeResourcesFit's check, without the requests of the pods already on the node.
-      if (out.unfit.empty()) out.unfit = "Insufficient " + name;
+      if (out.unfit.empty()) {
+        out.unfit = "Insufficient " + name + ": the node's allocatable has " + has->second +
+                    ", the pod asks for " + podRequest(pod, name).text();
+      }
     } else {
       out.device_plugin.push_back(name);
     }

@@ -281,9 +281,12 @@ TEST_CASE("on MIG-partitioned GPUs explain names the partition and VF the schedu
                    "\n");
   auto explained = c.explain("mig-vf");
   std::map<std::string, std::string> ours;  // request -> driver/pool/device
-  for (const auto& d : explained["nodeResults"][0]["devices"].GetArray()) {
-    ours[d["request"].GetString()] = std::string(d["driver"].GetString()) + "/" +
-                                     d["pool"].GetString() + "/" + d["device"].GetString();
+  for (const auto& n : explained["nodeResults"].GetArray()) {
+    if (n["node"].GetString() != node) continue;  // the earlier cases' nodes are there too
+    for (const auto& d : n["devices"].GetArray()) {
+      ours[d["request"].GetString()] = std::string(d["driver"].GetString()) + "/" +
+                                       d["pool"].GetString() + "/" + d["device"].GetString();
+    }
   }
   REQUIRE(ours.size() == 2);
   CHECK(ours.at("gpu").find("/gpu-0-") == std::string::npos);

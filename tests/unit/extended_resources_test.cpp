@@ -141,11 +141,14 @@ TEST_CASE("a node's device plugin or nothing at all", "[extended][unit]") {
   // An allocatable of 0 leaves the resource to DRA; a resource nothing serves keeps the pod off.
   auto none = extendedResourceClaim(p, backed, {{"nvidia.com/gpu", "0"}});
   CHECK(requests(none) == std::vector<std::string>{"container-0-request-1=gpu.nvidia.com:1"});
-  CHECK(none.unfit == "cannot fit resource example.com/fpga");
+  CHECK(none.unfit ==
+        "cannot fit resource example.com/fpga: no DeviceClass backs it and the node's allocatable "
+        "does not have it");
   // An allocatable smaller than the pod's request: NodeResourcesFit keeps the pod off the node.
   auto small =
       extendedResourceClaim(p, backed, {{"nvidia.com/gpu", "4"}, {"example.com/fpga", "0"}});
-  CHECK(small.unfit == "Insufficient example.com/fpga");
+  CHECK(small.unfit ==
+        "Insufficient example.com/fpga: the node's allocatable has 0, the pod asks for 1");
   // A quantity that does not parse is named.
   auto bad = extendedResourceClaim(
       pod("{apiVersion: v1, kind: Pod, spec: {containers: [{name: a, resources: {limits: "
