@@ -126,7 +126,8 @@ int explainSubject(const Subject& subject, const ExplainArgs& args, const Object
   scheduling::Allocator allocator(bundle.resource_slices, bundle.device_classes);
   auto in_use = scheduling::allocatedDevices(bundle.resource_claims, subject.own_uid);
   auto shared = scheduling::sharedAllocations(bundle.resource_claims, subject.own_uid);
-  auto extended = scheduling::extendedResourceClasses(bundle.device_classes);
+  std::map<std::string, const api::DeviceClass*> extended;  // only a pod's claim needs them
+  if (subject.pod != nullptr) extended = scheduling::extendedResourceClasses(bundle.device_classes);
   std::map<std::string, const api::Node*> node_objects;
   std::vector<scheduling::ClusterNode> nodes;
   for (const auto& n : bundle.nodes) {
@@ -270,8 +271,9 @@ Result<Subject> subjectOf(const ObjectBundle& objects, const std::string& file,
     s.what = s.pod->kind + " " + qualified(*meta) + "'s extended resources";
   }
   if (!meta->namespace_.empty() && !flag_namespace.empty() && meta->namespace_ != flag_namespace) {
-    return Status(Code::kInvalidArgument,
-                  "the namespace of " + s.what + " does not match -n " + flag_namespace);
+    return Status(Code::kInvalidArgument, "the namespace of " + s.what + " does not match -n " +
+                                              flag_namespace + ": give -n " + meta->namespace_ +
+                                              " or leave -n out");
   }
   if (!meta->namespace_.empty()) ns = meta->namespace_;
   return s;
